@@ -1,0 +1,69 @@
+const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * The text with Markdown code (fenced blocks and inline code spans) replaced by spaces, so that
+ * offsets stay where they were and nothing inside code is read as a mention.
+ */
+export function maskCode(text: string): string {
+  const lines = text.split('\n');
+  let fence: string | undefined;
+  const masked = lines.map((line) => {
+    if (fence !== undefined) {
+      const close = new RegExp(`^ {0,3}${fence[0] === '`' ? '`' : '~'}{${fence.length},}\\s*$`);
+      if (close.test(line)) fence = undefined;
+      return blank(line);
+    }
+    const open = FENCE_OPEN.exec(line);
+    if (open) {
+      fence = open[1]!;
+      return blank(line);
+    }
+    return line;
+  });
+  return maskInlineCode(masked.join('\n'));
+}
+
+/** Masks `code` spans: a run of n backticks up to the next run of exactly n backticks. */
+function maskInlineCode(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    if (text[i] !== '`') {
+      out += text[i++];
+      continue;
+    }
+    const run = runLength(text, i);
+    const close = findRun(text, i + run, run);
+    if (close === -1) {
+      out += text.slice(i, i + run);
+      i += run;
+    } else {
+      out += blank(text.slice(i, close + run));
+      i = close + run;
+    }
+  }
+  return out;
+}
+
+function runLength(text: string, at: number): number {
+  let n = 0;
+  while (text[at + n] === '`') n++;
+  return n;
+}
+
+function findRun(text: string, from: number, length: number): number {
+  for (let i = from; i < text.length; ) {
+    if (text[i] !== '`') {
+      i++;
+      continue;
+    }
+    const run = runLength(text, i);
+    if (run === length) return i;
+    i += run;
+  }
+  return -1;
+}
+
+function blank(text: string): string {
+  return text.replace(/[^\n]/g, ' ');
+}

@@ -1,0 +1,54 @@
+import { formatDiagnostic } from '../workflow/diagnostic.js';
+import { DEFAULT_MODEL } from '../workflow/limits.js';
+import type { Workflow } from '../workflow/load.js';
+import { EXIT } from './exit-codes.js';
+import { loadChecked } from './load-checked.js';
+
+/** `conclave graph FILE`: the team as a Mermaid flowchart or as JSON. */
+export function graphCommand(file: string, options: { format: 'mermaid' | 'json' }): number {
+  const { workflow, diagnostics, unreadable } = loadChecked(file);
+  for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+  if (unreadable !== undefined) process.stderr.write(`conclave: ${unreadable}\n`);
+  if (!workflow) return EXIT.usage;
+  process.stdout.write(options.format === 'json' ? `${JSON.stringify(graphJson(workflow), null, 2)}\n` : mermaid(workflow));
+  return EXIT.ok;
+}
+
+export function graphJson(workflow: Workflow) {
+  const { spec, graph } = workflow;
+  return {
+    name: spec.name,
+    lead: graph.lead,
+    agents: [...graph.members.values()].map((m) => {
+      const agent = spec.agents[m.name]!;
+      return {
+        name: m.name,
+        role: m.role,
+        reports_to: m.reportsTo,
+        description: agent.description ?? null,
+        model: agent.model ?? spec.defaults?.model ?? DEFAULT_MODEL,
+        tools: agent.tools ?? [],
+      };
+    }),
+  };
+}
+
+export function mermaid(workflow: Workflow): string {
+  const members = [...workflow.graph.members.values()];
+  const ids = new Map<string, string>();
+  members.forEach((m, i) => {
+    const base = `agent_${m.name.replace(/[^A-Za-z0-9_]/g, '_')}`;
+    ids.set(m.name, [...ids.values()].includes(base) ? `${base}_${i}` : base);
+  });
+  const lines = ['flowchart TD'];
+  for (const m of members) {
+    const title = m.name === workflow.graph.lead ? `${m.name} (lead)` : `${m.name} (${m.role})`;
+    const description = workflow.spec.agents[m.name]?.description;
+    const label = description ? `${title}<br/>${description}` : title;
+    lines.push(`  ${ids.get(m.name)}["${label.replace(/"/g, '#quot;').replace(/\n/g, ' ')}"]`);
+  }
+  for (const m of members) {
+    if (m.reportsTo) lines.push(`  ${ids.get(m.reportsTo)} --> ${ids.get(m.name)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,23 @@
+import { mentionWarnings } from '../channel/mention-lint.js';
+import type { Diagnostic } from '../workflow/diagnostic.js';
+import { loadWorkflow, WorkflowFileError, type Workflow } from '../workflow/load.js';
+
+export interface CheckedWorkflow {
+  file: string;
+  workflow?: Workflow;
+  diagnostics: Diagnostic[];
+  /** Set when the file itself could not be read. */
+  unreadable?: string;
+}
+
+/** Loads a workflow with every check `validate` makes, mentions included. */
+export function loadChecked(file: string): CheckedWorkflow {
+  try {
+    const { workflow, diagnostics } = loadWorkflow(file);
+    if (workflow) diagnostics.push(...mentionWarnings(workflow.prompts, Object.keys(workflow.spec.agents)));
+    return { file, workflow, diagnostics };
+  } catch (e) {
+    if (e instanceof WorkflowFileError) return { file, diagnostics: [], unreadable: e.message };
+    throw e;
+  }
+}

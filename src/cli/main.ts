@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { EXIT } from './exit-codes.js';
+
+// Commands import their modules when they run, so that `--help` and `validate` start fast.
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+const program = new Command('conclave')
+  .description('Run declarative multi-agent Claude workflows in CI.')
+  .version(pkg.version, '-V, --version', 'print the version')
+  .helpOption('-h, --help', 'show help')
+  .showSuggestionAfterError()
+  .exitOverride()
+  .configureOutput({ outputError: (text, write) => write(text.replace(/^error:/, 'conclave:')) });
+
+program
+  .command('validate')
+  .description('check workflow files without calling any model; exit 2 when any has errors')
+  .argument('<files...>', 'workflow files')
+  .option('--json', 'print the diagnostics as JSON')
+  .action(async (files: string[], options: { json?: boolean }) => {
+    const { validateCommand } = await import('./validate.js');
+    process.exitCode = validateCommand(files, options);
+  });
+
+program
+  .command('graph')
+  .description('print the agent graph of a workflow')
+  .argument('<file>', 'workflow file')
+  .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'json']).default('mermaid'))
+  .action(async (file: string, options: { format: 'mermaid' | 'json' }) => {
+    const { graphCommand } = await import('./graph.js');
+    process.exitCode = graphCommand(file, options);
+  });
+
+try {
+  await program.parseAsync();
+} catch (e) {
+  if (e instanceof CommanderError) {
+    process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } else {
+    process.stderr.write(`conclave: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = EXIT.failure;
+  }
+}

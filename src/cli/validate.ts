@@ -1,0 +1,28 @@
+import { formatDiagnostic, hasErrors } from '../workflow/diagnostic.js';
+import { EXIT } from './exit-codes.js';
+import { loadChecked } from './load-checked.js';
+
+/** `conclave validate FILE…`: every file is checked and every problem listed. */
+export function validateCommand(files: readonly string[], options: { json?: boolean }): number {
+  const results = files.map(loadChecked);
+  const failed = results.filter((r) => r.unreadable !== undefined || hasErrors(r.diagnostics));
+  if (options.json) {
+    const report = results.map((r) => ({
+      file: r.file,
+      ok: r.unreadable === undefined && !hasErrors(r.diagnostics),
+      ...(r.unreadable !== undefined ? { error: r.unreadable } : {}),
+      diagnostics: r.diagnostics.map(({ line, col, severity, message, file }) => ({ file, line, col, severity, message })),
+    }));
+    process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, files: report }, null, 2)}\n`);
+  } else {
+    for (const r of results) {
+      if (r.unreadable !== undefined) process.stdout.write(`conclave: ${r.unreadable}\n`);
+      for (const d of r.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
+      if (!failed.includes(r)) process.stdout.write(`${r.file}: ok\n`);
+    }
+    if (files.length > 1) {
+      process.stdout.write(`${files.length} files: ${files.length - failed.length} valid, ${failed.length} with errors\n`);
+    }
+  }
+  return failed.length > 0 ? EXIT.usage : EXIT.ok;
+}

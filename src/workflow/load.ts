@@ -1,0 +1,289 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { byPosition, hasErrors, type Diagnostic } from './diagnostic.js';
+import { buildGraph, type AgentEntry, type TeamGraph } from './graph.js';
+import { resolveLimits, type Limits } from './limits.js';
+import { textInFile, textInSource, type LocatedText } from './located.js';
+import { checkReferences, type Field } from './references.js';
+import { labelOf, schemaErrors } from './schema-check.js';
+import { WorkflowSource, type Path } from './source.js';
+import { describeValue, quote } from './suggest.js';
+import { parseTemplate, type TemplatePart } from './template.js';
+import type { InputSpec, WorkflowSpec } from './types.js';
+
+/** A text that is interpolated, with its parsed template. */
+export interface LocatedTemplate extends LocatedText {
+  field: Field;
+  parts: TemplatePart[];
+}
+
+/** A workflow file that passed every check. */
+export interface Workflow {
+  /** The path as the user gave it. */
+  file: string;
+  sha256: string;
+  spec: WorkflowSpec;
+  graph: TeamGraph;
+  limits: Limits;
+  /** Each agent's own instructions (from `system` or `system_file`), not yet interpolated. */
+  system: Record<string, LocatedTemplate | undefined>;
+  /** Every interpolated text, by label (`kickoff`, `setup[0].run`, `outputs.verdict`, …). */
+  templates: Map<string, LocatedTemplate>;
+  /** The kickoff, system prompts and descriptions: where agents are mentioned by name. */
+  prompts: LocatedText[];
+}
+
+export interface LoadResult {
+  workflow?: Workflow;
+  /** Errors and warnings, in file order. */
+  diagnostics: Diagnostic[];
+}
+
+/** The workflow file itself could not be read. */
+export class WorkflowFileError extends Error {}
+
+const FIELDS_WITH_EXPRESSIONS = 'env, setup run, agent system and description, kickoff and outputs';
+
+export function loadWorkflow(file: string): LoadResult {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new WorkflowFileError(`cannot read ${file}: ${reason(e)}`);
+  }
+  const result = checkWorkflow(file, text);
+  result.diagnostics.sort(byPosition);
+  return result;
+}
+
+function checkWorkflow(file: string, text: string): LoadResult {
+  const source = new WorkflowSource(file, text);
+  const syntax = source.syntaxErrors();
+  if (syntax.length > 0) return { diagnostics: syntax };
+  let data: unknown;
+  try {
+    data = source.doc.toJS({ maxAliasCount: 1000 });
+  } catch (e) {
+    return { diagnostics: [source.error({ line: 1, col: 1 }, `the YAML cannot be read: ${reason(e)}`)] };
+  }
+  if (data === null || data === undefined) {
+    return { diagnostics: [source.error({ line: 1, col: 1 }, 'the file is empty; a workflow needs at least name, agents and kickoff')] };
+  }
+  const diagnostics = schemaErrors(source, data);
+  if (!isRecord(data)) return { diagnostics };
+  const spec = data as unknown as WorkflowSpec;
+
+  diagnostics.push(...inputProblems(source, spec));
+  diagnostics.push(...setupIdProblems(source, spec));
+  const system = systemTexts(source, spec, diagnostics);
+  const templates = collectTemplates(source, spec, system, diagnostics);
+  diagnostics.push(...strayExpressions(source, data, templates));
+  const graph = graphOf(source, spec, diagnostics);
+
+  if (hasErrors(diagnostics) || !graph) return { diagnostics };
+  const systemTemplates = Object.fromEntries(
+    Object.keys(spec.agents).map((name) => [name, templates.get(`agents.${name}.system`)]),
+  );
+  return {
+    diagnostics,
+    workflow: {
+      file,
+      sha256: createHash('sha256').update(text).digest('hex'),
+      spec,
+      graph,
+      limits: resolveLimits(spec.limits),
+      system: systemTemplates,
+      templates,
+      prompts: [...templates.values()].filter((t) => t.field === 'prompt'),
+    },
+  };
+}
+
+function inputProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const [name, input] of Object.entries(recordOf<InputSpec>(spec.inputs))) {
+    if (!isRecord(input) || !['string', 'number', 'integer', 'boolean'].includes(input.type)) continue;
+    const values = Array.isArray(input.enum) ? input.enum : [];
+    values.forEach((value, i) => {
+      if (!hasInputType(input, value)) {
+        out.push(source.error(source.valuePosition(['inputs', name, 'enum', i]), `inputs.${name}.enum[${i}] must be ${TYPE_WORDS[input.type]}, the input's type; found ${describeValue(value)}`));
+      }
+    });
+    if (input.default !== undefined) {
+      const at = source.valuePosition(['inputs', name, 'default']);
+      if (!hasInputType(input, input.default)) {
+        out.push(source.error(at, `inputs.${name}.default must be ${TYPE_WORDS[input.type]}, the input's type; found ${describeValue(input.default)}`));
+      } else if (values.length > 0 && !values.includes(input.default)) {
+        out.push(source.error(at, `inputs.${name}.default ${quote(input.default)} is not one of the input's enum values`));
+      }
+      if (input.required === true) {
+        out.push(source.warning(at, `input "${name}" is required, so its default is never used`));
+      }
+      if (input.secret === true) {
+        out.push(source.warning(at, `secret input "${name}" has its default written in the workflow file; pass the value at run time instead`));
+      }
+    }
+  }
+  return out;
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'a whole number',
+  boolean: 'true or false',
+};
+
+export function hasInputType(input: InputSpec, value: unknown): boolean {
+  switch (input.type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+  }
+}
+
+function setupIdProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const seen = new Map<string, number>();
+  (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) => {
+    if (!isRecord(step) || typeof step.id !== 'string') return;
+    const first = seen.get(step.id);
+    if (first === undefined) seen.set(step.id, i);
+    else out.push(source.error(source.valuePosition(['setup', i, 'id']), `setup id "${step.id}" is already used by setup[${first}]`));
+  });
+  return out;
+}
+
+/** Each agent's instructions: the `system` text, or the contents of `system_file`. */
+function systemTexts(source: WorkflowSource, spec: WorkflowSpec, diagnostics: Diagnostic[]): Map<string, LocatedText> {
+  const texts = new Map<string, LocatedText>();
+  for (const [name, agent] of Object.entries(recordOf(spec.agents))) {
+    if (!isRecord(agent)) continue;
+    const path = ['agents', name];
+    if (typeof agent.system === 'string' && agent.system_file !== undefined) {
+      diagnostics.push(source.error(source.keyPosition([...path, 'system_file']), `agent "${name}" has both system and system_file; keep one`));
+    } else if (typeof agent.system === 'string') {
+      texts.set(name, textInSource(source, [...path, 'system'], `agents.${name}.system`, agent.system));
+    } else if (typeof agent.system_file === 'string' && agent.system_file !== '') {
+      const file = resolve(dirname(source.file), agent.system_file);
+      try {
+        texts.set(name, textInFile(file, `agents.${name}.system_file`, readFileSync(file, 'utf8')));
+      } catch (e) {
+        diagnostics.push(source.error(source.valuePosition([...path, 'system_file']), `cannot read system_file ${quote(agent.system_file)}: ${reason(e)}`));
+      }
+    }
+  }
+  return texts;
+}
+
+function collectTemplates(
+  source: WorkflowSource,
+  spec: WorkflowSpec,
+  system: Map<string, LocatedText>,
+  diagnostics: Diagnostic[],
+): Map<string, LocatedTemplate> {
+  const templates = new Map<string, LocatedTemplate>();
+  const inputs = Object.keys(recordOf(spec.inputs));
+  const setupIds = (Array.isArray(spec.setup) ? spec.setup : []).map((s) => (isRecord(s) ? String(s.id) : ''));
+  const agents = Object.keys(recordOf(spec.agents));
+
+  const add = (located: LocatedText, field: Field, setupIndex?: number) => {
+    const { parts, errors } = parseTemplate(located.text);
+    for (const e of errors) {
+      diagnostics.push(at(located, e.start, e.end, e.at, e.message));
+    }
+    for (const part of parts) {
+      if (part.kind !== 'expr') continue;
+      for (const e of checkReferences(part.expr, { field, inputs, setupIds, setupIndex, agents })) {
+        diagnostics.push(at(located, part.start, part.end, part.exprStart + e.offset, e.message));
+      }
+    }
+    templates.set(located.label, { ...located, field, parts });
+  };
+  const addValue = (path: Path, field: Field, value: unknown, setupIndex?: number) => {
+    if (typeof value === 'string') add(textInSource(source, path, labelOf(path), value), field, setupIndex);
+  };
+
+  for (const [key, value] of Object.entries(recordOf(spec.env))) addValue(['env', key], 'env', value);
+  (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) => {
+    if (isRecord(step)) addValue(['setup', i, 'run'], 'setup', step.run, i);
+  });
+  for (const [name, agent] of Object.entries(recordOf(spec.agents))) {
+    const text = system.get(name);
+    if (text) add({ ...text, label: `agents.${name}.system` }, 'prompt');
+    if (isRecord(agent)) addValue(['agents', name, 'description'], 'prompt', agent.description);
+  }
+  addValue(['kickoff'], 'prompt', spec.kickoff);
+  for (const [key, value] of Object.entries(recordOf(spec.outputs))) addValue(['outputs', key], 'outputs', value);
+  return templates;
+}
+
+function at(located: LocatedText, start: number, end: number, offset: number, message: string): Diagnostic {
+  return { file: located.file, ...located.locate(start, end, offset), severity: 'error', message };
+}
+
+/** `$<< … >>` written in a value that is never interpolated, such as a model name. */
+function strayExpressions(source: WorkflowSource, data: unknown, templates: Map<string, LocatedTemplate>): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const walk = (value: unknown, path: (string | number)[]) => {
+    if (typeof value === 'string') {
+      const label = labelOf(path);
+      if (templates.has(label) || path[path.length - 1] === 'system_file') return;
+      const { parts, errors } = parseTemplate(value);
+      const first = parts.find((p) => p.kind === 'expr') ?? errors[0];
+      if (first) {
+        const position = source.positionInValue(path, value, first.start, first.end, first.start);
+        out.push(source.error(position, `$<< >> is not evaluated in ${label}; expressions work in ${FIELDS_WITH_EXPRESSIONS}`));
+      }
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => walk(item, [...path, i]));
+    } else if (isRecord(value)) {
+      for (const [key, item] of Object.entries(value)) walk(item, [...path, key]);
+    }
+  };
+  walk(data, []);
+  return out;
+}
+
+function graphOf(source: WorkflowSource, spec: WorkflowSpec, diagnostics: Diagnostic[]): TeamGraph | undefined {
+  if (!isRecord(spec.agents)) return undefined;
+  const entries: AgentEntry[] = [];
+  for (const [name, agent] of Object.entries(spec.agents)) {
+    if (!isRecord(agent) || (agent.role !== 'manager' && agent.role !== 'worker')) return undefined;
+    entries.push({ name, role: agent.role, reports_to: typeof agent.reports_to === 'string' ? agent.reports_to : undefined });
+  }
+  if (entries.length === 0) return undefined;
+  const { graph, problems } = buildGraph(entries);
+  for (const p of problems) {
+    const position =
+      p.site === 'reports_to'
+        ? source.valuePosition(['agents', p.agent, 'reports_to'])
+        : p.site === 'agents'
+          ? source.keyPosition(['agents'])
+          : source.keyPosition(['agents', p.agent]);
+    diagnostics.push(source.error(position, p.message));
+  }
+  return graph;
+}
+
+function isRecord(value: unknown): value is Record<string, any> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function recordOf<T = unknown>(value: unknown): Record<string, T> {
+  return isRecord(value) ? (value as Record<string, T>) : {};
+}
+
+function reason(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EISDIR') return 'it is a directory';
+  if (code === 'EACCES') return 'permission denied';
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,149 @@
+import type { ErrorObject } from 'ajv';
+import validate from '../../generated/workflow-validator.cjs';
+import type { Diagnostic } from './diagnostic.js';
+import type { Path, WorkflowSource } from './source.js';
+import { describeValue, didYouMean, listOr, quote } from './suggest.js';
+
+/** Plain words for the schema's name patterns. */
+const PATTERN_WORDS: Record<string, string> = {
+  '^[a-z0-9][a-z0-9-]*$': 'lowercase letters, digits and dashes, starting with a letter or digit',
+  '^[A-Za-z_][A-Za-z0-9_-]*$': 'letters, digits, _ and -, starting with a letter or _',
+  '^[A-Za-z_][A-Za-z0-9_]*$': 'letters, digits and _, starting with a letter or _',
+  '^[A-Za-z0-9][A-Za-z0-9_-]*$': 'letters, digits, _ and -, starting with a letter or digit',
+};
+
+/** What a value of a `$defs` type looks like, for errors on values that match none of its forms. */
+const DEF_WORDS: Record<string, string> = {
+  duration: 'a duration such as 30s, 15m or 1h, or a number of seconds',
+  size: 'a size such as 65536, 64KB or 1MB',
+};
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  integer: 'a whole number',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'a mapping',
+  array: 'a list',
+  null: 'empty',
+};
+
+const NAME_OF_KEYS: Record<string, string> = {
+  agents: 'agent name',
+  inputs: 'input name',
+  outputs: 'output name',
+  env: 'environment variable name',
+};
+
+/** Checks the parsed document against schemas/workflow.schema.json, in plain words. */
+export function schemaErrors(source: WorkflowSource, data: unknown): Diagnostic[] {
+  if (validate(data)) return [];
+  const errors = validate.errors ?? [];
+  const failedUnions = new Set(
+    errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath),
+  );
+  const out: Diagnostic[] = [];
+  for (const error of errors) {
+    const path = pointerToPath(error.instancePath);
+    if (error.keyword === 'anyOf') {
+      out.push(unionError(source, error, path));
+    } else if (!failedUnions.has(error.instancePath) && error.keyword !== 'propertyNames') {
+      out.push(keywordError(source, error, path));
+    }
+  }
+  return out;
+}
+
+function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagnostic {
+  const label = labelOf(path);
+  const found = describeValue(e.data);
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const key = String(params.additionalProperty);
+      const allowed = Object.keys((e.parentSchema?.properties as object | undefined) ?? {});
+      const where = path.length === 0 ? '' : ` in ${label}`;
+      return source.error(
+        source.keyPosition([...path, key]),
+        `unknown key "${key}"${where}${didYouMean(key, allowed)}`,
+      );
+    }
+    case 'required': {
+      const owner = path.length === 0 ? 'the workflow' : label;
+      const at = path.length === 0 ? { line: 1, col: 1 } : source.keyPosition(path);
+      return source.error(at, `${owner} needs the key "${String(params.missingProperty)}"`);
+    }
+    case 'type': {
+      const types = String(params.type).split(',');
+      const expected = types.map((t) => TYPE_WORDS[t] ?? t);
+      const words = expected.length > 1 ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}` : expected[0];
+      return source.error(source.valuePosition(path), `${label} must be ${words}; found ${found}`);
+    }
+    case 'enum': {
+      const allowed = (params.allowedValues as unknown[]) ?? [];
+      const hint = typeof e.data === 'string' ? didYouMean(e.data, allowed.map(String)) : '';
+      return source.error(
+        source.valuePosition(path),
+        `${label} must be ${allowed.length > 2 ? `one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` : listOr(allowed)}; found ${found}${hint}`,
+      );
+    }
+    case 'pattern': {
+      const words = PATTERN_WORDS[String(params.pattern)] ?? `of the form ${String(params.pattern)}`;
+      if (e.propertyName !== undefined) {
+        const noun = NAME_OF_KEYS[String(path[path.length - 1])] ?? 'key';
+        return source.error(
+          source.keyPosition([...path, e.propertyName]),
+          `${noun} ${quote(e.propertyName)} must be ${words}`,
+        );
+      }
+      return source.error(source.valuePosition(path), `${label} must be ${words}; found ${quote(e.data)}`);
+    }
+    case 'minimum':
+      return source.error(source.valuePosition(path), `${label} must be at least ${params.limit}; found ${e.data}`);
+    case 'exclusiveMinimum':
+      return source.error(source.valuePosition(path), `${label} must be more than ${params.limit}; found ${e.data}`);
+    case 'maximum':
+      return source.error(source.valuePosition(path), `${label} must be at most ${params.limit}; found ${e.data}`);
+    case 'minLength':
+      return source.error(source.valuePosition(path), `${label} must not be empty`);
+    case 'minProperties':
+      return source.error(
+        source.valuePosition(path),
+        path.length === 1 && path[0] === 'agents' ? 'agents must name at least one agent' : `${label} must not be empty`,
+      );
+    case 'minItems':
+      return source.error(source.valuePosition(path), `${label} must list at least ${params.limit} value${params.limit === 1 ? '' : 's'}`);
+    case 'uniqueItems': {
+      const second = Number(params.i);
+      const items = e.data as unknown[];
+      return source.error(source.valuePosition([...path, second]), `${label} lists ${quote(items[second])} twice`);
+    }
+    default:
+      return source.error(source.valuePosition(path), `${label} ${e.message ?? 'is not valid'}`);
+  }
+}
+
+function unionError(source: WorkflowSource, e: ErrorObject, path: Path): Diagnostic {
+  const def = /#\/\$defs\/(\w+)\/anyOf$/.exec(e.schemaPath)?.[1];
+  const words = (def && DEF_WORDS[def]) ?? 'of another form';
+  return source.error(source.valuePosition(path), `${labelOf(path)} must be ${words}; found ${describeValue(e.data)}`);
+}
+
+/** `agents.lead.tools[1]` */
+export function labelOf(path: Path): string {
+  let label = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') label += `[${segment}]`;
+    else label += label === '' ? segment : `.${segment}`;
+  }
+  return label || 'the workflow';
+}
+
+function pointerToPath(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+}

@@ -1,0 +1,146 @@
+import {
+  LineCounter,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  parseDocument,
+  visit,
+  type Document,
+  type Node,
+  type Pair,
+} from 'yaml';
+import type { Diagnostic, Position } from './diagnostic.js';
+
+export type Path = readonly (string | number)[];
+
+/** A parsed workflow file that can say where any of its values stands in the text. */
+export class WorkflowSource {
+  readonly doc: Document.Parsed;
+  private readonly lines = new LineCounter();
+
+  constructor(
+    readonly file: string,
+    readonly text: string,
+  ) {
+    this.doc = parseDocument(text, { lineCounter: this.lines, prettyErrors: false });
+  }
+
+  positionAt(offset: number): Position {
+    const { line, col } = this.lines.linePos(offset);
+    return { line, col };
+  }
+
+  error(position: Position, message: string): Diagnostic {
+    return { file: this.file, ...position, severity: 'error', message };
+  }
+
+  warning(position: Position, message: string): Diagnostic {
+    return { file: this.file, ...position, severity: 'warning', message };
+  }
+
+  /** YAML syntax errors, and aliases that name no anchor. */
+  syntaxErrors(): Diagnostic[] {
+    const found = this.doc.errors.map((e) => {
+      const message = e.code === 'DUPLICATE_KEY' ? this.duplicateKeyMessage(e.pos[0]) : e.message;
+      return this.error(this.positionAt(e.pos[0]), message);
+    });
+    visit(this.doc, {
+      Alias: (_, alias) => {
+        if (alias.resolve(this.doc) === undefined) {
+          found.push(this.error(this.startOf(alias), `the alias *${alias.source} names no anchor`));
+        }
+      },
+    });
+    return found;
+  }
+
+  /** The node holding the value at `path`, or undefined when there is none. */
+  valueNode(path: Path): Node | undefined {
+    let node: unknown = this.doc.contents;
+    for (const segment of path) {
+      node = this.resolve(node);
+      if (isMap(node)) node = this.pair(node, segment)?.value;
+      else if (isSeq(node) && typeof segment === 'number') node = node.items[segment];
+      else return undefined;
+    }
+    return (this.resolve(node) as Node | null) ?? undefined;
+  }
+
+  /** The key node of the last segment of `path` (the value node for list items). */
+  keyNode(path: Path): Node | undefined {
+    if (path.length === 0) return undefined;
+    const parent = this.resolve(this.valueNode(path.slice(0, -1)));
+    const last = path[path.length - 1]!;
+    if (isMap(parent)) return (this.pair(parent, last)?.key as Node | null) ?? undefined;
+    if (isSeq(parent) && typeof last === 'number') return (parent.items[last] as Node) ?? undefined;
+    return undefined;
+  }
+
+  /** Where the value at `path` starts; the closest existing ancestor when it is missing. */
+  valuePosition(path: Path): Position {
+    for (let n = path.length; n >= 0; n--) {
+      const node = this.valueNode(path.slice(0, n));
+      if (node?.range) return this.positionAt(node.range[0]);
+    }
+    return { line: 1, col: 1 };
+  }
+
+  /** Where the key of `path` stands (a list item: where the item starts). */
+  keyPosition(path: Path): Position {
+    const key = this.keyNode(path);
+    return key?.range ? this.positionAt(key.range[0]) : this.valuePosition(path);
+  }
+
+  /**
+   * Where offset `at` of a string value stands in the file. The value is the parsed text, which
+   * may differ from the source (block indentation, quotes, escapes), so the span [start, end)
+   * holding `at` is looked up in the node's source: its n-th occurrence there is the n-th in the
+   * value. Falls back to the span's start, then to the node's start.
+   */
+  positionInValue(path: Path, value: string, start: number, end: number, at: number): Position {
+    const node = this.valueNode(path);
+    if (!node?.range) return this.valuePosition(path);
+    const raw = this.text.slice(node.range[0], node.range[1]);
+    const firstLine = value.slice(start, end).split('\n')[0]!;
+    let nth = 0;
+    for (let i = value.indexOf(firstLine); i !== -1 && i < start; i = value.indexOf(firstLine, i + 1)) nth++;
+    let found = -1;
+    for (let k = 0; k <= nth; k++) {
+      found = raw.indexOf(firstLine, found + 1);
+      if (found === -1) return this.positionAt(node.range[0]);
+    }
+    const within = at - start <= firstLine.length ? at - start : 0;
+    return this.positionAt(node.range[0] + found + within);
+  }
+
+  private startOf(node: Node): Position {
+    return node.range ? this.positionAt(node.range[0]) : { line: 1, col: 1 };
+  }
+
+  private resolve(node: unknown): unknown {
+    return isAlias(node) ? node.resolve(this.doc) : node;
+  }
+
+  private pair(map: { items: Pair[] }, key: string | number): Pair | undefined {
+    return map.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key));
+  }
+
+  private duplicateKeyMessage(offset: number): string {
+    let message = 'this key appears twice in the same mapping';
+    visit(this.doc, {
+      Map: (_, map) => {
+        const dup = map.items.find((p) => isScalar(p.key) && p.key.range?.[0] === offset);
+        if (!dup || !isScalar(dup.key)) return;
+        const name = String(dup.key.value);
+        const first = map.items.find((p) => isScalar(p.key) && String(p.key.value) === name);
+        const firstKey = first?.key as Node | undefined;
+        const line = firstKey?.range ? this.positionAt(firstKey.range[0]).line : undefined;
+        message = `duplicate key "${name}"${line ? ` (first defined on line ${line})` : ''}`;
+        return visit.BREAK;
+      },
+    });
+    return message;
+  }
+}

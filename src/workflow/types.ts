@@ -1,0 +1,57 @@
+/** The workflow file's data, as schemas/workflow.schema.json allows it. */
+
+export type InputType = 'string' | 'number' | 'integer' | 'boolean';
+export type Scalar = string | number | boolean;
+
+export interface InputSpec {
+  type: InputType;
+  required?: boolean;
+  default?: Scalar;
+  enum?: Scalar[];
+  description?: string;
+  secret?: boolean;
+}
+
+export interface SetupStepSpec {
+  id: string;
+  run: string;
+  timeout?: string | number;
+  max_output?: string | number;
+}
+
+export const WORKSPACE_TOOLS = ['read_file', 'write_file', 'list_files', 'grep', 'run_command'] as const;
+export type WorkspaceTool = (typeof WORKSPACE_TOOLS)[number];
+
+export interface AgentSpec {
+  role: 'manager' | 'worker';
+  reports_to?: string;
+  description?: string;
+  model?: string;
+  max_tokens?: number;
+  system?: string;
+  system_file?: string;
+  tools?: WorkspaceTool[];
+  wake?: 'all' | 'each';
+}
+
+export interface LimitsSpec {
+  timeout?: string | number;
+  max_turns?: number;
+  max_turns_per_agent?: number;
+  budget_usd?: number;
+  max_tokens_total?: number;
+  concurrency?: number;
+}
+
+export interface WorkflowSpec {
+  name: string;
+  description?: string;
+  inputs?: Record<string, InputSpec>;
+  env?: Record<string, Scalar>;
+  setup?: SetupStepSpec[];
+  defaults?: { model?: string; max_tokens?: number };
+  limits?: LimitsSpec;
+  agents: Record<string, AgentSpec>;
+  kickoff: string;
+  outputs?: Record<string, string>;
+}
