@@ -1,5 +1,5 @@
 import { mentionWarnings } from '../channel/mention-lint.js';
-import type { Diagnostic } from '../workflow/diagnostic.js';
+import { byPosition, type Diagnostic } from '../workflow/diagnostic.js';
 import { loadWorkflow, WorkflowFileError, type Workflow } from '../workflow/load.js';
 
 export interface CheckedWorkflow {
@@ -13,8 +13,9 @@ export interface CheckedWorkflow {
 /** Loads a workflow with every check `validate` makes, mentions included. */
 export function loadChecked(file: string): CheckedWorkflow {
   try {
-    const { workflow, diagnostics } = loadWorkflow(file);
-    if (workflow) diagnostics.push(...mentionWarnings(workflow.prompts, Object.keys(workflow.spec.agents)));
+    const { workflow, diagnostics, prompts, agents } = loadWorkflow(file);
+    diagnostics.push(...mentionWarnings(prompts, agents));
+    diagnostics.sort(byPosition);
     return { file, workflow, diagnostics };
   } catch (e) {
     if (e instanceof WorkflowFileError) return { file, diagnostics: [], unreadable: e.message };

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import pkg from '../../package.json' with { type: 'json' };
 import { EXIT } from './exit-codes.js';
 
 // Commands import their modules when they run, so that `--help` and `validate` start fast.
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command('conclave')
   .description('Run declarative multi-agent Claude workflows in CI.')

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { byPosition, hasErrors, type Diagnostic } from './diagnostic.js';
 import { buildGraph, type AgentEntry, type TeamGraph } from './graph.js';
 import { resolveLimits, type Limits } from './limits.js';
@@ -22,7 +21,8 @@ export interface LocatedTemplate extends LocatedText {
 export interface Workflow {
   /** The path as the user gave it. */
   file: string;
-  sha256: string;
+  /** The file's text, as read. */
+  text: string;
   spec: WorkflowSpec;
   graph: TeamGraph;
   limits: Limits;
@@ -38,6 +38,9 @@ export interface LoadResult {
   workflow?: Workflow;
   /** Errors and warnings, in file order. */
   diagnostics: Diagnostic[];
+  /** The prompts that could be read and the agents' names, for mention checks even when there are errors. */
+  prompts: LocatedText[];
+  agents: string[];
 }
 
 /** The workflow file itself could not be read. */
@@ -60,18 +63,19 @@ export function loadWorkflow(file: string): LoadResult {
 function checkWorkflow(file: string, text: string): LoadResult {
   const source = new WorkflowSource(file, text);
   const syntax = source.syntaxErrors();
-  if (syntax.length > 0) return { diagnostics: syntax };
+  const none = { prompts: [], agents: [] };
+  if (syntax.length > 0) return { diagnostics: syntax, ...none };
   let data: unknown;
   try {
     data = source.doc.toJS({ maxAliasCount: 1000 });
   } catch (e) {
-    return { diagnostics: [source.error({ line: 1, col: 1 }, `the YAML cannot be read: ${reason(e)}`)] };
+    return { diagnostics: [source.error({ line: 1, col: 1 }, `the YAML cannot be read: ${reason(e)}`)], ...none };
   }
   if (data === null || data === undefined) {
-    return { diagnostics: [source.error({ line: 1, col: 1 }, 'the file is empty; a workflow needs at least name, agents and kickoff')] };
+    return { diagnostics: [source.error({ line: 1, col: 1 }, 'the file is empty; a workflow needs at least name, agents and kickoff')], ...none };
   }
   const diagnostics = schemaErrors(source, data);
-  if (!isRecord(data)) return { diagnostics };
+  if (!isRecord(data)) return { diagnostics, ...none };
   const spec = data as unknown as WorkflowSpec;
 
   diagnostics.push(...inputProblems(source, spec));
@@ -81,21 +85,25 @@ function checkWorkflow(file: string, text: string): LoadResult {
   diagnostics.push(...strayExpressions(source, data, templates));
   const graph = graphOf(source, spec, diagnostics);
 
-  if (hasErrors(diagnostics) || !graph) return { diagnostics };
+  const prompts = [...templates.values()].filter((t) => t.field === 'prompt');
+  const agents = Object.keys(recordOf(spec.agents));
+  if (hasErrors(diagnostics) || !graph) return { diagnostics, prompts, agents };
   const systemTemplates = Object.fromEntries(
-    Object.keys(spec.agents).map((name) => [name, templates.get(`agents.${name}.system`)]),
+    Object.keys(spec.agents).map((name) => [name, templates.get(system.get(name)?.label ?? '')]),
   );
   return {
     diagnostics,
+    prompts,
+    agents,
     workflow: {
       file,
-      sha256: createHash('sha256').update(text).digest('hex'),
+      text,
       spec,
       graph,
       limits: resolveLimits(spec.limits),
       system: systemTemplates,
       templates,
-      prompts: [...templates.values()].filter((t) => t.field === 'prompt'),
+      prompts,
     },
   };
 }
@@ -171,7 +179,7 @@ function systemTexts(source: WorkflowSource, spec: WorkflowSpec, diagnostics: Di
     } else if (typeof agent.system === 'string') {
       texts.set(name, textInSource(source, [...path, 'system'], `agents.${name}.system`, agent.system));
     } else if (typeof agent.system_file === 'string' && agent.system_file !== '') {
-      const file = resolve(dirname(source.file), agent.system_file);
+      const file = join(dirname(source.file), agent.system_file);
       try {
         texts.set(name, textInFile(file, `agents.${name}.system_file`, readFileSync(file, 'utf8')));
       } catch (e) {
@@ -216,7 +224,7 @@ function collectTemplates(
   });
   for (const [name, agent] of Object.entries(recordOf(spec.agents))) {
     const text = system.get(name);
-    if (text) add({ ...text, label: `agents.${name}.system` }, 'prompt');
+    if (text) add(text, 'prompt');
     if (isRecord(agent)) addValue(['agents', name, 'description'], 'prompt', agent.description);
   }
   addValue(['kickoff'], 'prompt', spec.kickoff);

@@ -40,6 +40,14 @@ const FIELDS: Record<string, readonly string[]> = {
   result: ['status', 'summary'],
   usage: ['input_tokens', 'output_tokens', 'cost_usd'],
 };
+/** GitHub Actions' own contexts, which people reach for out of habit. */
+const GITHUB_CONTEXTS: Record<string, string> = {
+  secrets: '; declare an input with secret: true and read inputs.NAME',
+  github: "; GitHub's contexts are not available here: read env.GITHUB_* or pass the value as an input",
+  vars: "; GitHub's contexts are not available here: pass the value as an input",
+  matrix: "; GitHub's contexts are not available here: pass the value as an input",
+  steps: "; GitHub's contexts are not available here: pass the value as an input, or use setup.ID for a setup step's output",
+};
 const AGENT_FIELDS = ['last_message', 'turns'];
 const PROPOSAL_FIELDS = ['question', 'status', 'winner', 'tally'];
 
@@ -56,8 +64,8 @@ export function checkReferences(expr: Expr, scope: ReferenceScope): ReferenceErr
 function checkPath(path: PathExpr, scope: ReferenceScope): string | undefined {
   const { root, keys } = path;
   if (!ROOTS.includes(root)) {
-    const hint = didYouMean(root, ROOTS);
-    return `unknown name "${root}"${hint || `; an expression reads ${ALLOWED[scope.field].join(', ')}`}`;
+    const hint = GITHUB_CONTEXTS[root] ?? (didYouMean(root, ROOTS) || `; here an expression can read ${ALLOWED[scope.field].join(', ')}`);
+    return `unknown name "${root}"${hint}`;
   }
   if (!ALLOWED[scope.field].includes(root)) {
     if (RUN_END_ROOTS.has(root)) return `${root} is only known when the run ends: use it in outputs`;

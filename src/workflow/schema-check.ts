@@ -1,8 +1,8 @@
 import type { ErrorObject } from 'ajv';
-import validate from '../../generated/workflow-validator.cjs';
+import validate from '../../generated/workflow-validator.js';
 import type { Diagnostic } from './diagnostic.js';
 import type { Path, WorkflowSource } from './source.js';
-import { describeValue, didYouMean, listOr, quote } from './suggest.js';
+import { closest, describeValue, didYouMean, listOr, quote } from './suggest.js';
 
 /** Plain words for the schema's name patterns. */
 const PATTERN_WORDS: Record<string, string> = {
@@ -45,6 +45,7 @@ export function schemaErrors(source: WorkflowSource, data: unknown): Diagnostic[
   const out: Diagnostic[] = [];
   for (const error of errors) {
     const path = pointerToPath(error.instancePath);
+    if (isExplainedByTypo(error, errors)) continue;
     if (error.keyword === 'anyOf') {
       out.push(unionError(source, error, path));
     } else if (!failedUnions.has(error.instancePath) && error.keyword !== 'propertyNames') {
@@ -75,7 +76,7 @@ function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagn
     }
     case 'type': {
       const types = String(params.type).split(',');
-      const expected = types.map((t) => TYPE_WORDS[t] ?? t);
+      const expected = types.map((t) => (types.length > 1 && t === 'boolean' ? 'a boolean' : (TYPE_WORDS[t] ?? t)));
       const words = expected.length > 1 ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}` : expected[0];
       return source.error(source.valuePosition(path), `${label} must be ${words}; found ${found}`);
     }
@@ -121,6 +122,18 @@ function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagn
     default:
       return source.error(source.valuePosition(path), `${label} ${e.message ?? 'is not valid'}`);
   }
+}
+
+/** A missing key that an unknown key beside it is a typo of: the "did you mean" says it all. */
+function isExplainedByTypo(error: ErrorObject, errors: readonly ErrorObject[]): boolean {
+  if (error.keyword !== 'required') return false;
+  const missing = String(error.params.missingProperty);
+  return errors.some(
+    (e) =>
+      e.keyword === 'additionalProperties' &&
+      e.instancePath === error.instancePath &&
+      closest(String(e.params.additionalProperty), [missing]) === missing,
+  );
 }
 
 function unionError(source: WorkflowSource, e: ErrorObject, path: Path): Diagnostic {

@@ -43,7 +43,12 @@ export class WorkflowSource {
   /** YAML syntax errors, and aliases that name no anchor. */
   syntaxErrors(): Diagnostic[] {
     const found = this.doc.errors.map((e) => {
-      const message = e.code === 'DUPLICATE_KEY' ? this.duplicateKeyMessage(e.pos[0]) : e.message;
+      const message =
+        e.code === 'DUPLICATE_KEY'
+          ? this.duplicateKeyMessage(e.pos[0])
+          : e.code === 'MULTIPLE_DOCS'
+            ? 'a workflow file holds one YAML document; this "---" starts a second'
+            : e.message;
       return this.error(this.positionAt(e.pos[0]), message);
     });
     visit(this.doc, {

@@ -1,0 +1,29 @@
+// Builds the CLI: the schema's standalone validator, a type check, then one bundle per command.
+// The bundle is what keeps start-up fast: yaml and commander alone are ~80 small files to resolve.
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { build } from 'rolldown';
+
+const root = new URL('../', import.meta.url);
+execFileSync(process.execPath, [new URL('scripts/compile-schema.js', root).pathname], { stdio: 'inherit' });
+execFileSync(process.execPath, [new URL('node_modules/typescript/bin/tsc', root).pathname, '-p', 'tsconfig.json', '--noEmit'], {
+  stdio: 'inherit',
+  cwd: root,
+});
+rmSync(new URL('dist/', root), { recursive: true, force: true });
+await build({
+  input: { conclave: new URL('src/cli/main.ts', root).pathname },
+  platform: 'node',
+  logLevel: 'warn',
+  // yaml's ESM build (the one it gives browsers) is the same code as its CommonJS build, but the
+  // bundler can drop what is unused and skip CommonJS wrappers: ~20 ms less at every start.
+  resolve: { alias: { yaml: new URL('node_modules/yaml/browser/index.js', root).pathname } },
+  output: {
+    dir: new URL('dist/', root).pathname,
+    format: 'esm',
+    minify: true,
+    sourcemap: true,
+    entryFileNames: '[name].js',
+    chunkFileNames: 'chunks/[name]-[hash].js',
+  },
+});

@@ -1,0 +1,127 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { interpolate, MissingValueError, shellQuote, evaluate } from '../../src/workflow/evaluate.js';
+import { ExpressionSyntaxError, parseExpression } from '../../src/workflow/expression.js';
+import { parseTemplate } from '../../src/workflow/template.js';
+
+const scope = {
+  inputs: { pr: 42, focus: '', flag: false, 'with-dash': 'dashed', name: '  padded  ' },
+  env: { BASE_REF: 'main' },
+  setup: { diff: 'diff --git a b' },
+  workflow: { name: 'pr-review', file: 'review.yml' },
+  proposals: { verdict: { winner: null, tally: { approve: 2, 'request-changes': 1 } } },
+  agents: { lead: { last_message: 'done', turns: 3 } },
+  list: ['a', 'b'],
+};
+
+const value = (source: string) => evaluate(parseExpression(source), scope);
+const render = (template: string) => interpolate(parseTemplate(template).parts, scope);
+
+describe('expressions', () => {
+  it.each([
+    ['inputs.pr', 42],
+    ["inputs['with-dash']", 'dashed'],
+    ['inputs.with-dash', 'dashed'],
+    ["proposals.verdict.tally['request-changes']", 1],
+    ['list[1]', 'b'],
+    ['agents.lead.turns', 3],
+    ["'it''s'", undefined],
+    ["'a \\'quoted\\' word'", "a 'quoted' word"],
+    ['"double"', 'double'],
+    ['-1.5', -1.5],
+    ['true', true],
+    ['null', null],
+    ["inputs.focus || 'correctness'", 'correctness'],
+    ["inputs.missing || inputs.focus || 'last'", 'last'],
+    ["inputs.flag || 'fallback'", 'fallback'],
+    ["default(inputs.flag, 'fallback')", false],
+    ["default(proposals.verdict.winner, 'no-decision')", 'no-decision'],
+    ["default(inputs.nothing, inputs.pr)", 42],
+    ['json(proposals.verdict.tally)', '{"approve":2,"request-changes":1}'],
+    ["json('x')", '"x"'],
+    ['trim(inputs.name)', 'padded'],
+    ['(inputs.pr)', 42],
+  ])('%s', (source, expected) => {
+    if (expected === undefined) {
+      expect(() => parseExpression(source)).toThrow(ExpressionSyntaxError);
+    } else {
+      expect(value(source)).toEqual(expected);
+    }
+  });
+
+  it.each([
+    ['inputs.', "expected a name after '.'", 7],
+    ["inputs['a'", "expected ']'", 10],
+    ['inputs[a]', "expected a quoted key or a list index after '['", 7],
+    ["inputs.a | 'b'", "unexpected character '|' (the fallback operator is '||')", 9],
+    ['foo(1)', 'unknown function "foo" (functions: json, default, trim)', 0],
+    ['json(1, 2)', 'json() takes 1 argument, not 2', 0],
+    ["'open", 'this string has no closing quote', 0],
+    ['inputs.a inputs.b', 'unexpected text after the expression', 9],
+    ['', 'expected a value, found the end', 0],
+    ["'\\q'", 'unknown escape \\q in a string', 1],
+  ])('rejects %j: %s', (source, message, offset) => {
+    try {
+      parseExpression(source);
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ExpressionSyntaxError);
+      expect((e as ExpressionSyntaxError).message).toBe(message);
+      expect((e as ExpressionSyntaxError).offset).toBe(offset);
+    }
+  });
+
+  it('throws MissingValueError naming the path that has no value', () => {
+    expect(() => value('inputs.nothing')).toThrow(new MissingValueError('inputs.nothing', 0));
+    expect(() => value("json(setup['later'])")).toThrow("setup['later'] has no value");
+  });
+});
+
+describe('templates', () => {
+  it('interpolates expressions and keeps text around them', () => {
+    expect(render('PR #$<< inputs.pr >> on $<<env.BASE_REF>>.')).toBe('PR #42 on main.');
+  });
+
+  it('writes $$<< as a literal $<<', () => {
+    expect(render('literal $$<< inputs.pr >> and $<< inputs.pr >>')).toBe('literal $<< inputs.pr >> and 42');
+  });
+
+  it('renders null as nothing and objects as JSON', () => {
+    expect(render('[$<< proposals.verdict.winner >>] $<< agents.lead >>')).toBe('[] {"last_message":"done","turns":3}');
+  });
+
+  it('finds the closing >> outside quoted strings', () => {
+    expect(render("$<< inputs.missing || 'a >> b' >>!")).toBe('a >> b!');
+  });
+
+  it('reports an unresolved value with its offset in the template, never leaving it in the text', () => {
+    try {
+      render('abc $<< inputs.nope >>');
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(MissingValueError);
+      expect((e as MissingValueError).offset).toBe(8);
+    }
+  });
+
+  it('reports an unclosed and an empty expression', () => {
+    expect(parseTemplate('a $<< b').errors).toEqual([{ message: '"$<<" has no closing ">>"', start: 2, end: 7, at: 2 }]);
+    expect(parseTemplate('a $<<  >> b').errors[0]!.message).toBe('empty expression "$<< >>"');
+  });
+});
+
+describe('values in setup steps', () => {
+  it('are shell-quoted so that they never run as code', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-quote-'));
+    const hostile = [`$(touch pwned)`, '`touch pwned2`', "it's; touch pwned3", '"; touch pwned4 #', '* ~ $HOME \\ \n newline'];
+    for (const input of hostile) {
+      const command = interpolate(parseTemplate('printf %s $<< inputs.value >>').parts, { inputs: { value: input } }, shellQuote);
+      const output = execFileSync('sh', ['-c', command], { cwd: dir, encoding: 'utf8' });
+      expect(output).toBe(input);
+    }
+    for (const file of ['pwned', 'pwned2', 'pwned3', 'pwned4']) expect(existsSync(join(dir, file))).toBe(false);
+  });
+});
