@@ -1,0 +1,16 @@
+// `npm run bench`: every benchmark, each checked against its target. Exits 1 when one is missed.
+import { coldStart } from './cold-start.js';
+
+const results = [];
+
+for (const row of coldStart()) {
+  if (row.name === 'node -e 0') continue;
+  results.push({ benchmark: `cold start: ${row.name}`, measured: `${row.medianMs} ms`, ratio: row.ratio, target: '≤ 2.00 × node -e 0', ok: row.ratio <= 2 });
+}
+
+console.table(results);
+const missed = results.filter((r) => !r.ok);
+if (missed.length > 0) {
+  console.error(`missed: ${missed.map((r) => r.benchmark).join('; ')}`);
+  process.exitCode = 1;
+}
