@@ -1,0 +1,344 @@
+import type { TeamGraph } from '../workflow/graph.js';
+import { ChannelError } from './errors.js';
+import type { ChannelEvent } from './events.js';
+import { Inbox } from './inbox.js';
+import { SYSTEM, type Message, type MessageKind } from './message.js';
+import {
+  checkVote,
+  closedText,
+  openedText,
+  outcome,
+  specify,
+  tally,
+  type Outcome,
+  type ProposalRequest,
+  type ProposalState,
+  type Vote,
+} from './proposal.js';
+import { route } from './routing.js';
+
+/** The unread messages handed to one turn of an agent. */
+export interface Delivery {
+  agent: string;
+  messages: Message[];
+  /** The inbox entry the turn handles up to, once it finishes. */
+  through: number;
+}
+
+export interface ProposalView {
+  id: string;
+  proposer: string;
+  question: string;
+  options: string[];
+  voters: string[];
+  rule: string;
+  status: string;
+  winner: string | null;
+  reason: string | null;
+  tally: Record<string, number>;
+  votes: Record<string, Vote>;
+}
+
+export interface ChannelSnapshot {
+  messages: Message[];
+  inboxes: Record<string, { ids: number[]; handled: number }>;
+  proposals: ProposalView[];
+  turns: number;
+}
+
+/**
+ * One run's shared channel (DESIGN §2, §3): messages with recipients resolved when written,
+ * an inbox per agent, and proposals. Pure: no I/O. Every change is a ChannelEvent, applied
+ * through `apply` and passed to the listener, so that `Channel.replay` rebuilds it exactly.
+ */
+export class Channel {
+  private readonly names: ReadonlySet<string>;
+  private readonly messages: Message[] = [];
+  private readonly inboxes = new Map<string, Inbox>();
+  private readonly proposals = new Map<string, ProposalState>();
+  private readonly lastBySender = new Map<string, Message>();
+  private readonly pending = new Map<string, Delivery>();
+  private turns = 0;
+
+  constructor(
+    private readonly team: TeamGraph,
+    private readonly listener: (event: ChannelEvent) => void = () => {},
+  ) {
+    this.names = new Set(team.members.keys());
+    for (const name of this.names) this.inboxes.set(name, new Inbox());
+  }
+
+  /** Rebuilds a channel from the events another one emitted. */
+  static replay(team: TeamGraph, events: Iterable<ChannelEvent>, listener?: (event: ChannelEvent) => void): Channel {
+    const channel = new Channel(team, listener);
+    for (const event of events) channel.apply(event);
+    return channel;
+  }
+
+  // --- writing -------------------------------------------------------------------------------
+
+  /** The kickoff, from `system`; without mentions it goes to the lead. */
+  postKickoff(text: string): Message {
+    return this.postRouted('kickoff', SYSTEM, text).message!;
+  }
+
+  /**
+   * An agent's message, routed by its mentions. Empty text posts nothing. A mention of a name
+   * that is no agent brings the sender a notice naming the agents that exist.
+   */
+  post(sender: string, text: string): { message?: Message; notice?: Message } {
+    this.requireAgent(sender);
+    if (text.trim() === '') return {};
+    return this.postRouted('agent', sender, text);
+  }
+
+  /** A message from conclave to chosen agents. */
+  postSystem(text: string, recipients: readonly string[]): Message {
+    return this.write('system', SYSTEM, text, [...new Set(recipients)]);
+  }
+
+  propose(proposer: string, request: ProposalRequest): ProposalView {
+    this.requireAgent(proposer);
+    const spec = specify(request, proposer, [...this.names], (id) => this.proposals.has(id), this.nextProposalId(), this.turns);
+    this.emit({ type: 'proposal_opened', proposal: spec });
+    this.postSystem(openedText(spec), spec.voters.filter((v) => v !== proposer));
+    return this.view(this.proposals.get(spec.id)!);
+  }
+
+  vote(voter: string, proposalId: string, option: string, reason = ''): ProposalView {
+    const p = this.requireProposal(proposalId);
+    checkVote(p, voter, option);
+    this.emit({ type: 'vote', proposal: p.id, voter, option, reason });
+    const settled = outcome(p, false);
+    if (settled) this.close(p, settled);
+    return this.view(p);
+  }
+
+  cancel(agent: string, proposalId: string): ProposalView {
+    const p = this.requireProposal(proposalId);
+    if (agent !== p.proposer) throw new ChannelError(`only @${p.proposer}, who opened proposal "${p.id}", can cancel it`);
+    if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed already (${p.status.replace('_', ' ')})`);
+    this.emit({ type: 'proposal_closed', proposal: p.id, status: 'cancelled', winner: null, reason: `cancelled by @${agent}` });
+    this.postSystem(closedText(p), [p.proposer, ...p.voters]);
+    return this.view(p);
+  }
+
+  /** A turn of `agent` ended: counts toward proposal deadlines, which may close proposals. */
+  turnEnded(agent: string): void {
+    this.requireAgent(agent);
+    this.emit({ type: 'turn_ended', agent });
+    for (const p of this.proposals.values()) {
+      if (p.status === 'open' && p.deadline_turns !== null && this.turns - p.opened_at_turn >= p.deadline_turns) {
+        this.close(p, outcome(p, true)!);
+      }
+    }
+  }
+
+  /** Closes a proposal with the votes cast so far, as when no voter is left who can vote. */
+  expire(proposalId: string): ProposalView {
+    const p = this.requireProposal(proposalId);
+    if (p.status === 'open') this.close(p, outcome(p, true)!);
+    return this.view(p);
+  }
+
+  // --- inboxes -------------------------------------------------------------------------------
+
+  /** The agent's unread messages, for one turn. Until it is acknowledged or released, no other. */
+  deliver(agent: string): Delivery {
+    if (this.pending.has(agent)) throw new Error(`@${agent} already has a turn in progress`);
+    const inbox = this.inbox(agent);
+    const delivery = { agent, messages: inbox.unread().map((id) => this.messages[id - 1]!), through: inbox.size };
+    this.pending.set(agent, delivery);
+    return delivery;
+  }
+
+  /** The turn that received `delivery` finished: its messages are handled. */
+  acknowledge(delivery: Delivery): void {
+    this.endDelivery(delivery);
+    if (delivery.through > this.inbox(delivery.agent).acknowledged) {
+      this.emit({ type: 'ack', agent: delivery.agent, through: delivery.through });
+    }
+  }
+
+  /** The turn that received `delivery` failed: its messages stay unread. */
+  release(delivery: Delivery): void {
+    this.endDelivery(delivery);
+  }
+
+  hasUnread(agent: string): boolean {
+    return this.inbox(agent).unreadCount > 0;
+  }
+
+  unreadCount(agent: string): number {
+    return this.inbox(agent).unreadCount;
+  }
+
+  // --- reading -------------------------------------------------------------------------------
+
+  get length(): number {
+    return this.messages.length;
+  }
+
+  get turnCount(): number {
+    return this.turns;
+  }
+
+  message(id: number): Message | undefined {
+    return this.messages[id - 1];
+  }
+
+  /** Earlier messages for `channel_history`: the last `last` (default 20), from `sender` if given. */
+  history(options: { sender?: string; last?: number } = {}): Message[] {
+    const last = Math.max(1, Math.min(options.last ?? 20, 200));
+    const out: Message[] = [];
+    for (let i = this.messages.length - 1; i >= 0 && out.length < last; i--) {
+      const m = this.messages[i]!;
+      if (options.sender === undefined || m.sender === options.sender) out.push(m);
+    }
+    return out.reverse();
+  }
+
+  lastMessageFrom(agent: string): Message | undefined {
+    return this.lastBySender.get(agent);
+  }
+
+  proposal(id: string): ProposalView | undefined {
+    const p = this.proposals.get(id);
+    return p && this.view(p);
+  }
+
+  allProposals(): ProposalView[] {
+    return [...this.proposals.values()].map((p) => this.view(p));
+  }
+
+  /** Open proposals and the voters each still waits on. */
+  waitingVoters(): { proposal: string; voters: string[] }[] {
+    return [...this.proposals.values()]
+      .filter((p) => p.status === 'open')
+      .map((p) => ({ proposal: p.id, voters: p.voters.filter((v) => !p.votes.has(v)) }));
+  }
+
+  snapshot(): ChannelSnapshot {
+    return {
+      messages: this.messages.map((m) => ({ ...m, recipients: [...m.recipients] })),
+      inboxes: Object.fromEntries([...this.inboxes].map(([name, inbox]) => [name, inbox.toJSON()])),
+      proposals: this.allProposals(),
+      turns: this.turns,
+    };
+  }
+
+  // --- the one way state changes -------------------------------------------------------------
+
+  private emit(event: ChannelEvent): void {
+    this.apply(event);
+    this.listener(event);
+  }
+
+  private apply(event: ChannelEvent): void {
+    switch (event.type) {
+      case 'message': {
+        const m = event.message;
+        if (m.id !== this.messages.length + 1) throw new Error(`message #${m.id} out of order: expected #${this.messages.length + 1}`);
+        this.messages.push(m);
+        for (const r of m.recipients) this.inbox(r).push(m.id);
+        if (m.kind === 'agent') this.lastBySender.set(m.sender, m);
+        return;
+      }
+      case 'ack':
+        this.inbox(event.agent).acknowledge(event.through);
+        return;
+      case 'proposal_opened':
+        this.proposals.set(event.proposal.id, { ...event.proposal, status: 'open', votes: new Map(), winner: null, reason: null });
+        return;
+      case 'vote':
+        this.requireProposal(event.proposal).votes.set(event.voter, { option: event.option, reason: event.reason });
+        return;
+      case 'proposal_closed': {
+        const p = this.requireProposal(event.proposal);
+        p.status = event.status;
+        p.winner = event.winner;
+        p.reason = event.reason;
+        return;
+      }
+      case 'turn_ended':
+        this.turns++;
+        return;
+    }
+  }
+
+  // --- helpers -------------------------------------------------------------------------------
+
+  private postRouted(kind: MessageKind, sender: string, text: string): { message?: Message; notice?: Message } {
+    const { recipients, unknown } = route(this.team, this.names, kind, sender, text);
+    const message = this.write(kind, sender, text, recipients);
+    if (unknown.length === 0 || kind !== 'agent') return { message };
+    const names = unknown.map((n) => `@${n}`).join(', ');
+    const roster = [...this.names].map((n) => `@${n}`).join(', ');
+    const notice = this.postSystem(
+      `Your message #${message.id} mentions ${names}, which ${unknown.length === 1 ? 'is' : 'are'} not ${unknown.length === 1 ? 'an agent' : 'agents'}, so ${unknown.length === 1 ? 'it' : 'they'} did not receive it. The agents are ${roster}.`,
+      [sender],
+    );
+    return { message, notice };
+  }
+
+  private write(kind: MessageKind, sender: string, text: string, recipients: string[]): Message {
+    const message: Message = { id: this.messages.length + 1, kind, sender, text, recipients };
+    this.emit({ type: 'message', message });
+    return message;
+  }
+
+  private close(p: ProposalState, result: Outcome): void {
+    this.emit({
+      type: 'proposal_closed',
+      proposal: p.id,
+      status: result.status,
+      winner: result.status === 'decided' ? result.winner : null,
+      reason: result.status === 'no_decision' ? result.reason : null,
+    });
+    this.postSystem(closedText(p), [p.proposer, ...p.voters]);
+  }
+
+  private endDelivery(delivery: Delivery): void {
+    if (this.pending.get(delivery.agent) !== delivery) throw new Error(`no turn of @${delivery.agent} holds this delivery`);
+    this.pending.delete(delivery.agent);
+  }
+
+  private nextProposalId(): string {
+    let n = this.proposals.size + 1;
+    while (this.proposals.has(`p${n}`)) n++;
+    return `p${n}`;
+  }
+
+  private inbox(agent: string): Inbox {
+    const inbox = this.inboxes.get(agent);
+    if (!inbox) throw new ChannelError(`"${agent}" is not an agent`);
+    return inbox;
+  }
+
+  private requireAgent(agent: string): void {
+    this.inbox(agent);
+  }
+
+  private requireProposal(id: string): ProposalState {
+    const p = this.proposals.get(id);
+    if (p) return p;
+    const open = [...this.proposals.values()].filter((q) => q.status === 'open').map((q) => `"${q.id}"`);
+    throw new ChannelError(`there is no proposal "${id}"${open.length ? `; open proposals: ${open.join(', ')}` : '; no proposal is open'}`);
+  }
+
+  private view(p: ProposalState): ProposalView {
+    return {
+      id: p.id,
+      proposer: p.proposer,
+      question: p.question,
+      options: [...p.options],
+      voters: [...p.voters],
+      rule: p.rule,
+      status: p.status,
+      winner: p.winner,
+      reason: p.reason,
+      tally: tally(p),
+      votes: Object.fromEntries(p.votes),
+    };
+  }
+}

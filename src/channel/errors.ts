@@ -1,0 +1,2 @@
+/** A rejected channel action, such as a vote on a closed proposal; the agent reads the message as a tool error. */
+export class ChannelError extends Error {}

@@ -1,0 +1,179 @@
+import { didYouMean } from '../workflow/suggest.js';
+import { ChannelError } from './errors.js';
+
+export type Rule = 'plurality' | 'majority' | 'unanimous';
+export const RULES: readonly Rule[] = ['plurality', 'majority', 'unanimous'];
+
+export type ProposalStatus = 'open' | 'decided' | 'no_decision' | 'cancelled';
+
+/** What `propose` asks for; everything but question and options has a default. */
+export interface ProposalRequest {
+  question: string;
+  options: string[];
+  id?: string;
+  voters?: string[];
+  rule?: Rule;
+  quorum?: number;
+  deadline_turns?: number;
+}
+
+/** A proposal as it was opened: the fields of the `proposal_opened` event. */
+export interface ProposalSpec {
+  id: string;
+  proposer: string;
+  question: string;
+  options: string[];
+  voters: string[];
+  rule: Rule;
+  /** Votes needed for any decision (at least 1). */
+  quorum: number;
+  deadline_turns: number | null;
+  /** The channel's count of finished turns when it opened. */
+  opened_at_turn: number;
+}
+
+export interface Vote {
+  option: string;
+  reason: string;
+}
+
+export interface ProposalState extends ProposalSpec {
+  status: ProposalStatus;
+  votes: Map<string, Vote>;
+  winner: string | null;
+  /** Why it ended without a decision, or who cancelled it. */
+  reason: string | null;
+}
+
+export type Outcome = { status: 'decided'; winner: string } | { status: 'no_decision'; reason: string };
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+/** Checks a `propose` call and fills in its defaults; throws ChannelError with what is wrong. */
+export function specify(
+  request: ProposalRequest,
+  proposer: string,
+  agents: readonly string[],
+  taken: (id: string) => boolean,
+  nextId: string,
+  turn: number,
+): ProposalSpec {
+  const fail = (message: string): never => {
+    throw new ChannelError(message);
+  };
+  if (typeof request.question !== 'string' || request.question.trim() === '') fail('a proposal needs a question');
+  const options = Array.isArray(request.options) ? request.options : [];
+  if (options.length < 2) fail('a proposal needs at least 2 options');
+  for (const option of options) {
+    if (typeof option !== 'string' || option.trim() === '') fail('every option must be a non-empty string');
+  }
+  if (new Set(options).size !== options.length) fail('options must differ from each other');
+  const id = request.id ?? nextId;
+  if (typeof id !== 'string' || !ID.test(id)) fail(`proposal id ${JSON.stringify(id)} must be letters, digits, _ and -`);
+  if (taken(id)) fail(`a proposal with the id "${id}" exists already; choose another id`);
+  const voters = request.voters ?? agents.filter((a) => a !== proposer);
+  if (!Array.isArray(voters) || voters.length === 0) fail('a proposal needs at least one voter');
+  for (const voter of voters) {
+    if (!agents.includes(voter)) fail(`voter "${voter}" is not an agent${didYouMean(String(voter), agents)}`);
+  }
+  if (new Set(voters).size !== voters.length) fail('each voter may be listed once');
+  const rule = request.rule ?? 'majority';
+  if (!RULES.includes(rule)) fail(`rule must be ${RULES.join(', ')}; got ${JSON.stringify(rule)}`);
+  const quorum = request.quorum ?? 1;
+  if (!Number.isInteger(quorum) || quorum < 1 || quorum > voters.length) {
+    fail(`quorum must be a whole number from 1 to the number of voters (${voters.length})`);
+  }
+  const deadline = request.deadline_turns ?? null;
+  if (deadline !== null && (!Number.isInteger(deadline) || deadline < 1)) fail('deadline_turns must be a whole number of at least 1');
+  return {
+    id,
+    proposer,
+    question: request.question,
+    options: [...options],
+    voters: [...voters],
+    rule,
+    quorum,
+    deadline_turns: deadline,
+    opened_at_turn: turn,
+  };
+}
+
+/** Checks a vote; throws ChannelError with what is wrong. */
+export function checkVote(p: ProposalState, voter: string, option: string): void {
+  if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed (${p.status.replace('_', ' ')}); votes are no longer taken`);
+  if (!p.voters.includes(voter)) {
+    throw new ChannelError(`you are not a voter of proposal "${p.id}"; its voters are ${p.voters.map((v) => `@${v}`).join(', ')}`);
+  }
+  if (!p.options.includes(option)) {
+    throw new ChannelError(`"${option}" is not an option of proposal "${p.id}"${didYouMean(option, p.options)}; the options are ${p.options.map((o) => JSON.stringify(o)).join(', ')}`);
+  }
+}
+
+export function tally(p: ProposalState): Record<string, number> {
+  const counts = Object.fromEntries(p.options.map((o) => [o, 0]));
+  for (const vote of p.votes.values()) counts[vote.option]! += 1;
+  return counts;
+}
+
+/**
+ * The outcome once it is settled, or undefined while it is open. Early, only the votes not yet
+ * cast are uncertain: a decision stands as soon as they cannot change it. `final` (every voter
+ * has voted, the deadline passed, or no voter can vote any more) applies the rule to the votes cast.
+ */
+export function outcome(p: ProposalState, final: boolean): Outcome | undefined {
+  const cast = p.votes.size;
+  const remaining = p.voters.length - cast;
+  const ranked = Object.entries(tally(p)).sort((a, b) => b[1] - a[1]);
+  const [leader, leaderVotes] = ranked[0]!;
+  const secondVotes = ranked[1]![1];
+  const voted = ranked.filter(([, n]) => n > 0);
+
+  if (final || remaining === 0) {
+    if (cast === 0) return { status: 'no_decision', reason: 'no votes were cast' };
+    if (cast < p.quorum) return { status: 'no_decision', reason: `the quorum was not reached (${cast} of ${p.quorum} votes)` };
+    switch (p.rule) {
+      case 'plurality':
+        if (leaderVotes === secondVotes) {
+          const tied = ranked.filter(([, n]) => n === leaderVotes).map(([o]) => JSON.stringify(o));
+          return { status: 'no_decision', reason: `a tie between ${tied.join(' and ')} (${leaderVotes} each)` };
+        }
+        return { status: 'decided', winner: leader };
+      case 'majority':
+        return leaderVotes * 2 > cast
+          ? { status: 'decided', winner: leader }
+          : { status: 'no_decision', reason: `no option has more than half of the ${cast} votes` };
+      case 'unanimous':
+        return voted.length === 1
+          ? { status: 'decided', winner: leader }
+          : { status: 'no_decision', reason: 'the voters disagree' };
+    }
+  }
+
+  if (cast < p.quorum) return undefined;
+  switch (p.rule) {
+    case 'plurality':
+      return leaderVotes > secondVotes + remaining ? { status: 'decided', winner: leader } : undefined;
+    case 'majority':
+      return leaderVotes * 2 > p.voters.length ? { status: 'decided', winner: leader } : undefined;
+    case 'unanimous':
+      return voted.length > 1 ? { status: 'no_decision', reason: 'the voters disagree' } : undefined;
+  }
+}
+
+export function openedText(p: ProposalSpec): string {
+  const terms = [`rule: ${p.rule}`, `${p.voters.length} voter${p.voters.length === 1 ? '' : 's'}`];
+  if (p.quorum > 1) terms.push(`quorum: ${p.quorum} votes`);
+  if (p.deadline_turns !== null) terms.push(`closes after ${p.deadline_turns} more turn${p.deadline_turns === 1 ? '' : 's'}`);
+  return [
+    `@${p.proposer} opened proposal "${p.id}": ${p.question}`,
+    `Options: ${p.options.map((o) => JSON.stringify(o)).join(', ')} (${terms.join(', ')}).`,
+    `Voters: ${p.voters.map((v) => `@${v}`).join(', ')}. Vote with the vote tool, giving proposal "${p.id}", an option and a reason.`,
+  ].join('\n');
+}
+
+export function closedText(p: ProposalState): string {
+  const counts = Object.entries(tally(p)).map(([o, n]) => `${JSON.stringify(o)} ${n}`).join(', ');
+  if (p.status === 'cancelled') return `Proposal "${p.id}" was cancelled by @${p.proposer}.`;
+  if (p.status === 'decided') return `Proposal "${p.id}" is decided: ${JSON.stringify(p.winner)} (votes: ${counts}; rule: ${p.rule}).`;
+  return `Proposal "${p.id}" ended with no decision: ${p.reason} (votes: ${counts}; rule: ${p.rule}).`;
+}

@@ -1,0 +1,25 @@
+import type { TeamGraph } from '../workflow/graph.js';
+import type { MessageKind } from './message.js';
+import { findMentions } from './mentions.js';
+
+export interface Routing {
+  recipients: string[];
+  /** Names mentioned that are no agent. */
+  unknown: string[];
+}
+
+/**
+ * Resolves who a message reaches (DESIGN §2): the agents it mentions (`@all`: everyone but the
+ * sender; a self-mention is ignored). With no recipient, the kickoff goes to the lead and an
+ * agent's message to the manager it reports to; the lead's reaches no one.
+ */
+export function route(team: TeamGraph, names: ReadonlySet<string>, kind: MessageKind, sender: string, text: string): Routing {
+  const scan = findMentions(text, names);
+  const mentioned = scan.all ? [...names] : scan.known.map((m) => m.name);
+  const recipients = [...new Set(mentioned)].filter((name) => name !== sender || kind !== 'agent');
+  if (recipients.length === 0) {
+    const fallback = kind === 'kickoff' ? team.lead : kind === 'agent' ? team.members.get(sender)?.reportsTo : null;
+    if (fallback) recipients.push(fallback);
+  }
+  return { recipients, unknown: [...new Set(scan.unknown.map((m) => m.name))] };
+}
