@@ -23,6 +23,21 @@ program
   });
 
 program
+  .command('run')
+  .description('run a workflow: its setup steps, then the agents, until the lead completes, the team is idle or a limit is reached')
+  .argument('<file>', 'workflow file')
+  .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+  .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
+  .option('--model <model>', 'use this model for every agent')
+  .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
+  .option('--json', 'print one JSON object with the result at the end')
+  .option('--quiet', 'print only the result')
+  .action(async (file: string, options: import('./run.js').RunCommandOptions) => {
+    const { runCommand } = await import('./run.js');
+    process.exitCode = await runCommand(file, options);
+  });
+
+program
   .command('graph')
   .description('print the agent graph of a workflow')
   .argument('<file>', 'workflow file')

@@ -43,6 +43,14 @@ export interface LimitsSpec {
   concurrency?: number;
 }
 
+/** US dollars per million tokens. */
+export interface PriceSpec {
+  input: number;
+  output: number;
+  cache_write?: number;
+  cache_read?: number;
+}
+
 export interface WorkflowSpec {
   name: string;
   description?: string;
@@ -51,6 +59,7 @@ export interface WorkflowSpec {
   setup?: SetupStepSpec[];
   defaults?: { model?: string; max_tokens?: number };
   limits?: LimitsSpec;
+  pricing?: Record<string, PriceSpec>;
   agents: Record<string, AgentSpec>;
   kickoff: string;
   outputs?: Record<string, string>;

@@ -1,0 +1,16 @@
+import type { AgentTool } from './tools/tool.js';
+
+/** Everything one agent's turns need to know about it, fixed for the run. */
+export interface AgentProfile {
+  name: string;
+  role: 'manager' | 'worker';
+  isLead: boolean;
+  reportsTo: string | null;
+  description: string;
+  model: string;
+  maxTokens: number;
+  wake: 'all' | 'each';
+  /** The whole system prompt: conclave's preamble and the workflow's instructions. */
+  system: string;
+  tools: AgentTool[];
+}

@@ -1,0 +1,41 @@
+import type { Channel } from '../../channel/channel.js';
+import type { Workspace } from './workspace-root.js';
+
+export interface ToolResult {
+  content: string;
+  isError?: boolean;
+}
+
+export interface ToolContext {
+  agent: string;
+  channel: Channel;
+  workspace: Workspace;
+  /** Environment for run_command: the process's, plus the workflow's env. */
+  env: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+  /** The lead's `complete`: ends the run. */
+  complete(status: 'success' | 'failure', summary: string): void;
+}
+
+/** A tool an agent can call: its definition for the Messages API, and what it does. */
+export interface AgentTool {
+  definition: { name: string; description: string; input_schema: { type: 'object'; properties: Record<string, unknown>; required?: string[] } };
+  /** Re-running it cannot change anything; resume re-runs only such tools. */
+  readOnly: boolean;
+  run(input: Record<string, unknown>, context: ToolContext): Promise<ToolResult> | ToolResult;
+}
+
+/** The error a tool returns to the model for bad input: a tool result, never a thrown exception. */
+export class ToolInputError extends Error {}
+
+export function stringArg(input: Record<string, unknown>, name: string, fallback?: string): string {
+  const value = input[name] ?? fallback;
+  if (typeof value !== 'string') throw new ToolInputError(`"${name}" must be a string`);
+  return value;
+}
+
+export function numberArg(input: Record<string, unknown>, name: string, fallback: number): number {
+  const value = input[name] ?? fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new ToolInputError(`"${name}" must be a number`);
+  return value;
+}

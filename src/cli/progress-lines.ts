@@ -1,0 +1,34 @@
+import type { ProgressEvent } from '../engine/events.js';
+
+/** Progress as plain lines, each with a time and the agent it concerns: for CI logs and pipes. */
+export function progressLines(write: (line: string) => void): (event: ProgressEvent) => void {
+  return (event) => {
+    const line = describe(event);
+    if (line) write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  };
+}
+
+function describe(e: ProgressEvent): string | undefined {
+  switch (e.type) {
+    case 'setup':
+      return `setup ${e.id}: ${e.state}`;
+    case 'turn_started':
+      return `@${e.agent} turn ${e.turn}: ${e.messages} new message${e.messages === 1 ? '' : 's'}`;
+    case 'thinking':
+      return e.step > 1 ? `@${e.agent} thinking (call ${e.step})` : `@${e.agent} thinking`;
+    case 'tool':
+      return `@${e.agent} using ${e.tool}`;
+    case 'retry':
+      return `@${e.agent} retrying in ${(e.waitMs / 1000).toFixed(1)} s: ${e.error}`;
+    case 'turn_ended': {
+      const to = e.recipients === null ? 'no reply' : e.recipients.length ? `→ ${e.recipients.map((r) => `@${r}`).join(', ')}` : '→ no one';
+      return `@${e.agent} turn ${e.turn} done ${to} · ${e.tokens} tokens · $${e.costUsd.toFixed(4)}`;
+    }
+    case 'turn_failed':
+      return `@${e.agent} turn ${e.turn} failed: ${e.error}`;
+    case 'proposal':
+      return `proposal ${e.id}: ${e.status.replace('_', ' ')}${e.winner ? ` "${e.winner}"` : ''}`;
+    case 'warning':
+      return `warning: ${e.message}`;
+  }
+}

@@ -1,0 +1,13 @@
+/** What the engine tells whoever shows a run's progress (the terminal, CI logs). */
+export type ProgressEvent =
+  | { type: 'setup'; id: string; state: 'running' | 'done' | 'failed' }
+  | { type: 'turn_started'; agent: string; turn: number; messages: number }
+  | { type: 'thinking'; agent: string; step: number }
+  | { type: 'tool'; agent: string; tool: string }
+  | { type: 'retry'; agent: string; error: string; waitMs: number }
+  | { type: 'turn_ended'; agent: string; turn: number; recipients: string[] | null; costUsd: number; tokens: number }
+  | { type: 'turn_failed'; agent: string; turn: number; error: string }
+  | { type: 'proposal'; id: string; status: string; winner: string | null }
+  | { type: 'warning'; message: string };
+
+export type ProgressListener = (event: ProgressEvent) => void;

@@ -1,0 +1,65 @@
+/** US dollars per million tokens. Cache writes and reads default to 1.25× and 0.1× the input price. */
+export interface Price {
+  input: number;
+  output: number;
+  cache_write?: number;
+  cache_read?: number;
+}
+
+/**
+ * List prices by model family, most specific first (docs/pricing.md). A model that matches
+ * none is priced as the most expensive family, so that a budget is never underestimated.
+ */
+export const PRICE_TABLE: readonly { family: string; pattern: RegExp; price: Price }[] = [
+  { family: 'Claude Opus 4.5 and later', pattern: /opus-(4-[5-9]|[5-9])/, price: { input: 5, output: 25 } },
+  { family: 'Claude Opus 4 and 4.1', pattern: /opus/, price: { input: 15, output: 75 } },
+  { family: 'Claude Sonnet', pattern: /sonnet/, price: { input: 3, output: 15 } },
+  { family: 'Claude Haiku 4.5 and later', pattern: /haiku-(4|[5-9])/, price: { input: 1, output: 5 } },
+  { family: 'Claude Haiku 3.5', pattern: /3-5-haiku|haiku-3-5/, price: { input: 0.8, output: 4 } },
+  { family: 'Claude Haiku 3', pattern: /haiku/, price: { input: 0.25, output: 1.25 } },
+];
+
+const MOST_EXPENSIVE: Price = { input: 15, output: 75 };
+
+/** The price of `model`: the workflow's own `pricing` (exact name, then longest prefix), then the table. */
+export function priceOf(model: string, overrides: Readonly<Record<string, Price>> = {}): { price: Price; known: boolean } {
+  const key = Object.keys(overrides)
+    .filter((k) => model === k || model.startsWith(k))
+    .sort((a, b) => b.length - a.length)[0];
+  if (key !== undefined) return { price: overrides[key]!, known: true };
+  const row = PRICE_TABLE.find((r) => r.pattern.test(model));
+  return row ? { price: row.price, known: true } : { price: MOST_EXPENSIVE, known: false };
+}
+
+export interface TokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+export const NO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
+    cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens,
+  };
+}
+
+export function costOf(usage: TokenUsage, price: Price): number {
+  const perToken = (dollarsPerMillion: number) => dollarsPerMillion / 1_000_000;
+  return (
+    usage.input_tokens * perToken(price.input) +
+    usage.output_tokens * perToken(price.output) +
+    usage.cache_creation_input_tokens * perToken(price.cache_write ?? price.input * 1.25) +
+    usage.cache_read_input_tokens * perToken(price.cache_read ?? price.input * 0.1)
+  );
+}
+
+/** Every token the call was billed for, as limits.max_tokens_total counts them. */
+export function totalTokens(usage: TokenUsage): number {
+  return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+}

@@ -1,0 +1,62 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FakeAnthropic } from '../fake-anthropic/server.js';
+import { conclave, type CliResult } from './cli.js';
+
+export const TEST_API_KEY = 'sk-ant-test-0123456789abcdef';
+
+export interface WorkflowRun extends CliResult {
+  dir: string;
+  /** The session file's events (the header excluded). */
+  events: { seq: number; type: string; [key: string]: unknown }[];
+  /** The parsed --json result. */
+  json: { status: string; exit_code: number; reason: string; outputs: Record<string, string>; [key: string]: unknown };
+}
+
+/** Writes `workflow` into a fresh directory and runs `conclave run` there against the fake API. */
+export async function runWorkflow(
+  server: FakeAnthropic,
+  workflow: string,
+  args: string[] = [],
+  options: { env?: NodeJS.ProcessEnv; files?: Record<string, string>; dir?: string } = {},
+): Promise<WorkflowRun> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'conclave-run-'));
+  writeFileSync(join(dir, 'workflow.yml'), workflow);
+  for (const [name, content] of Object.entries(options.files ?? {})) writeFileSync(join(dir, name), content);
+  const result = await conclave(['run', 'workflow.yml', '--json', ...args], {
+    cwd: dir,
+    env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, ...options.env },
+  });
+  return { ...result, dir, events: sessionEvents(dir), json: parseJson(result.stdout) };
+}
+
+export function sessionEvents(dir: string): WorkflowRun['events'] {
+  let files: string[];
+  try {
+    files = readdirSync(join(dir, '.conclave', 'sessions'));
+  } catch {
+    return [];
+  }
+  if (files.length !== 1) return [];
+  const lines = readFileSync(join(dir, '.conclave', 'sessions', files[0]!), 'utf8').trim().split('\n');
+  return lines.slice(1).map((line) => JSON.parse(line));
+}
+
+function parseJson(stdout: string): WorkflowRun['json'] {
+  try {
+    return JSON.parse(stdout);
+  } catch {
+    return { status: '(no JSON)', exit_code: -1, reason: stdout, outputs: {} };
+  }
+}
+
+/** The channel as recorded: [sender, recipients, text] of every message. */
+export function channelOf(run: WorkflowRun): [string, string[], string][] {
+  return run.events
+    .filter((e) => e.type === 'message')
+    .map((e) => {
+      const m = e.message as { sender: string; recipients: string[]; text: string };
+      return [m.sender, m.recipients, m.text];
+    });
+}
