@@ -4,19 +4,30 @@ export interface Price {
   output: number;
   cache_write?: number;
   cache_read?: number;
+  /** Prices for calls whose prompt is longer than `over` tokens. */
+  long?: { over: number } & Omit<Price, 'long'>;
 }
 
 /**
- * List prices by model family, most specific first (docs/pricing.md). A model that matches
- * none is priced as the most expensive family, so that a budget is never underestimated.
+ * List prices by model family, most specific first (docs/pricing.md, from the model pages of
+ * platform.claude.com in November 2026). A model that matches none is priced as the most
+ * expensive family, so that a budget is never underestimated, and the run warns about it.
  */
 export const PRICE_TABLE: readonly { family: string; pattern: RegExp; price: Price }[] = [
-  { family: 'Claude Opus 4.5 and later', pattern: /opus-(4-[5-9]|[5-9])/, price: { input: 5, output: 25 } },
-  { family: 'Claude Opus 4 and 4.1', pattern: /opus/, price: { input: 15, output: 75 } },
-  { family: 'Claude Sonnet', pattern: /sonnet/, price: { input: 3, output: 15 } },
-  { family: 'Claude Haiku 4.5 and later', pattern: /haiku-(4|[5-9])/, price: { input: 1, output: 5 } },
+  { family: 'Claude Fable 5', pattern: /fable/, price: { input: 10, output: 50 } },
+  { family: 'Claude Opus 5.5', pattern: /opus-(5-[5-9]|[6-9])/, price: { input: 4, output: 20 } },
+  { family: 'Claude Opus 4.5 to 5', pattern: /opus-(4-[5-9]|5)/, price: { input: 5, output: 25 } },
+  { family: 'Claude Opus 3 to 4.1', pattern: /opus/, price: { input: 15, output: 75 } },
+  { family: 'Claude Sonnet 5 and 5.5', pattern: /sonnet-[5-9]/, price: { input: 2, output: 10 } },
+  { family: 'Claude Sonnet 3.5 to 4.6', pattern: /sonnet/, price: { input: 3, output: 15 } },
+  {
+    family: 'Claude Haiku 5.5',
+    pattern: /haiku-5-5/,
+    price: { input: 0.1, output: 0.5, long: { over: 100_000, input: 0.5, output: 2.5 } },
+  },
+  { family: 'Claude Haiku 4.5', pattern: /haiku-4/, price: { input: 1, output: 5 } },
   { family: 'Claude Haiku 3.5', pattern: /3-5-haiku|haiku-3-5/, price: { input: 0.8, output: 4 } },
-  { family: 'Claude Haiku 3', pattern: /haiku/, price: { input: 0.25, output: 1.25 } },
+  { family: 'Claude Haiku 3', pattern: /3-haiku|haiku-3/, price: { input: 0.25, output: 1.25 } },
 ];
 
 const MOST_EXPENSIVE: Price = { input: 15, output: 75 };
@@ -49,7 +60,9 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   };
 }
 
-export function costOf(usage: TokenUsage, price: Price): number {
+export function costOf(usage: TokenUsage, base: Price): number {
+  const prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+  const price = base.long && prompt > base.long.over ? base.long : base;
   const perToken = (dollarsPerMillion: number) => dollarsPerMillion / 1_000_000;
   return (
     usage.input_tokens * perToken(price.input) +

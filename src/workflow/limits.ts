@@ -20,7 +20,7 @@ export const DEFAULT_LIMITS: Limits = {
   concurrency: 4,
 };
 
-export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_MODEL = 'claude-sonnet-5-5';
 export const DEFAULT_MAX_TOKENS = 4096;
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

@@ -65,7 +65,7 @@ describe('conclave graph', () => {
       ['writer', 'editor'],
       ['checker', 'editor'],
     ]);
-    expect(graph.agents[2]).toMatchObject({ role: 'worker', model: 'claude-sonnet-4-5', tools: ['grep'] });
+    expect(graph.agents[2]).toMatchObject({ role: 'worker', model: 'claude-sonnet-5-5', tools: ['grep'] });
   });
 
   it('refuses an invalid workflow with its diagnostics and exit 2', async () => {

@@ -35,8 +35,11 @@ export interface RecordedRequest {
   headers: IncomingMessage['headers'];
 }
 
-/** Per agent: replies in order, or a function of the request (and the agent's call number). */
-export type Script = Record<string, Reply[] | ((request: RecordedRequest) => Reply)>;
+/** A reply, or a function that makes one from the request. */
+export type ReplyFor = Reply | ((request: RecordedRequest) => Reply);
+
+/** Per agent: replies in order, or one function for every request. */
+export type Script = Record<string, ReplyFor[] | ((request: RecordedRequest) => Reply)>;
 
 export interface FakeAnthropic {
   url: string;
@@ -67,7 +70,8 @@ export async function startFakeAnthropic(script: Script, options: { latencyMs?: 
     const recorded: RecordedRequest = { agent, call: requests.filter((r) => r.agent === agent).length + 1, body, bytes: Buffer.byteLength(raw), receivedAt: Date.now(), headers: req.headers };
     requests.push(recorded);
     const queue = queues.get(agent);
-    const reply = typeof queue === 'function' ? queue(recorded) : queue?.shift();
+    const next = typeof queue === 'function' ? queue : queue?.shift();
+    const reply = typeof next === 'function' ? next(recorded) : next;
     if (!reply) return sendError(res, 400, 'invalid_request_error', `fake server: no scripted reply left for @${agent} (call ${recorded.call})`);
     if (reply.hang) return;
     const delay = reply.delayMs ?? options.latencyMs ?? 0;
