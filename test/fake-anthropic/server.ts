@@ -62,13 +62,13 @@ export async function startFakeAnthropic(script: Script, options: { latencyMs?: 
   const server = createServer(async (req, res) => {
     const raw = await readBody(req);
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) return sendError(res, 404, 'not_found_error', `no route ${req.method} ${req.url}`);
-    const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
-    if (typeof key !== 'string' || !key.startsWith(FAKE_API_KEY_PREFIX)) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
     const body = JSON.parse(raw) as RecordedRequest['body'];
     const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
     const agent = AGENT.exec(systemText)?.[1] ?? '(unknown)';
     const recorded: RecordedRequest = { agent, call: requests.filter((r) => r.agent === agent).length + 1, body, bytes: Buffer.byteLength(raw), receivedAt: Date.now(), headers: req.headers };
     requests.push(recorded);
+    const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
+    if (typeof key !== 'string' || !key.startsWith(FAKE_API_KEY_PREFIX)) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
     const queue = queues.get(agent);
     const next = typeof queue === 'function' ? queue : queue?.shift();
     const reply = typeof next === 'function' ? next(recorded) : next;
