@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, each checked against its target. Exits 1 when one is missed.
 import { channelDelivery } from './channel-delivery.js';
 import { coldStart } from './cold-start.js';
+import { fanOut, historyGrowth } from './fan-out.js';
 
 const results = [];
 
@@ -19,6 +20,23 @@ results.push({
   ratio: Number(delivery.ratio.toFixed(2)),
   target: '≤ 2.00',
   ok: delivery.ratio <= 2,
+});
+
+const fan = await fanOut();
+results.push({
+  benchmark: 'run: lead + 8 workers, 1,000 ms per call',
+  measured: `${fan.wallMs.toFixed(0)} ms wall, ${fan.leadCalls} lead calls`,
+  ratio: Number(fan.ratio.toFixed(3)),
+  target: '≤ 1.15 × (3 × 1,000 ms + --help), lead: 2 calls',
+  ok: fan.ratio <= 1.15 && fan.leadCalls === 2,
+});
+const history = await historyGrowth();
+results.push({
+  benchmark: "run: an agent's 5th request, channel +20 messages it never received",
+  measured: `${history.noisyBytes} vs ${history.quietBytes} bytes`,
+  ratio: Number((history.noisyBytes / history.quietBytes).toFixed(4)),
+  target: '< 1.01',
+  ok: history.noisyBytes / history.quietBytes < 1.01,
 });
 
 console.table(results);
