@@ -13,11 +13,20 @@ import type { ToolContext, ToolResult } from './tools/tool.js';
 /** The most model calls one turn may make; the tool loop stops there. */
 export const MAX_TOOL_STEPS = 25;
 
+export interface ToolUse {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
 export interface TurnHooks {
   /** One model call: the engine checks limits, counts usage and records it. */
   call(request: ModelRequest, step: number): Promise<ModelResponse>;
-  onToolUse?(name: string, input: unknown): void;
-  onToolResult?(name: string, result: ToolResult): void;
+  /** A tool call is about to run: the engine records it. */
+  toolStarted(use: ToolUse): Promise<void>;
+  /** Runs a tool that acts outside the run, or answers it from a recording. */
+  external(use: ToolUse, readOnly: boolean, run: () => Promise<ToolResult>): Promise<ToolResult>;
+  toolFinished(use: ToolUse, result: ToolResult): void;
 }
 
 export interface TurnOutcome {
@@ -63,11 +72,12 @@ export async function runTurn(
       } else if (!tool) {
         result = { content: `There is no tool "${use.name}". Your tools: ${[...tools.keys()].join(', ')}.`, isError: true };
       } else {
-        hooks.onToolUse?.(use.name, use.input);
+        await hooks.toolStarted(use);
         const complete = (s: 'success' | 'failure', summary: string) => (completion = { status: s, summary });
-        result = await tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete });
+        const run = async () => tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete });
+        result = tool.external ? await hooks.external(use, tool.readOnly, run) : await run();
+        hooks.toolFinished(use, result);
       }
-      hooks.onToolResult?.(use.name, result);
       results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });
     }
     conversation.push({ role: 'user', content: results });

@@ -126,7 +126,7 @@ export class Channel {
   /** A turn of `agent` ended: counts toward proposal deadlines, which may close proposals. */
   turnEnded(agent: string): void {
     this.requireAgent(agent);
-    this.emit({ type: 'turn_ended', agent });
+    this.emit({ type: 'turn_counted', agent });
     for (const p of this.proposals.values()) {
       if (p.status === 'open' && p.deadline_turns !== null && this.turns - p.opened_at_turn >= p.deadline_turns) {
         this.close(p, outcome(p, true)!);
@@ -260,7 +260,7 @@ export class Channel {
         p.reason = event.reason;
         return;
       }
-      case 'turn_ended':
+      case 'turn_counted':
         this.turns++;
         return;
     }

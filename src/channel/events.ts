@@ -19,4 +19,4 @@ export type ChannelEvent =
       reason: string | null;
     }
   /** A turn of `agent` ended; proposal deadlines count these. */
-  | { type: 'turn_ended'; agent: string };
+  | { type: 'turn_counted'; agent: string };

@@ -30,11 +30,29 @@ program
   .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
   .option('--model <model>', 'use this model for every agent')
   .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
+  .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs')
   .option('--json', 'print one JSON object with the result at the end')
   .option('--quiet', 'print only the result')
   .action(async (file: string, options: import('./run.js').RunCommandOptions) => {
     const { runCommand } = await import('./run.js');
     process.exitCode = await runCommand(file, options);
+  });
+
+program
+  .command('resume')
+  .description('continue a run from its session file: nothing recorded is paid for or done again')
+  .argument('<session>', 'the session file (.conclave/sessions/RUN-ID.jsonl)')
+  .option('-i, --input <key=value>', 'a secret input, which the session file does not keep (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+  .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
+  .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
+  .option('--out <file>', 'the new session file of a fork')
+  .option('--model <model>', 'use this model for every agent')
+  .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
+  .option('--json', 'print one JSON object with the result at the end')
+  .option('--quiet', 'print only the result')
+  .action(async (file: string, options: import('./resume.js').ResumeOptions) => {
+    const { resumeCommand } = await import('./resume.js');
+    process.exitCode = await resumeCommand(file, options);
   });
 
 program

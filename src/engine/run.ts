@@ -7,7 +7,6 @@ import { Channel, type ProposalView } from '../channel/channel.js';
 import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
 import { CallAborted, ProviderError } from '../provider/errors.js';
 import { NO_USAGE, totalTokens, type TokenUsage } from '../provider/pricing.js';
-import type { SessionWriter } from '../session/writer.js';
 import { shellQuote, type Scope } from '../workflow/evaluate.js';
 import { fillTemplate, UnresolvedValueError } from '../workflow/fill.js';
 import type { Workflow } from '../workflow/load.js';
@@ -15,6 +14,7 @@ import type { Scalar } from '../workflow/types.js';
 import { Accounting, type Spend } from './accounting.js';
 import type { ProgressListener } from './events.js';
 import { inputEnvName } from './inputs.js';
+import { DivergenceError, type Journal } from './journal.js';
 import { buildProfiles } from './profiles.js';
 import { runSetupStep, SetupError } from './setup.js';
 
@@ -29,7 +29,12 @@ export interface RunOptions {
   env: NodeJS.ProcessEnv;
   modelOverride?: string;
   callModel(request: ModelRequest, signal: AbortSignal, onRetry: RetryListener): Promise<ModelResponse>;
-  session: SessionWriter;
+  /** Where events go; when resuming or replaying, also where recorded answers come from. */
+  journal: Journal;
+  /** False for --replay: a model call the recording cannot answer fails the run instead of reaching the network. */
+  liveCalls?: boolean;
+  /** Time the run had already used before it was resumed, for limits.timeout. */
+  elapsedBeforeMs?: number;
   progress: ProgressListener;
 }
 
@@ -53,6 +58,9 @@ export interface RunResult {
 
 /** A spending or turn limit stopped a model call. */
 class LimitReached extends Error {}
+
+/** --replay needed a model response the session does not hold. */
+class ReplayExhausted extends Error {}
 
 interface Ending {
   status: EndStatus;
@@ -83,6 +91,8 @@ export class Run {
   private workspace: Workspace;
   private toolEnv: NodeJS.ProcessEnv;
   private teamTurns = 0;
+  private readonly startedAt = Date.now();
+  private readonly lastRequests = new Map<string, { system: string; tools: string; count: number }>();
   private ending: Ending | undefined;
   private settled!: () => void;
   private readonly done = new Promise<void>((resolve) => (this.settled = resolve));
@@ -90,18 +100,19 @@ export class Run {
   constructor(private readonly options: RunOptions) {
     this.limits = options.workflow.limits;
     this.accounting = new Accounting(this.limits, options.workflow.spec.pricing, (model) =>
-      options.progress({ type: 'warning', message: `the price table does not know model "${model}": its cost is estimated at Opus prices` }),
+      this.progress({ type: 'warning', message: `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: in the workflow` }),
     );
     this.workspace = new Workspace(options.workspace);
     this.toolEnv = options.env;
   }
 
   async start(): Promise<RunResult> {
-    const { session, workflow } = this.options;
-    session.append({ type: 'run_started', workflow: workflow.spec.name, limits: { ...this.limits, maxTokensTotal: finite(this.limits.maxTokensTotal) } });
-    const timer = setTimeout(() => this.stop('limit', 3, `limit reached: timeout (${describeMs(this.limits.timeoutMs)})`), this.limits.timeoutMs);
+    const { journal, workflow } = this.options;
+    const left = Math.max(0, this.limits.timeoutMs - (this.options.elapsedBeforeMs ?? 0));
+    const timer = setTimeout(() => this.stop('limit', 3, `limit reached: timeout (${describeMs(this.limits.timeoutMs)})`), left);
     let scope: Scope | undefined;
     try {
+      journal.append({ type: 'run_started', workflow: workflow.spec.name, limits: { ...this.limits, maxTokensTotal: finite(this.limits.maxTokensTotal) } });
       scope = await this.setup();
       if (!this.ending) {
         for (const profile of buildProfiles(workflow, scope, this.options.modelOverride)) {
@@ -109,13 +120,14 @@ export class Run {
           this.conversations.set(profile.name, []);
           this.turns.set(profile.name, 0);
         }
-        this.channel = new Channel(workflow.graph, (event) => session.append(event));
+        this.channel = new Channel(workflow.graph, (event) => journal.append(event));
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
       }
     } catch (e) {
       if (e instanceof SetupError || e instanceof UnresolvedValueError) this.stop('error', 1, e.message);
-      else throw e;
+      else if (e instanceof DivergenceError) this.stop('error', 2, e.message);
+      else if (!(e instanceof CallAborted)) throw e;
     }
     this.settle();
     await this.done;
@@ -131,7 +143,7 @@ export class Run {
   // --- setup ---------------------------------------------------------------------------------
 
   private async setup(): Promise<Scope> {
-    const { workflow, inputs, runId, sessionPath, env, session, progress } = this.options;
+    const { workflow, inputs, runId, sessionPath, env, journal } = this.options;
     const base: Scope = { inputs, workflow: { name: workflow.spec.name, file: workflow.file }, run: { id: runId, session: sessionPath } };
     const declared: Record<string, string> = {};
     for (const [key, value] of Object.entries(workflow.spec.env ?? {})) {
@@ -146,16 +158,22 @@ export class Run {
     for (const [i, step] of (workflow.spec.setup ?? []).entries()) {
       if (this.ending) break;
       const command = fillTemplate(workflow.templates.get(`setup[${i}].run`)!, { ...base, env: envScope, setup: outputs }, shellQuote);
-      progress({ type: 'setup', id: step.id, state: 'running' });
-      try {
-        outputs[step.id] = await runSetupStep(step, command, shellEnv, this.workspace.root, this.controller.signal);
-      } catch (e) {
-        progress({ type: 'setup', id: step.id, state: 'failed' });
-        session.append({ type: 'setup_failed', id: step.id, error: (e as Error).message });
-        throw e;
+      const recorded = journal.setupOutput(step.id, this.controller.signal);
+      if (recorded) {
+        outputs[step.id] = String((await recorded).stdout);
+      } else {
+        await journal.live(this.controller.signal);
+        this.progress({ type: 'setup', id: step.id, state: 'running' });
+        try {
+          outputs[step.id] = await runSetupStep(step, command, shellEnv, this.workspace.root, this.controller.signal);
+        } catch (e) {
+          this.progress({ type: 'setup', id: step.id, state: 'failed' });
+          if (!this.ending) journal.append({ type: 'setup_failed', id: step.id, error: (e as Error).message });
+          throw e;
+        }
+        this.progress({ type: 'setup', id: step.id, state: 'done' });
       }
-      session.append({ type: 'setup_finished', id: step.id, stdout: outputs[step.id] });
-      progress({ type: 'setup', id: step.id, state: 'done' });
+      journal.append({ type: 'setup_finished', id: step.id, stdout: outputs[step.id] });
     }
     return { ...base, env: envScope, setup: outputs };
   }
@@ -240,14 +258,14 @@ export class Run {
   }
 
   private async takeTurn(name: string, turn: number): Promise<void> {
-    const { session, progress } = this.options;
+    const { journal } = this.options;
     const channel = this.channel!;
     const profile = this.profiles.get(name)!;
     const delivery = channel.deliver(name);
-    session.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
-    progress({ type: 'turn_started', agent: name, turn, messages: delivery.messages.length });
     const spentBefore = this.accounting.of(name);
     try {
+      journal.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
+      this.progress({ type: 'turn_started', agent: name, turn, messages: delivery.messages.length });
       const outcome = await runTurn(
         profile,
         this.conversations.get(name)!,
@@ -261,10 +279,10 @@ export class Run {
       const posted = outcome.text ? channel.post(name, outcome.text).message : undefined;
       channel.acknowledge(delivery);
       channel.turnEnded(name);
-      session.append({ type: 'turn_ended', agent: name, turn });
-      session.sync();
+      journal.append({ type: 'turn_ended', agent: name, turn, elapsed_ms: this.elapsedMs() });
+      journal.sync();
       const spent = this.accounting.of(name);
-      progress({
+      this.progress({
         type: 'turn_ended',
         agent: name,
         turn,
@@ -281,8 +299,14 @@ export class Run {
       channel.release(delivery);
       if (this.ending || e instanceof CallAborted) return;
       const message = e instanceof Error ? e.message : String(e);
-      session.append({ type: 'turn_failed', agent: name, turn, error: message });
-      progress({ type: 'turn_failed', agent: name, turn, error: message });
+      if (e instanceof DivergenceError) return this.stop('error', 2, message);
+      if (e instanceof ReplayExhausted) return this.stop('error', 1, message);
+      try {
+        journal.append({ type: 'turn_failed', agent: name, turn, error: message });
+      } catch (divergence) {
+        return this.stop('error', 2, (divergence as Error).message);
+      }
+      this.progress({ type: 'turn_failed', agent: name, turn, error: message });
       if (e instanceof LimitReached) return this.stop('limit', 3, message);
       if (e instanceof ProviderError) {
         const provider = e.kind !== 'request';
@@ -293,35 +317,91 @@ export class Run {
   }
 
   private hooks(name: string, turn: number): TurnHooks {
-    const { session, progress, callModel } = this.options;
+    const { journal, callModel } = this.options;
+    const signal = this.controller.signal;
     return {
       call: async (request, step) => {
         if (this.ending) throw new CallAborted();
         const over = this.accounting.exceeded();
         if (over) throw new LimitReached(`limit reached: ${over.limit} (${over.detail})`);
-        progress({ type: 'thinking', agent: name, step });
-        const response = await callModel(request, this.controller.signal, (error, waitMs) =>
-          progress({ type: 'retry', agent: name, error, waitMs }),
-        );
-        const usage = usageOf(response.usage);
-        const spend = this.accounting.record(name, request.model, usage);
-        session.append({
+        let response: ModelResponse;
+        const recorded = journal.response(name, turn, step, signal);
+        if (recorded) {
+          response = (await recorded).response as ModelResponse;
+        } else {
+          await journal.live(signal);
+          if (this.options.liveCalls === false) {
+            throw new ReplayExhausted(`the session holds no response for @${name}'s turn ${turn}, call ${step}: this run asked for more than was recorded`);
+          }
+          this.progress({ type: 'thinking', agent: name, step });
+          response = await callModel(request, signal, (error, waitMs) => this.progress({ type: 'retry', agent: name, error, waitMs }));
+        }
+        const spend = this.accounting.record(name, request.model, usageOf(response.usage));
+        journal.append({
           type: 'model_call',
           agent: name,
           turn,
           step,
+          request: this.requestDelta(name, request),
           request_sha256: createHash('sha256').update(JSON.stringify(request)).digest('hex'),
           response,
           cost_usd: spend.costUsd,
         });
         return response;
       },
-      onToolUse: (tool, input) => {
-        session.append({ type: 'tool_call', agent: name, turn, tool, input });
-        progress({ type: 'tool', agent: name, tool });
+      toolStarted: async (use) => {
+        if (!journal.hasToolCall(use.id)) await journal.live(signal);
+        journal.append({ type: 'tool_call', agent: name, turn, tool: use.name, tool_use_id: use.id, input: use.input });
+        this.progress({ type: 'tool', agent: name, tool: use.name });
       },
-      onToolResult: (tool, result) => session.append({ type: 'tool_result', agent: name, turn, tool, content: result.content, is_error: result.isError ?? false }),
+      external: async (use, readOnly, run) => {
+        const recorded = journal.toolResult(use.id, signal);
+        if (recorded) {
+          const event = await recorded;
+          return { content: String(event.content), isError: event.is_error === true };
+        }
+        const interrupted = journal.hasToolCall(use.id);
+        await journal.live(signal);
+        if (interrupted && !readOnly) {
+          return {
+            content: `The outcome of this ${use.name} call is unknown: conclave was stopped while it ran, and it was not run again because it may have changed something. Check its effect before you repeat it.`,
+            isError: true,
+          };
+        }
+        return run();
+      },
+      toolFinished: (use, result) =>
+        journal.append({ type: 'tool_result', agent: name, turn, tool: use.name, tool_use_id: use.id, content: result.content, is_error: result.isError ?? false }),
     };
+  }
+
+  /**
+   * What a model call asked, as the session keeps it: the system prompt and tools when they
+   * change, and the messages added since the agent's previous call (from its last one, which
+   * gains a cache mark), so that a replay can show where a request differs.
+   */
+  private requestDelta(name: string, request: ModelRequest) {
+    const previous = this.lastRequests.get(name);
+    const system = (request.system as { text: string }[]).map((b) => b.text).join('\n');
+    const tools = (request.tools ?? []).map((t) => ('name' in t ? t.name : t.type)).join(',');
+    const from = previous ? Math.max(0, previous.count - 1) : 0;
+    this.lastRequests.set(name, { system, tools, count: request.messages.length });
+    return {
+      model: request.model,
+      max_tokens: request.max_tokens,
+      ...(system !== previous?.system ? { system } : {}),
+      ...(tools !== previous?.tools ? { tools: tools.split(',') } : {}),
+      messages_from: from,
+      messages: request.messages.slice(from),
+    };
+  }
+
+  private progress(event: Parameters<ProgressListener>[0]): void {
+    if (!this.options.journal.replaying) this.options.progress(event);
+  }
+
+  private elapsedMs(): number {
+    return (this.options.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
   }
 
   private statusLine(turn: number): string {
@@ -334,7 +414,7 @@ export class Run {
   private reportProposal(p: ProposalView): void {
     if (this.reported.has(p.id)) return;
     this.reported.add(p.id);
-    this.options.progress({ type: 'proposal', id: p.id, status: p.status, winner: p.winner });
+    this.progress({ type: 'proposal', id: p.id, status: p.status, winner: p.winner });
   }
 
   // --- the end -------------------------------------------------------------------------------
@@ -351,7 +431,7 @@ export class Run {
   }
 
   private finish(scope: Scope | undefined): RunResult {
-    const { workflow, session } = this.options;
+    const { workflow, journal } = this.options;
     const ending = this.ending!;
     const channel = this.channel;
     const agents = Object.fromEntries([...this.profiles.keys()].map((n) => [n, { turns: this.turns.get(n)!, spend: this.accounting.of(n) }]));
@@ -381,8 +461,12 @@ export class Run {
     }
     const exitCode = ending.exitCode === 0 && outputErrors.length > 0 ? 1 : ending.exitCode;
     const result: RunResult = { ...ending, exitCode, outputs, outputErrors, usage: this.accounting.total, agents, proposals };
-    session.append({ type: 'run_ended', status: result.status, exit_code: exitCode, reason: result.reason, summary: result.summary, outputs, output_errors: outputErrors, usage: result.usage });
-    session.sync();
+    // A run stopped while it re-executed its recording, or that diverged from it, adds nothing:
+    // the session stays as it was, and can be resumed again.
+    if (!journal.replaying && !journal.diverged) {
+      journal.append({ type: 'run_ended', status: result.status, exit_code: exitCode, reason: result.reason, summary: result.summary, outputs, output_errors: outputErrors, usage: result.usage });
+      journal.sync();
+    }
     return result;
   }
 }

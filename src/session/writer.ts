@@ -1,49 +1,68 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-
-export const SESSION_FORMAT = 1;
-
-/** The first line of a session file. */
-export interface SessionHeader {
-  type: 'header';
-  format: number;
-  run_id: string;
-  conclave_version: string;
-  workflow: { path: string; sha256: string };
-  inputs: Record<string, unknown>;
-  started_at: string;
-}
+import type { SessionHeader } from './format.js';
+import { lockSession } from './lock.js';
+import type { SessionRecord } from './reader.js';
 
 /**
- * Appends a run's events to a JSONL file, one complete line each, numbered by `seq`. Every
- * secret value is masked in the line before it is written.
+ * Appends a run's events to a JSONL file, one complete line each, numbered by `seq`, holding the
+ * file's lock. Every secret value is masked in the line before it is written.
  */
 export class SessionWriter {
-  private seq = 0;
-
   private constructor(
     private readonly fd: number,
     readonly path: string,
-    private readonly masks: readonly [string, string][],
+    private readonly masks: readonly string[],
+    private readonly release: () => void,
+    private last: number,
   ) {}
 
   /** Creates the file (refusing one that exists) and writes its header. */
   static create(path: string, header: SessionHeader, secrets: readonly string[]): SessionWriter {
     mkdirSync(dirname(path), { recursive: true });
-    const fd = openSync(path, 'wx');
-    // A secret appears in a line as JSON text: mask that form of it.
-    const masks = [...new Set(secrets.filter((s) => s.length > 0))]
-      .sort((a, b) => b.length - a.length)
-      .map((s) => [JSON.stringify(s).slice(1, -1), '***'] as [string, string]);
-    const writer = new SessionWriter(fd, path, masks);
-    writer.writeLine(header);
-    return writer;
+    const release = lockSession(path);
+    try {
+      const writer = new SessionWriter(openSync(path, 'wx'), path, masksOf(secrets), release, 0);
+      writer.writeLine(header);
+      writer.sync();
+      return writer;
+    } catch (e) {
+      release();
+      throw e;
+    }
+  }
+
+  /**
+   * Opens a recorded session to add to it. A torn last line (a write a crash cut short) is cut
+   * off, kept beside the file, and recorded as a `repair` event.
+   */
+  static append(record: SessionRecord, secrets: readonly string[]): SessionWriter {
+    const release = lockSession(record.path);
+    try {
+      let kept: string | undefined;
+      if (record.torn) {
+        kept = `${record.path}.torn-${Date.now()}`;
+        writeFileSync(kept, record.torn.text);
+        truncateSync(record.path, record.torn.byteOffset);
+      }
+      const writer = new SessionWriter(openSync(record.path, 'a'), record.path, masksOf(secrets), release, record.lastSeq);
+      if (record.torn) writer.append({ type: 'repair', torn_bytes: Buffer.byteLength(record.torn.text), kept });
+      return writer;
+    } catch (e) {
+      release();
+      throw e;
+    }
+  }
+
+  /** The sequence number of the last event written. */
+  get seq(): number {
+    return this.last;
   }
 
   append(event: { type: string } & Record<string, unknown>): number {
-    this.seq++;
-    this.writeLine({ seq: this.seq, ...event });
-    return this.seq;
+    this.last++;
+    this.writeLine({ seq: this.last, ...event });
+    return this.last;
   }
 
   /** Makes what was written durable (at turn ends and at the end of the run). */
@@ -54,11 +73,25 @@ export class SessionWriter {
   close(): void {
     this.sync();
     closeSync(this.fd);
+    this.release();
+  }
+
+  /** The line as it would be written: JSON with every secret masked. */
+  lineOf(value: unknown): string {
+    return mask(JSON.stringify(value), this.masks);
   }
 
   private writeLine(value: unknown): void {
-    let line = JSON.stringify(value);
-    for (const [secret, mask] of this.masks) line = line.split(secret).join(mask);
-    writeSync(this.fd, `${line}\n`);
+    writeSync(this.fd, `${this.lineOf(value)}\n`);
   }
+}
+
+/** A secret appears in a line as JSON text: mask that form of it, longest first. */
+function masksOf(secrets: readonly string[]): string[] {
+  return [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length).map((s) => JSON.stringify(s).slice(1, -1));
+}
+
+function mask(line: string, masks: readonly string[]): string {
+  for (const secret of masks) if (line.includes(secret)) line = line.split(secret).join('***');
+  return line;
 }

@@ -32,6 +32,8 @@ export interface RecordedRequest {
   bytes: number;
   receivedAt: number;
   answeredAt?: number;
+  /** The id of the message that answered it. */
+  responseId?: string;
   headers: IncomingMessage['headers'];
 }
 
@@ -85,6 +87,7 @@ export async function startFakeAnthropic(script: Script, options: { latencyMs?: 
       return sendError(res, reply.error.status, reply.error.type, reply.error.message ?? reply.error.type, headers);
     }
     const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${++ids}`, raw.length);
+    recorded.responseId = message.id;
     if (body.stream) stream(res, message, reply.midStreamError);
     else {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': message.id });

@@ -15,6 +15,7 @@ function channelAction(act: () => unknown): ToolResult {
 
 export const propose: AgentTool = {
   readOnly: false,
+  external: false,
   definition: {
     name: 'propose',
     description:
@@ -38,6 +39,7 @@ export const propose: AgentTool = {
 
 export const vote: AgentTool = {
   readOnly: false,
+  external: false,
   definition: {
     name: 'vote',
     description: 'Vote on an open proposal. You may change your vote until the proposal is decided.',
@@ -57,6 +59,7 @@ export const vote: AgentTool = {
 
 export const cancelProposal: AgentTool = {
   readOnly: false,
+  external: false,
   definition: {
     name: 'cancel_proposal',
     description: 'Cancel a proposal you opened.',
@@ -67,6 +70,7 @@ export const cancelProposal: AgentTool = {
 
 export const channelHistory: AgentTool = {
   readOnly: true,
+  external: false,
   definition: {
     name: 'channel_history',
     description: 'Read earlier messages of the team channel, including ones not addressed to you.',
@@ -92,6 +96,7 @@ export const channelHistory: AgentTool = {
 
 export const complete: AgentTool = {
   readOnly: false,
+  external: false,
   definition: {
     name: 'complete',
     description: 'End the whole run, as the lead: give the status and a summary of the outcome. Nothing runs after this.',

@@ -22,6 +22,12 @@ export interface AgentTool {
   definition: { name: string; description: string; input_schema: { type: 'object'; properties: Record<string, unknown>; required?: string[] } };
   /** Re-running it cannot change anything; resume re-runs only such tools. */
   readOnly: boolean;
+  /**
+   * It acts outside the run (on the workspace), so a resumed run takes its recorded result
+   * instead of running it again. Tools that act on the channel always run: their effect is
+   * the run's own state, rebuilt by running them.
+   */
+  external: boolean;
   run(input: Record<string, unknown>, context: ToolContext): Promise<ToolResult> | ToolResult;
 }
 

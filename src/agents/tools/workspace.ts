@@ -30,6 +30,7 @@ function cap(text: string, limit = OUTPUT_CAP): string {
 
 export const readFile: AgentTool = {
   readOnly: true,
+  external: true,
   definition: {
     name: 'read_file',
     description: 'Read a text file of the workspace.',
@@ -54,6 +55,7 @@ export const readFile: AgentTool = {
 
 export const writeFile: AgentTool = {
   readOnly: false,
+  external: true,
   definition: {
     name: 'write_file',
     description: 'Create or overwrite a file of the workspace (parent directories are created).',
@@ -75,6 +77,7 @@ export const writeFile: AgentTool = {
 
 export const listFiles: AgentTool = {
   readOnly: true,
+  external: true,
   definition: {
     name: 'list_files',
     description: `List a directory of the workspace (recursive skips ${[...SKIPPED_DIRS].join(' and ')}).`,
@@ -109,6 +112,7 @@ export const listFiles: AgentTool = {
 
 export const grep: AgentTool = {
   readOnly: true,
+  external: true,
   definition: {
     name: 'grep',
     description: `Search the workspace's text files for a regular expression; prints file:line: text (skips ${[...SKIPPED_DIRS].join(' and ')}).`,
@@ -157,6 +161,7 @@ export const grep: AgentTool = {
 
 export const runCommand: AgentTool = {
   readOnly: false,
+  external: true,
   definition: {
     name: 'run_command',
     description: 'Run a shell command (sh -c) in the workspace directory; returns its exit code, stdout and stderr.',

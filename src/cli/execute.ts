@@ -1,0 +1,114 @@
+import { Journal } from '../engine/journal.js';
+import { Run, type RunResult } from '../engine/run.js';
+import { Provider } from '../provider/client.js';
+import type { SessionEvent } from '../session/format.js';
+import type { SessionWriter } from '../session/writer.js';
+import type { Workflow } from '../workflow/load.js';
+import type { Scalar } from '../workflow/types.js';
+import { progressLines } from './progress-lines.js';
+
+export interface OutputOptions {
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export interface ExecuteOptions extends OutputOptions {
+  workflow: Workflow;
+  inputs: Record<string, Scalar>;
+  runId: string;
+  /** The session path the run's expressions see (`run.session`): the original one, when resumed. */
+  scopeSession: string;
+  writer: SessionWriter;
+  /** What to re-execute first: a resumed, forked or replayed session's events. */
+  recording?: readonly SessionEvent[];
+  /** Called when the recording is used up, before the first new event. */
+  onLive?: () => void;
+  /** Undefined for --replay, which makes no model call. */
+  apiKey?: string;
+  elapsedBeforeMs?: number;
+  model?: string;
+  workspace: string;
+}
+
+const MAX_RETRIES = 4;
+const REQUEST_TIMEOUT_MS = 10 * 60_000;
+
+/** Runs (or continues) a workflow, prints the result and returns the exit code. */
+export async function executeRun(options: ExecuteOptions): Promise<number> {
+  const { workflow, writer } = options;
+  const provider = options.apiKey
+    ? new Provider({ apiKey: options.apiKey, maxRetries: MAX_RETRIES, requestTimeoutMs: Math.min(REQUEST_TIMEOUT_MS, workflow.limits.timeoutMs) })
+    : undefined;
+  const journal = new Journal(
+    {
+      write: (event) => writer.append(event),
+      sync: () => writer.sync(),
+      lineOf: (event) => writer.lineOf(event),
+      onLive: options.onLive,
+    },
+    options.recording,
+  );
+  const run = new Run({
+    workflow,
+    inputs: options.inputs,
+    runId: options.runId,
+    sessionPath: options.scopeSession,
+    workspace: options.workspace,
+    env: process.env,
+    modelOverride: options.model,
+    callModel: (request, signal, onRetry) => {
+      if (!provider) throw new Error('no model can be called in a replay');
+      return provider.call(request, signal, onRetry);
+    },
+    journal,
+    liveCalls: provider !== undefined,
+    elapsedBeforeMs: options.elapsedBeforeMs,
+    progress: options.quiet ? () => {} : progressLines((line) => process.stderr.write(line)),
+  });
+  const onInt = () => run.interrupt('SIGINT');
+  const onTerm = () => run.interrupt('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  let result: RunResult;
+  try {
+    result = await run.start();
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    writer.close();
+  }
+  process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path, workflow.limits.budgetUsd));
+  return result.exitCode;
+}
+
+function resultJson(result: RunResult, session: string) {
+  return {
+    status: result.status,
+    exit_code: result.exitCode,
+    reason: result.reason,
+    summary: result.summary,
+    outputs: result.outputs,
+    output_errors: result.outputErrors,
+    usage: { ...result.usage.usage, cost_usd: round(result.usage.costUsd) },
+    agents: Object.fromEntries(
+      Object.entries(result.agents).map(([name, a]) => [name, { turns: a.turns, calls: a.spend.calls, ...a.spend.usage, cost_usd: round(a.spend.costUsd) }]),
+    ),
+    proposals: result.proposals.map((p) => ({ id: p.id, question: p.question, status: p.status, winner: p.winner, tally: p.tally })),
+    session,
+  };
+}
+
+function resultText(result: RunResult, session: string, budget: number): string {
+  const lines = [`conclave: ${result.status} — ${result.reason}`];
+  if (result.summary) lines.push('', result.summary.trim(), '');
+  for (const [name, value] of Object.entries(result.outputs)) lines.push(`output ${name}: ${value.includes('\n') ? `\n${value}` : value}`);
+  for (const error of result.outputErrors) lines.push(`output error: ${error}`);
+  const { usage, costUsd } = result.usage;
+  lines.push(`usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (cache: ${usage.cache_read_input_tokens} read, ${usage.cache_creation_input_tokens} written) · $${costUsd.toFixed(4)} of $${budget.toFixed(2)}`);
+  lines.push(`session: ${session}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function round(n: number): number {
+  return Number(n.toFixed(6));
+}

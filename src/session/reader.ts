@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { EVENT_TYPES, FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } from './format.js';
+
+/** A session file that cannot be read as one; the message names the file and line. */
+export class SessionFileError extends Error {}
+
+export interface SessionRecord {
+  path: string;
+  header: SessionHeader;
+  /** Every event in the file, in order (unknown types skipped). */
+  events: SessionEvent[];
+  /**
+   * The events that make up the run's state: a `resumed` event voids what its run had recorded
+   * after the point it replayed through (the stop, and anything after it).
+   */
+  effective: SessionEvent[];
+  lastSeq: number;
+  /** An incomplete last line (a write cut short by a crash): where it starts, in bytes, and its text. */
+  torn?: { byteOffset: number; text: string };
+}
+
+export function readSession(path: string): SessionRecord {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new SessionFileError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  let torn: SessionRecord['torn'];
+  let complete = text;
+  const lastNewline = text.lastIndexOf('\n');
+  if (lastNewline !== text.length - 1) {
+    torn = { byteOffset: Buffer.byteLength(text.slice(0, lastNewline + 1)), text: text.slice(lastNewline + 1) };
+    complete = text.slice(0, lastNewline + 1);
+  }
+  const lines = complete.split('\n');
+  lines.pop();
+  if (lines.length === 0) throw new SessionFileError(`${path}: the file is empty${torn ? ' but for an incomplete line' : ''}`);
+  const parse = (line: string, n: number): Record<string, unknown> => {
+    try {
+      const value = JSON.parse(line) as unknown;
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+      return value as Record<string, unknown>;
+    } catch {
+      throw new SessionFileError(`${path}:${n}: this line is not a valid session event (broken JSON in the middle of the file)`);
+    }
+  };
+  const header = parse(lines[0]!, 1) as unknown as SessionHeader;
+  if (header.type !== 'header') throw new SessionFileError(`${path}:1: the first line is not a session header; is this a conclave session file?`);
+  if (typeof header.format !== 'number' || header.format > SESSION_FORMAT) {
+    throw new SessionFileError(`${path}: written in session format ${header.format} by conclave ${header.conclave_version}; this conclave reads format ${SESSION_FORMAT} and older: upgrade conclave`);
+  }
+  const events: SessionEvent[] = [];
+  let lastSeq = 0;
+  for (let i = 1; i < lines.length; i++) {
+    const event = parse(lines[i]!, i + 1) as SessionEvent;
+    if (event.seq !== lastSeq + 1) {
+      throw new SessionFileError(`${path}:${i + 1}: the sequence jumps from ${lastSeq} to ${event.seq}; events are missing`);
+    }
+    lastSeq = event.seq;
+    if (EVENT_TYPES.has(event.type)) events.push(event);
+  }
+  return { path, header, events, effective: effectiveEvents(events), lastSeq, torn };
+}
+
+function effectiveEvents(events: readonly SessionEvent[]): SessionEvent[] {
+  const effective: SessionEvent[] = [];
+  for (const event of events) {
+    if (event.type === 'resumed') {
+      const through = Number(event.replayed_through);
+      while (effective.length > 0 && effective[effective.length - 1]!.seq > through) effective.pop();
+    } else if (!FILE_EVENTS.has(event.type)) {
+      effective.push(event);
+    }
+  }
+  return effective;
+}

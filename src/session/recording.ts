@@ -1,0 +1,25 @@
+import { STOP_EVENTS, type SessionEvent } from './format.js';
+import type { SessionRecord } from './reader.js';
+
+/** How a recorded run ended, if it did. */
+export function endOf(record: SessionRecord): SessionEvent | undefined {
+  return record.effective.findLast((e) => e.type === 'run_ended');
+}
+
+/** A run that completed (the lead's `complete`, or idle) is over; one stopped by a limit, a signal or an error can go on. */
+export function isFinished(record: SessionRecord): boolean {
+  const end = endOf(record);
+  return end !== undefined && ['success', 'failure', 'idle'].includes(String(end.status));
+}
+
+/** What a resume re-executes: the run's events up to where it stopped. */
+export function replayable(events: readonly SessionEvent[]): SessionEvent[] {
+  const stop = events.findIndex((e) => STOP_EVENTS.has(e.type));
+  return stop === -1 ? [...events] : events.slice(0, stop);
+}
+
+/** The run time used before the recording ends, for limits.timeout. */
+export function elapsedOf(events: readonly SessionEvent[]): number {
+  const last = events.findLast((e) => e.type === 'turn_ended' && typeof e.elapsed_ms === 'number');
+  return last ? Number(last.elapsed_ms) : 0;
+}
