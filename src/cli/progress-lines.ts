@@ -18,12 +18,15 @@ function describe(e: ProgressEvent): string | undefined {
       return e.step > 1 ? `@${e.agent} thinking (call ${e.step})` : `@${e.agent} thinking`;
     case 'tool':
       return `@${e.agent} using ${e.tool}`;
+    case 'posted': {
+      const to = e.recipients.length ? e.recipients.map((r) => `@${r}`).join(', ') : 'no one';
+      const first = e.text.split('\n')[0]!;
+      return `@${e.agent} → ${to}: ${first.length > 100 ? `${first.slice(0, 99)}…` : first}${e.text.includes('\n') ? ' …' : ''}`;
+    }
     case 'retry':
       return `@${e.agent} retrying in ${(e.waitMs / 1000).toFixed(1)} s: ${e.error}`;
-    case 'turn_ended': {
-      const to = e.recipients === null ? 'no reply' : e.recipients.length ? `→ ${e.recipients.map((r) => `@${r}`).join(', ')}` : '→ no one';
-      return `@${e.agent} turn ${e.turn} done ${to} · ${e.tokens} tokens · $${e.costUsd.toFixed(4)}`;
-    }
+    case 'turn_ended':
+      return `@${e.agent} turn ${e.turn} done · ${e.tokens} tokens · $${e.costUsd.toFixed(4)}`;
     case 'turn_failed':
       return `@${e.agent} turn ${e.turn} failed: ${e.error}`;
     case 'proposal':

@@ -4,6 +4,7 @@ export type ProgressEvent =
   | { type: 'turn_started'; agent: string; turn: number; messages: number }
   | { type: 'thinking'; agent: string; step: number }
   | { type: 'tool'; agent: string; tool: string }
+  | { type: 'posted'; agent: string; recipients: string[]; text: string }
   | { type: 'retry'; agent: string; error: string; waitMs: number }
   | { type: 'turn_ended'; agent: string; turn: number; recipients: string[] | null; costUsd: number; tokens: number }
   | { type: 'turn_failed'; agent: string; turn: number; error: string }

@@ -126,7 +126,7 @@ export class Run {
       }
     } catch (e) {
       if (e instanceof SetupError || e instanceof UnresolvedValueError) this.stop('error', 1, e.message);
-      else if (e instanceof DivergenceError) this.stop('error', 2, e.message);
+      else if (e instanceof DivergenceError) this.stop('error', 1, e.message);
       else if (!(e instanceof CallAborted)) throw e;
     }
     this.settle();
@@ -277,6 +277,7 @@ export class Run {
       if (this.ending) return channel.release(delivery);
       this.conversations.set(name, outcome.conversation);
       const posted = outcome.text ? channel.post(name, outcome.text).message : undefined;
+      if (posted) this.progress({ type: 'posted', agent: name, recipients: posted.recipients, text: posted.text });
       channel.acknowledge(delivery);
       channel.turnEnded(name);
       journal.append({ type: 'turn_ended', agent: name, turn, elapsed_ms: this.elapsedMs() });
@@ -299,12 +300,12 @@ export class Run {
       channel.release(delivery);
       if (this.ending || e instanceof CallAborted) return;
       const message = e instanceof Error ? e.message : String(e);
-      if (e instanceof DivergenceError) return this.stop('error', 2, message);
+      if (e instanceof DivergenceError) return this.stop('error', 1, message);
       if (e instanceof ReplayExhausted) return this.stop('error', 1, message);
       try {
         journal.append({ type: 'turn_failed', agent: name, turn, error: message });
       } catch (divergence) {
-        return this.stop('error', 2, (divergence as Error).message);
+        return this.stop('error', 1, (divergence as Error).message);
       }
       this.progress({ type: 'turn_failed', agent: name, turn, error: message });
       if (e instanceof LimitReached) return this.stop('limit', 3, message);
@@ -327,6 +328,7 @@ export class Run {
         let response: ModelResponse;
         const recorded = journal.response(name, turn, step, signal);
         if (recorded) {
+          this.progress({ type: 'thinking', agent: name, step });
           response = (await recorded).response as ModelResponse;
         } else {
           await journal.live(signal);
@@ -396,8 +398,9 @@ export class Run {
     };
   }
 
+  /** Progress, except while a resume re-executes its recording (a replay shows it: that is its point). */
   private progress(event: Parameters<ProgressListener>[0]): void {
-    if (!this.options.journal.replaying) this.options.progress(event);
+    if (!this.options.journal.replaying || this.options.liveCalls === false) this.options.progress(event);
   }
 
   private elapsedMs(): number {
