@@ -56,6 +56,16 @@ program
   });
 
 program
+  .command('show')
+  .description('print a session: the transcript, proposals with their tallies, usage and cost')
+  .argument('<session>', 'the session file')
+  .addOption(new Option('--format <format>', 'output format').choices(['text', 'markdown', 'json']).default('text'))
+  .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' }) => {
+    const { showCommand } = await import('./show.js');
+    process.exitCode = showCommand(file, options);
+  });
+
+program
   .command('graph')
   .description('print the agent graph of a workflow')
   .argument('<file>', 'workflow file')

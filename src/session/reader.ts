@@ -43,6 +43,7 @@ export function readSession(path: string): SessionRecord {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
       return value as Record<string, unknown>;
     } catch {
+      if (n === 1) throw new SessionFileError(`${path}:1: not a conclave session file (its first line is not a JSON header)`);
       throw new SessionFileError(`${path}:${n}: this line is not a valid session event (broken JSON in the middle of the file)`);
     }
   };

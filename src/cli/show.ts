@@ -1,0 +1,79 @@
+import { readSession, SessionFileError } from '../session/reader.js';
+import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
+import { EXIT } from './exit-codes.js';
+import { fail } from './run.js';
+
+export type ShowFormat = 'text' | 'markdown' | 'json';
+
+/** `conclave show SESSION`: the transcript, the proposals, usage and cost. */
+export function showCommand(file: string, options: { format: ShowFormat }): number {
+  let summary: SessionSummary;
+  try {
+    summary = summarize(readSession(file));
+  } catch (e) {
+    if (e instanceof SessionFileError) return fail(e.message);
+    throw e;
+  }
+  const render = options.format === 'json' ? (s: SessionSummary) => `${JSON.stringify(s, null, 2)}\n` : options.format === 'markdown' ? markdown : text;
+  process.stdout.write(render(summary));
+  return EXIT.ok;
+}
+
+const from = (m: TranscriptMessage) => (m.kind === 'agent' ? `@${m.sender}` : m.kind);
+const to = (m: TranscriptMessage) => (m.recipients.length ? m.recipients.map((r) => `@${r}`).join(', ') : 'no one');
+const dollars = (n: number) => `$${n.toFixed(4)}`;
+
+function text(s: SessionSummary): string {
+  const lines = [`${s.header.workflow.path} · run ${s.header.run_id} · started ${s.header.started_at}`];
+  if (s.header.note) lines.push(`(${s.header.note})`);
+  lines.push('');
+  for (const m of s.messages) {
+    lines.push(`#${m.id} ${from(m)} → ${to(m)}`);
+    lines.push(...m.text.split('\n').map((l) => `    ${l}`));
+  }
+  if (s.proposals.length) lines.push('', 'Proposals:');
+  for (const p of s.proposals) {
+    const tally = Object.entries(p.tally).map(([o, n]) => `${o} ${n}`).join(', ');
+    lines.push(`  ${p.id}: ${p.question} — ${p.status.replace('_', ' ')}${p.winner ? ` "${p.winner}"` : ''} (${tally}; ${p.rule})`);
+  }
+  lines.push('', 'Usage:');
+  for (const [name, u] of [...Object.entries(s.agents), ['total', s.total] as const]) {
+    lines.push(`  ${name.padEnd(12)} ${String(u.turns).padStart(3)} turns ${String(u.calls).padStart(4)} calls ${String(u.input_tokens).padStart(9)} in ${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}`);
+  }
+  if (s.end) {
+    lines.push('', `Ended: ${s.end.status} (exit ${s.end.exit_code}) — ${s.end.reason}`);
+    for (const [k, v] of Object.entries(s.end.outputs)) lines.push(`  output ${k}: ${v}`);
+  } else {
+    lines.push('', 'The run has not ended: continue it with conclave resume.');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function markdown(s: SessionSummary): string {
+  const lines = [`# ${s.header.workflow.path}`, '', `Run \`${s.header.run_id}\`, started ${s.header.started_at}.`, ''];
+  if (s.end) lines.push(`**${s.end.status}** (exit ${s.end.exit_code}): ${s.end.reason}`, '');
+  if (s.end && Object.keys(s.end.outputs).length) {
+    lines.push('## Outputs', '', '| output | value |', '|---|---|');
+    for (const [k, v] of Object.entries(s.end.outputs)) lines.push(`| ${k} | ${cell(v)} |`);
+    lines.push('');
+  }
+  lines.push('## Transcript', '');
+  for (const m of s.messages) lines.push(`**#${m.id} ${from(m)} → ${to(m)}**`, '', m.text.split('\n').map((l) => `> ${l}`).join('\n'), '');
+  if (s.proposals.length) {
+    lines.push('## Proposals', '', '| proposal | question | result | tally | rule |', '|---|---|---|---|---|');
+    for (const p of s.proposals) {
+      const tally = Object.entries(p.tally).map(([o, n]) => `${o}: ${n}`).join(', ');
+      lines.push(`| ${p.id} | ${cell(p.question)} | ${p.status.replace('_', ' ')}${p.winner ? ` **${p.winner}**` : ''} | ${tally} | ${p.rule} |`);
+    }
+    lines.push('');
+  }
+  lines.push('## Usage', '', '| agent | turns | calls | input tokens | output tokens | cost |', '|---|---|---|---|---|---|');
+  for (const [name, u] of [...Object.entries(s.agents), ['**total**', s.total] as const]) {
+    lines.push(`| ${name} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, '<br>');
+}

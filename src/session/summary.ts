@@ -1,0 +1,115 @@
+import type { SessionEvent, SessionHeader } from './format.js';
+import type { SessionRecord } from './reader.js';
+
+export interface TranscriptMessage {
+  id: number;
+  kind: string;
+  sender: string;
+  recipients: string[];
+  text: string;
+}
+
+export interface ProposalSummary {
+  id: string;
+  proposer: string;
+  question: string;
+  options: string[];
+  rule: string;
+  status: string;
+  winner: string | null;
+  reason: string | null;
+  tally: Record<string, number>;
+  votes: Record<string, { option: string; reason: string }>;
+}
+
+export interface AgentUsage {
+  turns: number;
+  calls: number;
+  tools: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+  cost_usd: number;
+}
+
+export interface SessionSummary {
+  header: SessionHeader;
+  messages: TranscriptMessage[];
+  proposals: ProposalSummary[];
+  agents: Record<string, AgentUsage>;
+  total: AgentUsage;
+  /** The run_ended event, if the run ended. */
+  end?: { status: string; exit_code: number; reason: string; summary: string; outputs: Record<string, string> };
+}
+
+const NONE: AgentUsage = { turns: 0, calls: 0, tools: 0, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost_usd: 0 };
+
+/** What a session says happened: the transcript, the proposals, usage and cost, and the end. */
+export function summarize(record: SessionRecord): SessionSummary {
+  const messages: TranscriptMessage[] = [];
+  const proposals = new Map<string, ProposalSummary>();
+  const agents: Record<string, AgentUsage> = {};
+  const usage = (agent: unknown) => (agents[String(agent)] ??= { ...NONE });
+  let end: SessionSummary['end'];
+  for (const e of record.effective) apply(e);
+  const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NONE });
+  return { header: record.header, messages, proposals: [...proposals.values()], agents, total, end };
+
+  function apply(e: SessionEvent): void {
+    switch (e.type) {
+      case 'message':
+        messages.push(e.message as TranscriptMessage);
+        return;
+      case 'proposal_opened': {
+        const p = e.proposal as ProposalSummary;
+        proposals.set(p.id, { ...p, status: 'open', winner: null, reason: null, tally: Object.fromEntries(p.options.map((o) => [o, 0])), votes: {} });
+        return;
+      }
+      case 'vote': {
+        const p = proposals.get(String(e.proposal));
+        if (!p) return;
+        p.votes[String(e.voter)] = { option: String(e.option), reason: String(e.reason ?? '') };
+        p.tally = Object.fromEntries(p.options.map((o) => [o, Object.values(p.votes).filter((v) => v.option === o).length]));
+        return;
+      }
+      case 'proposal_closed': {
+        const p = proposals.get(String(e.proposal));
+        if (p) Object.assign(p, { status: e.status, winner: e.winner ?? null, reason: e.reason ?? null });
+        return;
+      }
+      case 'turn_started':
+        usage(e.agent).turns++;
+        return;
+      case 'tool_call':
+        usage(e.agent).tools++;
+        return;
+      case 'model_call': {
+        const u = usage(e.agent);
+        const r = (e.response as { usage?: Record<string, number | null> }).usage ?? {};
+        u.calls++;
+        u.input_tokens += r.input_tokens ?? 0;
+        u.output_tokens += r.output_tokens ?? 0;
+        u.cache_read_input_tokens += r.cache_read_input_tokens ?? 0;
+        u.cache_creation_input_tokens += r.cache_creation_input_tokens ?? 0;
+        u.cost_usd += Number(e.cost_usd ?? 0);
+        return;
+      }
+      case 'run_ended':
+        end = {
+          status: String(e.status),
+          exit_code: Number(e.exit_code),
+          reason: String(e.reason),
+          summary: String(e.summary ?? ''),
+          outputs: (e.outputs as Record<string, string>) ?? {},
+        };
+        return;
+    }
+  }
+}
+
+function add(a: AgentUsage, b: AgentUsage): AgentUsage {
+  const out = { ...a };
+  for (const key of Object.keys(out) as (keyof AgentUsage)[]) out[key] = a[key] + b[key];
+  return out;
+}

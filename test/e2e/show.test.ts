@@ -1,0 +1,53 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
+import { conclave } from '../helpers/cli.js';
+import { runWorkflow } from '../helpers/run-workflow.js';
+
+let server: FakeAnthropic;
+let file: string;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startFakeAnthropic(crashScript(0));
+  const run = await runWorkflow(server, CRASH_WORKFLOW);
+  dir = run.dir;
+  file = join(dir, '.conclave', 'sessions', readdirSync(join(dir, '.conclave', 'sessions'))[0]!);
+});
+afterAll(() => server.close());
+
+describe('conclave show', () => {
+  it('prints the transcript, the proposals, usage and the end as text', async () => {
+    const shown = await conclave(['show', file], { cwd: dir });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('#1 kickoff → @lead\n    Check the three parts, then decide.');
+    expect(shown.stdout).toContain('#2 @lead → @a, @b, @c\n    @a @b @c please check your part.');
+    expect(shown.stdout).toContain('  verdict: Ship it? — decided "ship" (ship 2, hold 0; majority)');
+    expect(shown.stdout).toMatch(/ {2}total +\d+ turns +\d+ calls +\d+ in +\d+ out {2}\$0\.\d{4}/);
+    expect(shown.stdout).toContain('Ended: success (exit 0) — @lead completed the run with success');
+    expect(shown.stdout).toContain('  output verdict: ship');
+  });
+
+  it('prints Markdown with tables', async () => {
+    const shown = await conclave(['show', file, '--format', 'markdown'], { cwd: dir });
+    expect(shown.stdout).toContain('| verdict | Ship it? | decided **ship** | ship: 2, hold: 0 | majority |');
+    expect(shown.stdout).toMatch(/\| \*\*total\*\* \| \d+ \| \d+ \| \d+ \| \d+ \| \$0\.\d{4} \|/);
+  });
+
+  it('prints JSON that adds up', async () => {
+    const shown = await conclave(['show', file, '--format', 'json'], { cwd: dir });
+    const summary = JSON.parse(shown.stdout);
+    expect(summary.proposals[0]).toMatchObject({ id: 'verdict', status: 'decided', winner: 'ship', tally: { ship: 2, hold: 0 } });
+    const agents = Object.values(summary.agents) as { calls: number; cost_usd: number }[];
+    expect(summary.total.calls).toBe(agents.reduce((n, a) => n + a.calls, 0));
+    expect(summary.total.calls).toBe(server.requests.length);
+  });
+
+  it('says plainly when the file is not a session', async () => {
+    const shown = await conclave(['show', 'workflow.yml'], { cwd: dir });
+    expect(shown.code).toBe(2);
+    expect(shown.stderr).toBe('conclave: workflow.yml:1: not a conclave session file (its first line is not a JSON header)\n');
+  });
+});
