@@ -54,21 +54,24 @@ export function sha256(text: string): string {
 export async function runCommand(file: string, options: RunCommandOptions): Promise<number> {
   const workflow = loadForRun(file);
   if (!workflow) return EXIT.usage;
-  let inputs: Record<string, Scalar>;
-  try {
-    inputs = resolveInputs(workflow.spec.inputs ?? {}, options.input);
-  } catch (e) {
-    if (e instanceof InputError) return fail(e.message);
-    throw e;
-  }
   let recording: SessionEvent[] | undefined;
+  let given = options.input;
   if (options.replay) {
     try {
-      recording = replayable(readSession(options.replay).effective);
+      const record = readSession(options.replay);
+      recording = replayable(record.effective);
+      given = [...recordedPairs(record.header.inputs, given), ...given];
     } catch (e) {
       if (e instanceof SessionFileError) return fail(e.message);
       throw e;
     }
+  }
+  let inputs: Record<string, Scalar>;
+  try {
+    inputs = resolveInputs(workflow.spec.inputs ?? {}, given);
+  } catch (e) {
+    if (e instanceof InputError) return fail(e.message);
+    throw e;
   }
   const apiKey = process.env.ANTHROPIC_API_KEY;
   if (!apiKey && !recording) return fail(NO_API_KEY);
@@ -110,4 +113,11 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     apiKey: recording ? undefined : apiKey,
     workspace,
   });
+}
+
+/** A replay takes the recorded inputs (secrets aside) that the command line does not give. */
+function recordedPairs(recorded: Record<string, unknown>, given: readonly string[]): string[] {
+  return Object.entries(recorded)
+    .filter(([name, value]) => value !== '***' && !given.some((pair) => pair.startsWith(`${name}=`)))
+    .map(([name, value]) => `${name}=${String(value)}`);
 }
