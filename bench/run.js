@@ -2,6 +2,7 @@
 import { channelDelivery } from './channel-delivery.js';
 import { coldStart } from './cold-start.js';
 import { fanOut, historyGrowth } from './fan-out.js';
+import { resumeCost, writeCost } from './session.js';
 
 const results = [];
 
@@ -37,6 +38,23 @@ results.push({
   ratio: Number((history.noisyBytes / history.quietBytes).toFixed(4)),
   target: '< 1.01',
   ok: history.noisyBytes / history.quietBytes < 1.01,
+});
+
+const resume = await resumeCost();
+results.push({
+  benchmark: `session: resume ${resume.events.toLocaleString('en')} events to the first new call`,
+  measured: `${resume.resumeMs.toFixed(0)} ms vs ${resume.parseMs.toFixed(0)} ms read + JSON.parse`,
+  ratio: Number(resume.ratio.toFixed(2)),
+  target: '≤ 5.00',
+  ok: resume.ratio <= 5,
+});
+const write = await writeCost();
+results.push({
+  benchmark: 'session: writing it during the fan-out run',
+  measured: `${write.writeMs.toFixed(1)} ms of ${write.wallMs.toFixed(0)} ms`,
+  ratio: Number(write.share.toFixed(4)),
+  target: '≤ 0.05',
+  ok: write.share <= 0.05,
 });
 
 console.table(results);

@@ -27,7 +27,7 @@ writeFileSync(
   "export async function getUsr(db, name) {\n  const rows = await db.query(`SELECT * FROM users WHERE name = '${name}'`);\n  return rows[0];\n}\n\nexport function fmt(u) { return u.first + ' ' + u.last; }\n",
 );
 git('-c', 'user.name=demo', '-c', 'user.email=demo@example.com', 'commit', '-qam', 'Look users up by name');
-cpSync(join(root, 'examples'), join(repo, 'examples'), { recursive: true });
+cpSync(join(root, 'examples'), join(repo, 'examples'), { recursive: true, filter: (source) => !source.endsWith('.session.jsonl') });
 
 const server = await startFakeAnthropic(PR_REVIEW_DEMO);
 const session = 'examples/pr-review.session.jsonl';

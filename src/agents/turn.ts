@@ -85,16 +85,34 @@ export async function runTurn(
   }
 }
 
+const fixedParts = new WeakMap<AgentProfile, { system: TextBlockParam[]; tools: Tool[] }>();
+
+/**
+ * An agent's system blocks and tools, built once: every request of the agent shares the same
+ * objects, which lets hashing and recording tell at once that they did not change.
+ */
+function partsOf(profile: AgentProfile): { system: TextBlockParam[]; tools: Tool[] } {
+  let parts = fixedParts.get(profile);
+  if (!parts) {
+    parts = {
+      system: [{ type: 'text', text: profile.system, cache_control: { type: 'ephemeral' } }],
+      tools: profile.tools.map((t, i) => ({
+        ...t.definition,
+        ...(i === profile.tools.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
+      })),
+    };
+    fixedParts.set(profile, parts);
+  }
+  return parts;
+}
+
 /** The request for one model call, with prompt-cache breakpoints on the system prompt, the tools and the conversation so far. */
 export function request(profile: AgentProfile, messages: readonly MessageParam[]): ModelRequest {
-  const tools: Tool[] = profile.tools.map((t, i) => ({
-    ...t.definition,
-    ...(i === profile.tools.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
-  }));
+  const { system, tools } = partsOf(profile);
   return {
     model: profile.model,
     max_tokens: profile.maxTokens,
-    system: [{ type: 'text', text: profile.system, cache_control: { type: 'ephemeral' } }],
+    system,
     tools,
     messages: withCacheBreakpoint(messages),
   };

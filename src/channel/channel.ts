@@ -58,6 +58,9 @@ export class Channel {
   private readonly proposals = new Map<string, ProposalState>();
   private readonly lastBySender = new Map<string, Message>();
   private readonly pending = new Map<string, Delivery>();
+  /** Agents with unread messages, so that a scheduler need not ask every inbox. */
+  private readonly unread = new Set<string>();
+  private readonly order: ReadonlyMap<string, number>;
   private turns = 0;
 
   constructor(
@@ -65,6 +68,7 @@ export class Channel {
     private readonly listener: (event: ChannelEvent) => void = () => {},
   ) {
     this.names = new Set(team.members.keys());
+    this.order = new Map([...this.names].map((name, i) => [name, i]));
     for (const name of this.names) this.inboxes.set(name, new Inbox());
   }
 
@@ -173,6 +177,11 @@ export class Channel {
     return this.inbox(agent).unreadCount;
   }
 
+  /** The agents with unread messages, in roster order. */
+  withUnread(): string[] {
+    return [...this.unread].sort((a, b) => this.order.get(a)! - this.order.get(b)!);
+  }
+
   // --- reading -------------------------------------------------------------------------------
 
   get length(): number {
@@ -240,13 +249,19 @@ export class Channel {
         const m = event.message;
         if (m.id !== this.messages.length + 1) throw new Error(`message #${m.id} out of order: expected #${this.messages.length + 1}`);
         this.messages.push(m);
-        for (const r of m.recipients) this.inbox(r).push(m.id);
+        for (const r of m.recipients) {
+          this.inbox(r).push(m.id);
+          this.unread.add(r);
+        }
         if (m.kind === 'agent') this.lastBySender.set(m.sender, m);
         return;
       }
-      case 'ack':
-        this.inbox(event.agent).acknowledge(event.through);
+      case 'ack': {
+        const inbox = this.inbox(event.agent);
+        inbox.acknowledge(event.through);
+        if (inbox.unreadCount === 0) this.unread.delete(event.agent);
         return;
+      }
       case 'proposal_opened':
         this.proposals.set(event.proposal.id, { ...event.proposal, status: 'open', votes: new Map(), winner: null, reason: null });
         return;

@@ -1,4 +1,5 @@
 import { VOLATILE_FIELDS, type SessionEvent } from '../session/format.js';
+import { RAW_LINE } from '../session/reader.js';
 import { CallAborted } from '../provider/errors.js';
 
 /** The run no longer produces what the session recorded: the workflow, inputs or environment differ. */
@@ -64,7 +65,7 @@ export class Journal {
       return this.options.write(event);
     }
     const recorded = this.recording[this.cursor]!;
-    if (this.options.lineOf(comparable(event)) !== JSON.stringify(comparable(recorded))) {
+    if (!sameEvent(recorded, event, this.options.lineOf)) {
       this.broken = new DivergenceError(divergence(recorded, event));
       for (const w of this.waiters.splice(0)) w.reject(this.broken);
       throw this.broken;
@@ -164,6 +165,14 @@ export class Journal {
 
 function callKey(agent: unknown, turn: unknown, step: unknown): string {
   return `${agent}\0${turn}\0${step}`;
+}
+
+/** Whether the run produced the recorded event: its line as it would be written equals the line read (volatile fields aside). */
+function sameEvent(recorded: SessionEvent, produced: EventInput, lineOf: (event: unknown) => string): boolean {
+  const raw = (recorded as SessionEvent & { [RAW_LINE]?: string })[RAW_LINE];
+  const volatile = VOLATILE_FIELDS.some((field) => field in recorded || field in produced);
+  if (raw !== undefined && !volatile) return lineOf({ seq: recorded.seq, ...produced }) === raw;
+  return lineOf(comparable(produced)) === JSON.stringify(comparable(recorded));
 }
 
 function comparable(event: Record<string, unknown>): Record<string, unknown> {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { AgentProfile } from '../agents/profile.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
@@ -7,6 +6,7 @@ import { Channel, type ProposalView } from '../channel/channel.js';
 import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
 import { CallAborted, ProviderError } from '../provider/errors.js';
 import { NO_USAGE, totalTokens, type TokenUsage } from '../provider/pricing.js';
+import { requestHash } from '../provider/request-hash.js';
 import { shellQuote, type Scope } from '../workflow/evaluate.js';
 import { fillTemplate, UnresolvedValueError } from '../workflow/fill.js';
 import type { Workflow } from '../workflow/load.js';
@@ -92,7 +92,7 @@ export class Run {
   private toolEnv: NodeJS.ProcessEnv;
   private teamTurns = 0;
   private readonly startedAt = Date.now();
-  private readonly lastRequests = new Map<string, { system: string; tools: string; count: number }>();
+  private readonly lastRequests = new Map<string, { system: unknown; tools: unknown; count: number }>();
   private ending: Ending | undefined;
   private settled!: () => void;
   private readonly done = new Promise<void>((resolve) => (this.settled = resolve));
@@ -193,9 +193,9 @@ export class Run {
 
   private startEligible(ignoreFanIn: boolean): void {
     const channel = this.channel!;
-    for (const name of this.profiles.keys()) {
+    for (const name of channel.withUnread()) {
       if (this.running.size >= this.limits.concurrency || this.teamTurns >= this.limits.maxTurns) return;
-      if (this.running.has(name) || !channel.hasUnread(name) || !this.hasTurnsLeft(name)) continue;
+      if (this.running.has(name) || !this.hasTurnsLeft(name)) continue;
       if (!ignoreFanIn && this.waitsForFanIn(name)) continue;
       this.startTurn(name);
     }
@@ -216,7 +216,7 @@ export class Run {
 
   private nothingRuns(): void {
     const channel = this.channel!;
-    const wanting = [...this.profiles.keys()].filter((n) => channel.hasUnread(n));
+    const wanting = channel.withUnread();
     if (wanting.length > 0) {
       if (this.teamTurns >= this.limits.maxTurns) return this.stop('limit', 3, `limit reached: max_turns (${this.limits.maxTurns} turns for the team)`);
       const capped = wanting.map((n) => `@${n}`).join(', ');
@@ -326,10 +326,14 @@ export class Run {
         const over = this.accounting.exceeded();
         if (over) throw new LimitReached(`limit reached: ${over.limit} (${over.detail})`);
         let response: ModelResponse;
+        let hash: string | undefined;
         const recorded = journal.response(name, turn, step, signal);
         if (recorded) {
           this.progress({ type: 'thinking', agent: name, step });
-          response = (await recorded).response as ModelResponse;
+          const event = await recorded;
+          response = event.response as ModelResponse;
+          // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
+          hash = String(event.request_sha256);
         } else {
           await journal.live(signal);
           if (this.options.liveCalls === false) {
@@ -345,7 +349,7 @@ export class Run {
           turn,
           step,
           request: this.requestDelta(name, request),
-          request_sha256: createHash('sha256').update(JSON.stringify(request)).digest('hex'),
+          request_sha256: hash ?? requestHash(request),
           response,
           cost_usd: spend.costUsd,
         });
@@ -383,16 +387,15 @@ export class Run {
    * gains a cache mark), so that a replay can show where a request differs.
    */
   private requestDelta(name: string, request: ModelRequest) {
+    // An agent's system blocks and tools are the same objects call after call (agents/turn.ts).
     const previous = this.lastRequests.get(name);
-    const system = (request.system as { text: string }[]).map((b) => b.text).join('\n');
-    const tools = (request.tools ?? []).map((t) => ('name' in t ? t.name : t.type)).join(',');
     const from = previous ? Math.max(0, previous.count - 1) : 0;
-    this.lastRequests.set(name, { system, tools, count: request.messages.length });
+    this.lastRequests.set(name, { system: request.system, tools: request.tools, count: request.messages.length });
     return {
       model: request.model,
       max_tokens: request.max_tokens,
-      ...(system !== previous?.system ? { system } : {}),
-      ...(tools !== previous?.tools ? { tools: tools.split(',') } : {}),
+      ...(request.system !== previous?.system ? { system: (request.system as { text: string }[]).map((b) => b.text).join('\n') } : {}),
+      ...(request.tools !== previous?.tools ? { tools: (request.tools ?? []).map((t) => ('name' in t ? t.name : t.type)) } : {}),
       messages_from: from,
       messages: request.messages.slice(from),
     };

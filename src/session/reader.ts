@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { EVENT_TYPES, FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } from './format.js';
 
+/** The line an event was read from, kept on the event (JSON.stringify skips symbol keys). */
+export const RAW_LINE = Symbol('raw line');
+
 /** A session file that cannot be read as one; the message names the file and line. */
 export class SessionFileError extends Error {}
 
@@ -60,6 +63,7 @@ export function readSession(path: string): SessionRecord {
       throw new SessionFileError(`${path}:${i + 1}: the sequence jumps from ${lastSeq} to ${event.seq}; events are missing`);
     }
     lastSeq = event.seq;
+    (event as SessionEvent & { [RAW_LINE]?: string })[RAW_LINE] = lines[i]!;
     if (EVENT_TYPES.has(event.type)) events.push(event);
   }
   return { path, header, events, effective: effectiveEvents(events), lastSeq, torn };

@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import type { ModelRequest } from './client.js';
+
+const partHashes = new WeakMap<object, string>();
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The hash of a part of a request, computed once per object (a conversation's messages are reused call after call). */
+function hashOf(part: unknown): string {
+  if (part === null || typeof part !== 'object') return sha256(JSON.stringify(part) ?? 'undefined');
+  let hash = partHashes.get(part);
+  if (hash === undefined) {
+    hash = sha256(JSON.stringify(part));
+    partHashes.set(part, hash);
+  }
+  return hash;
+}
+
+const chains = new WeakMap<object, Map<string, string>>();
+
+/** The hash of the messages up to and including `messages[last]`: each link is computed once for a given prefix. */
+function chainOf(messages: readonly object[]): string {
+  let chain = '';
+  for (const message of messages) {
+    let links = chains.get(message);
+    if (!links) {
+      links = new Map();
+      chains.set(message, links);
+    }
+    let next = links.get(chain);
+    if (next === undefined) {
+      next = sha256(chain + hashOf(message));
+      links.set(chain, next);
+    }
+    chain = next;
+  }
+  return chain;
+}
+
+/**
+ * The sha256 of a request in canonical form: its model, max_tokens, system prompt and tools hashed
+ * on their own, and its messages as a chain of hashes. Equal requests have equal hashes; the cost
+ * of a call's hash grows with what it adds, not with the whole conversation.
+ */
+export function requestHash(request: ModelRequest): string {
+  return sha256(
+    JSON.stringify({
+      model: request.model,
+      max_tokens: request.max_tokens,
+      system: hashOf(request.system ?? null),
+      tools: hashOf(request.tools ?? null),
+      messages: chainOf(request.messages as object[]),
+      rest: Object.keys(request).filter((k) => !['model', 'max_tokens', 'system', 'tools', 'messages'].includes(k)).map((k) => [k, (request as Record<string, unknown>)[k]]),
+    }),
+  );
+}
