@@ -51,7 +51,7 @@ export function systemPrompt(input: PreambleInput): string {
     `Your tools: ${input.toolNames.join(', ')}.`,
     ...(agent.isLead ? ['When the work is done, call complete with the status and a summary: that ends the run.'] : []),
     '',
-    `Limits of this run: ${limits.maxTurnsPerAgent} turns for you, ${limits.maxTurns} for the whole team, a budget of $${limits.budgetUsd.toFixed(2)}. Each turn's message says what is left.`,
+    `Limits of this run: ${limits.maxTurnsPerAgent} turns for you, ${limits.maxTurns} for the whole team, a budget of $${limits.budgetUsd.toFixed(2)}. Each turn's message says how many turns are left.`,
   ];
   if (input.instructions.trim() !== '') lines.push('', 'Your instructions:', input.instructions.trim());
   return lines.join('\n');

@@ -1,6 +1,7 @@
 import { Journal } from '../engine/journal.js';
 import { Run, type RunResult } from '../engine/run.js';
 import { Provider } from '../provider/client.js';
+import type { ResponseCache } from '../session/cache.js';
 import type { SessionEvent } from '../session/format.js';
 import type { SessionWriter } from '../session/writer.js';
 import type { Workflow } from '../workflow/load.js';
@@ -10,9 +11,26 @@ import { progressLines } from './progress-lines.js';
 export interface OutputOptions {
   json?: boolean;
   quiet?: boolean;
+  /** --cache: true for the default SQLite file, or a file or URL. */
+  cache?: string | true;
+  /** --offline: answer only from the cache or a replay. */
+  offline?: boolean;
 }
 
-export interface ExecuteOptions extends OutputOptions {
+/** Opens --cache before anything is written; a message (and exit 2) when it cannot be opened. */
+export async function cacheOf(options: OutputOptions & { replay?: string }): Promise<ResponseCache | undefined | string> {
+  if (options.offline && options.cache === undefined && !options.replay) return '--offline answers only from --cache or --replay: give one of them';
+  if (options.cache === undefined) return undefined;
+  const { openCache, CacheError } = await import('../session/cache.js');
+  try {
+    return await openCache(options.cache);
+  } catch (e) {
+    if (e instanceof CacheError) return e.message;
+    return `cannot open the response cache: ${(e as Error).message}`;
+  }
+}
+
+export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   workflow: Workflow;
   inputs: Record<string, Scalar>;
   runId: string;
@@ -23,8 +41,9 @@ export interface ExecuteOptions extends OutputOptions {
   recording?: readonly SessionEvent[];
   /** Called when the recording is used up, before the first new event. */
   onLive?: () => void;
-  /** Undefined for --replay, which makes no model call. */
+  /** Undefined for --replay and --offline, which make no model call. */
   apiKey?: string;
+  responseCache?: ResponseCache;
   elapsedBeforeMs?: number;
   model?: string;
   workspace: string;
@@ -36,7 +55,7 @@ const REQUEST_TIMEOUT_MS = 10 * 60_000;
 /** Runs (or continues) a workflow, prints the result and returns the exit code. */
 export async function executeRun(options: ExecuteOptions): Promise<number> {
   const { workflow, writer } = options;
-  const provider = options.apiKey
+  const provider = options.apiKey && !options.offline
     ? new Provider({ apiKey: options.apiKey, maxRetries: MAX_RETRIES, requestTimeoutMs: Math.min(REQUEST_TIMEOUT_MS, workflow.limits.timeoutMs) })
     : undefined;
   const journal = new Journal(
@@ -61,6 +80,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       return provider.call(request, signal, onRetry);
     },
     journal,
+    cache: options.responseCache,
     liveCalls: provider !== undefined,
     elapsedBeforeMs: options.elapsedBeforeMs,
     progress: options.quiet ? () => {} : progressLines((line) => process.stderr.write(line)),
@@ -76,6 +96,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     writer.close();
+    await options.responseCache?.close();
   }
   process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path, workflow.limits.budgetUsd));
   return result.exitCode;

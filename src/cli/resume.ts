@@ -8,7 +8,7 @@ import { elapsedOf, endOf, isFinished, replayable } from '../session/recording.j
 import { SessionWriter } from '../session/writer.js';
 import type { Scalar } from '../workflow/types.js';
 import { EXIT } from './exit-codes.js';
-import { executeRun, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { fail, loadForRun, NO_API_KEY, newRunId, sha256 } from './run.js';
 import { secretInputs, secretValues } from './secrets.js';
 
@@ -56,7 +56,9 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     throw e;
   }
   const apiKey = process.env.ANTHROPIC_API_KEY;
-  if (!apiKey) return fail(NO_API_KEY);
+  if (!apiKey && !options.offline) return fail(NO_API_KEY);
+  const cache = await cacheOf(options);
+  if (typeof cache === 'string') return fail(cache);
 
   const recording = replayable(record.effective);
   const lastReplayed = recording.at(-1)?.seq ?? 0;
@@ -77,6 +79,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     recording,
     onLive: () => writer.append({ type: 'resumed', replayed_through: lastReplayed, at: new Date().toISOString(), conclave_version: pkg.version }),
     apiKey,
+    responseCache: cache,
     elapsedBeforeMs: elapsedOf(recording),
     workspace: options.workspace ?? process.cwd(),
   });

@@ -12,7 +12,7 @@ import { formatDiagnostic } from '../workflow/diagnostic.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { EXIT } from './exit-codes.js';
-import { executeRun, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { loadChecked } from './load-checked.js';
 import { maskedInputs, secretValues } from './secrets.js';
 
@@ -74,10 +74,12 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     throw e;
   }
   const apiKey = process.env.ANTHROPIC_API_KEY;
-  if (!apiKey && !recording) return fail(NO_API_KEY);
+  if (!apiKey && !recording && !options.offline) return fail(NO_API_KEY);
   const workspace = options.workspace ?? process.cwd();
   if (!existsSync(workspace)) return fail(`the workspace directory ${workspace} does not exist`);
 
+  const cache = await cacheOf(options);
+  if (typeof cache === 'string') return fail(cache);
   const runId = newRunId();
   const sessionPath = options.session ?? join('.conclave', 'sessions', `${runId}.jsonl`);
   if (existsSync(sessionPath)) return fail(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
@@ -111,6 +113,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     writer,
     recording,
     apiKey: recording ? undefined : apiKey,
+    responseCache: cache,
     workspace,
   });
 }

@@ -4,6 +4,7 @@ import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn, type TurnHooks } from '../agents/turn.js';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
+import type { ResponseCache } from '../session/cache.js';
 import { CallAborted, ProviderError } from '../provider/errors.js';
 import { NO_USAGE, totalTokens, type TokenUsage } from '../provider/pricing.js';
 import { requestHash } from '../provider/request-hash.js';
@@ -31,8 +32,10 @@ export interface RunOptions {
   callModel(request: ModelRequest, signal: AbortSignal, onRetry: RetryListener): Promise<ModelResponse>;
   /** Where events go; when resuming or replaying, also where recorded answers come from. */
   journal: Journal;
-  /** False for --replay: a model call the recording cannot answer fails the run instead of reaching the network. */
+  /** False for --replay and --offline: a model call nothing recorded or cached can answer fails the run instead of reaching the network. */
   liveCalls?: boolean;
+  /** Responses kept across runs (--cache): a hit costs nothing and calls no one. */
+  cache?: ResponseCache;
   /** Time the run had already used before it was resumed, for limits.timeout. */
   elapsedBeforeMs?: number;
   progress: ProgressListener;
@@ -326,32 +329,46 @@ export class Run {
         const over = this.accounting.exceeded();
         if (over) throw new LimitReached(`limit reached: ${over.limit} (${over.detail})`);
         let response: ModelResponse;
-        let hash: string | undefined;
+        let hash: string;
+        let cached = false;
         const recorded = journal.response(name, turn, step, signal);
         if (recorded) {
           this.progress({ type: 'thinking', agent: name, step });
           const event = await recorded;
           response = event.response as ModelResponse;
+          cached = event.cached === true;
           // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
           hash = String(event.request_sha256);
         } else {
           await journal.live(signal);
-          if (this.options.liveCalls === false) {
-            throw new ReplayExhausted(`the session holds no response for @${name}'s turn ${turn}, call ${step}: this run asked for more than was recorded`);
+          hash = requestHash(request);
+          const hit = await this.options.cache?.get(hash);
+          if (hit) {
+            response = hit;
+            cached = true;
+          } else if (this.options.liveCalls === false) {
+            throw new ReplayExhausted(
+              this.options.cache
+                ? `offline: the cache holds no response for @${name}'s turn ${turn}, call ${step} (request ${hash.slice(0, 12)}); run without --offline to fill it`
+                : `the session holds no response for @${name}'s turn ${turn}, call ${step}: this run asked for more than was recorded`,
+            );
+          } else {
+            this.progress({ type: 'thinking', agent: name, step });
+            response = await callModel(request, signal, (error, waitMs) => this.progress({ type: 'retry', agent: name, error, waitMs }));
+            await this.options.cache?.set(hash, response);
           }
-          this.progress({ type: 'thinking', agent: name, step });
-          response = await callModel(request, signal, (error, waitMs) => this.progress({ type: 'retry', agent: name, error, waitMs }));
         }
-        const spend = this.accounting.record(name, request.model, usageOf(response.usage));
+        const spend = cached ? { costUsd: 0 } : this.accounting.record(name, request.model, usageOf(response.usage));
         journal.append({
           type: 'model_call',
           agent: name,
           turn,
           step,
           request: this.requestDelta(name, request),
-          request_sha256: hash ?? requestHash(request),
+          request_sha256: hash,
           response,
           cost_usd: spend.costUsd,
+          ...(cached ? { cached: true } : {}),
         });
         return response;
       },
@@ -410,9 +427,12 @@ export class Run {
     return (this.options.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
   }
 
+  /**
+   * What is left, at the top of each turn's message. Turns only: spend differs between a paid
+   * run and a rerun served from the response cache, and would make every later request miss.
+   */
   private statusLine(turn: number): string {
-    const spent = this.accounting.total.costUsd;
-    return `[Turn ${turn} of at most ${this.limits.maxTurnsPerAgent} for you · team turns: ${this.teamTurns} of ${this.limits.maxTurns} · spent $${spent.toFixed(2)} of $${this.limits.budgetUsd.toFixed(2)}]`;
+    return `[Turn ${turn} of at most ${this.limits.maxTurnsPerAgent} for you · team turns: ${this.teamTurns} of ${this.limits.maxTurns}]`;
   }
 
   private readonly reported = new Set<string>();

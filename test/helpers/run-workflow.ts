@@ -28,7 +28,9 @@ export async function runWorkflow(
     cwd: dir,
     env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, ...options.env },
   });
-  return { ...result, dir, events: sessionEvents(dir), json: parseJson(result.stdout) };
+  const json = parseJson(result.stdout);
+  const events = typeof json.session === 'string' ? eventsOf(join(dir, json.session)) : sessionEvents(dir);
+  return { ...result, dir, events, json };
 }
 
 export function sessionEvents(dir: string): WorkflowRun['events'] {
@@ -39,7 +41,11 @@ export function sessionEvents(dir: string): WorkflowRun['events'] {
     return [];
   }
   if (files.length !== 1) return [];
-  const lines = readFileSync(join(dir, '.conclave', 'sessions', files[0]!), 'utf8').trim().split('\n');
+  return eventsOf(join(dir, '.conclave', 'sessions', files[0]!));
+}
+
+function eventsOf(file: string): WorkflowRun['events'] {
+  const lines = readFileSync(file, 'utf8').trim().split('\n');
   return lines.slice(1).map((line) => JSON.parse(line));
 }
 
