@@ -1,0 +1,46 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Every value that a test hands conclave as a key or a secret. */
+const SECRETS = ['sk-ant-test-0123456789abcdef', 'hunter2-secret-value', 'tok_9f8e7d6c5b4a'];
+
+/**
+ * Every test writes under one temporary folder (TMPDIR is set for the test workers); at the end,
+ * every session file written by the suite is searched for the API key and the secret values.
+ */
+export default function setup() {
+  const root = mkdtempSync(join(tmpdir(), 'conclave-tests-'));
+  process.env.TMPDIR = root;
+  return () => {
+    const sessions = walk(root).filter((f) => f.endsWith('.jsonl'));
+    const leaks = sessions.flatMap((file) => {
+      const text = readFileSync(file, 'utf8');
+      return SECRETS.filter((secret) => text.includes(secret)).map((secret) => `${file} holds ${secret}`);
+    });
+    const failure =
+      sessions.length < 20
+        ? `the secret sweep found only ${sessions.length} session files under ${root}`
+        : leaks.length > 0
+          ? `secrets in session files:\n${leaks.join('\n')}`
+          : undefined;
+    if (failure) {
+      // vitest reports an error thrown here but keeps its exit code: set it too.
+      process.exitCode = 1;
+      throw new Error(failure);
+    }
+    process.stdout.write(`secret sweep: ${sessions.length} session files hold no API key or secret value\n`);
+    rmSync(root, { recursive: true, force: true });
+  };
+}
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    try {
+      return statSync(path).isDirectory() ? walk(path) : [path];
+    } catch {
+      return [];
+    }
+  });
+}
