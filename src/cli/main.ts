@@ -22,39 +22,29 @@ program
     process.exitCode = validateCommand(files, options);
   });
 
-program
-  .command('run')
-  .description('run a workflow: its setup steps, then the agents, until the lead completes, the team is idle or a limit is reached')
-  .argument('<file>', 'workflow file')
-  .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
-  .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
-  .option('--model <model>', 'use this model for every agent')
-  .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
-  .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
-  .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss')
-  .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs')
-  .option('--json', 'print one JSON object with the result at the end')
-  .option('--quiet', 'print only the result')
-  .action(async (file: string, options: import('./run.js').RunCommandOptions) => {
+withRunOptions(
+  program
+    .command('run')
+    .description('run a workflow: its setup steps, then the agents, until the lead completes, the team is idle or a limit is reached')
+    .argument('<file>', 'workflow file')
+    .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
+    .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs'),
+).action(async (file: string, options: import('./run.js').RunCommandOptions) => {
     const { runCommand } = await import('./run.js');
     process.exitCode = await runCommand(file, options);
   });
 
-program
-  .command('resume')
-  .description('continue a run from its session file: nothing recorded is paid for or done again')
-  .argument('<session>', 'the session file (.conclave/sessions/RUN-ID.jsonl)')
-  .option('-i, --input <key=value>', 'a secret input, which the session file does not keep (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
-  .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
-  .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss')
-  .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
-  .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
-  .option('--out <file>', 'the new session file of a fork')
-  .option('--model <model>', 'use this model for every agent')
-  .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
-  .option('--json', 'print one JSON object with the result at the end')
-  .option('--quiet', 'print only the result')
-  .action(async (file: string, options: import('./resume.js').ResumeOptions) => {
+withRunOptions(
+  program
+    .command('resume')
+    .description('continue a run from its session file: nothing recorded is paid for or done again')
+    .argument('<session>', 'the session file (.conclave/sessions/RUN-ID.jsonl)')
+    .option('-i, --input <key=value>', 'a secret input, which the session file does not keep (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
+    .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
+    .option('--out <file>', 'the new session file of a fork'),
+).action(async (file: string, options: import('./resume.js').ResumeOptions) => {
     const { resumeCommand } = await import('./resume.js');
     process.exitCode = await resumeCommand(file, options);
   });
@@ -78,6 +68,17 @@ program
     const { graphCommand } = await import('./graph.js');
     process.exitCode = graphCommand(file, options);
   });
+
+/** The options `run` and `resume` share. */
+function withRunOptions(command: Command): Command {
+  return command
+  .option('--model <model>', 'use this model for every agent')
+  .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
+  .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
+  .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss')
+  .option('--json', 'print one JSON object with the result at the end')
+  .option('--quiet', 'print only the result');
+}
 
 try {
   await program.parseAsync();

@@ -2,14 +2,13 @@ import { existsSync, writeFileSync } from 'node:fs';
 import pkg from '../../package.json' with { type: 'json' };
 import { InputError, resolveInputs } from '../engine/inputs.js';
 import type { SessionHeader } from '../session/format.js';
-import { SessionLockedError } from '../session/lock.js';
 import { readSession, SessionFileError, type SessionRecord } from '../session/reader.js';
 import { elapsedOf, endOf, isFinished, replayable } from '../session/recording.js';
 import { SessionWriter } from '../session/writer.js';
 import type { Scalar } from '../workflow/types.js';
 import { EXIT } from './exit-codes.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
-import { fail, loadForRun, NO_API_KEY, newRunId, sha256 } from './run.js';
+import { fail, loadForRun, NO_API_KEY, newRunId, openSession, sha256 } from './run.js';
 import { secretInputs, secretValues } from './secrets.js';
 
 export interface ResumeOptions extends OutputOptions {
@@ -62,13 +61,8 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
 
   const recording = replayable(record.effective);
   const lastReplayed = recording.at(-1)?.seq ?? 0;
-  let writer: SessionWriter;
-  try {
-    writer = SessionWriter.append(record, secretValues(workflow, inputs, apiKey));
-  } catch (e) {
-    if (e instanceof SessionLockedError) return fail(e.message);
-    throw e;
-  }
+  const writer = openSession(() => SessionWriter.append(record, secretValues(workflow, inputs, apiKey)));
+  if (typeof writer === 'string') return fail(writer);
   return executeRun({
     ...options,
     workflow,

@@ -42,6 +42,16 @@ export function loadForRun(file: string): Workflow | undefined {
   return workflow;
 }
 
+/** Opens a session file for writing; the message (exit 2) when another conclave holds it. */
+export function openSession(open: () => SessionWriter): SessionWriter | string {
+  try {
+    return open();
+  } catch (e) {
+    if (e instanceof SessionLockedError) return e.message;
+    throw e;
+  }
+}
+
 export function newRunId(): string {
   return `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
 }
@@ -83,9 +93,8 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   const runId = newRunId();
   const sessionPath = options.session ?? join('.conclave', 'sessions', `${runId}.jsonl`);
   if (existsSync(sessionPath)) return fail(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
-  let writer: SessionWriter;
-  try {
-    writer = SessionWriter.create(
+  const writer = openSession(() =>
+    SessionWriter.create(
       sessionPath,
       {
         type: 'header',
@@ -99,11 +108,9 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
         ...(options.replay ? { note: `a replay of ${options.replay}` } : {}),
       },
       secretValues(workflow, inputs, apiKey),
-    );
-  } catch (e) {
-    if (e instanceof SessionLockedError) return fail(e.message);
-    throw e;
-  }
+    ),
+  );
+  if (typeof writer === 'string') return fail(writer);
   return executeRun({
     ...options,
     workflow,

@@ -174,3 +174,14 @@ export function lastUserText(request: RecordedRequest): string {
   if (typeof last.content === 'string') return last.content;
   return last.content.map((b) => (b.type === 'text' ? (b.text ?? '') : b.type === 'tool_result' ? String(typeof b.content === 'string' ? b.content : JSON.stringify(b.content)) : '')).join('\n');
 }
+
+/** The tool whose result the request's last message carries, if it carries one. */
+export function lastToolResult(request: RecordedRequest): string | undefined {
+  const last = request.body.messages.at(-1);
+  if (!last || typeof last.content === 'string') return undefined;
+  const result = last.content.find((b) => b.type === 'tool_result');
+  if (!result) return undefined;
+  const assistant = request.body.messages.at(-2);
+  const uses = typeof assistant?.content === 'string' ? [] : (assistant?.content ?? []);
+  return (uses.find((b) => (b as { id?: string }).id === result.tool_use_id) as { name?: string } | undefined)?.name;
+}
