@@ -62,8 +62,8 @@ export interface RunResult {
 /** A spending or turn limit stopped a model call. */
 class LimitReached extends Error {}
 
-/** --replay needed a model response the session does not hold. */
-class ReplayExhausted extends Error {}
+/** --replay or --offline needed a model response that neither the session nor the cache holds. */
+class NoRecordedAnswer extends Error {}
 
 interface Ending {
   status: EndStatus;
@@ -90,6 +90,8 @@ export class Run {
   private readonly turns = new Map<string, number>();
   private readonly running = new Set<string>();
   private readonly reminded = new Set<string>();
+  /** Proposals whose end was already shown. */
+  private readonly reported = new Set<string>();
   private channel: Channel | undefined;
   private workspace: Workspace;
   private toolEnv: NodeJS.ProcessEnv;
@@ -304,7 +306,7 @@ export class Run {
       if (this.ending || e instanceof CallAborted) return;
       const message = e instanceof Error ? e.message : String(e);
       if (e instanceof DivergenceError) return this.stop('error', 1, message);
-      if (e instanceof ReplayExhausted) return this.stop('error', 1, message);
+      if (e instanceof NoRecordedAnswer) return this.stop('error', 1, message);
       try {
         journal.append({ type: 'turn_failed', agent: name, turn, error: message });
       } catch (divergence) {
@@ -347,7 +349,7 @@ export class Run {
             response = hit;
             cached = true;
           } else if (this.options.liveCalls === false) {
-            throw new ReplayExhausted(
+            throw new NoRecordedAnswer(
               this.options.cache
                 ? `offline: the cache holds no response for @${name}'s turn ${turn}, call ${step} (request ${hash.slice(0, 12)}); run without --offline to fill it`
                 : `the session holds no response for @${name}'s turn ${turn}, call ${step}: this run asked for more than was recorded`,
@@ -434,8 +436,6 @@ export class Run {
   private statusLine(turn: number): string {
     return `[Turn ${turn} of at most ${this.limits.maxTurnsPerAgent} for you · team turns: ${this.teamTurns} of ${this.limits.maxTurns}]`;
   }
-
-  private readonly reported = new Set<string>();
 
   private reportProposal(p: ProposalView): void {
     if (this.reported.has(p.id)) return;
