@@ -6,6 +6,8 @@ import type { SessionEvent } from '../session/format.js';
 import type { SessionWriter } from '../session/writer.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
+import { addMask, inGitHubActions } from './github.js';
+import { reportToGitHub } from './github-report.js';
 import { progressLines } from './progress-lines.js';
 
 export interface OutputOptions {
@@ -43,6 +45,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   onLive?: () => void;
   /** Undefined for --replay and --offline, which make no model call. */
   apiKey?: string;
+  /** Values to hide from the logs (in GitHub Actions: ::add-mask::). */
+  secrets?: readonly string[];
   responseCache?: ResponseCache;
   elapsedBeforeMs?: number;
   model?: string;
@@ -55,6 +59,10 @@ const REQUEST_TIMEOUT_MS = 10 * 60_000;
 /** Runs (or continues) a workflow, prints the result and returns the exit code. */
 export async function executeRun(options: ExecuteOptions): Promise<number> {
   const { workflow, writer } = options;
+  const github = inGitHubActions();
+  // Workflow commands go to stdout, but for --json, whose stdout is one JSON object.
+  const command = (text: string) => (options.json ? process.stderr : process.stdout).write(text);
+  if (github) for (const secret of options.secrets ?? []) command(addMask(secret));
   const provider = options.apiKey && !options.offline
     ? new Provider({ apiKey: options.apiKey, maxRetries: MAX_RETRIES, requestTimeoutMs: Math.min(REQUEST_TIMEOUT_MS, workflow.limits.timeoutMs) })
     : undefined;
@@ -98,6 +106,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     writer.close();
     await options.responseCache?.close();
   }
+  if (github) reportToGitHub(result, writer.path, command);
   process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path, workflow.limits.budgetUsd));
   return result.exitCode;
 }

@@ -42,7 +42,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   }
 
   const { header } = record;
-  const workflow = loadForRun(header.workflow.path);
+  const workflow = loadForRun(header.workflow.path, options.json);
   if (!workflow) return EXIT.usage;
   if (sha256(workflow.text) !== header.workflow.sha256 && !options.allowChangedWorkflow) {
     return fail(`${header.workflow.path} changed since the session was recorded; resume with --allow-changed-workflow to continue it anyway`);
@@ -74,6 +74,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     onLive: () => writer.append({ type: 'resumed', replayed_through: lastReplayed, at: new Date().toISOString(), conclave_version: pkg.version }),
     apiKey,
     responseCache: cache,
+    secrets: secretValues(workflow, inputs, apiKey),
     elapsedBeforeMs: elapsedOf(recording),
     workspace: options.workspace ?? process.cwd(),
   });

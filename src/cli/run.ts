@@ -13,6 +13,7 @@ import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { EXIT } from './exit-codes.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
+import { annotation, inGitHubActions } from './github.js';
 import { loadChecked } from './load-checked.js';
 import { maskedInputs, secretValues } from './secrets.js';
 
@@ -35,9 +36,10 @@ export function fail(message: string): number {
 }
 
 /** Loads a workflow with every check; prints its diagnostics; undefined (after printing) when it is invalid. */
-export function loadForRun(file: string): Workflow | undefined {
+export function loadForRun(file: string, json = false): Workflow | undefined {
   const { workflow, diagnostics, unreadable } = loadChecked(file);
   for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+  if (inGitHubActions()) for (const d of diagnostics) (json ? process.stderr : process.stdout).write(annotation(d));
   if (unreadable !== undefined) fail(unreadable);
   return workflow;
 }
@@ -62,7 +64,7 @@ export function sha256(text: string): string {
 
 /** `conclave run FILE`: runs the workflow and returns the exit code of DESIGN §4. */
 export async function runCommand(file: string, options: RunCommandOptions): Promise<number> {
-  const workflow = loadForRun(file);
+  const workflow = loadForRun(file, options.json);
   if (!workflow) return EXIT.usage;
   let recording: SessionEvent[] | undefined;
   let given = options.input;
@@ -121,6 +123,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     recording,
     apiKey: recording ? undefined : apiKey,
     responseCache: cache,
+    secrets: secretValues(workflow, inputs, apiKey),
     workspace,
   });
 }

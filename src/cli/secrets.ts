@@ -13,11 +13,15 @@ export function secretInputs(workflow: Workflow): string[] {
 
 /** Every value that must never reach the session file: the API key, secret inputs, secret-looking environment variables. */
 export function secretValues(workflow: Workflow, inputs: Record<string, Scalar>, apiKey: string | undefined): string[] {
-  return [
+  return unique([
     ...(apiKey ? [apiKey] : []),
     ...secretInputs(workflow).flatMap((name) => (inputs[name] === undefined ? [] : [String(inputs[name])])),
     ...Object.entries(process.env).flatMap(([name, value]) => (SECRET_NAME.test(name) && value && value.length >= 6 ? [value] : [])),
-  ];
+  ]);
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
 }
 
 /** The inputs as the session header keeps them: secrets masked. */

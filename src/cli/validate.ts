@@ -1,5 +1,6 @@
 import { formatDiagnostic, hasErrors } from '../workflow/diagnostic.js';
 import { EXIT } from './exit-codes.js';
+import { annotation, inGitHubActions } from './github.js';
 import { loadChecked } from './load-checked.js';
 
 /** `conclave validate FILE…`: every file is checked and every problem listed. */
@@ -15,6 +16,7 @@ export function validateCommand(files: readonly string[], options: { json?: bool
     }));
     process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, files: report }, null, 2)}\n`);
   } else {
+    if (inGitHubActions()) for (const r of results) for (const d of r.diagnostics) process.stdout.write(annotation(d));
     for (const r of results) {
       if (r.unreadable !== undefined) process.stdout.write(`conclave: ${r.unreadable}\n`);
       for (const d of r.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);

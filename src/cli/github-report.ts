@@ -1,0 +1,91 @@
+import { readSession } from '../session/reader.js';
+import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
+import type { RunResult } from '../engine/run.js';
+import { appendSummary, END_GROUP, group, SUMMARY_LIMIT, writeOutputs } from './github.js';
+
+/** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
+export function reportToGitHub(result: RunResult, sessionPath: string, write: (text: string) => void): void {
+  writeOutputs({
+    status: result.status,
+    'exit-code': String(result.exitCode),
+    'session-file': sessionPath,
+    'cost-usd': result.usage.costUsd.toFixed(6),
+    outputs: JSON.stringify(result.outputs),
+    ...result.outputs,
+  });
+  const summary = summarize(readSession(sessionPath));
+  appendSummary(jobSummary(summary, result));
+  for (const [agent, messages] of byAgent(summary.messages)) {
+    write(group(`@${agent}: ${messages.length} message${messages.length === 1 ? '' : 's'}`));
+    for (const m of messages) write(`#${m.id} → ${to(m)}\n${m.text}\n\n`);
+    write(END_GROUP);
+  }
+}
+
+const to = (m: TranscriptMessage) => (m.recipients.length ? m.recipients.map((r) => `@${r}`).join(', ') : 'no one');
+const dollars = (n: number) => `$${n.toFixed(4)}`;
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
+
+function byAgent(messages: readonly TranscriptMessage[]): Map<string, TranscriptMessage[]> {
+  const groups = new Map<string, TranscriptMessage[]>();
+  for (const m of messages) {
+    const sender = m.kind === 'agent' ? m.sender : m.kind;
+    groups.set(sender, [...(groups.get(sender) ?? []), m]);
+  }
+  return groups;
+}
+
+/**
+ * The job summary: the result, the outputs, the transcript folded per agent, the proposals with
+ * their tallies, usage and cost per agent. Long messages are cut, with a note, until it fits
+ * GitHub's 1 MiB limit.
+ */
+export function jobSummary(s: SessionSummary, result: RunResult): string {
+  for (const cut of [4000, 1000, 200, 0]) {
+    const text = render(s, result, cut);
+    if (Buffer.byteLength(text) < SUMMARY_LIMIT - 1024) return text;
+  }
+  return render(s, result, 0).slice(0, SUMMARY_LIMIT / 2);
+}
+
+function render(s: SessionSummary, result: RunResult, cut: number): string {
+  const icon = result.exitCode === 0 ? '✅' : '❌';
+  const lines = [`## ${icon} conclave: ${s.header.workflow.path}`, '', `**${result.status}** (exit ${result.exitCode}): ${result.reason}`, ''];
+  if (result.summary) lines.push(result.summary.split('\n').map((l) => `> ${l}`).join('\n'), '');
+  if (Object.keys(result.outputs).length) {
+    lines.push('### Outputs', '', '| output | value |', '|---|---|');
+    for (const [k, v] of Object.entries(result.outputs)) lines.push(`| ${k} | ${cell(v)} |`);
+    lines.push('');
+  }
+  lines.push('### Transcript', '');
+  let trimmed = 0;
+  for (const [agent, messages] of byAgent(s.messages)) {
+    lines.push(`<details><summary>${agent === 'kickoff' || agent === 'system' ? agent : `@${agent}`} — ${messages.length} message${messages.length === 1 ? '' : 's'}</summary>`, '');
+    for (const m of messages) {
+      let text = m.text;
+      if (cut > 0 && text.length > cut) {
+        text = `${text.slice(0, cut)}\n\n*(${text.length - cut} more characters in the session file)*`;
+        trimmed++;
+      } else if (cut === 0) {
+        text = `*(${text.length} characters in the session file)*`;
+        trimmed++;
+      }
+      lines.push(`**#${m.id} → ${to(m)}**`, '', text, '');
+    }
+    lines.push('</details>', '');
+  }
+  if (trimmed > 0) lines.push(`*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`, '');
+  if (s.proposals.length) {
+    lines.push('### Proposals', '', '| proposal | question | result | tally | rule |', '|---|---|---|---|---|');
+    for (const p of s.proposals) {
+      const tally = Object.entries(p.tally).map(([o, n]) => `${o}: ${n}`).join(', ');
+      lines.push(`| ${p.id} | ${cell(p.question)} | ${p.status.replace('_', ' ')}${p.winner ? ` **${p.winner}**` : ''} | ${tally} | ${p.rule} |`);
+    }
+    lines.push('');
+  }
+  lines.push('### Usage and cost', '', '| agent | turns | calls | input tokens | output tokens | cost |', '|---|---|---|---|---|---|');
+  for (const [name, u] of [...Object.entries(s.agents), ['**total**', s.total] as const]) {
+    lines.push(`| ${name} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}
