@@ -12,7 +12,7 @@ execFileSync(process.execPath, [new URL('node_modules/typescript/bin/tsc', root)
 });
 rmSync(new URL('dist/', root), { recursive: true, force: true });
 await build({
-  input: { conclave: new URL('src/cli/main.ts', root).pathname },
+  input: { conclave: new URL('src/cli/main.ts', root).pathname, 'conclave-action': new URL('src/cli/action.ts', root).pathname },
   platform: 'node',
   logLevel: 'warn',
   // yaml's ESM build (the one it gives browsers) is the same code as its CommonJS build, but the

@@ -4,6 +4,7 @@ import { Provider } from '../provider/client.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { SessionEvent } from '../session/format.js';
 import type { SessionWriter } from '../session/writer.js';
+import { durationMs } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { addMask, inGitHubActions } from './github.js';
@@ -17,6 +18,26 @@ export interface OutputOptions {
   cache?: string | true;
   /** --offline: answer only from the cache or a replay. */
   offline?: boolean;
+  budgetUsd?: string;
+  timeout?: string;
+}
+
+/** Applies --budget-usd and --timeout to the workflow's limits; a message when a value is not one. */
+export function overrideLimits(workflow: Workflow, options: OutputOptions): string | undefined {
+  if (options.budgetUsd !== undefined) {
+    const budget = Number(options.budgetUsd);
+    if (!Number.isFinite(budget) || budget <= 0) return `--budget-usd must be a number of dollars above 0; got ${JSON.stringify(options.budgetUsd)}`;
+    workflow.limits.budgetUsd = budget;
+  }
+  if (options.timeout !== undefined) {
+    const seconds = /^\d+(\.\d+)?$/.test(options.timeout) ? Number(options.timeout) : undefined;
+    try {
+      workflow.limits.timeoutMs = durationMs(seconds ?? options.timeout);
+    } catch {
+      return `--timeout must be a duration such as 90s, 15m or 1h, or a number of seconds; got ${JSON.stringify(options.timeout)}`;
+    }
+  }
+  return undefined;
 }
 
 /** Opens --cache before anything is written; a message (and exit 2) when it cannot be opened. */

@@ -76,6 +76,8 @@ function withRunOptions(command: Command): Command {
   .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
   .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
   .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss')
+  .option('--budget-usd <usd>', "override the workflow's limits.budget_usd")
+  .option('--timeout <duration>', "override the workflow's limits.timeout (such as 90s, 15m, 1h)")
   .option('--json', 'print one JSON object with the result at the end')
   .option('--quiet', 'print only the result');
 }

@@ -7,7 +7,7 @@ import { elapsedOf, endOf, isFinished, replayable } from '../session/recording.j
 import { SessionWriter } from '../session/writer.js';
 import type { Scalar } from '../workflow/types.js';
 import { EXIT } from './exit-codes.js';
-import { cacheOf, executeRun, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, overrideLimits, type OutputOptions } from './execute.js';
 import { fail, loadForRun, NO_API_KEY, newRunId, openSession, sha256 } from './run.js';
 import { secretInputs, secretValues } from './secrets.js';
 
@@ -44,6 +44,8 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const { header } = record;
   const workflow = loadForRun(header.workflow.path, options.json);
   if (!workflow) return EXIT.usage;
+  const badLimit = overrideLimits(workflow, options);
+  if (badLimit) return fail(badLimit);
   if (sha256(workflow.text) !== header.workflow.sha256 && !options.allowChangedWorkflow) {
     return fail(`${header.workflow.path} changed since the session was recorded; resume with --allow-changed-workflow to continue it anyway`);
   }

@@ -12,7 +12,7 @@ import { formatDiagnostic } from '../workflow/diagnostic.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { EXIT } from './exit-codes.js';
-import { cacheOf, executeRun, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, overrideLimits, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions } from './github.js';
 import { loadChecked } from './load-checked.js';
 import { maskedInputs, secretValues } from './secrets.js';
@@ -66,6 +66,8 @@ export function sha256(text: string): string {
 export async function runCommand(file: string, options: RunCommandOptions): Promise<number> {
   const workflow = loadForRun(file, options.json);
   if (!workflow) return EXIT.usage;
+  const badLimit = overrideLimits(workflow, options);
+  if (badLimit) return fail(badLimit);
   let recording: SessionEvent[] | undefined;
   let given = options.input;
   if (options.replay) {

@@ -26,8 +26,8 @@ export interface SessionEvent {
   [field: string]: unknown;
 }
 
-/** Fields whose value differs between a run and its re-execution, such as time. */
-export const VOLATILE_FIELDS = ['elapsed_ms'] as const;
+/** Fields whose value may differ between a run and its re-execution: time, and limits a resume may raise. */
+export const VOLATILE_FIELDS = ['elapsed_ms', 'limits'] as const;
 
 /** Events that mark where a run stopped: a resume replays what came before the first of them. */
 export const STOP_EVENTS = new Set(['turn_failed', 'setup_failed', 'run_ended']);

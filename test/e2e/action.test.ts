@@ -1,0 +1,133 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
+import { ROOT } from '../helpers/cli.js';
+import { TEST_API_KEY } from '../helpers/run-workflow.js';
+
+interface Step {
+  id?: string;
+  run?: string;
+  uses?: string;
+  env?: Record<string, string>;
+  'working-directory'?: string;
+}
+const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
+  inputs: Record<string, { required?: boolean; default?: string }>;
+  outputs: Record<string, { value: string }>;
+  runs: { using: string; steps: Step[] };
+};
+const runStep = action.runs.steps.find((s) => s.id === 'run')!;
+
+/** What GitHub does with `${{ inputs.NAME }}` in the step's env and working directory. */
+function fill(template: string, inputs: Record<string, string>): string {
+  return template.replace(/\$\{\{\s*inputs\.([\w-]+)\s*\}\}/g, (_, name: string) => inputs[name] ?? action.inputs[name]?.default ?? '');
+}
+
+/** GitHub's GITHUB_OUTPUT file: name=value lines and name<<DELIMITER blocks. */
+function parseOutputs(text: string): Record<string, string> {
+  const outputs: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const heredoc = /^([^=<]+)<<(.+)$/.exec(lines[i]!);
+    const plain = /^([^=<]+)=(.*)$/.exec(lines[i]!);
+    if (heredoc) {
+      const end = lines.indexOf(heredoc[2]!, i + 1);
+      outputs[heredoc[1]!] = lines.slice(i + 1, end).join('\n');
+      i = end;
+    } else if (plain) {
+      outputs[plain[1]!] = plain[2]!;
+    }
+  }
+  return outputs;
+}
+
+/** Runs the action's `run` step as a composite action runs it: bash, the step's env, GITHUB_* files. */
+function runAction(inputs: Record<string, string>, workspace: string) {
+  writeFileSync(join(workspace, 'output.txt'), '');
+  writeFileSync(join(workspace, 'summary.md'), '');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TMPDIR: process.env.TMPDIR,
+    GITHUB_ACTIONS: 'true',
+    GITHUB_ACTION_PATH: ROOT,
+    GITHUB_OUTPUT: join(workspace, 'output.txt'),
+    GITHUB_STEP_SUMMARY: join(workspace, 'summary.md'),
+    ANTHROPIC_BASE_URL: server.url,
+    ...Object.fromEntries(Object.entries(runStep.env!).map(([k, v]) => [k, fill(v, inputs)])),
+  };
+  const cwd = join(workspace, fill(runStep['working-directory']!, inputs));
+  return new Promise<{ code: number; stdout: string; stderr: string; outputs: Record<string, string>; summary: string }>((resolve) => {
+    execFile('bash', ['-c', runStep.run!], { cwd, env }, (error, stdout, stderr) => {
+      resolve({
+        code: error ? Number(error.code) : 0,
+        stdout,
+        stderr,
+        outputs: parseOutputs(readFileSync(join(workspace, 'output.txt'), 'utf8')),
+        summary: readFileSync(join(workspace, 'summary.md'), 'utf8'),
+      });
+    });
+  });
+}
+
+let server: FakeAnthropic;
+afterEach(() => server?.close());
+
+describe('action.yml', () => {
+  it('is a composite action on Node 24 whose every input is used and every output is set by the run step', () => {
+    expect(action.runs.using).toBe('composite');
+    expect(action.runs.steps[0]).toMatchObject({ uses: 'actions/setup-node@v4', with: { 'node-version': 24 } });
+    const stepText = JSON.stringify(action.runs.steps);
+    for (const name of Object.keys(action.inputs)) expect(stepText, `input ${name}`).toContain(`inputs.${name} }}`);
+    for (const [name, output] of Object.entries(action.outputs)) expect(output.value).toBe(`\${{ steps.run.outputs.${name} }}`);
+    // Inputs reach the process through env:, never spliced into a shell line.
+    for (const step of action.runs.steps) expect(step.run ?? '', step.run).not.toContain('${{');
+  });
+
+  it('runs a workflow as GitHub would and sets every output, with the key nowhere in the logs, summary or session', async () => {
+    server = await startFakeAnthropic(crashScript(0));
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    mkdirSync(join(workspace, 'repo'));
+    writeFileSync(join(workspace, 'repo', 'review.yml'), CRASH_WORKFLOW.replace('kickoff: Check the three parts, then decide.', 'inputs:\n  area: { type: string }\nkickoff: Check the three parts of $<< inputs.area >>, then decide.'));
+    const result = await runAction(
+      { workflow: 'review.yml', inputs: '{ area: billing }', 'anthropic-api-key': TEST_API_KEY, 'working-directory': 'repo', 'budget-usd': '3', 'session-file': 'session.jsonl' },
+      workspace,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const fromAction = Object.fromEntries(Object.keys(action.outputs).map((name) => [name, result.outputs[name]]));
+    expect(fromAction).toMatchObject({ status: 'success', 'exit-code': '0', 'session-file': 'session.jsonl' });
+    expect(Number(fromAction['cost-usd'])).toBeGreaterThan(0);
+    expect(JSON.parse(fromAction.outputs!)).toEqual({ verdict: 'ship', summary: 'verdict ship', answers: 'part a ok / part b ok / part c ok' });
+    expect(result.outputs.verdict).toBe('ship');
+    for (const section of ['## ✅ conclave: review.yml', '### Outputs', '### Transcript', '### Proposals', '### Usage and cost']) expect(result.summary).toContain(section);
+    const session = readFileSync(join(workspace, 'repo', 'session.jsonl'), 'utf8');
+    expect(session).toContain('Check the three parts of billing');
+    for (const text of [result.stdout.replace(`::add-mask::${TEST_API_KEY}\n`, ''), result.stderr, result.summary, session]) expect(text).not.toContain(TEST_API_KEY);
+    expect(JSON.parse(session.split('\n')[1]!).limits.budgetUsd).toBe(3);
+  });
+
+  it('turns an invalid workflow into annotations with file, line and column, and exit-code 2', async () => {
+    server = await startFakeAnthropic({});
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    writeFileSync(join(workspace, 'broken.yml'), 'name: Broken Name\nagents:\n  lead: { role: boss }\nkickoff: hi\n');
+    const result = await runAction({ workflow: 'broken.yml', 'anthropic-api-key': TEST_API_KEY }, workspace);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('::error file=broken.yml,line=1,col=7::name must be lowercase letters, digits and dashes');
+    expect(result.stdout).toContain('::error file=broken.yml,line=3,col=17::agents.lead.role must be "manager" or "worker"; found the string "boss"');
+    expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
+    expect(readdirSync(workspace)).not.toContain('.conclave');
+  });
+
+  it('refuses a malformed inputs map plainly', async () => {
+    server = await startFakeAnthropic({});
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    const result = await runAction({ workflow: 'x.yml', inputs: '[1, 2]', 'anthropic-api-key': TEST_API_KEY }, workspace);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('::error::the inputs input must be a map of names to values, in YAML or JSON\n');
+  });
+});
