@@ -10,9 +10,13 @@ const schema = JSON.parse(readFileSync(new URL('schemas/workflow.schema.json', r
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, code: { source: true, esm: true } });
 // ajv's ESM output still calls require() for its runtime helpers: turn those into imports.
 const imports = [];
+// A CommonJS helper's `exports.default` is `.default.default` of the namespace under Node, but
+// `.default` under bundlers' interop (vitest): take whichever holds the function.
 const code = standaloneCode(ajv, ajv.compile(schema)).replace(/require\("([^"]+)"\)/g, (_, module) => {
-  imports.push(`import helper${imports.length} from ${JSON.stringify(`${module}.js`)};`);
-  return `helper${imports.length - 1}`;
+  const n = imports.length;
+  imports.push(`import * as helper${n}_module from ${JSON.stringify(`${module}.js`)};`);
+  imports.push(`const helper${n} = { default: helper${n}_module.default?.default ?? helper${n}_module.default };`);
+  return `helper${n}`;
 });
 mkdirSync(new URL('generated/', root), { recursive: true });
 writeFileSync(new URL('generated/workflow-validator.js', root), `${imports.join('\n')}\n${code}`);

@@ -96,6 +96,10 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     },
     options.recording,
   );
+  // The live view is for a person at a terminal; CI logs and pipes get plain lines.
+  const interactive = !options.quiet && !options.json && !github && process.stdout.isTTY === true && !process.env.CI;
+  const view = interactive ? (await import('./live-view.js')).liveView(Object.keys(workflow.spec.agents), workflow.limits) : undefined;
+  await view?.ready;
   const run = new Run({
     workflow,
     inputs: options.inputs,
@@ -112,7 +116,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     cache: options.responseCache,
     liveCalls: provider !== undefined,
     elapsedBeforeMs: options.elapsedBeforeMs,
-    progress: options.quiet ? () => {} : progressLines((line) => process.stderr.write(line)),
+    progress: options.quiet ? () => {} : (view?.listener ?? progressLines((line) => process.stderr.write(line))),
   });
   const onInt = () => run.interrupt('SIGINT');
   const onTerm = () => run.interrupt('SIGTERM');
@@ -122,6 +126,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   try {
     result = await run.start();
   } finally {
+    await view?.finish();
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     writer.close();

@@ -1,0 +1,131 @@
+import { Listr, type ListrLogger } from 'listr2';
+import type { ProgressEvent, ProgressListener } from '../engine/events.js';
+import type { Limits } from '../workflow/limits.js';
+
+interface AgentLine {
+  state: string;
+  turns: number;
+  tokens: number;
+  costUsd: number;
+}
+
+export interface LiveView {
+  /** Resolves when every line is on screen: start the run after it. */
+  ready: Promise<void>;
+  listener: ProgressListener;
+  /** The run ended: every line shows its last state, and the view stops. */
+  finish(): Promise<void>;
+}
+
+/**
+ * The terminal view of a run (listr2): a line per agent with its state (waiting, thinking,
+ * using a tool and which, idle, done, failed), turns, tokens and cost, and a team line with the
+ * elapsed time, spend against the budget and turns against max_turns. NO_COLOR is honoured by
+ * listr2's colours.
+ */
+export function liveView(agents: readonly string[], limits: Limits, options: { renderer?: 'default' | 'test'; logger?: ListrLogger } = {}): LiveView {
+  const lines = new Map<string, AgentLine>(agents.map((a) => [a, { state: 'waiting', turns: 0, tokens: 0, costUsd: 0 }]));
+  const titles = new Map<string, (title: string) => void>();
+  const started = Date.now();
+  const warnings: string[] = [];
+  let teamTurns = 0;
+  let spent = 0;
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  let shown!: () => void;
+  const ready = new Promise<void>((resolve) => (shown = resolve));
+  const registered = () => {
+    if (titles.size === agents.length + 1) shown();
+  };
+
+  const agentTitle = (name: string) => {
+    const l = lines.get(name)!;
+    return `@${name}  ${l.state} · ${l.turns} turn${l.turns === 1 ? '' : 's'} · ${l.tokens} tokens · $${l.costUsd.toFixed(4)}`;
+  };
+  const teamTitle = () =>
+    `team  ${Math.round((Date.now() - started) / 1000)}s · $${spent.toFixed(4)} of $${limits.budgetUsd.toFixed(2)} · ${teamTurns} of ${limits.maxTurns} turns`;
+  const show = (name: string) => titles.get(name)?.(agentTitle(name));
+  const showTeam = () => titles.get('')?.(teamTitle());
+
+  const tasks = new Listr(
+    [
+      ...agents.map((name) => ({
+        title: agentTitle(name),
+        task: async (_: unknown, task: { title: string }) => {
+          // listr2 starts tasks a moment later: show what happened meanwhile.
+          titles.set(name, (title) => (task.title = title));
+          show(name);
+          registered();
+          await ended;
+          if (lines.get(name)!.state === 'failed') throw new Error(agentTitle(name));
+        },
+      })),
+      {
+        title: teamTitle(),
+        task: async (_: unknown, task: { title: string }) => {
+          titles.set('', (title) => (task.title = title));
+          showTeam();
+          registered();
+          const tick = setInterval(showTeam, 1000);
+          tick.unref();
+          await ended;
+          clearInterval(tick);
+          showTeam();
+        },
+      },
+    ],
+    {
+      concurrent: true,
+      exitOnError: false,
+      renderer: options.renderer ?? 'default',
+      fallbackRenderer: 'simple',
+      rendererOptions: options.logger ? { logger: options.logger, title: true, state: [] } : { collapseErrors: false },
+    } as never,
+  );
+  const running = tasks.run().catch(() => {});
+
+  const set = (name: string, state: string) => {
+    const line = lines.get(name);
+    if (!line) return;
+    line.state = state;
+    show(name);
+  };
+  const listener = (e: ProgressEvent) => {
+    switch (e.type) {
+      case 'turn_started':
+        teamTurns++;
+        lines.get(e.agent)!.turns = e.turn;
+        set(e.agent, 'starting');
+        return showTeam();
+      case 'thinking':
+        return set(e.agent, 'thinking');
+      case 'tool':
+        return set(e.agent, `using ${e.tool}`);
+      case 'turn_ended': {
+        const line = lines.get(e.agent)!;
+        line.tokens += e.tokens;
+        line.costUsd += e.costUsd;
+        spent += e.costUsd;
+        set(e.agent, 'idle');
+        return showTeam();
+      }
+      case 'turn_failed':
+        return set(e.agent, 'failed');
+      case 'warning':
+        warnings.push(e.message);
+        return;
+      default:
+        return;
+    }
+  };
+  return {
+    ready,
+    listener,
+    finish: async () => {
+      for (const [name, line] of lines) if (line.state !== 'failed') set(name, 'done');
+      end();
+      await running;
+      for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListrLogger } from 'listr2';
+import { afterEach, describe, expect, it } from 'vitest';
+import { liveView } from '../../src/cli/live-view.js';
+import { Journal } from '../../src/engine/journal.js';
+import { Run } from '../../src/engine/run.js';
+import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
+import { loadWorkflow } from '../../src/workflow/load.js';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { runWorkflow } from '../helpers/run-workflow.js';
+
+/** A listr2 logger that keeps what the test renderer logs. */
+class Captured extends ListrLogger {
+  readonly lines: string[] = [];
+  override toStdout(message: string | unknown[]): void {
+    this.lines.push(String(message));
+  }
+  override toStderr(message: string | unknown[]): void {
+    this.lines.push(String(message));
+  }
+}
+
+const FAN_OUT = `
+name: fan-out
+agents:
+  lead: { role: manager, tools: [list_files] }
+  a: { role: worker }
+  b: { role: worker }
+kickoff: Go.
+`;
+
+function reply(content: ModelResponse['content'], stop: 'end_turn' | 'tool_use' = 'end_turn'): ModelResponse {
+  return { id: 'msg', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 10 } } as unknown as ModelResponse;
+}
+
+/** The lead lists files, fans out to a and b, then completes; workers answer after a moment. */
+async function fakeModel(request: ModelRequest): Promise<ModelResponse> {
+  const system = (request.system as { text: string }[])[0]!.text;
+  const said = JSON.stringify(request.messages);
+  await new Promise((r) => setTimeout(r, 20));
+  if (!system.startsWith('You are @lead')) return reply([{ type: 'text', text: 'done', citations: null }]);
+  if (said.includes('from @a') && said.includes('from @b')) {
+    return reply([{ type: 'tool_use', id: 'toolu_2', name: 'complete', input: { status: 'success', summary: 'ok' } }], 'tool_use');
+  }
+  if (said.includes('tool_result')) return reply([{ type: 'text', text: '@a @b check', citations: null }]);
+  return reply([{ type: 'tool_use', id: 'toolu_1', name: 'list_files', input: {} }], 'tool_use');
+}
+
+describe('the live view', () => {
+  it('shows each agent going through its states in order during a fan-out run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-live-'));
+    writeFileSync(join(dir, 'workflow.yml'), FAN_OUT);
+    const { workflow } = loadWorkflow(join(dir, 'workflow.yml'));
+    const logger = new Captured();
+    const view = liveView(['lead', 'a', 'b'], workflow!.limits, { renderer: 'test', logger });
+    await view.ready;
+    const journal = new Journal({ write: () => {}, sync: () => {}, lineOf: (e) => JSON.stringify(e) });
+    const run = new Run({
+      workflow: workflow!,
+      inputs: {},
+      runId: 'r',
+      sessionPath: 's',
+      workspace: dir,
+      env: {},
+      callModel: fakeModel,
+      journal,
+      progress: view.listener,
+    });
+    const result = await run.start();
+    await view.finish();
+    expect(result.status).toBe('success');
+
+    const titles = logger.lines.map((l) => JSON.parse(l) as { event: string; data: string }).filter((e) => e.event === 'TITLE').map((e) => e.data);
+    const statesOf = (agent: string) =>
+      titles
+        .filter((t) => t.startsWith(`@${agent} `))
+        .map((t) => /^@\S+ {2}(.+?) ·/.exec(t)![1]!)
+        .filter((state, i, all) => state !== all[i - 1]);
+    expect(statesOf('lead')).toEqual(['waiting', 'starting', 'thinking', 'using list_files', 'thinking', 'idle', 'starting', 'thinking', 'using complete', 'idle', 'done']);
+    expect(statesOf('a')).toEqual(['waiting', 'starting', 'thinking', 'idle', 'done']);
+    expect(titles.filter((t) => t.startsWith('@a ')).at(-1)).toMatch(/^@a {2}done · 1 turn · 110 tokens · \$0\.0003$/);
+    expect(titles.filter((t) => t.startsWith('team ')).at(-1)).toMatch(/^team {2}\d+s · \$0\.\d{4} of \$5\.00 · 4 of 100 turns$/);
+  });
+});
+
+describe('without a terminal', () => {
+  let server: FakeAnthropic;
+  afterEach(() => server?.close());
+
+  it('prints plain lines, each with a time and the agent it concerns', async () => {
+    server = await startFakeAnthropic({
+      lead: [{ text: '@a @b check' }, { text: '' }],
+      a: [{ text: 'fine' }],
+      b: [{ text: 'fine too' }],
+    });
+    const run = await runWorkflow(server, 'name: plain\nagents:\n  lead: { role: manager }\n  a: { role: worker }\n  b: { role: worker }\nkickoff: Go.\n');
+    expect(run.code).toBe(0);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(8);
+    for (const line of lines) expect(line).toMatch(/^\d\d:\d\d:\d\d @(lead|a|b) /);
+    expect(lines.map((l) => l.slice(9)).filter((l) => l.startsWith('@a '))).toEqual(['@a turn 1: 1 new message', '@a thinking', '@a → @lead: fine', expect.stringMatching(/^@a turn 1 done · \d+ tokens · \$0\.\d{4}$/)]);
+  });
+});
