@@ -11,8 +11,8 @@ execFileSync(process.execPath, [new URL('node_modules/typescript/bin/tsc', root)
   cwd: root,
 });
 rmSync(new URL('dist/', root), { recursive: true, force: true });
-await build({
-  input: { conclave: new URL('src/cli/main.ts', root).pathname, 'conclave-action': new URL('src/cli/action.ts', root).pathname },
+const options = (input) => ({
+  input,
   platform: 'node',
   logLevel: 'warn',
   // yaml's ESM build (the one it gives browsers) is the same code as its CommonJS build, but the
@@ -29,3 +29,6 @@ await build({
     chunkFileNames: 'chunks/[name]-[hash].js',
   },
 });
+await build(options({ conclave: new URL('src/cli/main.ts', root).pathname }));
+// The Action's entry is bundled on its own, so that the chunks of the CLI stay as they are.
+await build(options({ 'conclave-action': new URL('src/cli/action.ts', root).pathname }));

@@ -1,7 +1,9 @@
 import { readSession } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import type { RunResult } from '../engine/run.js';
-import { appendSummary, END_GROUP, group, SUMMARY_LIMIT, writeOutputs } from './github.js';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { END_GROUP, group } from './github.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
 export function reportToGitHub(result: RunResult, sessionPath: string, write: (text: string) => void): void {
@@ -88,4 +90,27 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
     lines.push(`| ${name} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} |`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Writes step outputs to GITHUB_OUTPUT, each as name<<DELIMITER so that any value, multi-line included, is safe. */
+function writeOutputs(outputs: Record<string, string>): void {
+  const file = process.env.GITHUB_OUTPUT;
+  if (!file) return;
+  let text = '';
+  for (const [name, value] of Object.entries(outputs)) {
+    let delimiter: string;
+    do delimiter = `conclave_${randomBytes(8).toString('hex')}`;
+    while (value.includes(delimiter));
+    text += `${name}<<${delimiter}\n${value}\n${delimiter}\n`;
+  }
+  appendFileSync(file, text);
+}
+
+/** GitHub refuses a step summary over 1 MiB. */
+export const SUMMARY_LIMIT = 1024 * 1024;
+
+/** Appends Markdown to the job summary (GITHUB_STEP_SUMMARY). */
+function appendSummary(markdown: string): void {
+  const file = process.env.GITHUB_STEP_SUMMARY;
+  if (file) appendFileSync(file, markdown);
 }

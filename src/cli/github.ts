@@ -1,5 +1,3 @@
-import { appendFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import type { Diagnostic } from '../workflow/diagnostic.js';
 
 /** GitHub Actions' workflow commands and files, used when conclave runs as a step (GITHUB_ACTIONS=true). */
@@ -34,26 +32,3 @@ export function group(title: string): string {
 }
 
 export const END_GROUP = '::endgroup::\n';
-
-/** Writes step outputs to GITHUB_OUTPUT, each as name<<DELIMITER so that any value, multi-line included, is safe. */
-export function writeOutputs(outputs: Record<string, string>): void {
-  const file = process.env.GITHUB_OUTPUT;
-  if (!file) return;
-  let text = '';
-  for (const [name, value] of Object.entries(outputs)) {
-    let delimiter: string;
-    do delimiter = `conclave_${randomBytes(8).toString('hex')}`;
-    while (value.includes(delimiter));
-    text += `${name}<<${delimiter}\n${value}\n${delimiter}\n`;
-  }
-  appendFileSync(file, text);
-}
-
-/** GitHub refuses a step summary over 1 MiB. */
-export const SUMMARY_LIMIT = 1024 * 1024;
-
-/** Appends Markdown to the job summary (GITHUB_STEP_SUMMARY). */
-export function appendSummary(markdown: string): void {
-  const file = process.env.GITHUB_STEP_SUMMARY;
-  if (file) appendFileSync(file, markdown);
-}
