@@ -4,6 +4,7 @@ import type { RunResult } from '../engine/run.js';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { END_GROUP, group } from './github.js';
+import { outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
 export function reportToGitHub(result: RunResult, sessionPath: string, write: (text: string) => void): void {
@@ -25,8 +26,6 @@ export function reportToGitHub(result: RunResult, sessionPath: string, write: (t
 }
 
 const to = (m: TranscriptMessage) => (m.recipients.length ? m.recipients.map((r) => `@${r}`).join(', ') : 'no one');
-const dollars = (n: number) => `$${n.toFixed(4)}`;
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
 
 function byAgent(messages: readonly TranscriptMessage[]): Map<string, TranscriptMessage[]> {
   const groups = new Map<string, TranscriptMessage[]>();
@@ -54,11 +53,7 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
   const icon = result.exitCode === 0 ? '✅' : '❌';
   const lines = [`## ${icon} conclave: ${s.header.workflow.path}`, '', `**${result.status}** (exit ${result.exitCode}): ${result.reason}`, ''];
   if (result.summary) lines.push(result.summary.split('\n').map((l) => `> ${l}`).join('\n'), '');
-  if (Object.keys(result.outputs).length) {
-    lines.push('### Outputs', '', '| output | value |', '|---|---|');
-    for (const [k, v] of Object.entries(result.outputs)) lines.push(`| ${k} | ${cell(v)} |`);
-    lines.push('');
-  }
+  lines.push(...outputsTable(result.outputs, '###'));
   lines.push('### Transcript', '');
   let trimmed = 0;
   for (const [agent, messages] of byAgent(s.messages)) {
@@ -77,18 +72,7 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
     lines.push('</details>', '');
   }
   if (trimmed > 0) lines.push(`*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`, '');
-  if (s.proposals.length) {
-    lines.push('### Proposals', '', '| proposal | question | result | tally | rule |', '|---|---|---|---|---|');
-    for (const p of s.proposals) {
-      const tally = Object.entries(p.tally).map(([o, n]) => `${o}: ${n}`).join(', ');
-      lines.push(`| ${p.id} | ${cell(p.question)} | ${p.status.replace('_', ' ')}${p.winner ? ` **${p.winner}**` : ''} | ${tally} | ${p.rule} |`);
-    }
-    lines.push('');
-  }
-  lines.push('### Usage and cost', '', '| agent | turns | calls | input tokens | output tokens | cost |', '|---|---|---|---|---|---|');
-  for (const [name, u] of [...Object.entries(s.agents), ['**total**', s.total] as const]) {
-    lines.push(`| ${name} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} |`);
-  }
+  lines.push(...proposalsTable(s, '###'), ...usageTable(s, '### Usage and cost'));
   return `${lines.join('\n')}\n`;
 }
 

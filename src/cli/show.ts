@@ -1,6 +1,7 @@
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from './exit-codes.js';
+import { dollars, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 import { fail } from './run.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
@@ -21,7 +22,6 @@ export function showCommand(file: string, options: { format: ShowFormat }): numb
 
 const from = (m: TranscriptMessage) => (m.kind === 'agent' ? `@${m.sender}` : m.kind);
 const to = (m: TranscriptMessage) => (m.recipients.length ? m.recipients.map((r) => `@${r}`).join(', ') : 'no one');
-const dollars = (n: number) => `$${n.toFixed(4)}`;
 
 function text(s: SessionSummary): string {
   const lines = [`${s.header.workflow.path} · run ${s.header.run_id} · started ${s.header.started_at}`];
@@ -52,28 +52,9 @@ function text(s: SessionSummary): string {
 function markdown(s: SessionSummary): string {
   const lines = [`# ${s.header.workflow.path}`, '', `Run \`${s.header.run_id}\`, started ${s.header.started_at}.`, ''];
   if (s.end) lines.push(`**${s.end.status}** (exit ${s.end.exit_code}): ${s.end.reason}`, '');
-  if (s.end && Object.keys(s.end.outputs).length) {
-    lines.push('## Outputs', '', '| output | value |', '|---|---|');
-    for (const [k, v] of Object.entries(s.end.outputs)) lines.push(`| ${k} | ${cell(v)} |`);
-    lines.push('');
-  }
+  if (s.end) lines.push(...outputsTable(s.end.outputs, '##'));
   lines.push('## Transcript', '');
   for (const m of s.messages) lines.push(`**#${m.id} ${from(m)} → ${to(m)}**`, '', m.text.split('\n').map((l) => `> ${l}`).join('\n'), '');
-  if (s.proposals.length) {
-    lines.push('## Proposals', '', '| proposal | question | result | tally | rule |', '|---|---|---|---|---|');
-    for (const p of s.proposals) {
-      const tally = Object.entries(p.tally).map(([o, n]) => `${o}: ${n}`).join(', ');
-      lines.push(`| ${p.id} | ${cell(p.question)} | ${p.status.replace('_', ' ')}${p.winner ? ` **${p.winner}**` : ''} | ${tally} | ${p.rule} |`);
-    }
-    lines.push('');
-  }
-  lines.push('## Usage', '', '| agent | turns | calls | input tokens | output tokens | cost |', '|---|---|---|---|---|---|');
-  for (const [name, u] of [...Object.entries(s.agents), ['**total**', s.total] as const]) {
-    lines.push(`| ${name} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} |`);
-  }
+  lines.push(...proposalsTable(s, '##'), ...usageTable(s, '## Usage'));
   return `${lines.join('\n')}\n`;
-}
-
-function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\n/g, '<br>');
 }

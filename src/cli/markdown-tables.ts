@@ -1,0 +1,33 @@
+import type { SessionSummary } from '../session/summary.js';
+
+/** Text for a Markdown table cell: pipes escaped, line breaks as <br>. */
+export function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
+}
+
+export function dollars(n: number): string {
+  return `$${n.toFixed(4)}`;
+}
+
+/** The tables `show --format markdown` and the job summary share; `heading` is `##` or `###`. */
+
+export function outputsTable(outputs: Record<string, string>, heading: string): string[] {
+  if (Object.keys(outputs).length === 0) return [];
+  return [`${heading} Outputs`, '', '| output | value |', '|---|---|', ...Object.entries(outputs).map(([k, v]) => `| ${k} | ${cell(v)} |`), ''];
+}
+
+export function proposalsTable(s: SessionSummary, heading: string): string[] {
+  if (s.proposals.length === 0) return [];
+  const rows = s.proposals.map((p) => {
+    const tally = Object.entries(p.tally).map(([o, n]) => `${o}: ${n}`).join(', ');
+    return `| ${p.id} | ${cell(p.question)} | ${p.status.replace('_', ' ')}${p.winner ? ` **${p.winner}**` : ''} | ${tally} | ${p.rule} |`;
+  });
+  return [`${heading} Proposals`, '', '| proposal | question | result | tally | rule |', '|---|---|---|---|---|', ...rows, ''];
+}
+
+export function usageTable(s: SessionSummary, title: string): string[] {
+  const rows = [...Object.entries(s.agents), ['**total**', s.total] as const].map(
+    ([name, u]) => `| ${name} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} |`,
+  );
+  return [title, '', '| agent | turns | calls | input tokens | output tokens | cost |', '|---|---|---|---|---|---|', ...rows];
+}
