@@ -3,14 +3,19 @@ import { formatForAgent } from '../../channel/message.js';
 import { RULES, type ProposalRequest } from '../../channel/proposal.js';
 import { numberArg, stringArg, ToolInputError, type AgentTool, type ToolResult } from './tool.js';
 
-/** A channel action's ChannelError becomes a tool error the model reads; anything else is a bug. */
-function channelAction(act: () => unknown): ToolResult {
+/** A channel action's ChannelError or bad input becomes a tool error the model reads; anything else is a bug. */
+function asToolResult(act: () => string): ToolResult {
   try {
-    return { content: JSON.stringify(act(), null, 1) };
+    return { content: act() };
   } catch (e) {
     if (e instanceof ChannelError || e instanceof ToolInputError) return { content: e.message, isError: true };
     throw e;
   }
+}
+
+/** A channel action whose result the model reads as JSON. */
+function channelAction(act: () => unknown): ToolResult {
+  return asToolResult(() => JSON.stringify(act(), null, 1));
 }
 
 export const propose: AgentTool = {
@@ -82,16 +87,12 @@ export const channelHistory: AgentTool = {
       },
     },
   },
-  run: (input, { channel }) => {
-    try {
+  run: (input, { channel }) =>
+    asToolResult(() => {
       const sender = input.sender === undefined ? undefined : stringArg(input, 'sender');
       const messages = channel.history({ sender, last: numberArg(input, 'last', 20) });
-      return { content: messages.length ? messages.map(formatForAgent).join('\n\n') : 'No messages.' };
-    } catch (e) {
-      if (e instanceof ToolInputError) return { content: e.message, isError: true };
-      throw e;
-    }
-  },
+      return messages.length ? messages.map(formatForAgent).join('\n\n') : 'No messages.';
+    }),
 };
 
 export const complete: AgentTool = {
