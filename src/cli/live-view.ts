@@ -1,5 +1,6 @@
 import { Listr, type ListrLogger } from 'listr2';
 import type { ProgressEvent, ProgressListener } from '../engine/events.js';
+import { formatUsd } from '../provider/money.js';
 import type { Limits } from '../workflow/limits.js';
 
 interface AgentLine {
@@ -43,7 +44,7 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
     return `@${name}  ${l.state} · ${l.turns} turn${l.turns === 1 ? '' : 's'} · ${l.tokens} tokens · $${l.costUsd.toFixed(4)}`;
   };
   const teamTitle = () =>
-    `team  ${Math.round((Date.now() - started) / 1000)}s · $${spent.toFixed(4)} of $${limits.budgetUsd.toFixed(2)} · ${teamTurns} of ${limits.maxTurns} turns`;
+    `team  ${Math.round((Date.now() - started) / 1000)}s · ${formatUsd(spent)} of ${formatUsd(limits.budgetUsd)} · ${teamTurns} of ${limits.maxTurns} turns`;
   const show = (name: string) => titles.get(name)?.(agentTitle(name));
   const showTeam = () => titles.get('')?.(teamTitle());
 
@@ -77,6 +78,8 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
     {
       concurrent: true,
       exitOnError: false,
+      // listr2 would exit(127) on Ctrl-C; the run handles SIGINT itself and ends as in a pipe (130).
+      registerSignalListeners: false,
       renderer: options.renderer ?? 'default',
       fallbackRenderer: 'simple',
       rendererOptions: options.logger ? { logger: options.logger, title: true, state: [] } : { collapseErrors: false },

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
-import { EXIT } from './exit-codes.js';
+import { EXIT } from '../engine/exit-codes.js';
+import { UsageError } from './usage-error.js';
 
 // Commands import their modules when they run, so that `--help` and `validate` start fast.
 
@@ -76,8 +77,10 @@ function withRunOptions(command: Command): Command {
   .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
   .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
   .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss')
-  .option('--budget-usd <usd>', "override the workflow's limits.budget_usd")
-  .option('--timeout <duration>', "override the workflow's limits.timeout (such as 90s, 15m, 1h)")
+  .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
+  .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
+  .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
+  .option('--timeout <duration>', 'set limits.timeout, such as 90s, 15m, 1h (on resume: from the time already used)')
   .option('--json', 'print one JSON object with the result at the end')
   .option('--quiet', 'print only the result');
 }
@@ -87,6 +90,9 @@ try {
 } catch (e) {
   if (e instanceof CommanderError) {
     process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } else if (e instanceof UsageError) {
+    process.stderr.write(`conclave: ${e.message}\n`);
+    process.exitCode = EXIT.usage;
   } else {
     process.stderr.write(`conclave: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exitCode = EXIT.failure;

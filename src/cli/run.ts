@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { InputError, resolveInputs } from '../engine/inputs.js';
@@ -10,12 +10,12 @@ import { SessionWriter } from '../session/writer.js';
 import { SessionLockedError } from '../session/lock.js';
 import { formatDiagnostic } from '../workflow/diagnostic.js';
 import type { Workflow } from '../workflow/load.js';
-import type { Scalar } from '../workflow/types.js';
-import { EXIT } from './exit-codes.js';
-import { cacheOf, executeRun, overrideLimits, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions } from './github.js';
+import { withLimitFlags } from './limit-flags.js';
 import { loadChecked } from './load-checked.js';
 import { maskedInputs, secretValues } from './secrets.js';
+import { asUsageError, UsageError } from './usage-error.js';
 
 export interface RunCommandOptions extends OutputOptions {
   input: string[];
@@ -30,28 +30,22 @@ export const NO_API_KEY =
   '  export ANTHROPIC_API_KEY=sk-ant-...\n' +
   "In GitHub Actions, pass ${{ secrets.ANTHROPIC_API_KEY }} to the action's anthropic-api-key input.";
 
-export function fail(message: string): number {
-  process.stderr.write(`conclave: ${message}\n`);
-  return EXIT.usage;
-}
-
-/** Loads a workflow with every check; prints its diagnostics; undefined (after printing) when it is invalid. */
-export function loadForRun(file: string, json = false): Workflow | undefined {
+/** Loads a workflow with every check and prints its diagnostics; a UsageError when it cannot run. */
+export function loadForRun(file: string, json = false): Workflow {
+  if (looksLikeSession(file)) {
+    throw new UsageError(`${file} is a session file, not a workflow: continue it with conclave resume ${file}, or print it with conclave show ${file}`);
+  }
   const { workflow, diagnostics, unreadable } = loadChecked(file);
   for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   if (inGitHubActions()) for (const d of diagnostics) (json ? process.stderr : process.stdout).write(annotation(d));
-  if (unreadable !== undefined) fail(unreadable);
+  if (unreadable !== undefined) throw new UsageError(unreadable);
+  if (!workflow) throw new UsageError(`${file} has errors (listed above); nothing was run`);
   return workflow;
 }
 
-/** Opens a session file for writing; the message (exit 2) when another conclave holds it. */
-export function openSession(open: () => SessionWriter): SessionWriter | string {
-  try {
-    return open();
-  } catch (e) {
-    if (e instanceof SessionLockedError) return e.message;
-    throw e;
-  }
+/** Opens a session file for writing; a UsageError when another conclave holds it. */
+export function openSession(open: () => SessionWriter): SessionWriter {
+  return asUsageError(open, SessionLockedError);
 }
 
 export function newRunId(): string {
@@ -62,41 +56,35 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+/** The API key, unless the run makes no live call; a UsageError that says how to set it. */
+export function apiKeyFor(options: { offline?: boolean }, needed: boolean): string | undefined {
+  const apiKey = process.env.ANTHROPIC_API_KEY;
+  if (!apiKey && needed && !options.offline) throw new UsageError(NO_API_KEY);
+  return apiKey;
+}
+
 /** `conclave run FILE`: runs the workflow and returns the exit code of DESIGN §4. */
 export async function runCommand(file: string, options: RunCommandOptions): Promise<number> {
   const workflow = loadForRun(file, options.json);
-  if (!workflow) return EXIT.usage;
-  const badLimit = overrideLimits(workflow, options);
-  if (badLimit) return fail(badLimit);
+  const limits = withLimitFlags(workflow.limits, options);
   let recording: SessionEvent[] | undefined;
   let given = options.input;
   if (options.replay) {
-    try {
-      const record = readSession(options.replay);
-      recording = replayable(record.effective);
-      given = [...recordedPairs(record.header.inputs, given), ...given];
-    } catch (e) {
-      if (e instanceof SessionFileError) return fail(e.message);
-      throw e;
-    }
+    const record = asUsageError(() => readSession(options.replay!), SessionFileError);
+    recording = replayable(record.effective);
+    given = [...recordedPairs(record.header.inputs, given), ...given];
   }
-  let inputs: Record<string, Scalar>;
-  try {
-    inputs = resolveInputs(workflow.spec.inputs ?? {}, given);
-  } catch (e) {
-    if (e instanceof InputError) return fail(e.message);
-    throw e;
-  }
-  const apiKey = process.env.ANTHROPIC_API_KEY;
-  if (!apiKey && !recording && !options.offline) return fail(NO_API_KEY);
+  const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
+  const apiKey = apiKeyFor(options, !recording);
   const workspace = options.workspace ?? process.cwd();
-  if (!existsSync(workspace)) return fail(`the workspace directory ${workspace} does not exist`);
+  if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
 
   const cache = await cacheOf(options);
-  if (typeof cache === 'string') return fail(cache);
   const runId = newRunId();
   const sessionPath = options.session ?? join('.conclave', 'sessions', `${runId}.jsonl`);
-  if (existsSync(sessionPath)) return fail(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
+  if (sessionPath.trim() === '') throw new UsageError('--session needs a file path');
+  if (existsSync(sessionPath)) throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
+  const secrets = secretValues(workflow, inputs, apiKey);
   const writer = openSession(() =>
     SessionWriter.create(
       sessionPath,
@@ -111,13 +99,13 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
         started_at: new Date().toISOString(),
         ...(options.replay ? { note: `a replay of ${options.replay}` } : {}),
       },
-      secretValues(workflow, inputs, apiKey),
+      secrets,
     ),
   );
-  if (typeof writer === 'string') return fail(writer);
   return executeRun({
     ...options,
     workflow,
+    limits,
     inputs,
     runId,
     scopeSession: sessionPath,
@@ -125,14 +113,28 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     recording,
     apiKey: recording ? undefined : apiKey,
     responseCache: cache,
-    secrets: secretValues(workflow, inputs, apiKey),
+    secrets,
     workspace,
   });
 }
 
-/** A replay takes the recorded inputs (secrets aside) that the command line does not give. */
-function recordedPairs(recorded: Record<string, unknown>, given: readonly string[]): string[] {
+/** Recorded inputs (secrets aside) that the command line does not give, as `-i` pairs. */
+export function recordedPairs(recorded: Record<string, unknown>, given: readonly string[]): string[] {
   return Object.entries(recorded)
     .filter(([name, value]) => value !== '***' && !given.some((pair) => pair.startsWith(`${name}=`)))
     .map(([name, value]) => `${name}=${String(value)}`);
+}
+
+/** Whether a file starts like a session file (`{"type":"header"`), so that `run` can say to use resume or show. */
+function looksLikeSession(file: string): boolean {
+  try {
+    if (!statSync(file).isFile()) return false;
+    const fd = openSync(file, 'r');
+    const head = Buffer.alloc(64);
+    const n = readSync(fd, head, 0, 64, 0);
+    closeSync(fd);
+    return /^\{"type":"header"/.test(head.subarray(0, n).toString('utf8'));
+  } catch {
+    return false;
+  }
 }

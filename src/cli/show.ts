@@ -1,20 +1,14 @@
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT } from '../engine/exit-codes.js';
 import { dollars, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
-import { fail } from './run.js';
+import { asUsageError } from './usage-error.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
 
 /** `conclave show SESSION`: the transcript, the proposals, usage and cost. */
 export function showCommand(file: string, options: { format: ShowFormat }): number {
-  let summary: SessionSummary;
-  try {
-    summary = summarize(readSession(file));
-  } catch (e) {
-    if (e instanceof SessionFileError) return fail(e.message);
-    throw e;
-  }
+  const summary = summarize(asUsageError(() => readSession(file), SessionFileError));
   const render = options.format === 'json' ? (s: SessionSummary) => `${JSON.stringify(s, null, 2)}\n` : options.format === 'markdown' ? markdown : text;
   process.stdout.write(render(summary));
   return EXIT.ok;

@@ -1,5 +1,8 @@
-import { addUsage, costOf, NO_USAGE, priceOf, totalTokens, type Price, type TokenUsage } from '../provider/pricing.js';
+import { addUsage, costOf, NO_USAGE, priceOf, totalTokens, worstCaseCost, type Price, type TokenUsage } from '../provider/pricing.js';
+import { CallAborted } from '../provider/errors.js';
 import type { Limits } from '../workflow/limits.js';
+import { LimitReached } from './ending.js';
+import { formatUsd } from '../provider/money.js';
 
 export interface Spend {
   calls: number;
@@ -9,26 +12,100 @@ export interface Spend {
 
 const NOTHING: Spend = { calls: 0, usage: NO_USAGE, costUsd: 0 };
 
-/** Token usage and estimated cost, per agent and for the run, against the run's budget. */
+interface Worst {
+  usd: number;
+  tokens: number;
+}
+
+interface Waiter {
+  worst: Worst;
+  admit: () => void;
+  refuse: (e: Error) => void;
+}
+
+/**
+ * Token usage and estimated cost, per agent and for the run, against the run's budget. The
+ * budget is a ceiling (DESIGN §10): a live call is admitted only while what was spent plus the
+ * worst case of every call in flight, its own included, fits; otherwise it waits for the calls
+ * in flight, and when none is left the run stops at the limit.
+ */
 export class Accounting {
   private readonly agents = new Map<string, Spend>();
   private all: Spend = NOTHING;
   private readonly unpriced = new Set<string>();
+  private reserved: Worst = { usd: 0, tokens: 0 };
+  private inFlight = 0;
+  private readonly waiting: Waiter[] = [];
 
   constructor(
-    private readonly limits: Limits,
+    private readonly limits: () => Limits,
     private readonly pricing: Readonly<Record<string, Price>> = {},
     /** Told once per model that the price table does not know. */
     private readonly onUnknownModel: (model: string) => void = () => {},
   ) {}
 
-  record(agent: string, model: string, usage: TokenUsage): Spend {
+  /** The price of a model, warning once about a model the table does not know. */
+  priceOf(model: string): Price {
     const { price, known } = priceOf(model, this.pricing);
     if (!known && !this.unpriced.has(model)) {
       this.unpriced.add(model);
       this.onUnknownModel(model);
     }
-    const call: Spend = { calls: 1, usage, costUsd: costOf(usage, price) };
+    return price;
+  }
+
+  /**
+   * Waits until a call of this worst case fits the limits, and reserves it; the returned function
+   * gives the reservation back once the call's real usage is recorded (or it failed).
+   */
+  async admit(model: string, inputTokens: number, maxTokens: number, signal: AbortSignal): Promise<() => void> {
+    if (signal.aborted) throw new CallAborted();
+    const worst: Worst = { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model)), tokens: inputTokens + maxTokens };
+    if (this.fits(worst)) this.reserve(worst, +1);
+    else if (this.inFlight === 0) throw this.limitReached(worst);
+    else await this.wait(worst, signal); // recheck() reserves for it before it is admitted
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.reserve(worst, -1);
+      this.recheck();
+    };
+  }
+
+  /** Admits the waiting calls that fit now; when no call is in flight, the others cannot ever fit. */
+  recheck(): void {
+    for (let i = 0; i < this.waiting.length; ) {
+      const waiter = this.waiting[i]!;
+      if (!this.fits(waiter.worst)) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      this.reserve(waiter.worst, +1);
+      waiter.admit();
+    }
+    if (this.inFlight === 0) for (const waiter of this.waiting.splice(0)) waiter.refuse(this.limitReached(waiter.worst));
+  }
+
+  private wait(worst: Worst, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((admit, refuse) => {
+      const onAbort = () => {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        refuse(new CallAborted());
+      };
+      const waiter: Waiter = {
+        worst,
+        admit: () => (signal.removeEventListener('abort', onAbort), admit()),
+        refuse: (e) => (signal.removeEventListener('abort', onAbort), refuse(e)),
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  record(agent: string, model: string, usage: TokenUsage): Spend {
+    const call: Spend = { calls: 1, usage, costUsd: costOf(usage, this.priceOf(model)) };
     this.agents.set(agent, add(this.agents.get(agent) ?? NOTHING, call));
     this.all = add(this.all, call);
     return call;
@@ -42,14 +119,26 @@ export class Accounting {
     return this.agents.get(agent) ?? NOTHING;
   }
 
-  /** The spending limit that has been reached, if any. */
-  exceeded(): { limit: 'budget_usd' | 'max_tokens_total'; detail: string } | undefined {
-    if (this.all.costUsd >= this.limits.budgetUsd) {
-      return { limit: 'budget_usd', detail: `spent $${this.all.costUsd.toFixed(4)} of $${this.limits.budgetUsd.toFixed(2)}` };
+  private fits(worst: Worst): boolean {
+    const { budgetUsd, maxTokensTotal } = this.limits();
+    const usd = this.all.costUsd + this.reserved.usd + worst.usd;
+    const tokens = totalTokens(this.all.usage) + this.reserved.tokens + worst.tokens;
+    return usd <= budgetUsd && tokens <= maxTokensTotal;
+  }
+
+  private reserve(worst: Worst, sign: 1 | -1): void {
+    this.inFlight += sign;
+    this.reserved = { usd: this.reserved.usd + sign * worst.usd, tokens: this.reserved.tokens + sign * worst.tokens };
+    if (this.inFlight === 0) this.reserved = { usd: 0, tokens: 0 };
+  }
+
+  private limitReached(worst: Worst): LimitReached {
+    const { budgetUsd, maxTokensTotal } = this.limits();
+    const spent = this.all.costUsd;
+    if (spent + worst.usd > budgetUsd) {
+      return new LimitReached('budget_usd', `(spent ${formatUsd(spent)} of ${formatUsd(budgetUsd)}; the next call could cost up to ${formatUsd(worst.usd)})`);
     }
-    const tokens = totalTokens(this.all.usage);
-    if (tokens >= this.limits.maxTokensTotal) return { limit: 'max_tokens_total', detail: `${tokens} of ${this.limits.maxTokensTotal} tokens` };
-    return undefined;
+    return new LimitReached('max_tokens_total', `(${totalTokens(this.all.usage)} of ${maxTokensTotal} tokens used; the next call could use up to ${worst.tokens})`);
   }
 }
 

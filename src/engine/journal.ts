@@ -1,11 +1,14 @@
-import { VOLATILE_FIELDS, type SessionEvent } from '../session/format.js';
+import { VOLATILE_FIELDS, type EventBody, type EventOf, type RecordedLimits, type SessionEvent } from '../session/format.js';
 import { RAW_LINE } from '../session/reader.js';
 import { CallAborted } from '../provider/errors.js';
 
 /** The run no longer produces what the session recorded: the workflow, inputs or environment differ. */
 export class DivergenceError extends Error {}
 
-export type EventInput = { type: string } & Record<string, unknown>;
+export type EventInput = EventBody;
+
+/** How long re-execution may make no progress before the recording is judged unable to answer. */
+const STALL_MS = 1500;
 
 export interface JournalOptions {
   /** Writes an event to the session file. */
@@ -14,8 +17,16 @@ export interface JournalOptions {
   sync(): void;
   /** The line an event would be written as (with secrets masked), to compare it with the recording. */
   lineOf(event: unknown): string;
+}
+
+/** What the run is told as the recording is used. */
+export interface JournalListener {
   /** Called once, when the recording is used up and the run goes on live. */
   onLive?(): void;
+  /** A recorded `limits_changed` event was reached: the run goes on with these limits. */
+  onLimits?(limits: RecordedLimits): void;
+  /** The recording cannot answer what the run now waits for (it made no progress for a while). */
+  onStall?(error: DivergenceError): void;
 }
 
 /**
@@ -31,10 +42,13 @@ export class Journal {
   private liveFired = false;
   private readonly waiters: { index: number; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly responses = new Map<string, number>();
-  private readonly toolCalls = new Set<string>();
-  private readonly toolResults = new Map<string, number>();
+  private readonly toolCalls = new Map<string, number>();
+  /** By agent, turn and tool use id; a list, as nothing stops a model from using one id twice. */
+  private readonly toolResults = new Map<string, number[]>();
   private readonly setups = new Map<string, number>();
   private releaseScheduled = false;
+  private watchdog: NodeJS.Timeout | undefined;
+  private listener: JournalListener = {};
 
   constructor(
     private readonly options: JournalOptions,
@@ -42,10 +56,16 @@ export class Journal {
   ) {
     recording.forEach((event, index) => {
       if (event.type === 'model_call') this.responses.set(callKey(event.agent, event.turn, event.step), index);
-      else if (event.type === 'tool_call') this.toolCalls.add(String(event.tool_use_id));
-      else if (event.type === 'tool_result') this.toolResults.set(String(event.tool_use_id), index);
-      else if (event.type === 'setup_finished') this.setups.set(String(event.id), index);
+      else if (event.type === 'tool_call') this.toolCalls.set(callKey(event.agent, event.turn, event.tool_use_id), index);
+      else if (event.type === 'tool_result') {
+        const key = callKey(event.agent, event.turn, event.tool_use_id);
+        this.toolResults.set(key, [...(this.toolResults.get(key) ?? []), index]);
+      } else if (event.type === 'setup_finished') this.setups.set(event.id, index);
     });
+  }
+
+  listen(listener: JournalListener): void {
+    this.listener = listener;
   }
 
   /** Whether the run produced something other than the recording. */
@@ -70,9 +90,24 @@ export class Journal {
       for (const w of this.waiters.splice(0)) w.reject(this.broken);
       throw this.broken;
     }
+    this.advance();
+  }
+
+  /** Past the event the run just produced, and past the recorded limit changes that follow it. */
+  private advance(): void {
     this.cursor++;
+    while (this.replaying && this.recording[this.cursor]!.type === 'limits_changed') {
+      this.listener.onLimits?.((this.recording[this.cursor] as EventOf<'limits_changed'>).limits);
+      this.cursor++;
+    }
     if (!this.replaying) this.goLive();
     this.scheduleRelease();
+  }
+
+  /** The run ended: no more waiting on the recording. */
+  close(): void {
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
   }
 
   sync(): void {
@@ -80,26 +115,28 @@ export class Journal {
   }
 
   /** The recorded model response of an agent's turn and step, once the run reaches it; undefined if none was recorded. */
-  response(agent: string, turn: number, step: number, signal: AbortSignal): Promise<SessionEvent> | undefined {
-    const index = this.responses.get(callKey(agent, turn, step));
-    return index === undefined ? undefined : this.at(index, signal).then(() => this.recording[index]!);
+  response(agent: string, turn: number, step: number, signal: AbortSignal): Promise<EventOf<'model_call'>> | undefined {
+    return this.recorded<'model_call'>(this.responses.get(callKey(agent, turn, step)), signal);
   }
 
   /** Whether a tool call was recorded as started. */
-  hasToolCall(toolUseId: string): boolean {
-    return this.toolCalls.has(toolUseId);
+  hasToolCall(agent: string, turn: number, toolUseId: string): boolean {
+    return this.toolCalls.has(callKey(agent, turn, toolUseId));
   }
 
   /** The recorded result of a tool call, once the run reaches it; undefined if none was recorded. */
-  toolResult(toolUseId: string, signal: AbortSignal): Promise<SessionEvent> | undefined {
-    const index = this.toolResults.get(toolUseId);
-    return index === undefined ? undefined : this.at(index, signal).then(() => this.recording[index]!);
+  toolResult(agent: string, turn: number, toolUseId: string, signal: AbortSignal): Promise<EventOf<'tool_result'>> | undefined {
+    const queue = this.toolResults.get(callKey(agent, turn, toolUseId));
+    return this.recorded<'tool_result'>(queue?.shift(), signal);
   }
 
   /** The recorded output of a setup step, once the run reaches it; undefined if none was recorded. */
-  setupOutput(id: string, signal: AbortSignal): Promise<SessionEvent> | undefined {
-    const index = this.setups.get(id);
-    return index === undefined ? undefined : this.at(index, signal).then(() => this.recording[index]!);
+  setupOutput(id: string, signal: AbortSignal): Promise<EventOf<'setup_finished'>> | undefined {
+    return this.recorded<'setup_finished'>(this.setups.get(id), signal);
+  }
+
+  private recorded<T extends SessionEvent['type']>(index: number | undefined, signal: AbortSignal): Promise<EventOf<T>> | undefined {
+    return index === undefined ? undefined : this.at(index, signal).then(() => this.recording[index] as EventOf<T>);
   }
 
   /** Resolves when the recording is used up: anything not recorded happens after that. */
@@ -111,12 +148,12 @@ export class Journal {
   private goLive(): void {
     if (this.liveFired) return;
     this.liveFired = true;
-    this.options.onLive?.();
+    this.listener.onLive?.();
   }
 
   private at(index: number, signal: AbortSignal): Promise<void> {
     if (this.broken) return Promise.reject(this.broken);
-    if (index < this.cursor) return Promise.reject(new DivergenceError(`the run asked again for recorded event #${this.recording[index]!.seq}`));
+    if (index < this.cursor) return Promise.reject(new DivergenceError(`the run asked again for recorded ${describeEvent(this.recording[index])}`));
     if (!this.replaying) {
       this.goLive();
       return Promise.resolve();
@@ -141,7 +178,33 @@ export class Journal {
       this.waiters.push(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
       this.scheduleRelease();
+      this.watch();
     });
+  }
+
+  /**
+   * While the run waits on the recording, the cursor must move: re-execution does no I/O, so a
+   * cursor that stands still means the run waits for something the recording cannot give (DESIGN
+   * §10: fail at once, naming the event, rather than wait for the timeout).
+   */
+  private watch(): void {
+    if (this.watchdog) return;
+    let seen = this.cursor;
+    this.watchdog = setInterval(() => {
+      if (!this.replaying || this.broken) return this.close();
+      if (this.cursor !== seen || this.waiters.length === 0) {
+        seen = this.cursor;
+        return;
+      }
+      const next = this.recording[this.cursor]!;
+      const waits = this.waiters.map((w) => describeEvent(this.recording[w.index])).join(', ');
+      this.broken = new DivergenceError(
+        `the recording cannot answer the run: it waits for ${waits}, but the run does not produce the recorded ${describeEvent(next)}`,
+      );
+      for (const w of this.waiters.splice(0)) w.reject(this.broken);
+      this.close();
+      this.listener.onStall?.(this.broken);
+    }, STALL_MS);
   }
 
   /**
@@ -163,7 +226,12 @@ export class Journal {
   }
 }
 
-function callKey(agent: unknown, turn: unknown, step: unknown): string {
+function describeEvent(event: SessionEvent | undefined): string {
+  if (!event) return 'the end of the recording';
+  return `event #${event.seq} (${event.type}${'agent' in event ? ` of @${event.agent}` : ''})`;
+}
+
+function callKey(agent: string, turn: number, step: number | string): string {
   return `${agent}\0${turn}\0${step}`;
 }
 
@@ -175,7 +243,7 @@ function sameEvent(recorded: SessionEvent, produced: EventInput, lineOf: (event:
   return lineOf(comparable(produced)) === JSON.stringify(comparable(recorded));
 }
 
-function comparable(event: Record<string, unknown>): Record<string, unknown> {
+function comparable(event: object): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...event };
   delete copy.seq;
   for (const field of VOLATILE_FIELDS) delete copy[field];
@@ -184,7 +252,7 @@ function comparable(event: Record<string, unknown>): Record<string, unknown> {
 
 /** Where the run and the recording part: the first field that differs, with both values. */
 function divergence(recorded: SessionEvent, produced: EventInput): string {
-  const where = `event #${recorded.seq} (${recorded.type}${recorded.agent ? ` of @${recorded.agent}` : ''})`;
+  const where = describeEvent(recorded);
   const diff = firstDifference(comparable(recorded), comparable(produced), '');
   return `the run differs from the session at ${where}: ${diff}`;
 }

@@ -1,6 +1,12 @@
 import { spawn } from 'node:child_process';
+import { shellQuote, type Scope } from '../workflow/evaluate.js';
+import { fillTemplate } from '../workflow/fill.js';
 import { durationMs, sizeBytes } from '../workflow/limits.js';
-import type { SetupStepSpec } from '../workflow/types.js';
+import type { Workflow } from '../workflow/load.js';
+import type { Scalar, SetupStepSpec } from '../workflow/types.js';
+import type { ProgressListener } from './events.js';
+import { inputEnvName } from './inputs.js';
+import type { Journal } from './journal.js';
 
 export const DEFAULT_SETUP_TIMEOUT = '5m';
 export const DEFAULT_MAX_OUTPUT = '1MB';
@@ -50,4 +56,59 @@ export function runSetupStep(step: SetupStepSpec, command: string, env: NodeJS.P
       reject(new SetupError(`setup step "${step.id}" ${why}${stderr}`));
     });
   });
+}
+
+export interface SetupOptions {
+  workflow: Workflow;
+  inputs: Record<string, Scalar>;
+  runId: string;
+  sessionPath: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  journal: Journal;
+  signal: AbortSignal;
+  progress: ProgressListener;
+}
+
+/**
+ * The run's setup: the workflow's `env:` filled in, then each setup step (its recorded output on
+ * resume). Returns the scope agents' prompts are filled from and the environment tools start from.
+ */
+export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; toolEnv: NodeJS.ProcessEnv }> {
+  const { workflow, inputs, env, journal, signal, progress } = options;
+  const base: Scope = { inputs, workflow: { name: workflow.spec.name, file: workflow.file }, run: { id: options.runId, session: options.sessionPath } };
+  const declared: Record<string, string> = {};
+  for (const [key, value] of Object.entries(workflow.spec.env ?? {})) {
+    const template = workflow.templates.get(`env.${key}`);
+    declared[key] = template ? fillTemplate(template, base) : String(value);
+  }
+  const inputEnv = Object.fromEntries(Object.entries(inputs).map(([name, value]) => [inputEnvName(name), String(value)]));
+  const shellEnv = { ...env, ...declared, ...inputEnv };
+  const envScope = { ...stringsOf(env), ...declared };
+  const outputs: Record<string, string> = {};
+  for (const [i, step] of (workflow.spec.setup ?? []).entries()) {
+    if (signal.aborted) break;
+    const command = fillTemplate(workflow.templates.get(`setup[${i}].run`)!, { ...base, env: envScope, setup: outputs }, shellQuote);
+    const recorded = journal.setupOutput(step.id, signal);
+    if (recorded) {
+      outputs[step.id] = (await recorded).stdout;
+    } else {
+      await journal.live(signal);
+      progress({ type: 'setup', id: step.id, state: 'running' });
+      try {
+        outputs[step.id] = await runSetupStep(step, command, shellEnv, options.cwd, signal);
+      } catch (e) {
+        progress({ type: 'setup', id: step.id, state: 'failed' });
+        if (!signal.aborted) journal.append({ type: 'setup_failed', id: step.id, error: (e as Error).message });
+        throw e;
+      }
+      progress({ type: 'setup', id: step.id, state: 'done' });
+    }
+    journal.append({ type: 'setup_finished', id: step.id, stdout: outputs[step.id]! });
+  }
+  return { scope: { ...base, env: envScope, setup: outputs }, toolEnv: { ...env, ...declared } };
+}
+
+function stringsOf(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }

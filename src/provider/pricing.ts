@@ -76,3 +76,21 @@ export function costOf(usage: TokenUsage, base: Price): number {
 export function totalTokens(usage: TokenUsage): number {
   return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
 }
+
+/**
+ * Tokens a request's input can be at most, from its size: two bytes of JSON a token, about twice
+ * the density of English or code in Claude's tokenizer, so that a reservation is never short.
+ */
+export function inputTokensAtMost(requestBytes: number): number {
+  return Math.ceil(requestBytes / 2);
+}
+
+/**
+ * The most a call can cost (DESIGN §10): its input at the dearest input rate (a cache write, or
+ * the long-prompt tier) plus `max_tokens` of output.
+ */
+export function worstCaseCost(inputTokens: number, maxTokens: number, base: Price): number {
+  const price = base.long && inputTokens > base.long.over ? base.long : base;
+  const inputRate = Math.max(price.input, price.cache_write ?? price.input * 1.25, base.input, base.cache_write ?? base.input * 1.25);
+  return (inputTokens * inputRate + maxTokens * Math.max(price.output, base.output)) / 1_000_000;
+}

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { EVENT_TYPES, FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } from './format.js';
+import { isKnownType, isObject, shapeProblem } from './event-shapes.js';
+import { FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } from './format.js';
 
 /** The line an event was read from, kept on the event (JSON.stringify skips symbol keys). */
 export const RAW_LINE = Symbol('raw line');
@@ -50,30 +51,49 @@ export function readSession(path: string): SessionRecord {
       throw new SessionFileError(`${path}:${n}: this line is not a valid session event (broken JSON in the middle of the file)`);
     }
   };
-  const header = parse(lines[0]!, 1) as unknown as SessionHeader;
+  const header = parse(lines[0]!, 1);
   if (header.type !== 'header') throw new SessionFileError(`${path}:1: the first line is not a session header; is this a conclave session file?`);
   if (typeof header.format !== 'number' || header.format > SESSION_FORMAT) {
-    throw new SessionFileError(`${path}: written in session format ${header.format} by conclave ${header.conclave_version}; this conclave reads format ${SESSION_FORMAT} and older: upgrade conclave`);
+    const by = typeof header.conclave_version === 'string' ? ` by conclave ${header.conclave_version}` : '';
+    throw new SessionFileError(`${path}: written in session format ${JSON.stringify(header.format ?? null)}${by}; this conclave reads format ${SESSION_FORMAT} and older: upgrade conclave`);
   }
+  const headerProblem = headerShapeProblem(header);
+  if (headerProblem) throw new SessionFileError(`${path}:1: the session header is damaged: ${headerProblem}`);
   const events: SessionEvent[] = [];
   let lastSeq = 0;
   for (let i = 1; i < lines.length; i++) {
-    const event = parse(lines[i]!, i + 1) as SessionEvent;
+    const event = parse(lines[i]!, i + 1);
+    if (!Number.isSafeInteger(event.seq)) throw new SessionFileError(`${path}:${i + 1}: this event has no sequence number ("seq")`);
     if (event.seq !== lastSeq + 1) {
       throw new SessionFileError(`${path}:${i + 1}: the sequence jumps from ${lastSeq} to ${event.seq}; events are missing`);
     }
-    lastSeq = event.seq;
-    (event as SessionEvent & { [RAW_LINE]?: string })[RAW_LINE] = lines[i]!;
-    if (EVENT_TYPES.has(event.type)) events.push(event);
+    lastSeq = event.seq as number;
+    if (typeof event.type !== 'string') throw new SessionFileError(`${path}:${i + 1}: this event has no "type"`);
+    if (!isKnownType(event.type)) continue;
+    const problem = shapeProblem(event, event.type);
+    if (problem) throw new SessionFileError(`${path}:${i + 1}: a damaged ${event.type} event: ${problem}`);
+    (event as Record<string | symbol, unknown>)[RAW_LINE] = lines[i]!;
+    events.push(event as unknown as SessionEvent);
   }
-  return { path, header, events, effective: effectiveEvents(events), lastSeq, torn };
+  return { path, header: header as unknown as SessionHeader, events, effective: effectiveEvents(events), lastSeq, torn };
+}
+
+function headerShapeProblem(header: Record<string, unknown>): string | undefined {
+  const text = (field: string) => (typeof header[field] === 'string' ? undefined : `"${field}" must be a string`);
+  const workflow = header.workflow;
+  if (!isObject(workflow) || typeof workflow.path !== 'string' || workflow.path === '' || typeof workflow.sha256 !== 'string') {
+    return '"workflow" must hold the workflow file\'s "path" and "sha256"';
+  }
+  if (!isObject(header.inputs)) return '"inputs" must be an object';
+  if (header.forked_from !== undefined && !isObject(header.forked_from)) return '"forked_from" must be an object';
+  return text('run_id') ?? text('conclave_version') ?? text('session') ?? text('started_at');
 }
 
 function effectiveEvents(events: readonly SessionEvent[]): SessionEvent[] {
   const effective: SessionEvent[] = [];
   for (const event of events) {
     if (event.type === 'resumed') {
-      const through = Number(event.replayed_through);
+      const through = event.replayed_through;
       while (effective.length > 0 && effective[effective.length - 1]!.seq > through) effective.pop();
     } else if (!FILE_EVENTS.has(event.type)) {
       effective.push(event);

@@ -1,15 +1,15 @@
-import { STOP_EVENTS, type SessionEvent } from './format.js';
+import { STOP_EVENTS, type EventOf, type SessionEvent } from './format.js';
 import type { SessionRecord } from './reader.js';
 
 /** How a recorded run ended, if it did. */
-export function endOf(record: SessionRecord): SessionEvent | undefined {
-  return record.effective.findLast((e) => e.type === 'run_ended');
+export function endOf(record: SessionRecord): EventOf<'run_ended'> | undefined {
+  return record.effective.findLast((e): e is EventOf<'run_ended'> => e.type === 'run_ended');
 }
 
 /** A run that completed (the lead's `complete`, or idle) is over; one stopped by a limit, a signal or an error can go on. */
 export function isFinished(record: SessionRecord): boolean {
   const end = endOf(record);
-  return end !== undefined && ['success', 'failure', 'idle'].includes(String(end.status));
+  return end !== undefined && ['success', 'failure', 'idle'].includes(end.status);
 }
 
 /** What a resume re-executes: the run's events up to where it stopped. */
@@ -20,6 +20,6 @@ export function replayable(events: readonly SessionEvent[]): SessionEvent[] {
 
 /** The run time used before the recording ends, for limits.timeout. */
 export function elapsedOf(events: readonly SessionEvent[]): number {
-  const last = events.findLast((e) => e.type === 'turn_ended' && typeof e.elapsed_ms === 'number');
-  return last ? Number(last.elapsed_ms) : 0;
+  const last = events.findLast((e): e is EventOf<'turn_ended'> => e.type === 'turn_ended');
+  return last ? last.elapsed_ms : 0;
 }

@@ -50,7 +50,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   const messages: TranscriptMessage[] = [];
   const proposals = new Map<string, ProposalSummary>();
   const agents: Record<string, AgentUsage> = {};
-  const usage = (agent: unknown) => (agents[String(agent)] ??= { ...NONE });
+  const usage = (agent: string) => (agents[agent] ??= { ...NONE });
   let end: SessionSummary['end'];
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NONE });
@@ -59,23 +59,23 @@ export function summarize(record: SessionRecord): SessionSummary {
   function apply(e: SessionEvent): void {
     switch (e.type) {
       case 'message':
-        messages.push(e.message as TranscriptMessage);
+        messages.push(e.message);
         return;
       case 'proposal_opened': {
-        const p = e.proposal as ProposalSummary;
+        const p = e.proposal;
         proposals.set(p.id, { ...p, status: 'open', winner: null, reason: null, tally: Object.fromEntries(p.options.map((o) => [o, 0])), votes: {} });
         return;
       }
       case 'vote': {
-        const p = proposals.get(String(e.proposal));
+        const p = proposals.get(e.proposal);
         if (!p) return;
-        p.votes[String(e.voter)] = { option: String(e.option), reason: String(e.reason ?? '') };
+        p.votes[e.voter] = { option: e.option, reason: e.reason };
         p.tally = Object.fromEntries(p.options.map((o) => [o, Object.values(p.votes).filter((v) => v.option === o).length]));
         return;
       }
       case 'proposal_closed': {
-        const p = proposals.get(String(e.proposal));
-        if (p) Object.assign(p, { status: e.status, winner: e.winner ?? null, reason: e.reason ?? null });
+        const p = proposals.get(e.proposal);
+        if (p) Object.assign(p, { status: e.status, winner: e.winner, reason: e.reason });
         return;
       }
       case 'turn_started':
@@ -86,23 +86,17 @@ export function summarize(record: SessionRecord): SessionSummary {
         return;
       case 'model_call': {
         const u = usage(e.agent);
-        const r = (e.response as { usage?: Record<string, number | null> }).usage ?? {};
+        const r = e.response.usage ?? {};
         u.calls++;
         u.input_tokens += r.input_tokens ?? 0;
         u.output_tokens += r.output_tokens ?? 0;
         u.cache_read_input_tokens += r.cache_read_input_tokens ?? 0;
         u.cache_creation_input_tokens += r.cache_creation_input_tokens ?? 0;
-        u.cost_usd += Number(e.cost_usd ?? 0);
+        u.cost_usd += e.cost_usd;
         return;
       }
       case 'run_ended':
-        end = {
-          status: String(e.status),
-          exit_code: Number(e.exit_code),
-          reason: String(e.reason),
-          summary: String(e.summary ?? ''),
-          outputs: (e.outputs as Record<string, string>) ?? {},
-        };
+        end = { status: e.status, exit_code: e.exit_code, reason: e.reason, summary: e.summary, outputs: e.outputs };
         return;
     }
   }

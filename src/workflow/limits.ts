@@ -26,12 +26,22 @@ export const DEFAULT_MAX_TOKENS = 4096;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const UNIT_BYTES: Record<string, number> = { B: 1, KB: 1024, MB: 1024 * 1024 };
 
+/** The longest wait Node's timers can hold (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
+
 /** `90s`, `15m`, `1.5h`, `250ms`, or a number of seconds, in milliseconds. */
 export function durationMs(value: string | number): number {
   if (typeof value === 'number') return value * 1000;
   const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)$/.exec(value);
   if (!match) throw new Error(`not a duration: ${value}`);
   return Number(match[1]) * UNIT_MS[match[2]!]!;
+}
+
+/** What is wrong with a duration as a time limit, or undefined: it must be at least 1 ms and fit a timer. */
+export function durationProblem(ms: number): string | undefined {
+  if (!(ms >= 1)) return 'must be at least 1ms';
+  if (ms > MAX_DURATION_MS) return `must be at most ${Math.floor(MAX_DURATION_MS / 3_600_000)}h (the longest a timer can wait)`;
+  return undefined;
 }
 
 /** `65536`, `64KB` or `1MB`, in bytes. */
@@ -51,4 +61,11 @@ export function resolveLimits(spec: LimitsSpec = {}): Limits {
     maxTokensTotal: spec.max_tokens_total ?? DEFAULT_LIMITS.maxTokensTotal,
     concurrency: spec.concurrency ?? DEFAULT_LIMITS.concurrency,
   };
+}
+
+/** `15m`, `2h`, `90s` or `250ms`: a duration as the workflow would write it. */
+export function describeDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { byPosition, hasErrors, type Diagnostic } from './diagnostic.js';
 import { buildGraph, type AgentEntry, type TeamGraph } from './graph.js';
-import { resolveLimits, type Limits } from './limits.js';
+import { durationMs, durationProblem, resolveLimits, type Limits } from './limits.js';
 import { textInFile, textInSource, type LocatedText } from './located.js';
 import { checkReferences, type Field } from './references.js';
 import { labelOf, schemaErrors } from './schema-check.js';
@@ -80,6 +80,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
 
   diagnostics.push(...inputProblems(source, spec));
   diagnostics.push(...setupIdProblems(source, spec));
+  diagnostics.push(...durationProblems(source, spec));
   const system = systemTexts(source, spec, diagnostics);
   const templates = collectTemplates(source, spec, system, diagnostics);
   diagnostics.push(...strayExpressions(source, data, templates));
@@ -106,6 +107,24 @@ function checkWorkflow(file: string, text: string): LoadResult {
       prompts,
     },
   };
+}
+
+/** Durations the schema lets through that no timer can hold: `0ms`, `600h`. */
+function durationProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const places: { path: (string | number)[]; value: unknown }[] = [{ path: ['limits', 'timeout'], value: isRecord(spec.limits) ? spec.limits.timeout : undefined }];
+  (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) => places.push({ path: ['setup', i, 'timeout'], value: isRecord(step) ? step.timeout : undefined }));
+  return places.flatMap(({ path, value }) => {
+    if (typeof value !== 'string' && typeof value !== 'number') return [];
+    let ms: number;
+    try {
+      ms = durationMs(value);
+    } catch {
+      return []; // the schema reports it
+    }
+    const problem = durationProblem(ms);
+    const name = path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[');
+    return problem ? [source.error(source.valuePosition(path), `${name} ${problem}; found ${JSON.stringify(value)}`)] : [];
+  });
 }
 
 function inputProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {

@@ -66,6 +66,7 @@ describe('the live view', () => {
       env: {},
       callModel: fakeModel,
       journal,
+      limits: workflow!.limits,
       progress: view.listener,
     });
     const result = await run.start();

@@ -47,7 +47,7 @@ describe('the response cache', () => {
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.json.outputs).toEqual({ answer: '4' });
     const miss = await runWorkflow(server, RELAY, ['--offline', '--cache', 'empty.sqlite'], { dir, env: { ANTHROPIC_API_KEY: '' } });
-    expect(miss.code).toBe(1);
+    expect(miss.code, 'a miss under --offline is a refusal, as for a usage error').toBe(2);
     expect(miss.json.reason).toMatch(/^offline: the cache holds no response for @lead's turn 1, call 1 \(request [0-9a-f]{12}\); run without --offline to fill it$/);
     expect(server.requests).toHaveLength(3);
   });

@@ -84,7 +84,7 @@ describe('the session file', () => {
     const { run, file } = await finishedRun();
     const again = await conclave(['resume', file], { cwd: run.dir, env: env() });
     expect(again.code).toBe(2);
-    expect(again.stderr).toContain('records a run that already ended (success: @lead completed the run with success); fork it');
+    expect(again.stderr).toContain('records a run that already ended (success: @lead completed the run); fork it');
     const events = readEvents(file);
     const proposed = events.find((e) => e.type === 'proposal_opened')!;
     const before = server.requests.length;

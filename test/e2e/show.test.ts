@@ -26,7 +26,7 @@ describe('conclave show', () => {
     expect(shown.stdout).toContain('#2 @lead → @a, @b, @c\n    @a @b @c please check your part.');
     expect(shown.stdout).toContain('  verdict: Ship it? — decided "ship" (ship 2, hold 0; majority)');
     expect(shown.stdout).toMatch(/ {2}total +\d+ turns +\d+ calls +\d+ in +\d+ out {2}\$0\.\d{4}/);
-    expect(shown.stdout).toContain('Ended: success (exit 0) — @lead completed the run with success');
+    expect(shown.stdout).toContain('Ended: success (exit 0) — @lead completed the run');
     expect(shown.stdout).toContain('  output verdict: ship');
   });
 

@@ -1,0 +1,33 @@
+import type { LimitName } from '../engine/ending.js';
+import type { RunResult } from '../engine/run.js';
+import { formatUsd } from '../provider/money.js';
+
+const FLAG_OF: Partial<Record<LimitName, string>> = {
+  budget_usd: '--budget-usd',
+  max_turns: '--max-turns',
+  max_turns_per_agent: '--max-turns-per-agent',
+  timeout: '--timeout',
+};
+
+/** The run's result as a person reads it at the end of the output. */
+export function resultText(result: RunResult, session: string): string {
+  const lines = [`conclave: ${result.status} — ${result.reason}`];
+  if (result.summary) lines.push('', result.summary.trim(), '');
+  for (const [name, value] of Object.entries(result.outputs)) lines.push(`output ${name}: ${value.includes('\n') ? `\n${value}` : value}`);
+  for (const error of result.outputErrors) lines.push(`output error: ${error}`);
+  const { usage, costUsd } = result.usage;
+  lines.push(
+    `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (cache: ${usage.cache_read_input_tokens} read, ${usage.cache_creation_input_tokens} written) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}`,
+  );
+  lines.push(`session: ${session}`);
+  const next = resumeHint(result, session);
+  if (next) lines.push(next);
+  return `${lines.join('\n')}\n`;
+}
+
+/** How to go on from a run that stopped before its work was done. */
+function resumeHint(result: RunResult, session: string): string | undefined {
+  if (!['limit', 'interrupted', 'provider_error', 'error'].includes(result.status)) return undefined;
+  const flag = result.limit ? FLAG_OF[result.limit] : undefined;
+  return `to continue: conclave resume ${session}${flag ? ` ${flag} <a larger value>` : ''}`;
+}

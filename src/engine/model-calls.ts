@@ -1,0 +1,97 @@
+import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
+import { CallAborted } from '../provider/errors.js';
+import { inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
+import { requestHash } from '../provider/request-hash.js';
+import type { ResponseCache } from '../session/cache.js';
+import type { RecordedResponse } from '../session/format.js';
+import type { Accounting } from './accounting.js';
+import { NoRecordedAnswer } from './ending.js';
+import type { ProgressListener } from './events.js';
+import type { Journal } from './journal.js';
+import { RequestDeltas } from './request-delta.js';
+
+export type CallModel = (request: ModelRequest, signal: AbortSignal, onRetry: RetryListener) => Promise<ModelResponse>;
+
+export interface ModelCallsOptions {
+  journal: Journal;
+  accounting: Accounting;
+  callModel: CallModel;
+  /** False for --replay and --offline: what nothing recorded or cached can answer fails the run. */
+  liveCalls: boolean;
+  cache?: ResponseCache;
+  signal: AbortSignal;
+  progress: ProgressListener;
+}
+
+/**
+ * Where a model answer comes from, in this order: the recording (resume, replay), the response
+ * cache, the provider. Every answer is recorded as a `model_call` event, with its cost, before it
+ * is written to the cache: a paid answer is never only in the cache.
+ */
+export class ModelCalls {
+  private readonly deltas = new RequestDeltas();
+
+  constructor(private readonly options: ModelCallsOptions) {}
+
+  async call(agent: string, turn: number, step: number, request: ModelRequest): Promise<ModelResponse> {
+    const { journal, signal, cache } = this.options;
+    if (signal.aborted) throw new CallAborted();
+    const recorded = journal.response(agent, turn, step, signal);
+    if (recorded) {
+      this.options.progress({ type: 'thinking', agent, step });
+      const event = await recorded;
+      // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
+      return this.record(agent, turn, step, request, event.request_sha256, event.response as unknown as ModelResponse, event.cached === true);
+    }
+    await journal.live(signal);
+    const hash = requestHash(request);
+    const hit = await cache?.get(hash);
+    if (hit) return this.record(agent, turn, step, request, hash, hit, true);
+    if (!this.options.liveCalls) {
+      throw new NoRecordedAnswer(
+        cache
+          ? `offline: the cache holds no response for @${agent}'s turn ${turn}, call ${step} (request ${hash.slice(0, 12)}); run without --offline to fill it`
+          : `the session holds no response for @${agent}'s turn ${turn}, call ${step}: this run asked for more than was recorded`,
+        cache !== undefined,
+      );
+    }
+    // The SDK serialises the request to send it anyway: measuring it here is of the same order.
+    const inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)));
+    const release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal);
+    try {
+      this.options.progress({ type: 'thinking', agent, step });
+      const response = await this.options.callModel(request, signal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs }));
+      this.record(agent, turn, step, request, hash, response, false);
+      await cache?.set(hash, response);
+      return response;
+    } finally {
+      release();
+    }
+  }
+
+  private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean): ModelResponse {
+    const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage));
+    this.options.journal.append({
+      type: 'model_call',
+      agent,
+      turn,
+      step,
+      request: this.deltas.of(agent, request),
+      request_sha256: hash,
+      response: response as unknown as RecordedResponse,
+      cost_usd: spend.costUsd,
+      ...(cached ? { cached: true as const } : {}),
+    });
+    return response;
+  }
+}
+
+function usageOf(usage: ModelResponse['usage'] | undefined): TokenUsage {
+  if (!usage) return NO_USAGE;
+  return {
+    input_tokens: usage.input_tokens ?? 0,
+    output_tokens: usage.output_tokens ?? 0,
+    cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+    cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+  };
+}

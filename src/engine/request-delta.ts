@@ -1,0 +1,25 @@
+import type { ModelRequest } from '../provider/client.js';
+
+/**
+ * What a model call asked, as the session keeps it: the system prompt and tools when they
+ * change, and the messages added since the agent's previous call (from its last one, which
+ * gains a cache mark), so that a replay can show where a request differs.
+ */
+export class RequestDeltas {
+  private readonly last = new Map<string, { system: unknown; tools: unknown; count: number }>();
+
+  of(agent: string, request: ModelRequest): Record<string, unknown> {
+    // An agent's system blocks and tools are the same objects call after call (agents/turn.ts).
+    const previous = this.last.get(agent);
+    const from = previous ? Math.max(0, previous.count - 1) : 0;
+    this.last.set(agent, { system: request.system, tools: request.tools, count: request.messages.length });
+    return {
+      model: request.model,
+      max_tokens: request.max_tokens,
+      ...(request.system !== previous?.system ? { system: (request.system as { text: string }[]).map((b) => b.text).join('\n') } : {}),
+      ...(request.tools !== previous?.tools ? { tools: (request.tools ?? []).map((t) => ('name' in t ? t.name : t.type)) } : {}),
+      messages_from: from,
+      messages: request.messages.slice(from),
+    };
+  }
+}

@@ -1,0 +1,141 @@
+import type { EventType } from './format.js';
+
+/**
+ * What each event type must hold, checked when a session file is read, so that no command meets
+ * a field of the wrong kind later. `?` marks a field that may be missing; `|null` one that may
+ * be null. Unknown fields are allowed (a newer conclave may add them).
+ */
+type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'string[]' | 'integer[]' | 'any';
+interface Shape {
+  [field: string]: `${Kind}${'' | '|null'}${'' | '?'}` | Shape;
+}
+
+const LIMITS: Shape = {
+  timeoutMs: 'number',
+  maxTurns: 'integer',
+  maxTurnsPerAgent: 'integer',
+  budgetUsd: 'number',
+  maxTokensTotal: 'number|null',
+  concurrency: 'integer',
+};
+const AGENT_TURN = { agent: 'string', turn: 'integer' } as const;
+
+const SHAPES: Record<EventType, Shape> = {
+  run_started: { workflow: 'string', limits: LIMITS },
+  limits_changed: { limits: LIMITS, changed: 'string[]' },
+  setup_finished: { id: 'string', stdout: 'string' },
+  setup_failed: { id: 'string', error: 'string' },
+  message: { message: { id: 'integer', kind: 'string', sender: 'string', text: 'string', recipients: 'string[]' } },
+  ack: { agent: 'string', through: 'integer' },
+  proposal_opened: {
+    proposal: {
+      id: 'string',
+      proposer: 'string',
+      question: 'string',
+      options: 'string[]',
+      voters: 'string[]',
+      rule: 'string',
+      quorum: 'integer',
+      deadline_turns: 'integer|null',
+      opened_at_turn: 'integer',
+    },
+  },
+  vote: { proposal: 'string', voter: 'string', option: 'string', reason: 'string' },
+  proposal_closed: { proposal: 'string', status: 'string', winner: 'string|null', reason: 'string|null' },
+  turn_counted: { agent: 'string' },
+  turn_started: { ...AGENT_TURN, through: 'integer', messages: 'integer[]' },
+  model_call: {
+    ...AGENT_TURN,
+    step: 'integer',
+    request: 'object',
+    request_sha256: 'string',
+    response: { content: 'array', stop_reason: 'string|null', usage: 'object?' },
+    cost_usd: 'number',
+    cached: 'boolean?',
+  },
+  tool_call: { ...AGENT_TURN, tool: 'string', tool_use_id: 'string', input: 'any' },
+  tool_result: { ...AGENT_TURN, tool: 'string', tool_use_id: 'string', content: 'string', is_error: 'boolean' },
+  turn_ended: { ...AGENT_TURN, elapsed_ms: 'number' },
+  turn_failed: { ...AGENT_TURN, error: 'string' },
+  run_ended: { status: 'string', exit_code: 'integer', reason: 'string', summary: 'string', outputs: 'object', output_errors: 'string[]?', usage: 'object?' },
+  resumed: { replayed_through: 'integer', at: 'string', conclave_version: 'string' },
+  repair: { torn_bytes: 'integer', kept: 'string?' },
+};
+
+/** Whether `type` is an event this version knows (others are skipped when read). */
+export function isKnownType(type: string): type is EventType {
+  return Object.hasOwn(SHAPES, type);
+}
+
+/** What is wrong with a known event's fields, in words, or undefined when it has the right shape. */
+export function shapeProblem(event: Record<string, unknown>, type: EventType): string | undefined {
+  return check(event, SHAPES[type], '');
+}
+
+function check(value: Record<string, unknown>, shape: Shape, path: string): string | undefined {
+  for (const [field, want] of Object.entries(shape)) {
+    const where = `${path}${field}`;
+    const v = value[field];
+    if (typeof want !== 'string') {
+      if (!isObject(v)) return `"${where}" must be an object`;
+      const inner = check(v, want, `${where}.`);
+      if (inner) return inner;
+      continue;
+    }
+    const optional = want.endsWith('?');
+    const [kind, nullable] = want.replace(/\?$/, '').split('|') as [Kind, string | undefined];
+    if (v === undefined && optional) continue;
+    if (v === null && nullable) continue;
+    if (!fits(v, kind)) return `"${where}" must be ${describe(kind)}${nullable ? ' or null' : ''}; found ${found(v)}`;
+  }
+  return undefined;
+}
+
+function fits(v: unknown, kind: Kind): boolean {
+  switch (kind) {
+    case 'any':
+      return v !== undefined;
+    case 'string':
+      return typeof v === 'string';
+    case 'integer':
+      return Number.isSafeInteger(v);
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'object':
+      return isObject(v);
+    case 'array':
+      return Array.isArray(v);
+    case 'string[]':
+      return Array.isArray(v) && v.every((x) => typeof x === 'string');
+    case 'integer[]':
+      return Array.isArray(v) && v.every((x) => Number.isSafeInteger(x));
+  }
+}
+
+function describe(kind: Kind): string {
+  const words: Record<Kind, string> = {
+    any: 'present',
+    string: 'a string',
+    integer: 'a whole number',
+    number: 'a number',
+    boolean: 'true or false',
+    object: 'an object',
+    array: 'a list',
+    'string[]': 'a list of strings',
+    'integer[]': 'a list of whole numbers',
+  };
+  return words[kind];
+}
+
+function found(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  return typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v).slice(0, 40)}`;
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
