@@ -1,5 +1,3 @@
-import type { Limits } from '../workflow/limits.js';
-
 export interface TeamEntry {
   name: string;
   role: 'manager' | 'worker';
@@ -13,18 +11,18 @@ export interface PreambleInput {
   agent: TeamEntry;
   team: readonly TeamEntry[];
   toolNames: readonly string[];
-  limits: Limits;
   /** The workflow's own instructions for this agent, interpolated. */
   instructions: string;
 }
 
 /**
- * The system prompt: who the agent is, the roster, how mentions route, its tools and the
- * run's limits, then the workflow's instructions. It stays the same on every turn so that the
- * prompt cache holds; what changes (turns and budget left) goes in each turn's message.
+ * The system prompt: who the agent is, the roster, how mentions route and its tools, then the
+ * workflow's instructions. It holds no limit: it stays the same on every turn and across a
+ * resume that raises a limit, so that the prompt cache holds and the recording still matches;
+ * what is left goes in each turn's status line.
  */
 export function systemPrompt(input: PreambleInput): string {
-  const { agent, team, limits } = input;
+  const { agent, team } = input;
   const position = agent.isLead
     ? 'the lead of the team'
     : `a ${agent.role} who reports to @${agent.reportsTo}`;
@@ -50,8 +48,7 @@ export function systemPrompt(input: PreambleInput): string {
     '',
     `Your tools: ${input.toolNames.join(', ')}.`,
     ...(agent.isLead ? ['When the work is done, call complete with the status and a summary: that ends the run.'] : []),
-    '',
-    `Limits of this run: ${limits.maxTurnsPerAgent} turns for you, ${limits.maxTurns} for the whole team, a budget of $${limits.budgetUsd.toFixed(2)}. Each turn's message says how many turns are left.`,
+    "- Each turn's message begins with a status line saying how many turns you and the team have left.",
   ];
   if (input.instructions.trim() !== '') lines.push('', 'Your instructions:', input.instructions.trim());
   return lines.join('\n');

@@ -41,7 +41,7 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
 
   const agentTitle = (name: string) => {
     const l = lines.get(name)!;
-    return `@${name}  ${l.state} · ${l.turns} turn${l.turns === 1 ? '' : 's'} · ${l.tokens} tokens · $${l.costUsd.toFixed(4)}`;
+    return `@${name}  ${l.state} · ${l.turns} turn${l.turns === 1 ? '' : 's'} · ${l.tokens} tokens · ${formatUsd(l.costUsd)}`;
   };
   const teamTitle = () =>
     `team  ${Math.round((Date.now() - started) / 1000)}s · ${formatUsd(spent)} of ${formatUsd(limits.budgetUsd)} · ${teamTurns} of ${limits.maxTurns} turns`;

@@ -228,7 +228,8 @@ export class Journal {
 
 function describeEvent(event: SessionEvent | undefined): string {
   if (!event) return 'the end of the recording';
-  return `event #${event.seq} (${event.type}${'agent' in event ? ` of @${event.agent}` : ''})`;
+  const who = 'agent' in event ? event.agent : event.type === 'message' ? event.message.sender : undefined;
+  return `event #${event.seq} (${event.type}${who ? ` of @${who}` : ''})`;
 }
 
 function callKey(agent: string, turn: number, step: number | string): string {

@@ -45,7 +45,6 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
         agent: entry,
         team,
         toolNames: tools.map((t) => t.definition.name),
-        limits: workflow.limits,
         instructions: system ? fillTemplate(system, scope) : '',
       }),
     };

@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListrLogger } from 'listr2';
@@ -9,7 +10,9 @@ import { Run } from '../../src/engine/run.js';
 import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { runWorkflow } from '../helpers/run-workflow.js';
+import { BIN } from '../helpers/cli.js';
+import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+import { readEvents } from '../helpers/session.js';
 
 /** A listr2 logger that keeps what the test renderer logs. */
 class Captured extends ListrLogger {
@@ -102,5 +105,31 @@ describe('without a terminal', () => {
     expect(lines.length).toBeGreaterThan(8);
     for (const line of lines) expect(line).toMatch(/^\d\d:\d\d:\d\d @(lead|a|b) /);
     expect(lines.map((l) => l.slice(9)).filter((l) => l.startsWith('@a '))).toEqual(['@a turn 1: 1 new message', '@a thinking', '@a → @lead: fine', expect.stringMatching(/^@a turn 1 done · \d+ tokens · \$0\.\d{4}$/)]);
+  });
+});
+
+describe('Ctrl-C in a terminal', () => {
+  it('ends as in a pipe: exit 130, run_ended written, the lock released, and how to resume', async () => {
+    const server = await startFakeAnthropic({ lead: [{ hang: true }] });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-pty-'));
+    writeFileSync(join(dir, 'workflow.yml'), 'name: plain\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
+    // script(1) gives conclave a pseudo-terminal, so the live view runs; ^C typed into it is SIGINT.
+    const child = spawn('script', ['-qfec', `stty rows 40 cols 120; exec ${process.execPath} ${BIN} run workflow.yml`, '/dev/null'], {
+      cwd: dir,
+      env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, TERM: 'xterm', CI: undefined },
+    });
+    let screen = '';
+    child.stdout.on('data', (c) => (screen += c));
+    // Once the call is in flight and the live view is on screen:
+    while (server.requests.length === 0 || !screen.includes('thinking')) await new Promise((r) => setTimeout(r, 20));
+    child.stdin.write('\x03');
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    await server.close();
+    expect(code).toBe(130);
+    const sessions = join(dir, '.conclave', 'sessions');
+    const file = join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
+    expect(readEvents(file).at(-1)).toMatchObject({ type: 'run_ended', status: 'interrupted', exit_code: 130 });
+    expect(readdirSync(sessions).filter((f) => f.endsWith('.lock'))).toEqual([]);
+    expect(screen).toContain('to continue: conclave resume .conclave/sessions/');
   });
 });

@@ -51,3 +51,48 @@ describe('conclave run --replay', () => {
     expect(JSON.parse(replay.stdout).reason).toMatch(/^the session holds no response for @\w+'s turn \d+, call \d+: this run asked for more than was recorded$/);
   });
 });
+
+describe('a recording that cannot answer the run', () => {
+  it('fails within 5 s, naming the event it waits on, for --replay and for resume', async () => {
+    const { run, file } = await recorded();
+    // Move @a's reply before the model call it came from: the run cannot produce it there.
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const call = lines.findIndex((l) => l.includes('"type":"model_call","agent":"a"'));
+    const reply = lines.findIndex((l, i) => i > call && l.includes('"type":"message"') && l.includes('"sender":"a"'));
+    const moved = [...lines.slice(0, call), lines[reply]!, ...lines.slice(call, reply), ...lines.slice(reply + 1)];
+    const renumbered = moved.map((l, i) => (i === 0 ? l : l.replace(/^\{"seq":\d+,/, `{"seq":${i},`)));
+    const broken = join(run.dir, 'broken.jsonl');
+    writeFileSync(broken, `${renumbered.filter((l) => !l.includes('"type":"run_ended"')).join('\n')}\n`);
+    const started = Date.now();
+    const replay = await conclave(['run', 'workflow.yml', '--replay', broken, '--json', '--session', 'replay.jsonl'], { cwd: run.dir, env: NO_NETWORK });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(replay.code).toBe(1);
+    expect(JSON.parse(replay.stdout).reason).toMatch(
+      /^the recording cannot answer the run: it waits for event #\d+ \(model_call of @a\)(, event #\d+ \(model_call of @[bc]\))*, but the run does not produce the recorded event #\d+ \(message of @a\)$/,
+    );
+    const resumeStarted = Date.now();
+    const resumed = await conclave(['resume', broken, '--json'], { cwd: run.dir, env: { ...NO_NETWORK, ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef' } });
+    expect(Date.now() - resumeStarted).toBeLessThan(5000);
+    expect(resumed.code).toBe(1);
+    expect(JSON.parse(resumed.stdout).reason).toContain('the recording cannot answer the run');
+  });
+
+  it('replays concurrent tool calls that share one tool use id', async () => {
+    server = await startFakeAnthropic({
+      lead: [{ text: '@a @b look' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'looked' } }] }],
+      a: [{ tools: [{ name: 'list_files', input: {}, id: 'toolu_same' }], delayMs: 30 }, { text: 'a saw' }],
+      b: [{ tools: [{ name: 'list_files', input: {}, id: 'toolu_same' }], delayMs: 10 }, { text: 'b saw', delayMs: 60 }],
+    });
+    const run = await runWorkflow(
+      server,
+      'name: same-id\nagents:\n  lead: { role: manager }\n  a: { role: worker, tools: [list_files] }\n  b: { role: worker, tools: [list_files] }\nkickoff: Go.\n',
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const sessions = join(run.dir, '.conclave', 'sessions');
+    const file = join(sessions, readdirSync(sessions)[0]!);
+    const started = Date.now();
+    const replay = await conclave(['run', 'workflow.yml', '--replay', file, '--json', '--session', 'replay.jsonl'], { cwd: run.dir, env: NO_NETWORK });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(replay.code, replay.stdout).toBe(0);
+  });
+});

@@ -4,7 +4,8 @@ import type { AddressInfo, Socket } from 'node:net';
 /** What the fake API answers to one request. Scripts live in test fixtures, never in src/. */
 export interface Reply {
   text?: string;
-  tools?: { name: string; input: Record<string, unknown> }[];
+  /** Tool calls; `id` fixes the tool use id (the server numbers them otherwise). */
+  tools?: { name: string; input: Record<string, unknown>; id?: string }[];
   stopReason?: 'end_turn' | 'tool_use' | 'max_tokens';
   usage?: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
   /** Answer with an HTTP error instead, as the API does for 429, 529 or 500. */
@@ -117,7 +118,7 @@ type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; na
 function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, toolId: () => string, requestBytes: number) {
   const content: Block[] = [];
   if (reply.text !== undefined && reply.text !== '') content.push({ type: 'text', text: reply.text });
-  for (const tool of reply.tools ?? []) content.push({ type: 'tool_use', id: toolId(), name: tool.name, input: tool.input });
+  for (const tool of reply.tools ?? []) content.push({ type: 'tool_use', id: tool.id ?? toolId(), name: tool.name, input: tool.input });
   const stopReason = reply.stopReason ?? (reply.tools?.length ? 'tool_use' : 'end_turn');
   const usage = reply.usage ?? {
     input_tokens: Math.ceil(requestBytes / 4),
