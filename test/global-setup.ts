@@ -1,6 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** Every value that a test hands conclave as a key or a secret. */
 const SECRETS = ['sk-ant-test-0123456789abcdef', 'hunter2-secret-value', 'tok_9f8e7d6c5b4a'];
@@ -10,6 +14,7 @@ const SECRETS = ['sk-ant-test-0123456789abcdef', 'hunter2-secret-value', 'tok_9f
  * every session file written by the suite is searched for the API key and the secret values.
  */
 export default function setup() {
+  buildIfStale();
   const root = mkdtempSync(join(tmpdir(), 'conclave-tests-'));
   process.env.TMPDIR = root;
   return () => {
@@ -38,4 +43,20 @@ function walk(dir: string): string[] {
       return [];
     }
   });
+}
+
+/**
+ * The end-to-end tests run the built CLI: a dist/ older than any source it is built from would
+ * test yesterday's code, so it is built again first (`npm test` builds anyway; `npx vitest` may not).
+ */
+function buildIfStale(): void {
+  const built = join(ROOT, 'dist', 'conclave.js');
+  const sources = ['src', 'schemas', 'scripts', 'package.json'].flatMap((p) => {
+    const path = join(ROOT, p);
+    return statSync(path).isDirectory() ? walk(path) : [path];
+  });
+  const newest = Math.max(...sources.map((f) => statSync(f).mtimeMs));
+  if (existsSync(built) && statSync(built).mtimeMs >= newest) return;
+  process.stdout.write('dist/ is older than src/: building it first\n');
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, stdio: 'inherit' });
 }

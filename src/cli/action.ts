@@ -26,8 +26,14 @@ export function actionArgs(env: NodeJS.ProcessEnv): string[] | string {
   const cache = value('CACHE');
   if (cache === 'true') args.push('--cache');
   else if (cache && cache !== 'false') args.push('--cache', cache);
-  if (value('BUDGET_USD')) args.push('--budget-usd', value('BUDGET_USD'));
-  if (value('TIMEOUT')) args.push('--timeout', value('TIMEOUT'));
+  for (const [input, flag] of [
+    ['BUDGET_USD', '--budget-usd'],
+    ['MAX_TURNS', '--max-turns'],
+    ['MAX_TURNS_PER_AGENT', '--max-turns-per-agent'],
+    ['TIMEOUT', '--timeout'],
+  ] as const) {
+    if (value(input)) args.push(flag, value(input));
+  }
   return args;
 }
 

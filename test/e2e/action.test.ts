@@ -123,6 +123,30 @@ describe('action.yml', () => {
     expect(readdirSync(workspace)).not.toContain('.conclave');
   });
 
+  it('resumes a run that stopped at max_turns with a raised limit, restoring the recorded inputs', async () => {
+    server = await startFakeAnthropic(crashScript(0));
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    writeFileSync(
+      join(workspace, 'review.yml'),
+      CRASH_WORKFLOW.replace('kickoff: Check the three parts, then decide.', 'inputs:\n  area: { type: string, required: true }\nkickoff: Check the three parts of $<< inputs.area >>, then decide.'),
+    );
+    const key = { 'anthropic-api-key': TEST_API_KEY };
+    const stopped = await runAction({ workflow: 'review.yml', inputs: '{ area: billing }', ...key, 'max-turns': '2', 'session-file': 'session.jsonl' }, workspace);
+    expect(stopped.code, stopped.stderr).toBe(3);
+    expect(stopped.outputs).toMatchObject({ status: 'limit', 'exit-code': '3' });
+    const paid = server.requests.length;
+
+    const resumed = await runAction({ 'resume-from': 'session.jsonl', ...key, 'max-turns': '40' }, workspace);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.outputs).toMatchObject({ status: 'success', 'exit-code': '0', 'session-file': 'session.jsonl' });
+    expect(JSON.parse(resumed.outputs.outputs!)).toEqual({ verdict: 'ship', summary: 'verdict ship', answers: 'part a ok / part b ok / part c ok' });
+    const session = readFileSync(join(workspace, 'session.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const calls = session.filter((e) => e.type === 'model_call').length;
+    expect(server.requests.length, 'no recorded call is sent again').toBe(calls);
+    expect(paid).toBeLessThan(calls);
+    expect(session.find((e) => e.type === 'limits_changed')).toMatchObject({ changed: ['maxTurns'], limits: { maxTurns: 40 } });
+  });
+
   it('refuses a malformed inputs map plainly', async () => {
     server = await startFakeAnthropic({});
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
