@@ -3,19 +3,11 @@ import { ChannelError } from './errors.js';
 import type { ChannelEvent } from './events.js';
 import { Inbox } from './inbox.js';
 import { SYSTEM, type Message, type MessageKind } from './message.js';
-import {
-  checkVote,
-  closedText,
-  openedText,
-  outcome,
-  specify,
-  tally,
-  type Outcome,
-  type ProposalRequest,
-  type ProposalState,
-  type Vote,
-} from './proposal.js';
-import { route } from './routing.js';
+import { checkVote, closedText, openedText, outcome, specify, viewOf, type Outcome, type ProposalRequest, type ProposalState, type ProposalView } from './proposal.js';
+import { ProposalBook } from './proposal-book.js';
+import { route, unknownMentionNotice } from './routing.js';
+
+export type { ProposalView } from './proposal.js';
 
 /** The unread messages handed to one turn of an agent. */
 export interface Delivery {
@@ -23,20 +15,6 @@ export interface Delivery {
   messages: Message[];
   /** The inbox entry the turn handles up to, once it finishes. */
   through: number;
-}
-
-export interface ProposalView {
-  id: string;
-  proposer: string;
-  question: string;
-  options: string[];
-  voters: string[];
-  rule: string;
-  status: string;
-  winner: string | null;
-  reason: string | null;
-  tally: Record<string, number>;
-  votes: Record<string, Vote>;
 }
 
 export interface ChannelSnapshot {
@@ -55,7 +33,7 @@ export class Channel {
   private readonly names: ReadonlySet<string>;
   private readonly messages: Message[] = [];
   private readonly inboxes = new Map<string, Inbox>();
-  private readonly proposals = new Map<string, ProposalState>();
+  private readonly proposals = new ProposalBook();
   private readonly lastBySender = new Map<string, Message>();
   private readonly pending = new Map<string, Delivery>();
   /** Agents with unread messages, so that a scheduler need not ask every inbox. */
@@ -103,36 +81,36 @@ export class Channel {
 
   propose(proposer: string, request: ProposalRequest): ProposalView {
     this.requireAgent(proposer);
-    const spec = specify(request, proposer, [...this.names], (id) => this.proposals.has(id), this.nextProposalId(), this.turns);
+    const spec = specify(request, proposer, [...this.names], (id) => this.proposals.has(id), this.proposals.nextId(), this.turns);
     this.emit({ type: 'proposal_opened', proposal: spec });
     this.postSystem(openedText(spec), spec.voters.filter((v) => v !== proposer));
-    return this.view(this.proposals.get(spec.id)!);
+    return this.proposals.view(spec.id)!;
   }
 
   vote(voter: string, proposalId: string, option: string, reason = ''): ProposalView {
-    const p = this.requireProposal(proposalId);
+    const p = this.proposals.require(proposalId);
     checkVote(p, voter, option);
     this.emit({ type: 'vote', proposal: p.id, voter, option, reason });
     const settled = outcome(p, false);
     if (settled) this.close(p, settled);
-    return this.view(p);
+    return viewOf(p);
   }
 
   cancel(agent: string, proposalId: string): ProposalView {
-    const p = this.requireProposal(proposalId);
+    const p = this.proposals.require(proposalId);
     if (agent !== p.proposer) throw new ChannelError(`only @${p.proposer}, who opened proposal "${p.id}", can cancel it`);
     if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed already (${p.status.replace('_', ' ')})`);
     this.emit({ type: 'proposal_closed', proposal: p.id, status: 'cancelled', winner: null, reason: `cancelled by @${agent}` });
     this.postSystem(closedText(p), [p.proposer, ...p.voters]);
-    return this.view(p);
+    return viewOf(p);
   }
 
   /** A turn of `agent` ended: counts toward proposal deadlines, which may close proposals. */
   turnEnded(agent: string): void {
     this.requireAgent(agent);
     this.emit({ type: 'turn_counted', agent });
-    for (const p of this.proposals.values()) {
-      if (p.status === 'open' && p.deadline_turns !== null && this.turns - p.opened_at_turn >= p.deadline_turns) {
+    for (const p of this.proposals.open()) {
+      if (p.deadline_turns !== null && this.turns - p.opened_at_turn >= p.deadline_turns) {
         this.close(p, outcome(p, true)!);
       }
     }
@@ -140,9 +118,9 @@ export class Channel {
 
   /** Closes a proposal with the votes cast so far, as when no voter is left who can vote. */
   expire(proposalId: string): ProposalView {
-    const p = this.requireProposal(proposalId);
+    const p = this.proposals.require(proposalId);
     if (p.status === 'open') this.close(p, outcome(p, true)!);
-    return this.view(p);
+    return viewOf(p);
   }
 
   // --- inboxes -------------------------------------------------------------------------------
@@ -212,19 +190,16 @@ export class Channel {
   }
 
   proposal(id: string): ProposalView | undefined {
-    const p = this.proposals.get(id);
-    return p && this.view(p);
+    return this.proposals.view(id);
   }
 
   allProposals(): ProposalView[] {
-    return [...this.proposals.values()].map((p) => this.view(p));
+    return this.proposals.all();
   }
 
   /** Open proposals and the voters each still waits on. */
   waitingVoters(): { proposal: string; voters: string[] }[] {
-    return [...this.proposals.values()]
-      .filter((p) => p.status === 'open')
-      .map((p) => ({ proposal: p.id, voters: p.voters.filter((v) => !p.votes.has(v)) }));
+    return this.proposals.open().map((p) => ({ proposal: p.id, voters: p.voters.filter((v) => !p.votes.has(v)) }));
   }
 
   snapshot(): ChannelSnapshot {
@@ -263,18 +238,9 @@ export class Channel {
         return;
       }
       case 'proposal_opened':
-        this.proposals.set(event.proposal.id, { ...event.proposal, status: 'open', votes: new Map(), winner: null, reason: null });
-        return;
       case 'vote':
-        this.requireProposal(event.proposal).votes.set(event.voter, { option: event.option, reason: event.reason });
-        return;
-      case 'proposal_closed': {
-        const p = this.requireProposal(event.proposal);
-        p.status = event.status;
-        p.winner = event.winner;
-        p.reason = event.reason;
-        return;
-      }
+      case 'proposal_closed':
+        return this.proposals.apply(event);
       case 'turn_counted':
         this.turns++;
         return;
@@ -287,13 +253,7 @@ export class Channel {
     const { recipients, unknown } = route(this.team, this.names, kind, sender, text);
     const message = this.write(kind, sender, text, recipients);
     if (unknown.length === 0 || kind !== 'agent') return { message };
-    const names = unknown.map((n) => `@${n}`).join(', ');
-    const roster = [...this.names].map((n) => `@${n}`).join(', ');
-    const notice = this.postSystem(
-      `Your message #${message.id} mentions ${names}, which ${unknown.length === 1 ? 'is' : 'are'} not ${unknown.length === 1 ? 'an agent' : 'agents'}, so ${unknown.length === 1 ? 'it' : 'they'} did not receive it. The agents are ${roster}.`,
-      [sender],
-    );
-    return { message, notice };
+    return { message, notice: this.postSystem(unknownMentionNotice(message.id, unknown, this.names), [sender]) };
   }
 
   private write(kind: MessageKind, sender: string, text: string, recipients: string[]): Message {
@@ -318,12 +278,6 @@ export class Channel {
     this.pending.delete(delivery.agent);
   }
 
-  private nextProposalId(): string {
-    let n = this.proposals.size + 1;
-    while (this.proposals.has(`p${n}`)) n++;
-    return `p${n}`;
-  }
-
   private inbox(agent: string): Inbox {
     const inbox = this.inboxes.get(agent);
     if (!inbox) throw new ChannelError(`"${agent}" is not an agent`);
@@ -334,26 +288,5 @@ export class Channel {
     this.inbox(agent);
   }
 
-  private requireProposal(id: string): ProposalState {
-    const p = this.proposals.get(id);
-    if (p) return p;
-    const open = [...this.proposals.values()].filter((q) => q.status === 'open').map((q) => `"${q.id}"`);
-    throw new ChannelError(`there is no proposal "${id}"${open.length ? `; open proposals: ${open.join(', ')}` : '; no proposal is open'}`);
-  }
 
-  private view(p: ProposalState): ProposalView {
-    return {
-      id: p.id,
-      proposer: p.proposer,
-      question: p.question,
-      options: [...p.options],
-      voters: [...p.voters],
-      rule: p.rule,
-      status: p.status,
-      winner: p.winner,
-      reason: p.reason,
-      tally: tally(p),
-      votes: Object.fromEntries(p.votes),
-    };
-  }
 }

@@ -177,3 +177,34 @@ export function closedText(p: ProposalState): string {
   if (p.status === 'decided') return `Proposal "${p.id}" is decided: ${JSON.stringify(p.winner)} (votes: ${counts}; rule: ${p.rule}).`;
   return `Proposal "${p.id}" ended with no decision: ${p.reason} (votes: ${counts}; rule: ${p.rule}).`;
 }
+
+/** A proposal as agents, the engine and the session see it. */
+export interface ProposalView {
+  id: string;
+  proposer: string;
+  question: string;
+  options: string[];
+  voters: string[];
+  rule: string;
+  status: string;
+  winner: string | null;
+  reason: string | null;
+  tally: Record<string, number>;
+  votes: Record<string, Vote>;
+}
+
+export function viewOf(p: ProposalState): ProposalView {
+  return {
+    id: p.id,
+    proposer: p.proposer,
+    question: p.question,
+    options: [...p.options],
+    voters: [...p.voters],
+    rule: p.rule,
+    status: p.status,
+    winner: p.winner,
+    reason: p.reason,
+    tally: tally(p),
+    votes: Object.fromEntries(p.votes),
+  };
+}

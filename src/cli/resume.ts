@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import pkg from '../../package.json' with { type: 'json' };
 import { InputError, resolveInputs } from '../engine/inputs.js';
-import { limitsOf } from '../engine/run.js';
+import { limitsOf } from '../engine/run-limits.js';
 import type { SessionEvent, SessionHeader } from '../session/format.js';
 import { readSession, SessionFileError, type SessionRecord } from '../session/reader.js';
 import { elapsedOf, endOf, isFinished, replayable } from '../session/recording.js';

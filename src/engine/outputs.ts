@@ -1,37 +1,53 @@
 import type { ProposalView } from '../channel/channel.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate, UnresolvedValueError } from '../workflow/fill.js';
+import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Spend } from './accounting.js';
 import type { Ending } from './ending.js';
+import type { RunResult } from './run-options.js';
 
 export interface RunFacts {
-  ending: Ending;
-  agents: Record<string, { last_message: string; turns: number }>;
-  proposals: readonly ProposalView[];
+  agents: Record<string, { last_message: string; turns: number; spend: Spend }>;
+  proposals: ProposalView[];
   total: Spend;
+  limits: Limits;
 }
 
-/** The workflow's `outputs`, evaluated when the run ends, with what could not be evaluated and why. */
-export function evaluateOutputs(workflow: Workflow, scope: Scope, facts: RunFacts): { outputs: Record<string, string>; errors: string[] } {
-  const { ending, total } = facts;
-  const final: Scope = {
-    ...scope,
-    result: { status: ending.status, summary: ending.summary },
-    agents: facts.agents,
-    proposals: Object.fromEntries(facts.proposals.map((p) => [p.id, { question: p.question, status: p.status, winner: p.winner, tally: p.tally }])),
-    usage: { input_tokens: total.usage.input_tokens, output_tokens: total.usage.output_tokens, cost_usd: Number(total.costUsd.toFixed(6)) },
-  };
+/**
+ * How the run ended, with the workflow's `outputs` evaluated (those that could not be, with where
+ * and why: a run that completed with such an error exits 1). No scope: the run ended in setup.
+ */
+export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefined, facts: RunFacts): RunResult {
+  const { total, proposals } = facts;
   const outputs: Record<string, string> = {};
   const errors: string[] = [];
-  for (const [key, template] of workflow.templates) {
-    if (template.field !== 'outputs') continue;
-    try {
-      outputs[key.slice('outputs.'.length)] = fillTemplate(template, final);
-    } catch (e) {
-      if (!(e instanceof UnresolvedValueError)) throw e;
-      errors.push(e.message);
+  if (scope) {
+    const final: Scope = {
+      ...scope,
+      result: { status: end.status, summary: end.summary },
+      agents: Object.fromEntries(Object.entries(facts.agents).map(([n, a]) => [n, { last_message: a.last_message, turns: a.turns }])),
+      proposals: Object.fromEntries(proposals.map((p) => [p.id, { question: p.question, status: p.status, winner: p.winner, tally: p.tally }])),
+      usage: { input_tokens: total.usage.input_tokens, output_tokens: total.usage.output_tokens, cost_usd: Number(total.costUsd.toFixed(6)) },
+    };
+    for (const [key, template] of workflow.templates) {
+      if (template.field !== 'outputs') continue;
+      try {
+        outputs[key.slice('outputs.'.length)] = fillTemplate(template, final);
+      } catch (e) {
+        if (!(e instanceof UnresolvedValueError)) throw e;
+        errors.push(e.message);
+      }
     }
   }
-  return { outputs, errors };
+  return {
+    ...end,
+    exitCode: end.exitCode === 0 && errors.length > 0 ? 1 : end.exitCode,
+    outputs,
+    outputErrors: errors,
+    usage: total,
+    agents: Object.fromEntries(Object.entries(facts.agents).map(([n, a]) => [n, { turns: a.turns, spend: a.spend }])),
+    proposals,
+    limits: facts.limits,
+  };
 }

@@ -4,66 +4,22 @@ import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import { totalTokens } from '../provider/pricing.js';
-import type { ResponseCache } from '../session/cache.js';
-import type { RecordedLimits } from '../session/format.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
-import { describeDuration, type Limits } from '../workflow/limits.js';
-import type { Workflow } from '../workflow/load.js';
-import type { Scalar } from '../workflow/types.js';
-import { Accounting, type Spend } from './accounting.js';
+import { Accounting } from './accounting.js';
 import { ending, endingOfError, interrupted, limitEnding, type Ending } from './ending.js';
 import type { ProgressListener } from './events.js';
-import type { Journal } from './journal.js';
-import { ModelCalls, type CallModel } from './model-calls.js';
-import { evaluateOutputs } from './outputs.js';
+import { ModelCalls } from './model-calls.js';
+import { runResult } from './outputs.js';
 import { buildProfiles } from './profiles.js';
+import type { RunOptions, RunResult } from './run-options.js';
+import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup } from './setup.js';
 import { toolHooks } from './tool-calls.js';
+import { VoteReminders } from './vote-reminders.js';
 
 export type { EndStatus } from './ending.js';
-
-export interface RunOptions {
-  workflow: Workflow;
-  inputs: Record<string, Scalar>;
-  runId: string;
-  sessionPath: string;
-  /** The directory setup steps and workspace tools run in. */
-  workspace: string;
-  /** The process environment that setup steps and run_command start from. */
-  env: NodeJS.ProcessEnv;
-  modelOverride?: string;
-  callModel: CallModel;
-  /** Where events go; when resuming or replaying, also where recorded answers come from. */
-  journal: Journal;
-  /** The limits the run starts with: the workflow's, or for a resume those its recording started with. */
-  limits: Limits;
-  /**
-   * A resume's limits from where the recording ends: when they differ from the recorded ones, a
-   * `limits_changed` event records them at that point (after the `resumed` event).
-   */
-  limitsOnLive?: Limits;
-  /** Written first when the recording is used up (a resume's `resumed` event). */
-  onLive?: () => void;
-  /** False for --replay and --offline: a model call nothing recorded or cached can answer fails the run instead of reaching the network. */
-  liveCalls?: boolean;
-  /** Responses kept across runs (--cache): a hit costs nothing and calls no one. */
-  cache?: ResponseCache;
-  /** Time the run had already used before it was resumed, for limits.timeout. */
-  elapsedBeforeMs?: number;
-  progress: ProgressListener;
-}
-
-export interface RunResult extends Ending {
-  outputs: Record<string, string>;
-  /** Outputs whose values could not be evaluated, with where and why. */
-  outputErrors: string[];
-  usage: Spend;
-  agents: Record<string, { turns: number; spend: Spend }>;
-  proposals: ProposalView[];
-  /** The limits in force when the run ended. */
-  limits: Limits;
-}
+export type { RunOptions, RunResult } from './run-options.js';
 
 /**
  * The scheduler (DESIGN §3, §4): turns for agents with unread messages, up to `concurrency` at
@@ -72,14 +28,14 @@ export interface RunResult extends Ending {
  */
 export class Run {
   private readonly controller = new AbortController();
-  private limits: Limits;
+  private readonly limits: RunLimits;
   private readonly accounting: Accounting;
   private readonly calls: ModelCalls;
   private readonly profiles = new Map<string, AgentProfile>();
   private readonly conversations = new Map<string, MessageParam[]>();
   private readonly turns = new Map<string, number>();
   private readonly running = new Set<string>();
-  private readonly reminded = new Set<string>();
+  private reminders: VoteReminders | undefined;
   /** Proposals whose end was already shown. */
   private readonly reported = new Set<string>();
   private channel: Channel | undefined;
@@ -87,14 +43,13 @@ export class Run {
   private toolEnv: NodeJS.ProcessEnv;
   private teamTurns = 0;
   private readonly startedAt = Date.now();
-  private timer: NodeJS.Timeout | undefined;
   private ending: Ending | undefined;
   private settled!: () => void;
   private readonly done = new Promise<void>((resolve) => (this.settled = resolve));
 
   constructor(private readonly options: RunOptions) {
-    this.limits = { ...options.limits };
-    this.accounting = new Accounting(() => this.limits, options.workflow.spec.pricing, (model) =>
+    this.limits = new RunLimits(options.limits, options.limitsOnLive, options.elapsedBeforeMs ?? 0, (end) => this.stop(end), () => this.accounting.recheck());
+    this.accounting = new Accounting(() => this.limits.current, options.workflow.spec.pricing, (model) =>
       this.progress({ type: 'warning', message: `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: in the workflow` }),
     );
     this.calls = new ModelCalls({
@@ -109,19 +64,21 @@ export class Run {
     this.workspace = new Workspace(options.workspace);
     this.toolEnv = options.env;
     options.journal.listen({
-      onLive: () => this.goneLive(),
-      onLimits: (limits) => this.setLimits(limitsOf(limits)),
+      onLive: () => {
+        options.onLive?.();
+        this.limits.goLive(options.journal);
+      },
+      onLimits: (limits) => this.limits.replayed(limits),
       onStall: (error) => this.stop(ending('error', error.message)),
     });
   }
 
   async start(): Promise<RunResult> {
     const { journal, workflow } = this.options;
-    // Wall-clock time is not replayed: the timeout is the one the run goes on with.
-    this.armTimer(this.options.limitsOnLive ?? this.limits);
+    this.limits.start();
     let scope: Scope | undefined;
     try {
-      journal.append({ type: 'run_started', workflow: workflow.spec.name, limits: recordOf(this.limits) });
+      journal.append({ type: 'run_started', workflow: workflow.spec.name, limits: recordOf(this.limits.current) });
       const setup = await runSetup({
         ...this.options,
         cwd: this.workspace.root,
@@ -137,6 +94,7 @@ export class Run {
           this.turns.set(profile.name, 0);
         }
         this.channel = new Channel(workflow.graph, (event) => journal.append(event));
+        this.reminders = new VoteReminders(this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
       }
@@ -146,7 +104,7 @@ export class Run {
     }
     this.settle();
     await this.done;
-    clearTimeout(this.timer);
+    this.limits.stop();
     journal.close();
     return this.finish(scope);
   }
@@ -154,30 +112,6 @@ export class Run {
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143. */
   interrupt(signal: 'SIGINT' | 'SIGTERM'): void {
     this.stop(interrupted(signal));
-  }
-
-  // --- limits --------------------------------------------------------------------------------
-
-  /** The recording is used up: a resume records that it took over, and the limits it goes on with. */
-  private goneLive(): void {
-    this.options.onLive?.();
-    const next = this.options.limitsOnLive;
-    if (!next) return;
-    const changed = (Object.keys(next) as (keyof Limits)[]).filter((k) => next[k] !== this.limits[k]);
-    if (changed.length === 0) return;
-    this.options.journal.append({ type: 'limits_changed', limits: recordOf(next), changed });
-    this.setLimits(next);
-  }
-
-  private setLimits(limits: Limits): void {
-    this.limits = { ...limits };
-    this.accounting.recheck();
-  }
-
-  private armTimer(limits: Limits): void {
-    clearTimeout(this.timer);
-    const left = Math.max(0, limits.timeoutMs - (this.options.elapsedBeforeMs ?? 0));
-    this.timer = setTimeout(() => this.stop(limitEnding('timeout', `(${describeDuration(limits.timeoutMs)})`)), left);
   }
 
   // --- scheduling ----------------------------------------------------------------------------
@@ -196,7 +130,7 @@ export class Run {
   private startEligible(ignoreFanIn: boolean): void {
     const channel = this.channel!;
     for (const name of channel.withUnread()) {
-      if (this.running.size >= this.limits.concurrency || this.teamTurns >= this.limits.maxTurns) return;
+      if (this.running.size >= this.limits.current.concurrency || this.teamTurns >= this.limits.current.maxTurns) return;
       if (this.running.has(name) || !this.hasTurnsLeft(name)) continue;
       if (!ignoreFanIn && this.waitsForFanIn(name)) continue;
       this.startTurn(name);
@@ -220,32 +154,19 @@ export class Run {
     const channel = this.channel!;
     const wanting = channel.withUnread();
     if (wanting.length > 0) {
-      if (this.teamTurns >= this.limits.maxTurns) return this.stop(limitEnding('max_turns', `(${this.limits.maxTurns} turns for the team)`));
+      if (this.teamTurns >= this.limits.current.maxTurns) return this.stop(limitEnding('max_turns', `(${this.limits.current.maxTurns} turns for the team)`));
       const capped = wanting.map((n) => `@${n}`).join(', ');
       return this.stop(
-        limitEnding('max_turns_per_agent', `(${this.limits.maxTurnsPerAgent}) for ${capped}, who still ${wanting.length === 1 ? 'has' : 'have'} messages to handle`),
+        limitEnding('max_turns_per_agent', `(${this.limits.current.maxTurnsPerAgent}) for ${capped}, who still ${wanting.length === 1 ? 'has' : 'have'} messages to handle`),
       );
     }
-    const waiting = channel.waitingVoters();
-    if (waiting.length > 0) {
-      // Voters who took their turn without voting are reminded once; then the proposal closes with the votes cast.
-      let reminded = false;
-      for (const { proposal, voters } of waiting) {
-        const fresh = voters.filter((v) => this.hasTurnsLeft(v) && this.teamTurns < this.limits.maxTurns && !this.reminded.has(`${proposal}\0${v}`));
-        if (fresh.length === 0) continue;
-        fresh.forEach((v) => this.reminded.add(`${proposal}\0${v}`));
-        const question = channel.proposal(proposal)!.question;
-        channel.postSystem(`Proposal "${proposal}" is still waiting for your vote: ${question} Use the vote tool.`, fresh);
-        reminded = true;
-      }
-      if (!reminded) for (const { proposal } of waiting) this.reportProposal(channel.expire(proposal));
-      return this.pump();
-    }
+    const canTakeTurn = (v: string) => this.hasTurnsLeft(v) && this.teamTurns < this.limits.current.maxTurns;
+    if (this.reminders!.settle(canTakeTurn, (p) => this.reportProposal(p))) return this.pump();
     this.stop(ending('idle', 'ended idle: no agent has anything left to do'));
   }
 
   private hasTurnsLeft(name: string): boolean {
-    return this.turns.get(name)! < this.limits.maxTurnsPerAgent;
+    return this.turns.get(name)! < this.limits.current.maxTurnsPerAgent;
   }
 
   // --- one turn ------------------------------------------------------------------------------
@@ -331,7 +252,7 @@ export class Run {
    * run and a rerun served from the response cache, and would make every later request miss.
    */
   private statusLine(turn: number): string {
-    return `[Turn ${turn} of at most ${this.limits.maxTurnsPerAgent} for you · team turns: ${this.teamTurns} of ${this.limits.maxTurns}]`;
+    return `[Turn ${turn} of at most ${this.limits.current.maxTurnsPerAgent} for you · team turns: ${this.teamTurns} of ${this.limits.current.maxTurns}]`;
   }
 
   private reportProposal(p: ProposalView): void {
@@ -358,41 +279,19 @@ export class Run {
     const end = this.ending!;
     const channel = this.channel;
     const names = [...this.profiles.keys()];
-    const proposals = channel?.allProposals() ?? [];
-    const { outputs, errors } = scope
-      ? evaluateOutputs(workflow, scope, {
-          ending: end,
-          agents: Object.fromEntries(names.map((n) => [n, { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.get(n)! }])),
-          proposals,
-          total: this.accounting.total,
-        })
-      : { outputs: {}, errors: [] };
-    const exitCode = end.exitCode === 0 && errors.length > 0 ? 1 : end.exitCode;
-    const result: RunResult = {
-      ...end,
-      exitCode,
-      outputs,
-      outputErrors: errors,
-      usage: this.accounting.total,
-      agents: Object.fromEntries(names.map((n) => [n, { turns: this.turns.get(n)!, spend: this.accounting.of(n) }])),
-      proposals,
-      limits: this.limits,
-    };
+    const result = runResult(end, workflow, scope, {
+      agents: Object.fromEntries(names.map((n) => [n, { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.get(n)!, spend: this.accounting.of(n) }])),
+      proposals: channel?.allProposals() ?? [],
+      total: this.accounting.total,
+      limits: this.limits.current,
+    });
     // A run stopped while it re-executed its recording, or that diverged from it, adds nothing:
     // the session stays as it was, and can be resumed again.
     if (!journal.replaying && !journal.diverged) {
-      journal.append({ type: 'run_ended', status: result.status, exit_code: exitCode, reason: result.reason, summary: result.summary, outputs, output_errors: errors, usage: result.usage });
+      const { status, exitCode, reason, summary, outputs, outputErrors, usage } = result;
+      journal.append({ type: 'run_ended', status, exit_code: exitCode, reason, summary, outputs, output_errors: outputErrors, usage });
       journal.sync();
     }
     return result;
   }
-}
-
-/** Limits as the session records them (JSON has no Infinity). */
-export function recordOf(limits: Limits): RecordedLimits {
-  return { ...limits, maxTokensTotal: Number.isFinite(limits.maxTokensTotal) ? limits.maxTokensTotal : null };
-}
-
-export function limitsOf(recorded: RecordedLimits): Limits {
-  return { ...recorded, maxTokensTotal: recorded.maxTokensTotal ?? Infinity };
 }

@@ -1,0 +1,95 @@
+import type { Diagnostic } from './diagnostic.js';
+import { durationMs, durationProblem } from './limits.js';
+import type { WorkflowSource } from './source.js';
+import { describeValue, quote } from './suggest.js';
+import type { InputSpec, WorkflowSpec } from './types.js';
+
+// Checks of values the schema lets through: inputs' defaults and enums, timers, setup ids.
+
+/** Durations the schema lets through that no timer can hold: `0ms`, `600h`. */
+export function durationProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const places: { path: (string | number)[]; value: unknown }[] = [{ path: ['limits', 'timeout'], value: isRecord(spec.limits) ? spec.limits.timeout : undefined }];
+  (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) => places.push({ path: ['setup', i, 'timeout'], value: isRecord(step) ? step.timeout : undefined }));
+  return places.flatMap(({ path, value }) => {
+    if (typeof value !== 'string' && typeof value !== 'number') return [];
+    let ms: number;
+    try {
+      ms = durationMs(value);
+    } catch {
+      return []; // the schema reports it
+    }
+    const problem = durationProblem(ms);
+    const name = path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[');
+    return problem ? [source.error(source.valuePosition(path), `${name} ${problem}; found ${JSON.stringify(value)}`)] : [];
+  });
+}
+
+export function inputProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const [name, input] of Object.entries(recordOf<InputSpec>(spec.inputs))) {
+    if (!isRecord(input) || !['string', 'number', 'integer', 'boolean'].includes(input.type)) continue;
+    const values = Array.isArray(input.enum) ? input.enum : [];
+    values.forEach((value, i) => {
+      if (!hasInputType(input, value)) {
+        out.push(source.error(source.valuePosition(['inputs', name, 'enum', i]), `inputs.${name}.enum[${i}] must be ${TYPE_WORDS[input.type]}, the input's type; found ${describeValue(value)}`));
+      }
+    });
+    if (input.default !== undefined) {
+      const at = source.valuePosition(['inputs', name, 'default']);
+      if (!hasInputType(input, input.default)) {
+        out.push(source.error(at, `inputs.${name}.default must be ${TYPE_WORDS[input.type]}, the input's type; found ${describeValue(input.default)}`));
+      } else if (values.length > 0 && !values.includes(input.default)) {
+        out.push(source.error(at, `inputs.${name}.default ${quote(input.default)} is not one of the input's enum values`));
+      }
+      if (input.required === true) {
+        out.push(source.warning(at, `input "${name}" is required, so its default is never used`));
+      }
+      if (input.secret === true) {
+        out.push(source.warning(at, `secret input "${name}" has its default written in the workflow file; pass the value at run time instead`));
+      }
+    }
+  }
+  return out;
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'a whole number',
+  boolean: 'true or false',
+};
+
+export function hasInputType(input: InputSpec, value: unknown): boolean {
+  switch (input.type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+  }
+}
+
+export function setupIdProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const seen = new Map<string, number>();
+  (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) => {
+    if (!isRecord(step) || typeof step.id !== 'string') return;
+    const first = seen.get(step.id);
+    if (first === undefined) seen.set(step.id, i);
+    else out.push(source.error(source.valuePosition(['setup', i, 'id']), `setup id "${step.id}" is already used by setup[${first}]`));
+  });
+  return out;
+}
+
+/** Each agent's instructions: the `system` text, or the contents of `system_file`. */
+
+export function isRecord(value: unknown): value is Record<string, any> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+export function recordOf<T = unknown>(value: unknown): Record<string, T> {
+  return isRecord(value) ? (value as Record<string, T>) : {};
+}
