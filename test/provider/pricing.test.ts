@@ -44,3 +44,10 @@ describe('pricing', () => {
     expect(priceOf('claude-mythos-5-1', overrides).price.input).toBe(20);
   });
 });
+
+describe('formatUsd', () => {
+  it('shows cents from a dollar up and three significant digits below, never "$0.00" for a budget under a cent', async () => {
+    const { formatUsd } = await import('../../src/provider/money.js');
+    expect([2, 1.2345, 0.5, 0.05, 0.0499, 0.005, 0.000123, 0].map(formatUsd)).toEqual(['$2.00', '$1.23', '$0.50', '$0.05', '$0.0499', '$0.005', '$0.000123', '$0.00']);
+  });
+});
