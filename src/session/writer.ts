@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SessionHeader } from './format.js';
+import type { EventBody, SessionHeader } from './format.js';
 import { lockSession } from './lock.js';
 import type { SessionRecord } from './reader.js';
 
@@ -59,7 +59,7 @@ export class SessionWriter {
     return this.last;
   }
 
-  append(event: { type: string } & Record<string, unknown>): number {
+  append(event: EventBody): number {
     this.last++;
     this.writeLine({ seq: this.last, ...event });
     return this.last;
