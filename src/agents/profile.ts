@@ -1,3 +1,5 @@
+import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
+import type { Effort } from '../workflow/types.js';
 import type { AgentTool } from './tools/tool.js';
 
 /** Everything one agent's turns need to know about it, fixed for the run. */
@@ -9,6 +11,10 @@ export interface AgentProfile {
   description: string;
   model: string;
   maxTokens: number;
+  /** Sent as `output_config.effort` when set. */
+  effort?: Effort;
+  /** Sent as `thinking` when set; otherwise the model thinks as it does by default. */
+  thinking?: ThinkingConfigParam;
   wake: 'all' | 'each';
   /** The whole system prompt: conclave's preamble and the workflow's instructions. */
   system: string;

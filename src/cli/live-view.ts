@@ -114,6 +114,8 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
       }
       case 'turn_failed':
         return set(e.agent, 'failed');
+      case 'stop_reason':
+        return set(e.agent, e.reason === 'refusal' ? 'refused' : `continuing after ${e.reason}`);
       case 'warning':
         warnings.push(e.message);
         return;

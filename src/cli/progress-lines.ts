@@ -1,4 +1,11 @@
 import type { ProgressEvent } from '../engine/events.js';
+import { formatUsd } from '../provider/money.js';
+
+export const STOP_WORDS = {
+  max_tokens: 'answer cut off at max_tokens: continuing',
+  pause_turn: 'answer paused by the API: continuing',
+  refusal: 'declined to answer (refusal): nothing posted',
+} as const;
 
 /** Progress as plain lines, each with a time and the agent it concerns: for CI logs and pipes. */
 export function progressLines(write: (line: string) => void): (event: ProgressEvent) => void {
@@ -26,12 +33,14 @@ function describe(e: ProgressEvent): string | undefined {
     case 'retry':
       return `@${e.agent} retrying in ${(e.waitMs / 1000).toFixed(1)} s: ${e.error}`;
     case 'turn_ended':
-      return `@${e.agent} turn ${e.turn} done · ${e.tokens} tokens · $${e.costUsd.toFixed(4)}`;
+      return `@${e.agent} turn ${e.turn} done · ${e.tokens} tokens · ${formatUsd(e.costUsd)}`;
     case 'turn_failed':
       return `@${e.agent} turn ${e.turn} failed: ${e.error}`;
     case 'proposal':
       return `proposal ${e.id}: ${e.status.replace('_', ' ')}${e.winner ? ` "${e.winner}"` : ''}`;
     case 'warning':
       return `warning: ${e.message}`;
+    case 'stop_reason':
+      return `@${e.agent} ${STOP_WORDS[e.reason]}${e.tool ? ` (its call of ${e.tool} was cut off and not run)` : ''}`;
   }
 }

@@ -2,6 +2,7 @@ import { CallAborted, ProviderError } from '../provider/errors.js';
 import { SetupError } from './setup.js';
 import { UnresolvedValueError } from '../workflow/fill.js';
 import { DivergenceError } from './journal.js';
+import { TurnError } from '../agents/turn.js';
 import { EXIT, EXIT_OF, type EndStatus } from './exit-codes.js';
 
 export { EXIT, type EndStatus };
@@ -64,6 +65,7 @@ export function endingOfError(e: unknown, agent?: string): Ending | undefined {
   if (e instanceof NoRecordedAnswer) return ending(e.refused ? 'refused' : 'error', message);
   if (e instanceof DivergenceError || e instanceof SetupError || e instanceof UnresolvedValueError) return ending('error', message);
   const who = agent ? `@${agent} failed: ` : '';
+  if (e instanceof TurnError) return ending('error', `${who}${message}`);
   if (e instanceof ProviderError) return ending(e.kind === 'request' ? 'error' : 'provider_error', `${who}${message}`);
   // A bug of ours, not the user's: keep the stack, so that it can be reported.
   return ending('error', `${who}${e instanceof Error ? (e.stack ?? message) : message}`);

@@ -9,6 +9,8 @@ export type ProgressEvent =
   | { type: 'turn_ended'; agent: string; turn: number; recipients: string[] | null; costUsd: number; tokens: number }
   | { type: 'turn_failed'; agent: string; turn: number; error: string }
   | { type: 'proposal'; id: string; status: string; winner: string | null }
-  | { type: 'warning'; message: string };
+  | { type: 'warning'; message: string }
+  /** A turn went on past a stop reason, or ended on one, other than a finished answer (DESIGN §14). */
+  | { type: 'stop_reason'; agent: string; reason: 'max_tokens' | 'pause_turn' | 'refusal'; tool?: string };
 
 export type ProgressListener = (event: ProgressEvent) => void;

@@ -5,9 +5,11 @@ import type { AgentTool } from '../agents/tools/tool.js';
 import { grep, listFiles, readFile, runCommand, writeFile } from '../agents/tools/workspace.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
-import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from '../workflow/limits.js';
+import { defaultMaxTokens, modelInfo } from '../provider/models.js';
+import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
-import type { WorkspaceTool } from '../workflow/types.js';
+import type { ModelSettings, WorkspaceTool } from '../workflow/types.js';
+import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
 
 const WORKSPACE_TOOLS: Record<WorkspaceTool, AgentTool> = {
   read_file: readFile,
@@ -34,10 +36,14 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
     const agent = spec.agents[entry.name]!;
     const system = workflow.system[entry.name];
     const tools = [propose, vote, cancelProposal, channelHistory, ...(entry.isLead ? [complete] : []), ...(agent.tools ?? []).map((t) => WORKSPACE_TOOLS[t])];
+    const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
+    const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;
     return {
       ...entry,
-      model: modelOverride ?? agent.model ?? spec.defaults?.model ?? DEFAULT_MODEL,
-      maxTokens: agent.max_tokens ?? spec.defaults?.max_tokens ?? DEFAULT_MAX_TOKENS,
+      model,
+      maxTokens: settings.max_tokens ?? defaultMaxTokens(model),
+      ...(settings.effort ? { effort: settings.effort } : {}),
+      ...thinkingOf(settings, model),
       wake: agent.wake ?? (entry.role === 'manager' ? 'all' : 'each'),
       tools,
       system: systemPrompt({
@@ -49,4 +55,22 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
       }),
     };
   });
+}
+
+/** The agent's own model settings that it sets (the others come from `defaults`). */
+function definedOf(agent: ModelSettings): ModelSettings {
+  const { model, max_tokens, effort, thinking, thinking_display } = agent;
+  return Object.fromEntries(Object.entries({ model, max_tokens, effort, thinking, thinking_display }).filter(([, v]) => v !== undefined));
+}
+
+/** The `thinking` parameter as the Messages API expects it, or nothing: the model's default. */
+function thinkingOf(settings: ModelSettings, model: string): { thinking?: ThinkingConfigParam } {
+  const display = settings.thinking_display ? { display: settings.thinking_display } : {};
+  const { thinking } = settings;
+  if (thinking === 'off') return { thinking: { type: 'disabled' } };
+  if (typeof thinking === 'number') return { thinking: { type: 'enabled', budget_tokens: thinking, ...display } };
+  if (thinking === 'adaptive' || (settings.thinking_display && modelInfo(model).thinking === 'adaptive')) {
+    return { thinking: { type: 'adaptive', ...display } };
+  }
+  return {};
 }

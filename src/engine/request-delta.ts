@@ -16,6 +16,8 @@ export class RequestDeltas {
     return {
       model: request.model,
       max_tokens: request.max_tokens,
+      ...(request.thinking ? { thinking: request.thinking } : {}),
+      ...(request.output_config ? { output_config: request.output_config } : {}),
       ...(request.system !== previous?.system ? { system: (request.system as { text: string }[]).map((b) => b.text).join('\n') } : {}),
       ...(request.tools !== previous?.tools ? { tools: (request.tools ?? []).map((t) => ('name' in t ? t.name : t.type)) } : {}),
       messages_from: from,

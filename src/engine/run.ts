@@ -17,6 +17,8 @@ import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup } from './setup.js';
 import { toolHooks } from './tool-calls.js';
 import { VoteReminders } from './vote-reminders.js';
+import type { TurnNotice } from '../agents/turn.js';
+import type { ProgressEvent } from './events.js';
 
 export type { EndStatus } from './ending.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -197,7 +199,11 @@ export class Run {
         delivery.messages,
         this.statusLine(turn),
         { agent: name, channel, workspace: this.workspace, env: this.toolEnv, signal },
-        { call: (request, step) => this.calls.call(name, turn, step, request), ...toolHooks(journal, name, turn, signal, (e) => this.progress(e)) },
+        {
+          call: (request, step) => this.calls.call(name, turn, step, request),
+          ...toolHooks(journal, name, turn, signal, (e) => this.progress(e)),
+          notice: (n) => this.progress(noticeEvent(name, n)),
+        },
       );
       if (this.ending) return channel.release(delivery);
       this.conversations.set(name, outcome.conversation);
@@ -217,6 +223,7 @@ export class Run {
         tokens: totalTokens(spent.usage) - totalTokens(spentBefore.usage),
       });
       for (const p of channel.allProposals()) if (p.status !== 'open') this.reportProposal(p);
+      if (outcome.refused) this.refused(name, turn);
       if (outcome.completion) {
         const { status, summary } = outcome.completion;
         this.stop(ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary));
@@ -236,6 +243,18 @@ export class Run {
       }
       this.stop(end);
     }
+  }
+
+  /** DESIGN §14: a refusal ends the turn; the agent's manager is told, and a lead's refusal ends the run. */
+  private refused(name: string, turn: number): void {
+    const profile = this.profiles.get(name)!;
+    if (profile.isLead || !profile.reportsTo) {
+      return this.stop(ending('failure', `@${name}'s model declined to answer (stop reason refusal) in its turn ${turn}, so the run cannot go on`));
+    }
+    this.channel!.postSystem(
+      `@${name}'s model declined to answer (stop reason refusal) in its turn ${turn}: it posted nothing. Rephrase the request, or give the work to another agent.`,
+      [profile.reportsTo],
+    );
   }
 
   /** Progress, except while a resume re-executes its recording (a replay shows it: that is its point). */
@@ -294,4 +313,10 @@ export class Run {
     }
     return result;
   }
+}
+
+function noticeEvent(agent: string, n: TurnNotice): ProgressEvent {
+  if (n.kind === 'refused') return { type: 'stop_reason', agent, reason: 'refusal' };
+  if (n.kind === 'cut_tool') return { type: 'stop_reason', agent, reason: 'max_tokens', tool: n.tool };
+  return { type: 'stop_reason', agent, reason: n.reason };
 }

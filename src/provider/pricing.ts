@@ -1,3 +1,5 @@
+import { modelInfo } from './models.js';
+
 /** US dollars per million tokens. Cache writes and reads default to 1.25× and 0.1× the input price. */
 export interface Price {
   input: number;
@@ -8,38 +10,14 @@ export interface Price {
   long?: { over: number } & Omit<Price, 'long'>;
 }
 
-/**
- * List prices by model family, most specific first (docs/pricing.md, from the model pages of
- * platform.claude.com in November 2026). A model that matches none is priced as the most
- * expensive family, so that a budget is never underestimated, and the run warns about it.
- */
-export const PRICE_TABLE: readonly { family: string; pattern: RegExp; price: Price }[] = [
-  { family: 'Claude Fable 5', pattern: /fable/, price: { input: 10, output: 50 } },
-  { family: 'Claude Opus 5.5', pattern: /opus-(5-[5-9]|[6-9])/, price: { input: 4, output: 20 } },
-  { family: 'Claude Opus 4.5 to 5', pattern: /opus-(4-[5-9]|5)/, price: { input: 5, output: 25 } },
-  { family: 'Claude Opus 3 to 4.1', pattern: /opus/, price: { input: 15, output: 75 } },
-  { family: 'Claude Sonnet 5 and 5.5', pattern: /sonnet-[5-9]/, price: { input: 2, output: 10 } },
-  { family: 'Claude Sonnet 3.5 to 4.6', pattern: /sonnet/, price: { input: 3, output: 15 } },
-  {
-    family: 'Claude Haiku 5.5',
-    pattern: /haiku-5-5/,
-    price: { input: 0.1, output: 0.5, long: { over: 100_000, input: 0.5, output: 2.5 } },
-  },
-  { family: 'Claude Haiku 4.5', pattern: /haiku-4/, price: { input: 1, output: 5 } },
-  { family: 'Claude Haiku 3.5', pattern: /3-5-haiku|haiku-3-5/, price: { input: 0.8, output: 4 } },
-  { family: 'Claude Haiku 3', pattern: /3-haiku|haiku-3/, price: { input: 0.25, output: 1.25 } },
-];
-
-const MOST_EXPENSIVE: Price = { input: 15, output: 75 };
-
 /** The price of `model`: the workflow's own `pricing` (exact name, then longest prefix), then the table. */
 export function priceOf(model: string, overrides: Readonly<Record<string, Price>> = {}): { price: Price; known: boolean } {
   const key = Object.keys(overrides)
     .filter((k) => model === k || model.startsWith(k))
     .sort((a, b) => b.length - a.length)[0];
   if (key !== undefined) return { price: overrides[key]!, known: true };
-  const row = PRICE_TABLE.find((r) => r.pattern.test(model));
-  return row ? { price: row.price, known: true } : { price: MOST_EXPENSIVE, known: false };
+  const { price, known } = modelInfo(model);
+  return { price, known };
 }
 
 export interface TokenUsage {

@@ -21,7 +21,6 @@ export const DEFAULT_LIMITS: Limits = {
 };
 
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
-export const DEFAULT_MAX_TOKENS = 4096;
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const UNIT_BYTES: Record<string, number> = { B: 1, KB: 1024, MB: 1024 * 1024 };

@@ -22,12 +22,22 @@ export interface SetupStepSpec {
 export const WORKSPACE_TOOLS = ['read_file', 'write_file', 'list_files', 'grep', 'run_command'] as const;
 export type WorkspaceTool = (typeof WORKSPACE_TOOLS)[number];
 
-export interface AgentSpec {
+export type Effort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/** The model settings an agent takes from `defaults` or sets itself. */
+export interface ModelSettings {
+  model?: string;
+  max_tokens?: number;
+  effort?: Effort;
+  /** `adaptive`, `off`, or a thinking budget in tokens. */
+  thinking?: 'adaptive' | 'off' | number;
+  thinking_display?: 'summarized' | 'omitted';
+}
+
+export interface AgentSpec extends ModelSettings {
   role: 'manager' | 'worker';
   reports_to?: string;
   description?: string;
-  model?: string;
-  max_tokens?: number;
   system?: string;
   system_file?: string;
   tools?: WorkspaceTool[];
@@ -57,7 +67,7 @@ export interface WorkflowSpec {
   inputs?: Record<string, InputSpec>;
   env?: Record<string, Scalar>;
   setup?: SetupStepSpec[];
-  defaults?: { model?: string; max_tokens?: number };
+  defaults?: ModelSettings;
   limits?: LimitsSpec;
   pricing?: Record<string, PriceSpec>;
   agents: Record<string, AgentSpec>;

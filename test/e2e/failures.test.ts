@@ -10,6 +10,7 @@ import { channelOf, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js
 const PAIR = (limits = '') => `
 name: pair
 ${limits}
+defaults: { max_tokens: 4096 }
 agents:
   lead: { role: manager }
   helper: { role: worker }

@@ -13,6 +13,7 @@ inputs:
   feature: { type: string, required: true, description: What to build }
   token: { type: string, secret: true }
 limits: ${limits}
+defaults: { max_tokens: 4096 }
 agents:
   lead: { role: manager, system: "Build $<< inputs.feature >>." }
   helper: { role: worker }

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -6,7 +7,13 @@ export interface Reply {
   text?: string;
   /** Tool calls; `id` fixes the tool use id (the server numbers them otherwise). */
   tools?: { name: string; input: Record<string, unknown>; id?: string }[];
-  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens';
+  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
+  /** A signed thinking block before the text, as adaptive thinking gives. */
+  thinking?: string;
+  /** A redacted_thinking block (encrypted thinking) after the thinking block. */
+  redactedThinking?: boolean;
+  /** With stopReason max_tokens: the last tool call's input is cut off mid-JSON, as the API streams it. */
+  cutLastTool?: boolean;
   usage?: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
   /** Answer with an HTTP error instead, as the API does for 429, 529 or 500. */
   error?: { status: number; type: string; message?: string; retryAfterMs?: number; retryAfterSeconds?: number };
@@ -28,7 +35,9 @@ export interface RecordedRequest {
     stream?: boolean;
     system?: { type: string; text: string }[] | string;
     tools?: { name: string }[];
-    messages: { role: string; content: string | { type: string; text?: string; content?: unknown; tool_use_id?: string; is_error?: boolean }[] }[];
+    messages: { role: string; content: string | { type: string; text?: string; content?: unknown; tool_use_id?: string; is_error?: boolean; [k: string]: unknown }[] }[];
+    thinking?: { type: string; budget_tokens?: number; display?: string };
+    output_config?: { effort?: string };
   };
   bytes: number;
   receivedAt: number;
@@ -72,6 +81,8 @@ export async function startFakeAnthropic(script: Script, options: { latencyMs?: 
     requests.push(recorded);
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
     if (typeof key !== 'string' || !key.startsWith(FAKE_API_KEY_PREFIX)) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
+    const refused = thinkingProblem(body, sentThinking);
+    if (refused) return sendError(res, 400, 'invalid_request_error', refused);
     const queue = queues.get(agent);
     const next = typeof queue === 'function' ? queue : queue?.shift();
     const reply = typeof next === 'function' ? next(recorded) : next;
@@ -87,9 +98,11 @@ export async function startFakeAnthropic(script: Script, options: { latencyMs?: 
       if (reply.error.retryAfterSeconds !== undefined) headers['retry-after'] = String(reply.error.retryAfterSeconds);
       return sendError(res, reply.error.status, reply.error.type, reply.error.message ?? reply.error.type, headers);
     }
-    const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${++ids}`, raw.length);
+    const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, raw.length);
     recorded.responseId = message.id;
-    if (body.stream) stream(res, message, reply.midStreamError);
+    const thinkingBlocks = JSON.stringify(message.content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking'));
+    for (const b of message.content) if (b.type === 'tool_use') sentThinking.set(b.id, thinkingBlocks);
+    if (body.stream) stream(res, message, reply.midStreamError, reply.cutLastTool === true);
     else {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': message.id });
       res.end(JSON.stringify(message));
@@ -113,10 +126,30 @@ export async function startFakeAnthropic(script: Script, options: { latencyMs?: 
   };
 }
 
-type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
+/** The server's key for thinking signatures: a block changed by the client no longer verifies. */
+const SIGNING_KEY = randomBytes(16);
+/**
+ * The thinking blocks each answer carried, by the ids of its tool calls: a tool loop must send
+ * them back unchanged. Shared by every server of a test process, as the API is one service: a
+ * resumed run talks to a new server.
+ */
+const sentThinking = new Map<string, string>();
+let toolIds = 0;
+const sign = (text: string) => createHmac('sha256', SIGNING_KEY).update(text).digest('base64');
 
 function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, toolId: () => string, requestBytes: number) {
   const content: Block[] = [];
+  if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: reply.thinking, signature: sign(reply.thinking) });
+  if (reply.redactedThinking) {
+    const data = randomBytes(24).toString('base64');
+    content.push({ type: 'redacted_thinking', data: `${data}.${sign(data)}` });
+  }
   if (reply.text !== undefined && reply.text !== '') content.push({ type: 'text', text: reply.text });
   for (const tool of reply.tools ?? []) content.push({ type: 'tool_use', id: tool.id ?? toolId(), name: tool.name, input: tool.input });
   const stopReason = reply.stopReason ?? (reply.tools?.length ? 'tool_use' : 'end_turn');
@@ -129,7 +162,38 @@ function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, tool
   return { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage };
 }
 
-function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midStreamError?: Reply['midStreamError']): void {
+/**
+ * What the real API refuses about thinking blocks: one whose signature does not verify (it was
+ * changed), and, when a tool loop continues, an assistant turn whose thinking blocks are not
+ * exactly those that came with its tool calls (dropped, reordered or altered).
+ */
+function thinkingProblem(body: RecordedRequest['body'], sent: ReadonlyMap<string, string>): string | undefined {
+  for (const [i, m] of body.messages.entries()) {
+    if (m.role !== 'assistant' || typeof m.content === 'string') continue;
+    for (const b of m.content) {
+      if (b.type === 'thinking' && b.signature !== sign(String(b.thinking))) return `messages.${i}.content: invalid signature in thinking block`;
+      if (b.type === 'redacted_thinking') {
+        const [data, signature] = String(b.data).split('.');
+        if (signature !== sign(String(data))) return `messages.${i}.content: invalid redacted_thinking block`;
+      }
+    }
+  }
+  const last = body.messages.at(-1);
+  const results = typeof last?.content === 'string' ? [] : (last?.content ?? []).filter((b) => b.type === 'tool_result');
+  if (results.length === 0) return undefined;
+  const assistant = body.messages.at(-2);
+  const blocks = typeof assistant?.content === 'string' ? [] : (assistant?.content ?? []);
+  const sentWith = sent.get(String(results[0]!.tool_use_id));
+  const echoed = JSON.stringify(
+    blocks.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').map((b) => (b.type === 'thinking' ? { type: b.type, thinking: b.thinking, signature: b.signature } : { type: b.type, data: b.data })),
+  );
+  if (sentWith !== undefined && sentWith !== echoed) {
+    return `messages.${body.messages.length - 2}.content: the thinking blocks of the latest assistant message cannot be modified; they must be passed back exactly as they were returned`;
+  }
+  return undefined;
+}
+
+function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midStreamError: Reply['midStreamError'], cutLastTool: boolean): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': message.id });
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   send('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } });
@@ -139,9 +203,17 @@ function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midS
       for (let i = 0; i < block.text.length; i += 4000) {
         send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text.slice(i, i + 4000) } });
       }
+    } else if (block.type === 'thinking') {
+      send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } });
+      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
+    } else if (block.type === 'redacted_thinking') {
+      send('content_block_start', { type: 'content_block_start', index, content_block: block });
     } else {
+      const json = JSON.stringify(block.input);
+      const cut = cutLastTool && index === message.content.length - 1;
       send('content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: cut ? json.slice(0, Math.ceil(json.length / 2)) : json } });
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   });

@@ -1,0 +1,74 @@
+import type { ContentBlockParam, MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources/messages';
+import type { ModelRequest, ModelResponse } from '../provider/client.js';
+import type { AgentProfile } from './profile.js';
+
+const fixedParts = new WeakMap<AgentProfile, { system: TextBlockParam[]; tools: Tool[] }>();
+
+/**
+ * An agent's system blocks and tools, built once: every request of the agent shares the same
+ * objects, which lets hashing and recording tell at once that they did not change.
+ */
+function partsOf(profile: AgentProfile): { system: TextBlockParam[]; tools: Tool[] } {
+  let parts = fixedParts.get(profile);
+  if (!parts) {
+    parts = {
+      system: [{ type: 'text', text: profile.system, cache_control: { type: 'ephemeral' } }],
+      tools: profile.tools.map((t, i) => ({
+        ...t.definition,
+        ...(i === profile.tools.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
+      })),
+    };
+    fixedParts.set(profile, parts);
+  }
+  return parts;
+}
+
+/** The request for one model call, with prompt-cache breakpoints on the system prompt, the tools and the conversation so far. */
+export function request(profile: AgentProfile, messages: readonly MessageParam[]): ModelRequest {
+  const { system, tools } = partsOf(profile);
+  return {
+    model: profile.model,
+    max_tokens: profile.maxTokens,
+    ...(profile.thinking ? { thinking: profile.thinking } : {}),
+    ...(profile.effort ? { output_config: { effort: profile.effort } } : {}),
+    system,
+    tools,
+    messages: withCacheBreakpoint(messages),
+  };
+}
+
+/** A copy whose last content block carries a cache breakpoint, so the next call reads this prefix from the cache. */
+function withCacheBreakpoint(messages: readonly MessageParam[]): MessageParam[] {
+  const copy = [...messages];
+  const last = copy[copy.length - 1];
+  if (!last || typeof last.content === 'string' || last.content.length === 0) return copy;
+  const blocks = [...last.content];
+  const index = blocks.findLastIndex((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking');
+  if (index === -1) return copy; // thinking blocks are sent back exactly as they came
+  blocks[index] = { ...blocks[index]!, cache_control: { type: 'ephemeral' } } as ContentBlockParam;
+  copy[copy.length - 1] = { ...last, content: blocks } as MessageParam;
+  return copy;
+}
+
+/**
+ * Adds a user message; when the conversation already ends with one (a turn that stopped at its
+ * tool-step limit ends with tool results), the content joins it, as the API wants roles to alternate.
+ */
+export function pushUser(conversation: MessageParam[], content: ContentBlockParam[]): void {
+  const last = conversation[conversation.length - 1];
+  if (last?.role === 'user' && Array.isArray(last.content)) {
+    conversation[conversation.length - 1] = { role: 'user', content: [...(last.content as ContentBlockParam[]), ...content] };
+  } else {
+    conversation.push({ role: 'user', content });
+  }
+}
+
+/**
+ * A response's blocks as the conversation keeps them: every block verbatim — thinking with its
+ * signature, redacted thinking, and block types added later — but empty text, which the API
+ * refuses, and a tool call cut short by max_tokens, which must not be sent back or run.
+ */
+export function assistantContent(response: ModelResponse, dropLast: boolean): ContentBlockParam[] {
+  const blocks = dropLast ? response.content.slice(0, -1) : response.content;
+  return blocks.filter((b) => !(b.type === 'text' && b.text === '')) as unknown as ContentBlockParam[];
+}

@@ -1,0 +1,60 @@
+import type { Price } from './pricing.js';
+
+/**
+ * How a model thinks: `adaptive` (it decides when and how much, steered by effort), `budget`
+ * (extended thinking with a fixed budget of tokens), or `none`.
+ */
+export type Thinking = 'adaptive' | 'budget' | 'none';
+
+export interface ModelInfo {
+  family: string;
+  /** Its context window, in tokens. */
+  window: number;
+  /** The most output tokens one call may ask for. */
+  maxOutput: number;
+  thinking: Thinking;
+  /** US dollars per million tokens (docs/pricing.md). */
+  price: Price;
+}
+
+/**
+ * The models conclave knows, by name, most specific first (docs/models.md, from the model pages
+ * of platform.claude.com in November 2026). An unknown model is treated as the most expensive
+ * one with a 200,000-token window, so that neither its cost nor its room is overestimated.
+ */
+export const MODEL_TABLE: readonly (ModelInfo & { pattern: RegExp })[] = [
+  { family: 'Claude Fable 5', pattern: /fable/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 10, output: 50 } },
+  { family: 'Claude Opus 5.5', pattern: /opus-(5-[5-9]|[6-9])/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 4, output: 20 } },
+  { family: 'Claude Opus 4.6 to 5', pattern: /opus-(4-[6-9]|5)/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 5, output: 25 } },
+  { family: 'Claude Opus 4.5', pattern: /opus-4-5/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 5, output: 25 } },
+  { family: 'Claude Opus 3 to 4.1', pattern: /opus/, window: 200_000, maxOutput: 32_000, thinking: 'budget', price: { input: 15, output: 75 } },
+  { family: 'Claude Sonnet 5 and 5.5', pattern: /sonnet-[5-9]/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 2, output: 10 } },
+  { family: 'Claude Sonnet 4.6', pattern: /sonnet-4-6/, window: 1_000_000, maxOutput: 64_000, thinking: 'adaptive', price: { input: 3, output: 15 } },
+  { family: 'Claude Sonnet 3.7 to 4.5', pattern: /sonnet-4|3-7-sonnet/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 3, output: 15 } },
+  { family: 'Claude Sonnet 3.5', pattern: /sonnet/, window: 200_000, maxOutput: 8_192, thinking: 'none', price: { input: 3, output: 15 } },
+  {
+    family: 'Claude Haiku 5.5',
+    pattern: /haiku-5-5/,
+    window: 1_000_000,
+    maxOutput: 64_000,
+    thinking: 'adaptive',
+    price: { input: 0.1, output: 0.5, long: { over: 100_000, input: 0.5, output: 2.5 } },
+  },
+  { family: 'Claude Haiku 4.5', pattern: /haiku-4/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 1, output: 5 } },
+  { family: 'Claude Haiku 3.5', pattern: /3-5-haiku|haiku-3-5/, window: 200_000, maxOutput: 8_192, thinking: 'none', price: { input: 0.8, output: 4 } },
+  { family: 'Claude Haiku 3', pattern: /3-haiku|haiku-3/, window: 200_000, maxOutput: 4_096, thinking: 'none', price: { input: 0.25, output: 1.25 } },
+];
+
+const UNKNOWN: ModelInfo = { family: 'an unknown model', window: 200_000, maxOutput: 32_000, thinking: 'adaptive', price: { input: 15, output: 75 } };
+
+/** What the table says of a model; `known` is false for a name it does not match. */
+export function modelInfo(model: string): ModelInfo & { known: boolean } {
+  const row = MODEL_TABLE.find((r) => r.pattern.test(model));
+  return row ? { ...row, known: true } : { ...UNKNOWN, known: false };
+}
+
+/** The max_tokens a call asks for when the workflow sets none: room for thinking and the reply. */
+export function defaultMaxTokens(model: string): number {
+  const info = modelInfo(model);
+  return info.thinking === 'none' ? Math.min(4_096, info.maxOutput) : Math.min(16_000, info.maxOutput);
+}
