@@ -17,8 +17,7 @@ import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup } from './setup.js';
 import { toolHooks } from './tool-calls.js';
 import { VoteReminders } from './vote-reminders.js';
-import type { TurnNotice } from '../agents/turn.js';
-import type { ProgressEvent } from './events.js';
+import { afterRefusal, noticeEvent } from './refusal.js';
 
 export type { EndStatus } from './ending.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -214,16 +213,12 @@ export class Run {
       journal.append({ type: 'turn_ended', agent: name, turn, elapsed_ms: this.elapsedMs() });
       journal.sync();
       const spent = this.accounting.of(name);
-      this.progress({
-        type: 'turn_ended',
-        agent: name,
-        turn,
-        recipients: posted ? posted.recipients : null,
-        costUsd: spent.costUsd - spentBefore.costUsd,
-        tokens: totalTokens(spent.usage) - totalTokens(spentBefore.usage),
-      });
+      const costUsd = spent.costUsd - spentBefore.costUsd;
+      const tokens = totalTokens(spent.usage) - totalTokens(spentBefore.usage);
+      this.progress({ type: 'turn_ended', agent: name, turn, recipients: posted?.recipients ?? null, costUsd, tokens });
       for (const p of channel.allProposals()) if (p.status !== 'open') this.reportProposal(p);
-      if (outcome.refused) this.refused(name, turn);
+      const refusal = outcome.refused ? afterRefusal(this.profiles.get(name)!, turn, channel) : undefined;
+      if (refusal) this.stop(refusal);
       if (outcome.completion) {
         const { status, summary } = outcome.completion;
         this.stop(ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary));
@@ -243,18 +238,6 @@ export class Run {
       }
       this.stop(end);
     }
-  }
-
-  /** DESIGN §14: a refusal ends the turn; the agent's manager is told, and a lead's refusal ends the run. */
-  private refused(name: string, turn: number): void {
-    const profile = this.profiles.get(name)!;
-    if (profile.isLead || !profile.reportsTo) {
-      return this.stop(ending('failure', `@${name}'s model declined to answer (stop reason refusal) in its turn ${turn}, so the run cannot go on`));
-    }
-    this.channel!.postSystem(
-      `@${name}'s model declined to answer (stop reason refusal) in its turn ${turn}: it posted nothing. Rephrase the request, or give the work to another agent.`,
-      [profile.reportsTo],
-    );
   }
 
   /** Progress, except while a resume re-executes its recording (a replay shows it: that is its point). */
@@ -313,10 +296,4 @@ export class Run {
     }
     return result;
   }
-}
-
-function noticeEvent(agent: string, n: TurnNotice): ProgressEvent {
-  if (n.kind === 'refused') return { type: 'stop_reason', agent, reason: 'refusal' };
-  if (n.kind === 'cut_tool') return { type: 'stop_reason', agent, reason: 'max_tokens', tool: n.tool };
-  return { type: 'stop_reason', agent, reason: n.reason };
 }
