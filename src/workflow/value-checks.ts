@@ -93,3 +93,19 @@ export function isRecord(value: unknown): value is Record<string, any> {
 export function recordOf<T = unknown>(value: unknown): Record<string, T> {
   return isRecord(value) ? (value as Record<string, T>) : {};
 }
+
+/** A thinking budget must leave room for the reply: below max_tokens (the agent's own, or the defaults'). */
+export function thinkingProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};
+  const out: Diagnostic[] = [];
+  const places: [(string | number)[], Record<string, unknown>][] = [[['defaults'], defaults]];
+  for (const [name, agent] of Object.entries(recordOf(spec.agents))) if (isRecord(agent)) places.push([['agents', name], agent]);
+  for (const [path, settings] of places) {
+    if (typeof settings.thinking !== 'number') continue;
+    const maxTokens = settings.max_tokens ?? defaults.max_tokens;
+    if (typeof maxTokens === 'number' && settings.thinking >= maxTokens) {
+      out.push(source.error(source.valuePosition([...path, 'thinking']), `${path.join('.')}.thinking (${settings.thinking} tokens) must be below max_tokens (${maxTokens}), to leave room for the reply`));
+    }
+  }
+  return out;
+}

@@ -8,6 +8,7 @@ import { liveView } from '../../src/cli/live-view.js';
 import { Journal } from '../../src/engine/journal.js';
 import { Run } from '../../src/engine/run.js';
 import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
+import { DEFAULT_LIMITS } from '../../src/workflow/limits.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { BIN } from '../helpers/cli.js';
@@ -131,5 +132,22 @@ describe('Ctrl-C in a terminal', () => {
     expect(readEvents(file).at(-1)).toMatchObject({ type: 'run_ended', status: 'interrupted', exit_code: 130 });
     expect(readdirSync(sessions).filter((f) => f.endsWith('.lock'))).toEqual([]);
     expect(screen).toContain('to continue: conclave resume .conclave/sessions/');
+  });
+});
+
+describe('the live view and stop reasons', () => {
+  it('shows an agent continuing after max_tokens or pause_turn, and one that refused', async () => {
+    const logger = new Captured();
+    const view = liveView(['lead', 'w'], DEFAULT_LIMITS, { renderer: 'test', logger });
+    await view.ready;
+    view.listener({ type: 'turn_started', agent: 'w', turn: 1, messages: 1 });
+    view.listener({ type: 'stop_reason', agent: 'w', reason: 'max_tokens' });
+    view.listener({ type: 'stop_reason', agent: 'w', reason: 'pause_turn' });
+    view.listener({ type: 'stop_reason', agent: 'lead', reason: 'refusal' });
+    await view.finish();
+    const titles = logger.lines.map((l) => JSON.parse(l) as { event: string; data: string }).filter((e) => e.event === 'TITLE').map((e) => e.data);
+    expect(titles).toContainEqual(expect.stringMatching(/^@w {2}continuing after max_tokens · 1 turn/));
+    expect(titles).toContainEqual(expect.stringMatching(/^@w {2}continuing after pause_turn · /));
+    expect(titles).toContainEqual(expect.stringMatching(/^@lead {2}refused · /));
   });
 });
