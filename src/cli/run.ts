@@ -8,6 +8,7 @@ import { readSession, SessionFileError } from '../session/reader.js';
 import { replayable } from '../session/recording.js';
 import { SessionWriter } from '../session/writer.js';
 import { SessionLockedError } from '../session/lock.js';
+import { missingRequiredSandbox } from '../agents/tools/sandbox.js';
 import { formatDiagnostic } from '../workflow/diagnostic.js';
 import type { Workflow } from '../workflow/load.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
@@ -40,6 +41,9 @@ export function loadForRun(file: string, json = false): Workflow {
   if (inGitHubActions()) for (const d of diagnostics) (json ? process.stderr : process.stdout).write(annotation(d));
   if (unreadable !== undefined) throw new UsageError(unreadable);
   if (!workflow) throw new UsageError(`${file} has errors (listed above); nothing was run`);
+  const usesRunCommand = Object.values(workflow.spec.agents).some((a) => a.tools?.includes('run_command'));
+  const noSandbox = missingRequiredSandbox(workflow.spec.sandbox, usesRunCommand);
+  if (noSandbox) throw new UsageError(noSandbox);
   return workflow;
 }
 

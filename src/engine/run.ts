@@ -1,5 +1,6 @@
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { AgentProfile } from '../agents/profile.js';
+import type { SandboxPlan } from '../agents/tools/sandbox.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
 import { Channel, type ProposalView } from '../channel/channel.js';
@@ -41,7 +42,7 @@ export class Run {
   private readonly reported = new Set<string>();
   private channel: Channel | undefined;
   private readonly workspace: Workspace;
-  private toolEnv: NodeJS.ProcessEnv;
+  private tools: { env: NodeJS.ProcessEnv; sandbox?: SandboxPlan } = { env: {} };
   private teamTurns = 0;
   private readonly startedAt = Date.now();
   private ending: Ending | undefined;
@@ -63,7 +64,6 @@ export class Run {
       progress: (event) => this.progress(event),
     });
     this.workspace = new Workspace(options.workspace);
-    this.toolEnv = options.env;
     options.journal.listen({
       onLive: () => {
         options.onLive?.();
@@ -87,7 +87,7 @@ export class Run {
         progress: (event) => this.progress(event),
       });
       scope = setup.scope;
-      this.toolEnv = setup.toolEnv;
+      this.tools = setup.tools;
       if (!this.ending) {
         for (const profile of buildProfiles(workflow, scope, this.options.modelOverride)) {
           this.profiles.set(profile.name, profile);
@@ -197,7 +197,7 @@ export class Run {
         this.conversations.get(name)!,
         delivery.messages,
         this.statusLine(turn),
-        { agent: name, channel, workspace: this.workspace, env: this.toolEnv, signal },
+        { agent: name, channel, workspace: this.workspace, ...this.tools, signal },
         {
           call: (request, step) => this.calls.call(name, turn, step, request),
           ...toolHooks(journal, name, turn, signal, (e) => this.progress(e)),

@@ -1,4 +1,6 @@
-import { spawn } from 'node:child_process';
+import { runShell } from '../agents/tools/shell.js';
+import { sandboxPlan, type SandboxPlan } from '../agents/tools/sandbox.js';
+import { toolEnvironment } from '../agents/tools/tool-env.js';
 import { shellQuote, type Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { durationMs, sizeBytes } from '../workflow/limits.js';
@@ -15,47 +17,28 @@ export const DEFAULT_MAX_OUTPUT = '1MB';
 export class SetupError extends Error {}
 
 /**
- * Runs one setup step with `sh -c` and returns its stdout without trailing newlines, as `$(…)`
- * would. A non-zero exit, a timeout or too much output fails the step, showing its stderr.
+ * Runs one setup step with `sh -c` (the full environment, as a GitHub step has) and returns its
+ * stdout without trailing newlines, as `$(…)` would. A non-zero exit, a timeout or too much
+ * output fails the step, showing its stderr.
  */
-export function runSetupStep(step: SetupStepSpec, command: string, env: NodeJS.ProcessEnv, cwd: string, signal: AbortSignal): Promise<string> {
-  const timeoutMs = durationMs(step.timeout ?? DEFAULT_SETUP_TIMEOUT);
-  const maxOutput = sizeBytes(step.max_output ?? DEFAULT_MAX_OUTPUT);
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const out: Buffer[] = [];
-    let outBytes = 0;
-    let err = '';
-    let failure: string | undefined;
-    const kill = (why: string) => {
-      failure ??= why;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    };
-    const timer = setTimeout(() => kill(`timed out after ${step.timeout ?? DEFAULT_SETUP_TIMEOUT}`), timeoutMs);
-    const onAbort = () => kill('stopped: the run was interrupted');
-    signal.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (chunk: Buffer) => {
-      outBytes += chunk.length;
-      if (outBytes > maxOutput) kill(`printed more than max_output (${step.max_output ?? DEFAULT_MAX_OUTPUT})`);
-      else out.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      err = (err + chunk.toString('utf8')).slice(-4000);
-    });
-    child.on('error', (e) => kill(e.message));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      const why = failure ?? (code === 0 ? undefined : `exited with code ${code}`);
-      if (why === undefined) return resolve(Buffer.concat(out).toString('utf8').replace(/\n+$/, ''));
-      const stderr = err.trim() ? `\n${err.trim()}` : '';
-      reject(new SetupError(`setup step "${step.id}" ${why}${stderr}`));
-    });
-  });
+export async function runSetupStep(step: SetupStepSpec, command: string, env: NodeJS.ProcessEnv, cwd: string, signal: AbortSignal): Promise<string> {
+  const timeout = step.timeout ?? DEFAULT_SETUP_TIMEOUT;
+  const maxOutput = step.max_output ?? DEFAULT_MAX_OUTPUT;
+  const r = await runShell({ command, cwd, env, timeoutMs: durationMs(timeout), maxOutput: sizeBytes(maxOutput), stopAtMaxOutput: true, signal });
+  const why = r.error
+    ? `could not start: ${r.error}`
+    : r.aborted
+      ? 'stopped: the run was interrupted'
+      : r.timedOut
+        ? `timed out after ${timeout}`
+        : r.overflowed
+          ? `printed more than max_output (${maxOutput})`
+          : r.code === 0
+            ? undefined
+            : `exited with code ${r.code}`;
+  if (why === undefined) return r.stdout.replace(/\n+$/, '');
+  const stderr = r.stderr.trim() ? `\n${r.stderr.trim().slice(-4000)}` : '';
+  throw new SetupError(`setup step "${step.id}" ${why}${stderr}`);
 }
 
 export interface SetupOptions {
@@ -72,9 +55,10 @@ export interface SetupOptions {
 
 /**
  * The run's setup: the workflow's `env:` filled in, then each setup step (its recorded output on
- * resume). Returns the scope agents' prompts are filled from and the environment tools start from.
+ * resume). Returns the scope agents' prompts are filled from, and the environment and sandbox of
+ * the tools.
  */
-export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; toolEnv: NodeJS.ProcessEnv }> {
+export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; tools: { env: NodeJS.ProcessEnv; sandbox: SandboxPlan } }> {
   const { workflow, inputs, env, journal, signal, progress } = options;
   const base: Scope = { inputs, workflow: { name: workflow.spec.name, file: workflow.file }, run: { id: options.runId, session: options.sessionPath } };
   const declared: Record<string, string> = {};
@@ -106,9 +90,20 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
     }
     journal.append({ type: 'setup_finished', id: step.id, stdout: outputs[step.id]! });
   }
-  return { scope: { ...base, env: envScope, setup: outputs }, toolEnv: { ...env, ...declared } };
+  return {
+    scope: { ...base, env: envScope, setup: outputs },
+    tools: { env: toolEnvironment(env, declared, workflow.spec.tools_env ?? []), sandbox: sandboxFor(workflow, options.cwd, progress) },
+  };
 }
 
 function stringsOf(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/** run_command's sandbox, said once when it cannot be had (`required` is refused before the run). */
+function sandboxFor(workflow: Workflow, cwd: string, progress: ProgressListener): SandboxPlan {
+  if (!Object.values(workflow.spec.agents).some((a) => a.tools?.includes('run_command'))) return {};
+  const plan = sandboxPlan(workflow.spec.sandbox, cwd);
+  if (!plan.wrap && workflow.spec.sandbox !== 'off') progress({ type: 'warning', message: `${plan.why}: run_command runs without a sandbox (set sandbox: required to refuse this, or sandbox: off to say it is meant)` });
+  return plan;
 }

@@ -68,6 +68,9 @@ export interface WorkflowSpec {
   env?: Record<string, Scalar>;
   setup?: SetupStepSpec[];
   defaults?: ModelSettings;
+  /** Process variables that run_command and MCP servers get, besides the minimal environment. */
+  tools_env?: string[];
+  sandbox?: 'auto' | 'required' | 'off' | { mode?: 'auto' | 'required' | 'off'; network?: boolean };
   limits?: LimitsSpec;
   pricing?: Record<string, PriceSpec>;
   agents: Record<string, AgentSpec>;

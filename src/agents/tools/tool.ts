@@ -1,4 +1,5 @@
 import type { Channel } from '../../channel/channel.js';
+import type { SandboxPlan } from './sandbox.js';
 import type { Workspace } from './workspace-root.js';
 
 export interface ToolResult {
@@ -10,8 +11,10 @@ export interface ToolContext {
   agent: string;
   channel: Channel;
   workspace: Workspace;
-  /** Environment for run_command: the process's, plus the workflow's env. */
+  /** Environment for run_command: the minimal tool environment (agents/tools/tool-env.ts). */
   env: NodeJS.ProcessEnv;
+  /** How run_command is sandboxed. */
+  sandbox?: SandboxPlan;
   signal: AbortSignal;
   /** The lead's `complete`: ends the run. */
   complete(status: 'success' | 'failure', summary: string): void;

@@ -1,0 +1,84 @@
+// The grep tool's search, in a worker thread that the tool terminates at its deadline: a regular
+// expression that backtracks cannot block conclave's event loop (DESIGN §8). Bundled on its own.
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+
+export interface GrepJob {
+  root: string;
+  start: string;
+  pattern: string;
+  ignoreCase: boolean;
+  maxMatches: number;
+  skipped: string[];
+}
+
+const CHUNK = 64 * 1024;
+/** A longer line is searched only up to here: memory follows this, not the file. */
+const MAX_LINE = 1024 * 1024;
+
+const job = workerData as GrepJob;
+const regex = new RegExp(job.pattern, job.ignoreCase ? 'i' : '');
+let found = 0;
+let batch: string[] = [];
+
+function flush(): void {
+  if (batch.length > 0) parentPort!.postMessage({ type: 'matches', lines: batch });
+  batch = [];
+}
+
+function match(full: string, n: number, line: string): void {
+  if (found >= job.maxMatches || !regex.test(line)) return;
+  found++;
+  batch.push(`${relative(job.root, full) || '.'}:${n}: ${line.slice(0, 300)}`);
+  if (batch.length >= 20) flush();
+}
+
+/** Searches one regular file, reading it in chunks; binary files (a NUL in the first chunk) are skipped. */
+function search(full: string): void {
+  let fd: number;
+  try {
+    fd = openSync(full, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.nlink > 1) return;
+    const buffer = Buffer.alloc(CHUNK);
+    let line = '';
+    let n = 1;
+    let first = true;
+    for (;;) {
+      const read = readSync(fd, buffer, 0, CHUNK, null);
+      if (read === 0) break;
+      const chunk = buffer.subarray(0, read);
+      if (first && chunk.includes(0)) return;
+      first = false;
+      const parts = chunk.toString('utf8').split('\n');
+      for (let i = 0; i < parts.length - 1; i++) {
+        match(full, n++, (line + parts[i]).slice(0, MAX_LINE));
+        line = '';
+        if (found >= job.maxMatches) return;
+      }
+      line = (line + parts.at(-1)).slice(0, MAX_LINE);
+    }
+    if (line !== '') match(full, n, line);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function visit(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (found >= job.maxMatches) return;
+    const full = join(dir, entry.name);
+    if (entry.isDirectory() && !job.skipped.includes(entry.name)) visit(full);
+    else if (entry.isFile()) search(full);
+  }
+}
+
+if (lstatSync(job.start).isDirectory()) visit(job.start);
+else search(job.start);
+flush();
+parentPort!.postMessage({ type: 'done', limited: found >= job.maxMatches });

@@ -1,0 +1,68 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { GrepJob } from './grep-worker.js';
+import { stringArg, ToolInputError, type AgentTool, type ToolResult } from './tool.js';
+import { cap, guarded, SKIPPED_DIRS } from './workspace.js';
+
+const GREP_MATCH_CAP = 200;
+const GREP_TIME_MS = 10_000;
+
+/** The worker's bundled file, beside the bundle's entry or its chunk. */
+function workerFile(): string | undefined {
+  return ['./grep-worker.js', '../grep-worker.js'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find((f) => existsSync(f));
+}
+
+/**
+ * `grep`: a regular expression over the workspace's text files, in a worker thread with a
+ * deadline that holds however the pattern backtracks; matches found before it are kept.
+ */
+export const grep: AgentTool = {
+  readOnly: true,
+  external: true,
+  definition: {
+    name: 'grep',
+    description: `Search the workspace's text files for a regular expression; prints file:line: text (skips ${[...SKIPPED_DIRS].join(' and ')}).`,
+    input_schema: {
+      type: 'object',
+      properties: {
+        pattern: { type: 'string', description: 'A JavaScript regular expression.' },
+        path: { type: 'string', description: 'A file or directory (default: the workspace root).' },
+        ignore_case: { type: 'boolean' },
+      },
+      required: ['pattern'],
+    },
+  },
+  run: guarded(async (input, { workspace, signal }): Promise<ToolResult> => {
+    const pattern = stringArg(input, 'pattern');
+    try {
+      new RegExp(pattern);
+    } catch (e) {
+      throw new ToolInputError(`invalid pattern: ${(e as Error).message}`);
+    }
+    const { full } = workspace.existing(stringArg(input, 'path', '.'));
+    const file = workerFile();
+    if (!file) return { content: 'grep is not available: its worker file is missing from this build of conclave', isError: true };
+    const job: GrepJob = { root: workspace.root, start: full, pattern, ignoreCase: input.ignore_case === true, maxMatches: GREP_MATCH_CAP, skipped: [...SKIPPED_DIRS] };
+    const matches: string[] = [];
+    const note = await new Promise<string>((resolve) => {
+      const worker = new Worker(file, { workerData: job, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+      const end = (why: string) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        void worker.terminate();
+        resolve(why);
+      };
+      const timer = setTimeout(() => end(`[… stopped after ${GREP_TIME_MS / 1000} s: the pattern or the files take too long; these are the matches found before]`), GREP_TIME_MS);
+      const onAbort = () => end('[… stopped: the run ended]');
+      signal.addEventListener('abort', onAbort, { once: true });
+      worker.on('message', (m: { type: 'matches'; lines: string[] } | { type: 'done'; limited: boolean }) => {
+        if (m.type === 'matches') matches.push(...m.lines);
+        else end(m.limited ? `[… stopped at ${GREP_MATCH_CAP} matches]` : '');
+      });
+      worker.on('error', (e) => end(`[… the search failed: ${e.message}]`));
+      worker.on('exit', () => end(''));
+    });
+    return { content: cap([...matches, note].filter(Boolean).join('\n') || 'No matches.') };
+  }),
+};

@@ -1,0 +1,39 @@
+import { cutNote, runShell } from './shell.js';
+import { numberArg, stringArg, type AgentTool, type ToolResult } from './tool.js';
+import { guarded, OUTPUT_CAP } from './workspace.js';
+
+/**
+ * `run_command`: `sh -c` in the workspace, in the sandbox where there is one, with the tool
+ * environment (DESIGN §8), in its own process group killed whole at its timeout or the run's end.
+ */
+export const runCommand: AgentTool = {
+  readOnly: false,
+  external: true,
+  definition: {
+    name: 'run_command',
+    description: 'Run a shell command (sh -c) in the workspace directory; returns its exit code, stdout and stderr (each cut at 64 KiB).',
+    input_schema: {
+      type: 'object',
+      properties: {
+        command: { type: 'string' },
+        timeout_seconds: { type: 'integer', minimum: 1, maximum: 600, description: 'Default 60.' },
+      },
+      required: ['command'],
+    },
+  },
+  run: guarded(async (input, { workspace, env, signal, sandbox }): Promise<ToolResult> => {
+    const command = stringArg(input, 'command');
+    const timeoutMs = Math.min(Math.max(numberArg(input, 'timeout_seconds', 60), 1), 600) * 1000;
+    const r = await runShell({ command, cwd: workspace.root, env, timeoutMs, maxOutput: OUTPUT_CAP, signal, wrap: sandbox?.wrap });
+    if (r.error) return { content: `could not run the command: ${r.error}`, isError: true };
+    const head = r.timedOut
+      ? `killed: timed out after ${timeoutMs / 1000} s`
+      : r.aborted
+        ? 'killed: the run stopped'
+        : r.code === null
+          ? 'killed by a signal'
+          : `exit code ${r.code}`;
+    const body = `${head}\n--- stdout ---\n${r.stdout}${cutNote(r.stdoutBytes, OUTPUT_CAP)}\n--- stderr ---\n${r.stderr}${cutNote(r.stderrBytes, OUTPUT_CAP)}`;
+    return { content: body, isError: r.code !== 0 };
+  }),
+};
