@@ -74,7 +74,10 @@ function visit(dir: string): void {
     if (found >= job.maxMatches) return;
     const full = join(dir, entry.name);
     if (entry.isDirectory() && !job.skipped.includes(entry.name)) visit(full);
-    else if (entry.isFile()) search(full);
+    else if (entry.isFile()) {
+      search(full);
+      flush(); // what was found so far survives a deadline in the next file
+    }
   }
 }
 

@@ -77,8 +77,9 @@ export class Workspace {
         if (!last && makeParents) mkdirSync(full);
         continue;
       }
-      if (stats.isSymbolicLink()) throw new ToolInputError(`${path}: ${this.show(full)} is a symbolic link; the workspace tools do not follow links`);
-      if (!last && !stats.isDirectory()) throw new ToolInputError(`${path}: ${this.show(full)} is not a directory`);
+      const what = last ? path : `${path}: ${this.show(full)}`;
+      if (stats.isSymbolicLink()) throw new ToolInputError(`${what} is a symbolic link; the workspace tools do not follow links`);
+      if (!last && !stats.isDirectory()) throw new ToolInputError(`${what} is not a directory`);
     }
     return full;
   }

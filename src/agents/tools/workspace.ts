@@ -4,7 +4,7 @@ import { numberArg, stringArg, ToolInputError, type AgentTool, type ToolContext,
 
 export const OUTPUT_CAP = 64 * 1024;
 const LIST_CAP = 1000;
-export const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
+export const SKIPPED_DIRS = new Set(['.git', 'node_modules', '.conclave']);
 
 /** Runs a workspace tool; bad input and refused paths come back as tool errors. */
 export function guarded(run: (input: Record<string, unknown>, context: ToolContext) => ToolResult | Promise<ToolResult>) {
