@@ -3,6 +3,7 @@ import { channelDelivery } from './channel-delivery.js';
 import { coldStart } from './cold-start.js';
 import { fanOut, historyGrowth } from './fan-out.js';
 import { resumeCost, writeCost } from './session.js';
+import { toolMemory } from './tool-memory.js';
 
 const results = [];
 
@@ -55,6 +56,15 @@ results.push({
   ratio: Number(write.share.toFixed(4)),
   target: '≤ 0.05',
   ok: write.share <= 0.05,
+});
+
+const memory = await toolMemory();
+results.push({
+  benchmark: 'tools: peak RSS while run_command streams 1 GB through its 64 KiB cap, vs an idle run',
+  measured: `${(memory.streamKb / 1024).toFixed(0)} MiB vs ${(memory.idleKb / 1024).toFixed(0)} MiB (1 GB in ${(memory.streamMs / 1000).toFixed(1)} s)`,
+  ratio: Number(memory.ratio.toFixed(2)),
+  target: '≤ 2.00',
+  ok: memory.ratio <= 2,
 });
 
 console.table(results);

@@ -16,6 +16,8 @@ const PATTERN_WORDS: Record<string, string> = {
 const DEF_WORDS: Record<string, string> = {
   duration: 'a duration such as 30s, 15m or 1h, or a number of seconds',
   size: 'a size such as 65536, 64KB or 1MB',
+  sandbox: 'auto, required or off, or a mapping { mode, network }',
+  thinking: 'adaptive, off, or a number of thinking tokens (at least 1024)',
 };
 
 const TYPE_WORDS: Record<string, string> = {

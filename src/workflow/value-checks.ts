@@ -109,3 +109,13 @@ export function thinkingProblems(source: WorkflowSource, spec: WorkflowSpec): Di
   }
   return out;
 }
+
+/** conclave's own credentials never reach a tool: tools_env may not name them. */
+export function toolsEnvProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const names = Array.isArray(spec.tools_env) ? spec.tools_env : [];
+  return names.flatMap((name, i) =>
+    typeof name === 'string' && /^ANTHROPIC_/i.test(name)
+      ? [source.error(source.valuePosition(['tools_env', i]), `tools_env may not name ${name}: conclave's own credentials never reach a tool`)]
+      : [],
+  );
+}
