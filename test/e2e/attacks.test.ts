@@ -132,8 +132,9 @@ describe('the attack corpus: paths', () => {
     swapper.kill('SIGKILL');
     expect(r.code, r.stderr).toBe(0);
     expect(readdirSync(outside)).toEqual([]);
-    const refused = r.results.filter((x) => x.is_error).length;
-    expect(refused + r.results.filter((x) => !x.is_error).length).toBe(60);
+    expect(r.results).toHaveLength(60);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(r.peakKb).toBeLessThan(PEAK_KB);
   });
 });
 
@@ -157,6 +158,7 @@ describe('the attack corpus: reading and searching', () => {
     expect(r.code).toBe(3);
     expect(JSON.parse(r.stdout).reason).toBe('limit reached: timeout (3s)');
     expect(r.ms).toBeLessThan(8_000);
+    expect(r.peakKb).toBeLessThan(PEAK_KB);
   });
 
   it('a backtracking pattern over a 10 MB file returns at its 10 s deadline with what it found', async () => {
@@ -206,6 +208,7 @@ describe('the attack corpus: commands', () => {
     const r = await running;
     expect(r.code).toBe(143);
     expect(Date.now() - signalled).toBeLessThan(2_000);
+    expect(r.peakKb).toBeLessThan(PEAK_KB);
     expect(execFileSync('ps', ['-eo', 'args']).toString()).not.toContain(marker);
   });
 
@@ -222,6 +225,8 @@ describe('the attack corpus: commands', () => {
     expect(env).toContain('EXTRA_VISIBLE=shown');
     expect(env).toMatch(/^PATH=/m);
     for (const hidden of [TEST_API_KEY, 'ANTHROPIC_', 'hunter2-secret-value', 'OTHER_VAR']) expect(env).not.toContain(hidden);
+    expect(r.ms).toBeLessThan(10_000);
+    expect(r.peakKb).toBeLessThan(PEAK_KB);
   });
 });
 
@@ -251,6 +256,8 @@ describe.skipIf(!bwrap.bwrap)('the attack corpus: the sandbox (bubblewrap)', () 
       expect(existsSync(join(home, marker))).toBe(false);
       expect(existsSync(join('/tmp', marker))).toBe(false);
 
+      expect(closed.ms).toBeLessThan(15_000);
+      expect(closed.peakKb).toBeLessThan(PEAK_KB);
       const open = await attack(fresh('workspace'), [{ name: 'run_command', input: { command: probe } }], workflow('run_command', 'sandbox: { network: true }'));
       expect(open.results[0]!.content).toContain('net: reached');
     } finally {
