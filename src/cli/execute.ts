@@ -13,6 +13,8 @@ import type { LimitFlags } from './limit-flags.js';
 import { progressLines } from './progress-lines.js';
 import { resultText } from './result-text.js';
 import { UsageError } from './usage-error.js';
+import { maskStreams } from './masked-streams.js';
+import type { Masker } from '../session/masker.js';
 
 export interface OutputOptions extends LimitFlags {
   json?: boolean;
@@ -55,6 +57,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   apiKey?: string;
   /** Values to hide from the logs (in GitHub Actions: ::add-mask::). */
   secrets?: readonly string[];
+  /** Masks them in everything this run prints and writes. */
+  masker: Masker;
   responseCache?: ResponseCache;
   elapsedBeforeMs?: number;
   model?: string;
@@ -71,6 +75,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   // Workflow commands go to stdout, but for --json, whose stdout is one JSON object.
   const command = (text: string) => (options.json ? process.stderr : process.stdout).write(text);
   if (github) for (const secret of options.secrets ?? []) command(addMask(secret));
+  // From here on (after the ::add-mask:: lines, which must name the secrets), every write is masked.
+  const unmask = maskStreams(options.masker);
   const provider = options.apiKey && !options.offline
     ? new Provider({ apiKey: options.apiKey, maxRetries: MAX_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS })
     : undefined;
@@ -113,7 +119,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   process.on('SIGTERM', onTerm);
   let result: RunResult;
   try {
-    result = await run.start();
+    // Outputs, the summary and the reason may quote a secret the model saw: mask them once, here.
+    result = options.masker.value(await run.start());
   } finally {
     await view?.finish();
     process.off('SIGINT', onInt);
@@ -123,6 +130,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   }
   if (github) reportToGitHub(result, writer.path, command);
   process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path));
+  unmask();
   return result.exitCode;
 }
 

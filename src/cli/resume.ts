@@ -12,7 +12,7 @@ import type { Scalar } from '../workflow/types.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
 import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run.js';
-import { secretInputs, secretValues } from './secrets.js';
+import { maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface ResumeOptions extends OutputOptions {
@@ -51,8 +51,8 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const cache = await cacheOf(options);
 
   const lastReplayed = recording.at(-1)?.seq ?? 0;
-  const secrets = secretValues(workflow, inputs, apiKey);
-  const writer = openSession(() => SessionWriter.append(record, secrets));
+  const { masker, secrets } = maskerFor(workflow, inputs, apiKey, header.run_id, header.session);
+  const writer = openSession(() => SessionWriter.append(record, masker));
   return executeRun({
     ...options,
     workflow,
@@ -67,6 +67,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     apiKey,
     responseCache: cache,
     secrets,
+    masker,
     elapsedBeforeMs: elapsedOf(recording),
     workspace: options.workspace ?? process.cwd(),
   });

@@ -15,7 +15,7 @@ import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions } from './github.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadChecked } from './load-checked.js';
-import { maskedInputs, secretValues } from './secrets.js';
+import { maskedInputs, maskerFor } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface RunCommandOptions extends OutputOptions {
@@ -88,7 +88,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   const sessionPath = options.session ?? join('.conclave', 'sessions', `${runId}.jsonl`);
   if (sessionPath.trim() === '') throw new UsageError('--session needs a file path');
   if (existsSync(sessionPath)) throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
-  const secrets = secretValues(workflow, inputs, apiKey);
+  const { masker, secrets } = maskerFor(workflow, inputs, apiKey, runId, sessionPath);
   const writer = openSession(() =>
     SessionWriter.create(
       sessionPath,
@@ -103,7 +103,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
         started_at: new Date().toISOString(),
         ...(options.replay ? { note: `a replay of ${options.replay}` } : {}),
       },
-      secrets,
+      masker,
     ),
   );
   return executeRun({
@@ -118,6 +118,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     apiKey: recording ? undefined : apiKey,
     responseCache: cache,
     secrets,
+    masker,
     workspace,
   });
 }

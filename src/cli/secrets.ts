@@ -1,8 +1,17 @@
+import { baseScope, declaredEnv } from '../engine/setup.js';
+import { Masker, MIN_SECRET_LENGTH } from '../session/masker.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
+import { UsageError } from './usage-error.js';
 
-/** Environment variables whose values are masked in the session file. */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE/i;
+/** Names of variables whose values are secrets (DESIGN §9). */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASS|CREDENTIAL|AUTH|PRIVATE/i;
+
+/** Values of secret-looking process variables that are flags, not secrets: masking them would mask ordinary words. */
+const NOT_SECRET = /^(true|false|yes|no|on|off|null|none|undefined|\d{1,7})$/i;
+
+/** A secret-looking process variable shorter than this is taken for a setting, not a secret. */
+const MIN_ENV_SECRET = 8;
 
 /** The names of the workflow's secret inputs. */
 export function secretInputs(workflow: Workflow): string[] {
@@ -11,21 +20,35 @@ export function secretInputs(workflow: Workflow): string[] {
     .map(([name]) => name);
 }
 
-/** Every value that must never reach the session file: the API key, secret inputs, secret-looking environment variables. */
-export function secretValues(workflow: Workflow, inputs: Record<string, Scalar>, apiKey: string | undefined): string[] {
-  return unique([
-    ...(apiKey ? [apiKey] : []),
-    ...secretInputs(workflow).flatMap((name) => (inputs[name] === undefined ? [] : [String(inputs[name])])),
-    ...Object.entries(process.env).flatMap(([name, value]) => (SECRET_NAME.test(name) && value && value.length >= 6 ? [value] : [])),
-  ]);
-}
-
-function unique(values: string[]): string[] {
-  return [...new Set(values)];
+/**
+ * Every value that must never be written: the API key, secret inputs, the values of the
+ * workflow's `env:` and of the process's variables whose names look secret. A secret input or
+ * `env:` value too short to mask safely is refused (a UsageError) before anything runs.
+ */
+export function secretValues(workflow: Workflow, inputs: Record<string, Scalar>, apiKey: string | undefined, declaredEnv: Readonly<Record<string, string>> = {}): string[] {
+  const given: [string, string][] = [
+    ...secretInputs(workflow).flatMap((name): [string, string][] => (inputs[name] === undefined ? [] : [[`secret input "${name}"`, String(inputs[name])]])),
+    ...Object.entries(declaredEnv).flatMap(([name, value]): [string, string][] => (SECRET_NAME.test(name) ? [[`env: ${name}`, value]] : [])),
+  ];
+  for (const [what, value] of given) {
+    if (value.length > 0 && value.length < MIN_SECRET_LENGTH) {
+      throw new UsageError(`${what} is ${value.length} character${value.length === 1 ? '' : 's'} long: a secret under ${MIN_SECRET_LENGTH} characters cannot be masked without masking ordinary text; use a longer value`);
+    }
+  }
+  const fromProcess = Object.entries(process.env).flatMap(([name, value]) =>
+    SECRET_NAME.test(name) && value && value.length >= MIN_ENV_SECRET && !NOT_SECRET.test(value) ? [value] : [],
+  );
+  return [...new Set([...(apiKey ? [apiKey] : []), ...given.map(([, v]) => v).filter((v) => v !== ''), ...fromProcess])];
 }
 
 /** The inputs as the session header keeps them: secrets masked. */
 export function maskedInputs(workflow: Workflow, inputs: Record<string, Scalar>): Record<string, Scalar> {
   const secret = new Set(secretInputs(workflow));
   return Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, secret.has(k) ? '***' : v]));
+}
+
+/** The masker of a run: every secret of DESIGN §9, checked, and its forms. */
+export function maskerFor(workflow: Workflow, inputs: Record<string, Scalar>, apiKey: string | undefined, runId: string, session: string): { masker: Masker; secrets: string[] } {
+  const secrets = secretValues(workflow, inputs, apiKey, declaredEnv(workflow, baseScope(workflow, inputs, runId, session)));
+  return { masker: new Masker(secrets), secrets };
 }

@@ -41,6 +41,21 @@ export async function runSetupStep(step: SetupStepSpec, command: string, env: No
   throw new SetupError(`setup step "${step.id}" ${why}${stderr}`);
 }
 
+/** What the workflow's `env:` and setup steps may read: inputs, workflow and run. */
+export function baseScope(workflow: Workflow, inputs: Record<string, Scalar>, runId: string, sessionPath: string): Scope {
+  return { inputs, workflow: { name: workflow.spec.name, file: workflow.file }, run: { id: runId, session: sessionPath } };
+}
+
+/** The workflow's `env:`, its `$<< >>` filled in. */
+export function declaredEnv(workflow: Workflow, base: Scope): Record<string, string> {
+  const declared: Record<string, string> = {};
+  for (const [key, value] of Object.entries(workflow.spec.env ?? {})) {
+    const template = workflow.templates.get(`env.${key}`);
+    declared[key] = template ? fillTemplate(template, base) : String(value);
+  }
+  return declared;
+}
+
 export interface SetupOptions {
   workflow: Workflow;
   inputs: Record<string, Scalar>;
@@ -60,12 +75,8 @@ export interface SetupOptions {
  */
 export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; tools: { env: NodeJS.ProcessEnv; sandbox: SandboxPlan } }> {
   const { workflow, inputs, env, journal, signal, progress } = options;
-  const base: Scope = { inputs, workflow: { name: workflow.spec.name, file: workflow.file }, run: { id: options.runId, session: options.sessionPath } };
-  const declared: Record<string, string> = {};
-  for (const [key, value] of Object.entries(workflow.spec.env ?? {})) {
-    const template = workflow.templates.get(`env.${key}`);
-    declared[key] = template ? fillTemplate(template, base) : String(value);
-  }
+  const base = baseScope(workflow, inputs, options.runId, options.sessionPath);
+  const declared = declaredEnv(workflow, base);
   const inputEnv = Object.fromEntries(Object.entries(inputs).map(([name, value]) => [inputEnvName(name), String(value)]));
   const shellEnv = { ...env, ...declared, ...inputEnv };
   const envScope = { ...stringsOf(env), ...declared };

@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, truncateSync, writeFileSync,
 import { dirname } from 'node:path';
 import type { EventBody, SessionHeader } from './format.js';
 import { lockSession } from './lock.js';
+import type { Masker } from './masker.js';
 import type { SessionRecord } from './reader.js';
 
 /**
@@ -12,18 +13,19 @@ export class SessionWriter {
   private constructor(
     private readonly fd: number,
     readonly path: string,
-    private readonly masks: readonly string[],
+    private readonly masker: Masker,
     private readonly release: () => void,
     private last: number,
   ) {}
 
   /** Creates the file (refusing one that exists) and writes its header. */
-  static create(path: string, header: SessionHeader, secrets: readonly string[]): SessionWriter {
+  static create(path: string, header: SessionHeader, masker: Masker): SessionWriter {
     mkdirSync(dirname(path), { recursive: true });
     const release = lockSession(path);
     try {
-      const writer = new SessionWriter(openSync(path, 'wx'), path, masksOf(secrets), release, 0);
-      writer.writeLine(header);
+      const writer = new SessionWriter(openSync(path, 'wx'), path, masker, release, 0);
+      // The header is never masked: its fields are the file's structure (secret inputs are "***" in it already).
+      writeSync(writer.fd, `${JSON.stringify(header)}\n`);
       writer.sync();
       return writer;
     } catch (e) {
@@ -36,7 +38,7 @@ export class SessionWriter {
    * Opens a recorded session to add to it. A torn last line (a write a crash cut short) is cut
    * off, kept beside the file, and recorded as a `repair` event.
    */
-  static append(record: SessionRecord, secrets: readonly string[]): SessionWriter {
+  static append(record: SessionRecord, masker: Masker): SessionWriter {
     const release = lockSession(record.path);
     try {
       let kept: string | undefined;
@@ -45,7 +47,7 @@ export class SessionWriter {
         writeFileSync(kept, record.torn.text);
         truncateSync(record.path, record.torn.byteOffset);
       }
-      const writer = new SessionWriter(openSync(record.path, 'a'), record.path, masksOf(secrets), release, record.lastSeq);
+      const writer = new SessionWriter(openSync(record.path, 'a'), record.path, masker, release, record.lastSeq);
       if (record.torn) writer.append({ type: 'repair', torn_bytes: Buffer.byteLength(record.torn.text), kept });
       return writer;
     } catch (e) {
@@ -76,22 +78,12 @@ export class SessionWriter {
     this.release();
   }
 
-  /** The line as it would be written: JSON with every secret masked. */
+  /** The line as it would be written: JSON whose string values have every secret masked. */
   lineOf(value: unknown): string {
-    return mask(JSON.stringify(value), this.masks);
+    return this.masker.line(value);
   }
 
   private writeLine(value: unknown): void {
     writeSync(this.fd, `${this.lineOf(value)}\n`);
   }
-}
-
-/** A secret appears in a line as JSON text: mask that form of it, longest first. */
-function masksOf(secrets: readonly string[]): string[] {
-  return [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length).map((s) => JSON.stringify(s).slice(1, -1));
-}
-
-function mask(line: string, masks: readonly string[]): string {
-  for (const secret of masks) if (line.includes(secret)) line = line.split(secret).join('***');
-  return line;
 }

@@ -1,0 +1,79 @@
+/** The shortest secret that can be masked without masking ordinary text: shorter ones are refused. */
+export const MIN_SECRET_LENGTH = 4;
+
+const MASK = '***';
+
+/**
+ * Hides secrets in everything conclave writes (DESIGN §9). It replaces a secret inside string
+ * values only — never a key, a number or the structure — so no secret, however short, can
+ * corrupt a file. It knows each secret's forms, as GitHub's runner does: the raw value, its
+ * JSON-escaped form, its base64 forms (all three alignments), its URL-encoded form, and each line
+ * of a secret of several lines.
+ */
+export class Masker {
+  private readonly forms: string[];
+
+  constructor(secrets: Iterable<string>) {
+    const forms = new Set<string>();
+    for (const secret of secrets) {
+      if (secret.length < MIN_SECRET_LENGTH) continue;
+      for (const value of [secret, ...secret.split(/\r?\n/).filter((line) => line.trim().length >= MIN_SECRET_LENGTH)]) {
+        forms.add(value);
+        forms.add(JSON.stringify(value).slice(1, -1));
+        forms.add(encodeURIComponent(value));
+        for (const b64 of base64Forms(value)) if (b64.length >= MIN_SECRET_LENGTH) forms.add(b64);
+      }
+    }
+    // Longest first, so that a secret inside another is not masked half.
+    this.forms = [...forms].sort((a, b) => b.length - a.length);
+  }
+
+  get empty(): boolean {
+    return this.forms.length === 0;
+  }
+
+  /** A text with every form of every secret replaced by ***. */
+  text(value: string): string {
+    for (const form of this.forms) if (value.includes(form)) value = value.split(form).join(MASK);
+    return value;
+  }
+
+  /** A copy of a JSON-like value whose string values (not keys) are masked. */
+  value<T>(value: T): T {
+    if (this.empty) return value;
+    return walk(value, (s) => this.text(s)) as T;
+  }
+
+  /** The JSON line of a value, its strings masked. Cheap when nothing is secret: the line is checked first. */
+  line(value: unknown): string {
+    const line = JSON.stringify(value);
+    if (this.empty || !this.forms.some((form) => line.includes(form) || line.includes(JSON.stringify(form).slice(1, -1)))) return line;
+    return JSON.stringify(this.value(value));
+  }
+}
+
+function walk(value: unknown, mask: (s: string) => string): unknown {
+  if (typeof value === 'string') return mask(value);
+  if (Array.isArray(value)) return value.map((v) => walk(v, mask));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, mask)]));
+  }
+  return value;
+}
+
+/**
+ * The base64 text a secret always shows as, whichever of the three byte offsets it starts at in
+ * a longer base64 stream: the characters that depend on its bytes only.
+ */
+function base64Forms(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  const forms: string[] = [];
+  for (const offset of [0, 1, 2]) {
+    const total = offset + bytes.length;
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64').replace(/=+$/, '');
+    const head = [0, 2, 3][offset]!;
+    const tail = [0, 1, 1][total % 3]!;
+    forms.push(encoded.slice(head, encoded.length - tail));
+  }
+  return forms;
+}
