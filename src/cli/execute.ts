@@ -111,7 +111,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     cache: options.responseCache,
     liveCalls: provider !== undefined,
     elapsedBeforeMs: options.elapsedBeforeMs,
-    progress: options.quiet ? () => {} : (view?.listener ?? progressLines((line) => process.stderr.write(line))),
+    progress: options.quiet ? () => {} : (view?.listener ?? progressLines((line) => process.stderr.write(line), (text) => options.masker.text(text))),
   });
   const onInt = () => run.interrupt('SIGINT');
   const onTerm = () => run.interrupt('SIGTERM');

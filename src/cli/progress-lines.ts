@@ -8,9 +8,10 @@ export const STOP_WORDS = {
 } as const;
 
 /** Progress as plain lines, each with a time and the agent it concerns: for CI logs and pipes. */
-export function progressLines(write: (line: string) => void): (event: ProgressEvent) => void {
+export function progressLines(write: (line: string) => void, mask: (text: string) => string = (t) => t): (event: ProgressEvent) => void {
   return (event) => {
-    const line = describe(event);
+    // Masked before a line is shortened: a secret cut in two would not be recognised.
+    const line = describe(event.type === 'posted' ? { ...event, text: mask(event.text) } : event);
     if (line) write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
   };
 }
