@@ -19,6 +19,8 @@ export interface SessionRecord {
    */
   effective: SessionEvent[];
   lastSeq: number;
+  /** The file's size when it was read: a writer that finds another refuses to append. */
+  bytes: number;
   /** An incomplete last line (a write cut short by a crash): where it starts, in bytes, and its text. */
   torn?: { byteOffset: number; text: string };
 }
@@ -75,7 +77,7 @@ export function readSession(path: string): SessionRecord {
     (event as Record<string | symbol, unknown>)[RAW_LINE] = lines[i]!;
     events.push(event as unknown as SessionEvent);
   }
-  return { path, header: header as unknown as SessionHeader, events, effective: effectiveEvents(events), lastSeq, torn };
+  return { path, header: header as unknown as SessionHeader, events, effective: effectiveEvents(events), lastSeq, torn, bytes: Buffer.byteLength(text) };
 }
 
 function headerShapeProblem(header: Record<string, unknown>): string | undefined {

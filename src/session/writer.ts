@@ -1,7 +1,7 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { EventBody, SessionHeader } from './format.js';
-import { lockSession } from './lock.js';
+import { lockSession, SessionLockedError } from './lock.js';
 import type { Masker } from './masker.js';
 import type { SessionRecord } from './reader.js';
 
@@ -41,6 +41,10 @@ export class SessionWriter {
   static append(record: SessionRecord, masker: Masker): SessionWriter {
     const release = lockSession(record.path);
     try {
+      // Another conclave may have written it between our reading it and taking the lock.
+      if (statSync(record.path).size !== record.bytes) {
+        throw new SessionLockedError(`${record.path} was written by another conclave while this one read it; run the command again`);
+      }
       let kept: string | undefined;
       if (record.torn) {
         kept = `${record.path}.torn-${Date.now()}`;
