@@ -31,7 +31,7 @@ export async function cacheOf(options: OutputOptions & { replay?: string }): Pro
   if (options.cache === undefined) return undefined;
   const { openCache, CacheError } = await import('../session/cache.js');
   try {
-    return await openCache(options.cache);
+    return await openCache(options.cache, (message) => process.stderr.write(`conclave: warning: ${message}\n`));
   } catch (e) {
     if (e instanceof CacheError) throw new UsageError(e.message);
     throw new UsageError(`cannot open the response cache: ${(e as Error).message}`);

@@ -90,10 +90,14 @@ function matchAt(pattern: RegExp, source: string, at: number): string | undefine
   return pattern.exec(source)?.[0];
 }
 
+/** How deep parentheses and calls may nest in one expression: deeper is refused, not a stack overflow. */
+export const MAX_EXPRESSION_DEPTH = 32;
+
 /** Parses the text between `$<<` and `>>`. Offsets in the result are relative to `source`. */
 export function parseExpression(source: string): Expr {
   const tokens = tokenize(source);
   let pos = 0;
+  let depth = 0;
   const peek = () => tokens[pos]!;
   const isPunct = (value: string) => {
     const t = peek();
@@ -116,13 +120,16 @@ export function parseExpression(source: string): Expr {
 
   function parsePrimary(): Expr {
     const t = peek();
+    if (depth > MAX_EXPRESSION_DEPTH) throw new ExpressionSyntaxError(`the expression nests more than ${MAX_EXPRESSION_DEPTH} levels deep`, t.offset);
     if (t.type === 'string' || t.type === 'number') {
       pos++;
       return { kind: 'literal', value: t.value, offset: t.offset };
     }
     if (isPunct('(')) {
       pos++;
+      depth++;
       const inner = parseOr();
+      depth--;
       expect(')', "')'");
       return inner;
     }

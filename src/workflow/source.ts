@@ -48,13 +48,19 @@ export class WorkflowSource {
           ? this.duplicateKeyMessage(e.pos[0])
           : e.code === 'MULTIPLE_DOCS'
             ? 'a workflow file holds one YAML document; this "---" starts a second'
-            : e.message;
+            : /call stack/i.test(e.message)
+              ? 'the file nests too deeply to read (lists or mappings inside each other thousands of levels deep)'
+              : e.message;
       return this.error(this.positionAt(e.pos[0]), message);
     });
+    if (found.length > 0) return found;
     visit(this.doc, {
       Alias: (_, alias) => {
-        if (alias.resolve(this.doc) === undefined) {
+        const target = alias.resolve(this.doc);
+        if (target === undefined) {
           found.push(this.error(this.startOf(alias), `the alias *${alias.source} names no anchor`));
+        } else if (target.range && alias.range && target.range[0] <= alias.range[0] && alias.range[1] <= target.range[2]) {
+          found.push(this.error(this.startOf(alias), `the alias *${alias.source} is inside the node &${alias.source} it repeats: it would repeat itself forever`));
         }
       },
     });
