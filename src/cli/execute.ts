@@ -125,7 +125,11 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     await view?.finish();
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
-    writer.close();
+    try {
+      writer.close();
+    } catch {
+      // a full disk: the run's result already says so
+    }
     await options.responseCache?.close();
   }
   if (github) reportToGitHub(result, writer.path, command);

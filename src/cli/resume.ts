@@ -52,7 +52,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
 
   const lastReplayed = recording.at(-1)?.seq ?? 0;
   const { masker, secrets } = maskerFor(workflow, inputs, apiKey, header.run_id, header.session);
-  const writer = openSession(() => SessionWriter.append(record, masker));
+  const writer = openSession(record.path, () => SessionWriter.append(record, masker));
   return executeRun({
     ...options,
     workflow,

@@ -47,9 +47,16 @@ export function loadForRun(file: string, json = false): Workflow {
   return workflow;
 }
 
-/** Opens a session file for writing; a UsageError when another conclave holds it. */
-export function openSession(open: () => SessionWriter): SessionWriter {
-  return asUsageError(open, SessionLockedError);
+/** Opens a session file for writing; a UsageError when another conclave holds it or it cannot be written. */
+export function openSession(path: string, open: () => SessionWriter): SessionWriter {
+  try {
+    return asUsageError(open, SessionLockedError);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string') throw e;
+    const why = { EEXIST: 'a file stands where a directory must be', ENOTDIR: 'a file stands where a directory must be', EACCES: 'permission denied', ENOSPC: 'the disk is full', EROFS: 'the file system is read-only', EISDIR: 'it is a directory' }[code];
+    throw new UsageError(`cannot write the session file ${path}: ${why ?? (e as Error).message}`);
+  }
 }
 
 export function newRunId(): string {
@@ -89,7 +96,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   if (sessionPath.trim() === '') throw new UsageError('--session needs a file path');
   if (existsSync(sessionPath)) throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
   const { masker, secrets } = maskerFor(workflow, inputs, apiKey, runId, sessionPath);
-  const writer = openSession(() =>
+  const writer = openSession(sessionPath, () =>
     SessionWriter.create(
       sessionPath,
       {
@@ -130,8 +137,9 @@ export function recordedPairs(recorded: Record<string, unknown>, given: readonly
     .map(([name, value]) => `${name}=${String(value)}`);
 }
 
-/** Whether a file starts like a session file (`{"type":"header"`), so that `run` can say to use resume or show. */
+/** Whether a file is named or starts like a session file, so that `run` can say to use resume or show. */
 function looksLikeSession(file: string): boolean {
+  if (file.endsWith('.jsonl')) return true;
   try {
     if (!statSync(file).isFile()) return false;
     const fd = openSync(file, 'r');

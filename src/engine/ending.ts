@@ -3,6 +3,7 @@ import { SetupError } from './setup.js';
 import { UnresolvedValueError } from '../workflow/fill.js';
 import { DivergenceError } from './journal.js';
 import { TurnError } from '../agents/turn.js';
+import { SessionWriteError } from '../session/writer.js';
 import { EXIT, EXIT_OF, type EndStatus } from './exit-codes.js';
 
 export { EXIT, type EndStatus };
@@ -63,7 +64,7 @@ export function endingOfError(e: unknown, agent?: string): Ending | undefined {
   const message = e instanceof Error ? e.message : String(e);
   if (e instanceof LimitReached) return limitEnding(e.limit, e.detail);
   if (e instanceof NoRecordedAnswer) return ending(e.refused ? 'refused' : 'error', message);
-  if (e instanceof DivergenceError || e instanceof SetupError || e instanceof UnresolvedValueError) return ending('error', message);
+  if (e instanceof DivergenceError || e instanceof SetupError || e instanceof UnresolvedValueError || e instanceof SessionWriteError) return ending('error', message);
   const who = agent ? `@${agent} failed: ` : '';
   if (e instanceof TurnError) return ending('error', `${who}${message}`);
   if (e instanceof ProviderError) return ending(e.kind === 'request' ? 'error' : 'provider_error', `${who}${message}`);

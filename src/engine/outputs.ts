@@ -5,6 +5,8 @@ import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Spend } from './accounting.js';
 import type { Ending } from './ending.js';
+import { SessionWriteError } from '../session/writer.js';
+import type { Journal } from './journal.js';
 import type { RunResult } from './run-options.js';
 
 export interface RunFacts {
@@ -50,4 +52,20 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     proposals,
     limits: facts.limits,
   };
+}
+
+/**
+ * Writes how the run ended. A run stopped while it re-executed its recording, or that diverged
+ * from it, adds nothing: the session stays as it was, and can be resumed again. A session that
+ * cannot be written any more (a full disk) is left as it is: the run already says why.
+ */
+export function recordEnd(journal: Journal, result: RunResult): void {
+  if (journal.replaying || journal.diverged) return;
+  const { status, exitCode, reason, summary, outputs, outputErrors, usage } = result;
+  try {
+    journal.append({ type: 'run_ended', status, exit_code: exitCode, reason, summary, outputs, output_errors: outputErrors, usage });
+    journal.sync();
+  } catch (e) {
+    if (!(e instanceof SessionWriteError)) throw e;
+  }
 }

@@ -28,6 +28,14 @@ export class RunLimits {
     return this.limits;
   }
 
+  /**
+   * What is left, at the top of each turn's message. Turns only: spend differs between a paid
+   * run and a rerun served from the response cache, and would make every later request miss.
+   */
+  statusLine(turn: number, teamTurns: number): string {
+    return `[Turn ${turn} of at most ${this.limits.maxTurnsPerAgent} for you · team turns: ${teamTurns} of ${this.limits.maxTurns}]`;
+  }
+
   /** Starts the timeout, for the limits the run goes on with. */
   start(): void {
     const { timeoutMs } = this.onLive ?? this.limits;

@@ -11,7 +11,7 @@ import { Accounting } from './accounting.js';
 import { ending, endingOfError, interrupted, limitEnding, type Ending } from './ending.js';
 import type { ProgressListener } from './events.js';
 import { ModelCalls } from './model-calls.js';
-import { runResult } from './outputs.js';
+import { recordEnd, runResult } from './outputs.js';
 import { buildProfiles } from './profiles.js';
 import type { RunOptions, RunResult } from './run-options.js';
 import { recordOf, RunLimits } from './run-limits.js';
@@ -189,6 +189,7 @@ export class Run {
     const delivery = channel.deliver(name);
     const spentBefore = this.accounting.of(name);
     const signal = this.controller.signal;
+    let handled = false;
     try {
       journal.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
       this.progress({ type: 'turn_started', agent: name, turn, messages: delivery.messages.length });
@@ -196,7 +197,7 @@ export class Run {
         this.profiles.get(name)!,
         this.conversations.get(name)!,
         delivery.messages,
-        this.statusLine(turn),
+        this.limits.statusLine(turn, this.teamTurns),
         { agent: name, channel, workspace: this.workspace, ...this.tools, signal },
         {
           call: (request, step) => this.calls.call(name, turn, step, request),
@@ -209,6 +210,7 @@ export class Run {
       const posted = outcome.text ? channel.post(name, outcome.text).message : undefined;
       if (posted) this.progress({ type: 'posted', agent: name, recipients: posted.recipients, text: posted.text });
       channel.acknowledge(delivery);
+      handled = true;
       channel.turnEnded(name);
       journal.append({ type: 'turn_ended', agent: name, turn, elapsed_ms: this.elapsedMs() });
       journal.sync();
@@ -224,7 +226,7 @@ export class Run {
         this.stop(ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary));
       }
     } catch (e) {
-      channel.release(delivery);
+      if (!handled) channel.release(delivery);
       const end = this.ending ? undefined : endingOfError(e, name);
       if (!end) return;
       const error = e instanceof Error ? e.message : String(e);
@@ -247,14 +249,6 @@ export class Run {
 
   private elapsedMs(): number {
     return (this.options.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
-  }
-
-  /**
-   * What is left, at the top of each turn's message. Turns only: spend differs between a paid
-   * run and a rerun served from the response cache, and would make every later request miss.
-   */
-  private statusLine(turn: number): string {
-    return `[Turn ${turn} of at most ${this.limits.current.maxTurnsPerAgent} for you · team turns: ${this.teamTurns} of ${this.limits.current.maxTurns}]`;
   }
 
   private reportProposal(p: ProposalView): void {
@@ -287,13 +281,7 @@ export class Run {
       total: this.accounting.total,
       limits: this.limits.current,
     });
-    // A run stopped while it re-executed its recording, or that diverged from it, adds nothing:
-    // the session stays as it was, and can be resumed again.
-    if (!journal.replaying && !journal.diverged) {
-      const { status, exitCode, reason, summary, outputs, outputErrors, usage } = result;
-      journal.append({ type: 'run_ended', status, exit_code: exitCode, reason, summary, outputs, output_errors: outputErrors, usage });
-      journal.sync();
-    }
+    recordEnd(journal, result);
     return result;
   }
 }

@@ -31,7 +31,8 @@ export function readSession(path: string): SessionRecord {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new SessionFileError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    throw new SessionFileError(`cannot read ${path}: ${why}`);
   }
   let torn: SessionRecord['torn'];
   let complete = text;

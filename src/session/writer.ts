@@ -5,11 +5,16 @@ import { lockSession, SessionLockedError } from './lock.js';
 import type { Masker } from './masker.js';
 import type { SessionRecord } from './reader.js';
 
+/** The session file could not be written (a full disk): the run stops, saying so. */
+export class SessionWriteError extends Error {}
+
 /**
  * Appends a run's events to a JSONL file, one complete line each, numbered by `seq`, holding the
  * file's lock. Every secret value is masked in the line before it is written.
  */
 export class SessionWriter {
+  private failed: SessionWriteError | undefined;
+
   private constructor(
     private readonly fd: number,
     readonly path: string,
@@ -66,20 +71,22 @@ export class SessionWriter {
   }
 
   append(event: EventBody): number {
-    this.last++;
-    this.writeLine({ seq: this.last, ...event });
-    return this.last;
+    this.writeLine({ seq: this.last + 1, ...event });
+    return ++this.last;
   }
 
   /** Makes what was written durable (at turn ends and at the end of the run). */
   sync(): void {
-    fsyncSync(this.fd);
+    this.io(() => fsyncSync(this.fd));
   }
 
   close(): void {
-    this.sync();
-    closeSync(this.fd);
-    this.release();
+    try {
+      if (!this.failed) this.sync();
+    } finally {
+      closeSync(this.fd);
+      this.release();
+    }
   }
 
   /** The line as it would be written: JSON whose string values have every secret masked. */
@@ -88,6 +95,22 @@ export class SessionWriter {
   }
 
   private writeLine(value: unknown): void {
-    writeSync(this.fd, `${this.lineOf(value)}\n`);
+    const line = Buffer.from(`${this.lineOf(value)}\n`);
+    this.io(() => {
+      for (let written = 0; written < line.length; ) written += writeSync(this.fd, line, written);
+    });
+  }
+
+  /** A write that fails (a full disk) fails every later one the same way, in a sentence. */
+  private io(work: () => void): void {
+    if (this.failed) throw this.failed;
+    try {
+      work();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EDQUOT' ? 'the disk quota is used up' : (e as Error).message;
+      this.failed = new SessionWriteError(`cannot write the session file ${this.path}: ${why}; free space, then continue the run with conclave resume ${this.path}`);
+      throw this.failed;
+    }
   }
 }
