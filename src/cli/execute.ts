@@ -77,6 +77,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   if (github) for (const secret of options.secrets ?? []) command(addMask(secret));
   // From here on (after the ::add-mask:: lines, which must name the secrets), every write is masked.
   const unmask = maskStreams(options.masker);
+  const warnOnce = repeatedWarningsOnce();
   const provider = options.apiKey && !options.offline
     ? new Provider({ apiKey: options.apiKey, maxRetries: MAX_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS })
     : undefined;
@@ -134,6 +135,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   }
   if (github) reportToGitHub(result, writer.path, command);
   process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path));
+  warnOnce();
   unmask();
   return result.exitCode;
 }
@@ -157,4 +159,20 @@ function resultJson(result: RunResult, session: string) {
 
 function round(n: number): number {
   return Number(n.toFixed(6));
+}
+
+/**
+ * The SDK warns on every call of a deprecated model: dozens of identical lines in a CI log. Each
+ * distinct warning is shown once per run. Returns the undo.
+ */
+function repeatedWarningsOnce(): () => void {
+  const warn = console.warn;
+  const seen = new Set<string>();
+  console.warn = (...args: unknown[]) => {
+    const text = args.map(String).join(' ');
+    if (seen.has(text)) return;
+    seen.add(text);
+    warn(...args);
+  };
+  return () => (console.warn = warn);
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { AgentProfile } from '../agents/profile.js';
 import type { SandboxPlan } from '../agents/tools/sandbox.js';
@@ -50,6 +51,8 @@ export class Run {
   private readonly done = new Promise<void>((resolve) => (this.settled = resolve));
 
   constructor(private readonly options: RunOptions) {
+    // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
+    setMaxListeners(0, this.controller.signal);
     this.limits = new RunLimits(options.limits, options.limitsOnLive, options.elapsedBeforeMs ?? 0, (end) => this.stop(end), () => this.accounting.recheck());
     this.accounting = new Accounting(() => this.limits.current, options.workflow.spec.pricing, (model) =>
       this.progress({ type: 'warning', message: `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: in the workflow` }),
@@ -141,14 +144,20 @@ export class Run {
   /**
    * DESIGN §3 fan-in: a manager with `wake: all` waits while the agents its last message
    * addressed still have that work running or queued, and is then woken once with every answer.
+   * A sub-manager it addressed counts as busy while the work it delegated in turn is.
    */
   private waitsForFanIn(name: string): boolean {
-    if (this.profiles.get(name)!.wake !== 'all') return false;
-    const last = this.channel!.lastMessageFrom(name);
-    if (!last) return false;
-    return last.recipients.some(
-      (r) => r !== name && (this.running.has(r) || (this.channel!.hasUnread(r) && this.hasTurnsLeft(r))),
-    );
+    return this.profiles.get(name)!.wake === 'all' && this.delegatesBusy(name, new Set([name]));
+  }
+
+  private delegatesBusy(manager: string, seen: Set<string>): boolean {
+    const last = this.channel!.lastMessageFrom(manager);
+    return (last?.recipients ?? []).some((r) => {
+      if (seen.has(r)) return false;
+      seen.add(r);
+      if (this.running.has(r) || (this.channel!.hasUnread(r) && this.hasTurnsLeft(r))) return true;
+      return this.profiles.get(r)?.role === 'manager' && this.delegatesBusy(r, seen);
+    });
   }
 
   private nothingRuns(): void {

@@ -62,3 +62,56 @@ describe('conclave run: fan-out and fan-in', () => {
     expect(channelOf(run).map(([sender]) => sender)).toEqual(['system', 'lead', 'a', 'b']);
   });
 });
+
+describe('conclave run: nested fan-in', () => {
+  it("waits for a sub-manager's delegated work: the lead makes exactly 2 calls", async () => {
+    server = await startFakeAnthropic({
+      lead: [
+        { text: '@frontend @backend-lead build the feature' },
+        (request) => ({ tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(request).replace(/\s+/g, ' ') } }] }),
+      ],
+      frontend: [{ text: 'frontend done' }],
+      'backend-lead': [{ text: '@db @api do your parts' }, { text: 'backend done: db and api' }],
+      db: [{ text: 'db done', delayMs: 300 }],
+      api: [{ text: 'api done', delayMs: 400 }],
+    });
+    const run = await runWorkflow(
+      server,
+      `
+name: nested
+agents:
+  lead: { role: manager }
+  frontend: { role: worker, reports_to: lead }
+  backend-lead: { role: manager, reports_to: lead }
+  db: { role: worker, reports_to: backend-lead }
+  api: { role: worker, reports_to: backend-lead }
+kickoff: Build it.
+outputs:
+  summary: $<< result.summary >>
+`,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.of('lead')).toHaveLength(2);
+    expect(server.of('backend-lead')).toHaveLength(2);
+    expect(run.json.outputs.summary).toContain('frontend done');
+    expect(run.json.outputs.summary).toContain('backend done: db and api');
+  });
+});
+
+describe('conclave run: quiet logs', () => {
+  it('16 calls at once with a deprecated model: no Node warning, and the deprecation said once', async () => {
+    const workers = Array.from({ length: 16 }, (_, i) => `w${i}`);
+    server = await startFakeAnthropic({
+      lead: [{ text: workers.map((w) => `@${w}`).join(' ') }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'ok' } }] }],
+      ...Object.fromEntries(workers.map((w) => [w, [{ text: 'done', delayMs: 200 }]])),
+    });
+    const run = await runWorkflow(
+      server,
+      ['name: many', 'defaults: { model: claude-sonnet-4-5, max_tokens: 1000 }', 'limits: { concurrency: 16 }', 'agents:', '  lead: { role: manager }', ...workers.map((w) => `  ${w}: { role: worker }`), 'kickoff: Go.'].join('\n'),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.requests.filter((r) => r.answeredAt! - r.receivedAt >= 150)).toHaveLength(16);
+    expect(run.stderr).not.toMatch(/Warning|MaxListeners|\(node:\d+\)/);
+    expect(run.stderr.match(/deprecated/g)).toHaveLength(1);
+  });
+});
