@@ -77,7 +77,7 @@ function tokenize(source: string): Token[] {
       tokens.push({ type: 'name', value: text, offset: i });
       i += text.length;
     } else {
-      const hint = c === '|' ? " (the fallback operator is '||')" : '';
+      const hint = c === '|' || (c === '?' && source[i + 1] === '?') ? " (the fallback operator is '||': a || 'default')" : '';
       throw new ExpressionSyntaxError(`unexpected character '${c}'${hint}`, i);
     }
   }

@@ -183,6 +183,11 @@ function strayExpressions(source: WorkflowSource, data: unknown, templates: Map<
   const walk = (value: unknown, path: (string | number)[]) => {
     if (typeof value === 'string') {
       const label = labelOf(path);
+      const github = value.indexOf('${{');
+      if (github !== -1) {
+        const position = source.positionInValue(path, value, github, github + 3, github);
+        out.push(source.warning(position, `\${{ }} is GitHub Actions' syntax, which nothing evaluates inside a workflow file: write $<< … >> (such as $<< inputs.NAME >>)`));
+      }
       if (templates.has(label) || path[path.length - 1] === 'system_file') return;
       const { parts, errors } = parseTemplate(value);
       const first = parts.find((p) => p.kind === 'expr') ?? errors[0];

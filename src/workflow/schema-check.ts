@@ -80,7 +80,7 @@ function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagn
       const types = String(params.type).split(',');
       const expected = types.map((t) => (types.length > 1 && t === 'boolean' ? 'a boolean' : (TYPE_WORDS[t] ?? t)));
       const words = expected.length > 1 ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}` : expected[0];
-      return source.error(source.valuePosition(path), `${label} must be ${words}; found ${found}`);
+      return source.error(source.valuePosition(path), `${label} must be ${words}; found ${found}${misplacedAgentKey(source, path)}`);
     }
     case 'enum': {
       const allowed = (params.allowedValues as unknown[]) ?? [];
@@ -125,6 +125,19 @@ function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagn
       return source.error(source.valuePosition(path), `${label} ${e.message ?? 'is not valid'}`);
   }
 }
+
+/**
+ * `agents.tools` (a key of an agent, one indent too far out): says which agent it likely belongs
+ * to, the one written just before it.
+ */
+function misplacedAgentKey(source: WorkflowSource, path: Path): string {
+  if (path.length !== 2 || path[0] !== 'agents' || !AGENT_KEYS.includes(String(path[1]))) return '';
+  const agents = Object.keys((source.doc.toJS() as { agents?: object }).agents ?? {});
+  const before = agents[agents.indexOf(String(path[1])) - 1];
+  return `; "${path[1]}" is a key of an agent: indent it under the agent it belongs to${before ? ` (agents.${before}?)` : ''}`;
+}
+
+const AGENT_KEYS = ['role', 'reports_to', 'description', 'model', 'max_tokens', 'effort', 'thinking', 'thinking_display', 'system', 'system_file', 'tools', 'wake'];
 
 /** A missing key that an unknown key beside it is a typo of: the "did you mean" says it all. */
 function isExplainedByTypo(error: ErrorObject, errors: readonly ErrorObject[]): boolean {

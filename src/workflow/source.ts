@@ -42,17 +42,10 @@ export class WorkflowSource {
 
   /** YAML syntax errors, and aliases that name no anchor. */
   syntaxErrors(): Diagnostic[] {
-    const found = this.doc.errors.map((e) => {
-      const message =
-        e.code === 'DUPLICATE_KEY'
-          ? this.duplicateKeyMessage(e.pos[0])
-          : e.code === 'MULTIPLE_DOCS'
-            ? 'a workflow file holds one YAML document; this "---" starts a second'
-            : /call stack/i.test(e.message)
-              ? 'the file nests too deeply to read (lists or mappings inside each other thousands of levels deep)'
-              : e.message;
-      return this.error(this.positionAt(e.pos[0]), message);
-    });
+    // A tab in indentation sets off a cascade of errors that are all the tab: report the tab alone.
+    const tabs = this.doc.errors.filter((e) => e.code === 'TAB_AS_INDENT');
+    const errors = tabs.length > 0 ? tabs : this.doc.errors;
+    const found = errors.map((e) => this.error(this.positionAt(e.pos[0]), this.syntaxMessage(e)));
     if (found.length > 0) return found;
     visit(this.doc, {
       Alias: (_, alias) => {
@@ -65,6 +58,18 @@ export class WorkflowSource {
       },
     });
     return found;
+  }
+
+  /** A YAML syntax error in plain words, with the likely fix where there is one. */
+  private syntaxMessage(e: Document.Parsed['errors'][number]): string {
+    if (e.code === 'TAB_AS_INDENT') return 'a tab indents this line: YAML indents with spaces only; replace the tab with spaces';
+    if (e.code === 'DUPLICATE_KEY') return this.duplicateKeyMessage(e.pos[0]);
+    if (e.code === 'MULTIPLE_DOCS') return 'a workflow file holds one YAML document; this "---" starts a second';
+    if (/Nested mappings are not allowed in compact mappings/.test(e.message)) {
+      return 'this value holds ": ", which YAML reads as the start of a mapping; put the whole value in quotes ("…")';
+    }
+    if (/call stack/i.test(e.message)) return 'the file nests too deeply to read (lists or mappings inside each other thousands of levels deep)';
+    return e.message;
   }
 
   /** The node holding the value at `path`, or undefined when there is none. */

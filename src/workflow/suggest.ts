@@ -15,9 +15,10 @@ export function closest(word: string, candidates: Iterable<string>): string | un
   return best;
 }
 
-/** ` (did you mean "x"?)` when a close candidate exists, else an empty string. */
+/** ` (did you mean "x"?)` when a close candidate exists, or one that `word` begins (`budget` → `budget_usd`), else an empty string. */
 export function didYouMean(word: string, candidates: Iterable<string>, prefix = ''): string {
-  const match = closest(word, candidates);
+  const list = [...candidates];
+  const match = closest(word, list) ?? (word.length >= 3 ? list.find((c) => c !== word && c.startsWith(word)) : undefined);
   return match === undefined ? '' : ` (did you mean "${prefix}${match}"?)`;
 }
 
