@@ -42,7 +42,7 @@ export function mermaid(workflow: Workflow): string {
   });
   const lines = ['flowchart TD'];
   for (const m of members) {
-    const title = m.name === workflow.graph.lead ? `${m.name} (lead)` : `${m.name} (${m.role})`;
+    const title = m.name === workflow.graph.lead ? `${m.name} (manager, the lead)` : `${m.name} (${m.role})`;
     const description = workflow.spec.agents[m.name]?.description;
     const label = description ? `${title}<br/>${description}` : title;
     lines.push(`  ${ids.get(m.name)}["${label.replace(/"/g, '#quot;').replace(/\n/g, ' ')}"]`);

@@ -20,9 +20,16 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
   if (s.proposals.length === 0) return [];
   const rows = s.proposals.map((p) => {
     const tally = Object.entries(p.tally).map(([o, n]) => `${o}: ${n}`).join(', ');
-    return `| ${p.id} | ${cell(p.question)} | ${p.status.replace('_', ' ')}${p.winner ? ` **${p.winner}**` : ''} | ${tally} | ${p.rule} |`;
+    const votes = [
+      ...p.voters.filter((v) => p.votes[v] || !p.refused.some((r) => r.voter === v)).map((voter) => {
+        const v = p.votes[voter];
+        return `@${voter}: ${v ? `${v.option}${v.reason ? ` (${v.reason})` : ''}` : 'no vote'}`;
+      }),
+      ...p.refused.map((r) => `@${r.voter}: ${r.option} (not counted)`),
+    ].join('; ');
+    return `| ${p.id} | ${cell(p.question)} | ${p.status.replace('_', ' ')}${p.winner ? ` **${p.winner}**` : ''} | ${tally} | ${cell(votes)} | ${p.rule} |`;
   });
-  return [`${heading} Proposals`, '', '| proposal | question | result | tally | rule |', '|---|---|---|---|---|', ...rows, ''];
+  return [`${heading} Proposals`, '', '| proposal | question | result | tally | votes | rule |', '|---|---|---|---|---|---|', ...rows, ''];
 }
 
 export function usageTable(s: SessionSummary, title: string): string[] {

@@ -17,12 +17,20 @@ export function resultText(result: RunResult, session: string): string {
   for (const error of result.outputErrors) lines.push(`output error: ${error}`);
   const { usage, costUsd } = result.usage;
   lines.push(
-    `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (cache: ${usage.cache_read_input_tokens} read, ${usage.cache_creation_input_tokens} written) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}`,
+    `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (cache: ${usage.cache_read_input_tokens} read, ${usage.cache_creation_input_tokens} written) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}${paidNote(result)}`,
   );
-  lines.push(`session: ${session}`);
+  lines.push(`session: ${session} (the transcript: conclave show ${session})`);
   const next = resumeHint(result, session);
   if (next) lines.push(next);
   return `${lines.join('\n')}\n`;
+}
+
+/** Whether this process paid for what the usage line counts: a replay or resume pays nothing for recorded answers. */
+function paidNote(result: RunResult): string {
+  const { costUsd } = result.usage;
+  if (costUsd === 0 || Math.abs(result.paidUsd - costUsd) < 1e-9) return '';
+  if (result.paidUsd === 0) return ' · nothing paid now: every answer came from the recording or the cache';
+  return ` · ${formatUsd(result.paidUsd)} paid now, the rest came from the recording or the cache`;
 }
 
 /** How to go on from a run that stopped before its work was done. */

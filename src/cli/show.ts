@@ -29,6 +29,11 @@ function text(s: SessionSummary): string {
   for (const p of s.proposals) {
     const tally = Object.entries(p.tally).map(([o, n]) => `${o} ${n}`).join(', ');
     lines.push(`  ${p.id}: ${p.question} — ${p.status.replace('_', ' ')}${p.winner ? ` "${p.winner}"` : ''} (${tally}; ${p.rule})`);
+    for (const voter of p.voters.filter((v) => p.votes[v] || !p.refused.some((r) => r.voter === v))) {
+      const v = p.votes[voter];
+      lines.push(`    @${voter}: ${v ? `${v.option}${v.reason ? ` — ${v.reason}` : ''}` : 'did not vote'}`);
+    }
+    for (const r of p.refused) lines.push(`    @${r.voter}: ${r.option} (not counted: ${r.why})`);
   }
   lines.push('', 'Usage:');
   for (const [name, u] of [...Object.entries(s.agents), ['total', s.total] as const]) {

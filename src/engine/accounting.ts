@@ -104,8 +104,12 @@ export class Accounting {
     });
   }
 
-  record(agent: string, model: string, usage: TokenUsage): Spend {
+  /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */
+  paidUsd = 0;
+
+  record(agent: string, model: string, usage: TokenUsage, live: boolean): Spend {
     const call: Spend = { calls: 1, usage, costUsd: costOf(usage, this.priceOf(model)) };
+    if (live) this.paidUsd += call.costUsd;
     this.agents.set(agent, add(this.agents.get(agent) ?? NOTHING, call));
     this.all = add(this.all, call);
     return call;

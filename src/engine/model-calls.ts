@@ -41,12 +41,12 @@ export class ModelCalls {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
-      return this.record(agent, turn, step, request, event.request_sha256, event.response as unknown as ModelResponse, event.cached === true);
+      return this.record(agent, turn, step, request, event.request_sha256, event.response as unknown as ModelResponse, event.cached === true, false);
     }
     await journal.live(signal);
     const hash = requestHash(request);
     const hit = await cache?.get(hash);
-    if (hit) return this.record(agent, turn, step, request, hash, hit, true);
+    if (hit) return this.record(agent, turn, step, request, hash, hit, true, false);
     if (!this.options.liveCalls) {
       throw new NoRecordedAnswer(
         cache
@@ -61,7 +61,7 @@ export class ModelCalls {
     try {
       this.options.progress({ type: 'thinking', agent, step });
       const response = await this.options.callModel(request, signal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs }));
-      this.record(agent, turn, step, request, hash, response, false);
+      this.record(agent, turn, step, request, hash, response, false, true);
       await cache?.set(hash, response);
       return response;
     } finally {
@@ -69,8 +69,8 @@ export class ModelCalls {
     }
   }
 
-  private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean): ModelResponse {
-    const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage));
+  private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean, live: boolean): ModelResponse {
+    const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live);
     this.options.journal.append({
       type: 'model_call',
       agent,

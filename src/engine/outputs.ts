@@ -13,6 +13,7 @@ export interface RunFacts {
   agents: Record<string, { last_message: string; turns: number; spend: Spend }>;
   proposals: ProposalView[];
   total: Spend;
+  paidUsd: number;
   limits: Limits;
 }
 
@@ -50,6 +51,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     usage: total,
     agents: Object.fromEntries(Object.entries(facts.agents).map(([n, a]) => [n, { turns: a.turns, spend: a.spend }])),
     proposals,
+    paidUsd: facts.paidUsd,
     limits: facts.limits,
   };
 }

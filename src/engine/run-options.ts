@@ -47,6 +47,8 @@ export interface RunResult extends Ending {
   usage: Spend;
   agents: Record<string, { turns: number; spend: Spend }>;
   proposals: ProposalView[];
+  /** What this process's live calls cost (a resume or replay pays nothing for what was recorded). */
+  paidUsd: number;
   /** The limits in force when the run ended. */
   limits: Limits;
 }

@@ -288,6 +288,7 @@ export class Run {
       agents: Object.fromEntries(names.map((n) => [n, { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.get(n)!, spend: this.accounting.of(n) }])),
       proposals: channel?.allProposals() ?? [],
       total: this.accounting.total,
+      paidUsd: this.accounting.paidUsd,
       limits: this.limits.current,
     });
     recordEnd(journal, result);

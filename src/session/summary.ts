@@ -18,8 +18,11 @@ export interface ProposalSummary {
   status: string;
   winner: string | null;
   reason: string | null;
+  voters: string[];
   tally: Record<string, number>;
   votes: Record<string, { option: string; reason: string }>;
+  /** Votes the channel refused (cast after the proposal was decided, or not valid), with why. */
+  refused: { voter: string; option: string; why: string }[];
 }
 
 export interface AgentUsage {
@@ -51,6 +54,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   const proposals = new Map<string, ProposalSummary>();
   const agents: Record<string, AgentUsage> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NONE });
+  const votes = new Map<string, { voter: string; input: { proposal?: unknown; option?: unknown } }>();
   let end: SessionSummary['end'];
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NONE });
@@ -63,7 +67,7 @@ export function summarize(record: SessionRecord): SessionSummary {
         return;
       case 'proposal_opened': {
         const p = e.proposal;
-        proposals.set(p.id, { ...p, status: 'open', winner: null, reason: null, tally: Object.fromEntries(p.options.map((o) => [o, 0])), votes: {} });
+        proposals.set(p.id, { ...p, status: 'open', winner: null, reason: null, tally: Object.fromEntries(p.options.map((o) => [o, 0])), votes: {}, refused: [] });
         return;
       }
       case 'vote': {
@@ -83,7 +87,14 @@ export function summarize(record: SessionRecord): SessionSummary {
         return;
       case 'tool_call':
         usage(e.agent).tools++;
+        if (e.tool === 'vote') votes.set(e.tool_use_id, { voter: e.agent, input: e.input as { proposal?: unknown; option?: unknown } });
         return;
+      case 'tool_result': {
+        const vote = votes.get(e.tool_use_id);
+        const p = vote && proposals.get(String(vote.input.proposal));
+        if (vote && p && e.is_error) p.refused.push({ voter: vote.voter, option: String(vote.input.option), why: e.content });
+        return;
+      }
       case 'model_call': {
         const u = usage(e.agent);
         const r = e.response.usage ?? {};

@@ -109,8 +109,12 @@ export function buildGraph(entries: readonly AgentEntry[]): { graph?: TeamGraph;
         seen.add(at);
         at = parent.get(at);
       }
-      if (at !== lead) {
-        problem(e.name, 'name', `agent "${e.name}" cannot be reached from the lead "${lead}": it reports to "${parent.get(e.name) ?? e.reports_to}", which does not answer to the lead`);
+      const manager = parent.get(e.name) ?? e.reports_to;
+      if (at !== lead && manager === undefined) {
+        // A worker with no reports_to in a team of several top-level managers: which one is meant?
+        problem(e.name, 'name', `worker "${e.name}" has no reports_to, and the team has more than one top-level manager; name its manager with reports_to`);
+      } else if (at !== lead) {
+        problem(e.name, 'name', `agent "${e.name}" cannot be reached from the lead "${lead}": it reports to "${manager}", which does not answer to the lead`);
       }
     }
   }

@@ -45,7 +45,7 @@ describe('conclave graph', () => {
     expect(result.stdout).toBe(
       [
         'flowchart TD',
-        '  agent_lead["lead (lead)<br/>Owns the review and the final verdict"]',
+        '  agent_lead["lead (manager, the lead)<br/>Owns the review and the final verdict"]',
         '  agent_security["security (worker)<br/>Looks for security problems only"]',
         '  agent_style["style (worker)<br/>Checks naming and structure"]',
         '  agent_lead --> agent_security',

@@ -32,7 +32,7 @@ describe('conclave show', () => {
 
   it('prints Markdown with tables', async () => {
     const shown = await conclave(['show', file, '--format', 'markdown'], { cwd: dir });
-    expect(shown.stdout).toContain('| verdict | Ship it? | decided **ship** | ship: 2, hold: 0 | majority |');
+    expect(shown.stdout).toContain('| verdict | Ship it? | decided **ship** | ship: 2, hold: 0 |');
     expect(shown.stdout).toMatch(/\| \*\*total\*\* \| \d+ \| \d+ \| \d+ \| \d+ \| \$0\.\d{4} \|/);
   });
 
@@ -49,5 +49,34 @@ describe('conclave show', () => {
     const shown = await conclave(['show', 'workflow.yml'], { cwd: dir });
     expect(shown.code).toBe(2);
     expect(shown.stderr).toBe('conclave: workflow.yml:1: not a conclave session file (its first line is not a JSON header)\n');
+  });
+});
+
+describe('conclave show: votes', () => {
+  it('lists each voter with the option and reason, and a vote refused after the decision', async () => {
+    const voter = (option: string, reason: string, delayMs = 0) => (r: { call: number }) =>
+      r.call === 1 ? { tools: [{ name: 'vote', input: { proposal: 'verdict', option, reason } }], delayMs } : { text: '' };
+    const votes = await startFakeAnthropic({
+      lead: (r) =>
+        r.call === 1
+          ? { tools: [{ name: 'propose', input: { id: 'verdict', question: 'Ship it?', options: ['ship', 'hold'], voters: ['a', 'b', 'c'] } }] }
+          : r.call === 2
+            ? { text: '' }
+            : { tools: [{ name: 'complete', input: { status: 'success', summary: 'shipped' } }], delayMs: 800 },
+      a: voter('ship', 'tests pass'),
+      b: voter('ship', 'looks fine'),
+      c: voter('hold', 'too soon', 300),
+    });
+    try {
+      const run = await runWorkflow(votes, 'name: votes\nagents:\n  lead: { role: manager }\n  a: { role: worker }\n  b: { role: worker }\n  c: { role: worker }\nkickoff: Decide.\n');
+      expect(run.code, run.stderr).toBe(0);
+      const session = join(run.dir, String((run.json as { session?: string }).session));
+      const text = (await conclave(['show', session], { cwd: run.dir })).stdout;
+      expect(text).toContain('  verdict: Ship it? — decided "ship" (ship 2, hold 0; majority)\n    @a: ship — tests pass\n    @b: ship — looks fine\n    @c: hold (not counted: ');
+      const markdown = (await conclave(['show', session, '--format', 'markdown'], { cwd: run.dir })).stdout;
+      expect(markdown).toContain('| @a: ship (tests pass); @b: ship (looks fine); @c: hold (not counted) |');
+    } finally {
+      await votes.close();
+    }
   });
 });
