@@ -30,7 +30,8 @@ withRunOptions(
     .argument('<file>', 'workflow file')
     .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
     .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
-    .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs'),
+    .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs')
+    .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss'),
 ).action(async (file: string, options: import('./run.js').RunCommandOptions) => {
     const { runCommand } = await import('./run.js');
     process.exitCode = await runCommand(file, options);
@@ -44,7 +45,8 @@ withRunOptions(
     .option('-i, --input <key=value>', 'a secret input, which the session file does not keep (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
     .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
     .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
-    .option('--out <file>', 'the new session file of a fork'),
+    .option('--out <file>', 'the new session file of a fork')
+    .option('--offline', 'call no model: answer what the session did not record only from --cache, and fail on a miss'),
 ).action(async (file: string, options: import('./resume.js').ResumeOptions) => {
     const { resumeCommand } = await import('./resume.js');
     process.exitCode = await resumeCommand(file, options);
@@ -76,7 +78,6 @@ function withRunOptions(command: Command): Command {
   .option('--model <model>', 'use this model for every agent')
   .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
   .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
-  .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss')
   .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
   .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
   .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
