@@ -12,6 +12,8 @@ const MASK = '***';
  */
 export class Masker {
   private readonly forms: string[];
+  /** Each form as it shows inside a JSON line (escaped once more). */
+  private readonly lineForms: string[];
 
   constructor(secrets: Iterable<string>) {
     const forms = new Set<string>();
@@ -26,6 +28,7 @@ export class Masker {
     }
     // Longest first, so that a secret inside another is not masked half.
     this.forms = [...forms].sort((a, b) => b.length - a.length);
+    this.lineForms = [...new Set(this.forms.flatMap((form) => [form, JSON.stringify(form).slice(1, -1)]))];
   }
 
   get empty(): boolean {
@@ -47,7 +50,7 @@ export class Masker {
   /** The JSON line of a value, its strings masked. Cheap when nothing is secret: the line is checked first. */
   line(value: unknown): string {
     const line = JSON.stringify(value);
-    if (this.empty || !this.forms.some((form) => line.includes(form) || line.includes(JSON.stringify(form).slice(1, -1)))) return line;
+    if (this.empty || !this.lineForms.some((form) => line.includes(form))) return line;
     return JSON.stringify(this.value(value));
   }
 }
