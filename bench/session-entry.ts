@@ -5,3 +5,4 @@ export { readSession } from '../src/session/reader.js';
 export { replayable, elapsedOf } from '../src/session/recording.js';
 export { SessionWriter } from '../src/session/writer.js';
 export { loadWorkflow } from '../src/workflow/load.js';
+export { Masker } from '../src/session/masker.js';
