@@ -6,8 +6,6 @@ import { TurnError } from '../agents/turn.js';
 import { SessionWriteError } from '../session/writer.js';
 import { EXIT, EXIT_OF, type EndStatus } from './exit-codes.js';
 
-export { EXIT, type EndStatus };
-
 export interface Ending {
   status: EndStatus;
   exitCode: number;
