@@ -41,7 +41,7 @@ export function systemPrompt(input: PreambleInput): string {
     ...roster,
     '',
     'How to talk:',
-    '- Each turn you receive the new messages addressed to you, marked [#id from @sender]. Your final reply of the turn is posted to the channel.',
+    '- Each turn you receive the new messages addressed to you, marked [from @sender]. Your final reply of the turn is posted to the channel.',
     `- Address agents by mentioning them: @name. @all reaches every agent. ${routing}`,
     '- Mentions inside `code` or code blocks do not count. Keep replies to what the recipients need.',
     '- To decide something together, open a proposal with propose; voters answer with vote.',

@@ -125,11 +125,19 @@ export class Channel {
 
   // --- inboxes -------------------------------------------------------------------------------
 
-  /** The agent's unread messages, for one turn. Until it is acknowledged or released, no other. */
+  /**
+   * The agent's unread messages, for one turn. Until it is acknowledged or released, no other.
+   * They come in an order that does not depend on when they arrived (the kickoff, conclave's
+   * notices, then each agent's in roster order), so that a fan-in whose answers raced reads the
+   * same on every run, and an identical rerun hits the response cache.
+   */
   deliver(agent: string): Delivery {
     if (this.pending.has(agent)) throw new Error(`@${agent} already has a turn in progress`);
     const inbox = this.inbox(agent);
-    const delivery = { agent, messages: inbox.unread().map((id) => this.messages[id - 1]!), through: inbox.size };
+    const rank = (m: Message) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.order.get(m.sender)!);
+    const messages = inbox.unread().map((id) => this.messages[id - 1]!);
+    messages.sort((a, b) => rank(a) - rank(b) || a.id - b.id);
+    const delivery = { agent, messages, through: inbox.size };
     this.pending.set(agent, delivery);
     return delivery;
   }
@@ -253,7 +261,7 @@ export class Channel {
     const { recipients, unknown } = route(this.team, this.names, kind, sender, text);
     const message = this.write(kind, sender, text, recipients);
     if (unknown.length === 0 || kind !== 'agent') return { message };
-    return { message, notice: this.postSystem(unknownMentionNotice(message.id, unknown, this.names), [sender]) };
+    return { message, notice: this.postSystem(unknownMentionNotice(unknown, this.names), [sender]) };
   }
 
   private write(kind: MessageKind, sender: string, text: string, recipients: string[]): Message {

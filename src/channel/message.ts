@@ -14,8 +14,19 @@ export interface Message {
   recipients: string[];
 }
 
-/** A message as an agent reads it: `[#12 from @lead]` and the text. */
+/**
+ * A delivered message as an agent reads it: `[from @lead]` and the text. No channel id: ids
+ * follow arrival order, which differs between runs, and the request must not.
+ */
 export function formatForAgent(message: Message): string {
-  const from = message.kind === 'agent' ? `@${message.sender}` : message.kind === 'kickoff' ? 'kickoff' : SYSTEM;
-  return `[#${message.id} from ${from}]\n${message.text}`;
+  return `[from ${senderOf(message)}]\n${message.text}`;
+}
+
+/** A message in the channel's history, with its id: `[#12 from @lead]` and the text. */
+export function formatWithId(message: Message): string {
+  return `[#${message.id} from ${senderOf(message)}]\n${message.text}`;
+}
+
+function senderOf(message: Message): string {
+  return message.kind === 'agent' ? `@${message.sender}` : message.kind === 'kickoff' ? 'kickoff' : SYSTEM;
 }

@@ -25,9 +25,9 @@ export function route(team: TeamGraph, names: ReadonlySet<string>, kind: Message
 }
 
 /** What the sender of a message is told when it mentions names that are no agent. */
-export function unknownMentionNotice(messageId: number, unknown: readonly string[], agents: Iterable<string>): string {
+export function unknownMentionNotice(unknown: readonly string[], agents: Iterable<string>): string {
   const one = unknown.length === 1;
   const names = unknown.map((n) => `@${n}`).join(', ');
   const roster = [...agents].map((n) => `@${n}`).join(', ');
-  return `Your message #${messageId} mentions ${names}, which ${one ? 'is' : 'are'} not ${one ? 'an agent' : 'agents'}, so ${one ? 'it' : 'they'} did not receive it. The agents are ${roster}.`;
+  return `Your last message mentions ${names}, which ${one ? 'is' : 'are'} not ${one ? 'an agent' : 'agents'}, so ${one ? 'it' : 'they'} did not receive it. The agents are ${roster}.`;
 }

@@ -55,7 +55,7 @@ describe('routing', () => {
       kind: 'system',
       sender: 'system',
       recipients: ['lead'],
-      text: 'Your message #1 mentions @securty, which is not an agent, so it did not receive it. The agents are @lead, @a, @b, @c, @sub, @d.',
+      text: 'Your last message mentions @securty, which is not an agent, so it did not receive it. The agents are @lead, @a, @b, @c, @sub, @d.',
     });
   });
 

@@ -47,7 +47,7 @@ describe('conclave run: fan-out and fan-in', () => {
     const firstAnswer = Math.min(...workers.map((r) => r.answeredAt!));
     expect(lastStart).toBeLessThan(firstAnswer);
     expect(server.of('lead')).toHaveLength(2);
-    expect(lastUserText(server.of('lead')[1]!)).toContain('[#3 from @a]\nfinding a\n\n[#4 from @b]\nfinding b\n\n[#5 from @c]\nfinding c');
+    expect(lastUserText(server.of('lead')[1]!)).toContain('[from @a]\nfinding a\n\n[from @b]\nfinding b\n\n[from @c]\nfinding c');
   });
 
   it('with wake: each, wakes the manager for every answer', async () => {

@@ -55,7 +55,7 @@ describe('conclave run: two agents relay a question', () => {
     expect(first!.body.messages).toHaveLength(1);
     expect(second!.body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     const newest = second!.body.messages[2]!.content as { type: string; text: string }[];
-    expect(newest[0]!.text).toBe('[Turn 2 of at most 25 for you · team turns: 3 of 100]\n\n[#3 from @helper]\n4');
+    expect(newest[0]!.text).toBe('[Turn 2 of at most 25 for you · team turns: 3 of 100]\n\n[from @helper]\n4');
     expect(second!.headers.authorization).toBe('Bearer sk-ant-test-0123456789abcdef');
   });
 

@@ -1,5 +1,5 @@
 import { ChannelError } from '../../channel/errors.js';
-import { formatForAgent } from '../../channel/message.js';
+import { formatWithId } from '../../channel/message.js';
 import { RULES, type ProposalRequest } from '../../channel/proposal.js';
 import { numberArg, stringArg, ToolInputError, type AgentTool, type ToolResult } from './tool.js';
 
@@ -91,7 +91,7 @@ export const channelHistory: AgentTool = {
     asToolResult(() => {
       const sender = input.sender === undefined ? undefined : stringArg(input, 'sender');
       const messages = channel.history({ sender, last: numberArg(input, 'last', 20) });
-      return messages.length ? messages.map(formatForAgent).join('\n\n') : 'No messages.';
+      return messages.length ? messages.map(formatWithId).join('\n\n') : 'No messages.';
     }),
 };
 
