@@ -31,6 +31,7 @@ export function actionArgs(env: NodeJS.ProcessEnv): string[] | string {
     ['MAX_TURNS', '--max-turns'],
     ['MAX_TURNS_PER_AGENT', '--max-turns-per-agent'],
     ['TIMEOUT', '--timeout'],
+    ['CACHE_TTL', '--cache-ttl'],
   ] as const) {
     if (value(input)) args.push(flag, value(input));
   }

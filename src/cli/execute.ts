@@ -4,7 +4,7 @@ import { Provider } from '../provider/client.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { SessionEvent } from '../session/format.js';
 import type { SessionWriter } from '../session/writer.js';
-import type { Limits } from '../workflow/limits.js';
+import { durationMs, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { addMask, inGitHubActions } from './github.js';
@@ -21,6 +21,8 @@ export interface OutputOptions extends LimitFlags {
   quiet?: boolean;
   /** --cache: true for the default SQLite file, or a file or URL. */
   cache?: string | true;
+  /** --cache-ttl: how long an entry is kept. */
+  cacheTtl?: string;
   /** --offline: answer only from the cache or a replay. */
   offline?: boolean;
 }
@@ -28,14 +30,28 @@ export interface OutputOptions extends LimitFlags {
 /** Opens --cache before anything is written; a UsageError when it cannot be opened. */
 export async function cacheOf(options: OutputOptions & { replay?: string }): Promise<ResponseCache | undefined> {
   if (options.offline && options.cache === undefined && !options.replay) throw new UsageError('--offline answers only from --cache or --replay: give one of them');
+  if (options.cacheTtl !== undefined && options.cache === undefined) throw new UsageError('--cache-ttl is for entries of --cache: give --cache too');
   if (options.cache === undefined) return undefined;
+  const ttlMs = options.cacheTtl === undefined ? undefined : cacheTtlMs(options.cacheTtl);
   const { openCache, CacheError } = await import('../session/cache.js');
   try {
-    return await openCache(options.cache, (message) => process.stderr.write(`conclave: warning: ${message}\n`));
+    return await openCache(options.cache, { ttlMs, onFailure: (message) => process.stderr.write(`conclave: warning: ${message}\n`) });
   } catch (e) {
     if (e instanceof CacheError) throw new UsageError(e.message);
     throw new UsageError(`cannot open the response cache: ${(e as Error).message}`);
   }
+}
+
+function cacheTtlMs(value: string): number {
+  const days = /^\s*(\d+)d\s*$/.exec(value);
+  let ms = Number.NaN;
+  try {
+    ms = days ? Number(days[1]) * 86_400_000 : durationMs(value.trim());
+  } catch {
+    // refused below
+  }
+  if (!(ms >= 1000)) throw new UsageError(`--cache-ttl must be a duration of at least 1s, such as 12h or 7d; got ${JSON.stringify(value)}`);
+  return ms;
 }
 
 export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {

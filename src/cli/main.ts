@@ -78,6 +78,7 @@ function withRunOptions(command: Command): Command {
   .option('--model <model>', 'use this model for every agent')
   .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
   .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
+  .option('--cache-ttl <duration>', 'how long the cache keeps a response, such as 12h or 7d (default: for good)')
   .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
   .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
   .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
@@ -99,3 +100,8 @@ try {
     process.exitCode = EXIT.failure;
   }
 }
+
+// The command is done, its session closed: end now, once the output is written. A store's driver
+// that leaves a socket or a timer behind (pg after a failed login, redis's connect timer) must
+// not hold the process, or a CI job, for another minute.
+process.stdout.write('', () => process.stderr.write('', () => process.exit()));

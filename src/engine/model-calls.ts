@@ -45,7 +45,8 @@ export class ModelCalls {
     }
     await journal.live(signal);
     const hash = requestHash(request);
-    const hit = await cache?.get(hash);
+    const hit = await cache?.get(hash, signal);
+    if (signal.aborted) throw new CallAborted();
     if (hit) return this.record(agent, turn, step, request, hash, hit, true, false);
     if (!this.options.liveCalls) {
       throw new NoRecordedAnswer(
@@ -62,7 +63,7 @@ export class ModelCalls {
       this.options.progress({ type: 'thinking', agent, step });
       const response = await this.options.callModel(request, signal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs }));
       this.record(agent, turn, step, request, hash, response, false, true);
-      await cache?.set(hash, response);
+      await cache?.set(hash, response, signal);
       return response;
     } finally {
       release();

@@ -1,98 +1,99 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { ModelResponse } from '../provider/client.js';
+import { CacheError, cacheStore, withoutCredentials } from './cache-store.js';
+
+export { CacheError, DEFAULT_CACHE } from './cache-store.js';
 
 /** Model responses kept across runs, by the hash of the canonical request. */
 export interface ResponseCache {
-  get(key: string): Promise<ModelResponse | undefined>;
-  set(key: string, response: ModelResponse): Promise<void>;
+  /** The response, or undefined on a miss, a broken store, or an aborted wait. Never throws. */
+  get(key: string, signal?: AbortSignal): Promise<ModelResponse | undefined>;
+  /** Keeps the response when the store works; never throws. */
+  set(key: string, response: ModelResponse, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The cache could not be opened: a bad URL or file, an adapter that is not installed, a store that does not answer. */
-export class CacheError extends Error {}
-
-export const DEFAULT_CACHE = '.conclave/cache.sqlite';
+export interface CacheOptions {
+  /** Where a relative file is, and where the user's adapters are installed. */
+  cwd?: string;
+  /** How long an entry is kept; forever when undefined. */
+  ttlMs?: number;
+  /** Told once, when a store that opened fails: from then on the run goes on uncached. */
+  onFailure?: (message: string) => void;
+}
 
 /** The longest a cache operation may take before the cache is taken for broken. */
 const OP_TIMEOUT_MS = 5_000;
 const PROBE_KEY = 'conclave-probe';
 
+class Aborted extends Error {}
+
 /**
- * Opens the cache of `--cache`: with no value, an SQLite file under .conclave/ (@keyv/sqlite);
- * a file path or sqlite:// URL, that file; redis:// and postgres:// URLs go through @keyv/redis
- * and @keyv/postgres, which the user installs. keyv and its adapters load only here.
+ * Opens the cache of `--cache` (see cacheStore) and proves it works: a write and a read of a
+ * probe key, before any model call. keyv and its adapters load only here.
  */
-export async function openCache(spec: string | true, onFailure: (message: string) => void = () => {}): Promise<ResponseCache> {
+export async function openCache(spec: string | true, options: CacheOptions = {}): Promise<ResponseCache> {
   const { default: Keyv } = await import('keyv');
-  let store: unknown;
-  if (spec === true || spec.startsWith('sqlite://') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
-    const path = spec === true ? DEFAULT_CACHE : spec.replace(/^sqlite:\/\//, '');
-    mkdirSync(dirname(path), { recursive: true });
-    const { default: KeyvSqlite } = await import('@keyv/sqlite');
-    store = new KeyvSqlite(`sqlite://${path}`);
-  } else if (/^rediss?:\/\//.test(spec)) {
-    store = await adapter('@keyv/redis', spec);
-  } else if (/^postgres(ql)?:\/\//.test(spec)) {
-    store = await adapter('@keyv/postgres', spec);
-  } else {
-    throw new CacheError(`--cache takes a file, an sqlite://, redis:// or postgres:// URL; got ${spec}`);
-  }
+  const { store, shown } = await cacheStore(spec, options.cwd ?? process.cwd());
   const keyv = new Keyv<ModelResponse>({ store: store as never, namespace: 'conclave-responses' });
   let failure: Error | undefined;
   keyv.on('error', (e: Error) => (failure ??= e));
-  const shown = spec === true ? DEFAULT_CACHE : spec.replace(/\/\/[^@/]*@/, '//***@');
-  /** One operation, within OP_TIMEOUT_MS; a store error becomes an Error whatever keyv does with it. */
-  const op = async <T>(work: () => Promise<T>): Promise<T> => {
+
+  /** One operation, within OP_TIMEOUT_MS and the signal; a store error becomes an Error whatever keyv does with it. */
+  const op = async <T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
     failure = undefined;
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${OP_TIMEOUT_MS / 1000} s`)), OP_TIMEOUT_MS)));
+    let onAbort: (() => void) | undefined;
+    const stop = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer in ${OP_TIMEOUT_MS / 1000} s`)), OP_TIMEOUT_MS);
+      onAbort = () => reject(new Aborted());
+      if (signal?.aborted) onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
     try {
-      const value = await Promise.race([work(), timeout]);
+      const value = await Promise.race([work(), stop]);
       if (failure) throw failure;
       return value;
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort!);
     }
   };
-  // Open = probe: the store is reached, read and written before any model call.
+  const close = () => Promise.race([keyv.disconnect().catch(() => {}), new Promise((r) => setTimeout(r, OP_TIMEOUT_MS).unref())]).then(() => {});
+
   try {
     await op(() => keyv.set(PROBE_KEY, { probe: true } as never));
     await op(() => keyv.get(PROBE_KEY));
   } catch (e) {
-    void keyv.disconnect().catch(() => {});
-    throw new CacheError(`the response cache ${shown} cannot be used: ${(e as Error).message}`);
+    void close();
+    throw new CacheError(`the response cache ${shown} cannot be used: ${withoutCredentials(messageOf(e), spec)}`);
   }
+
   let broken = false;
   /** A store that fails mid-run is reported once, and the run goes on without it: no paid answer is lost. */
-  const guard = async <T>(work: () => Promise<T>, fallback: T): Promise<T> => {
+  const guard = async <T>(work: () => Promise<T>, fallback: T, signal?: AbortSignal): Promise<T> => {
     if (broken) return fallback;
     try {
-      return await op(work);
+      return await op(work, signal);
     } catch (e) {
+      if (e instanceof Aborted) return fallback;
       broken = true;
-      onFailure(`the response cache ${shown} failed (${(e as Error).message}); the run goes on without it`);
+      options.onFailure?.(`the response cache ${shown} failed (${withoutCredentials(messageOf(e), spec)}); the run goes on without it`);
       return fallback;
     }
   };
   return {
-    get: (key) => guard(async () => (await keyv.get(key)) ?? undefined, undefined),
-    set: (key, response) => guard(() => keyv.set(key, response).then(() => undefined), undefined),
-    close: async () => {
-      await Promise.race([keyv.disconnect().catch(() => {}), new Promise((r) => setTimeout(r, OP_TIMEOUT_MS).unref())]);
-    },
+    get: (key, signal) => guard(async () => (await keyv.get(key)) ?? undefined, undefined, signal),
+    set: (key, response, signal) => guard(() => keyv.set(key, response, options.ttlMs).then(() => undefined), undefined, signal),
+    close,
   };
 }
 
-async function adapter(name: string, url: string): Promise<unknown> {
-  let module: { default: new (url: string) => unknown };
-  try {
-    module = (await import(name)) as typeof module;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') {
-      throw new CacheError(`--cache ${url.replace(/\/\/[^@/]*@/, '//***@')} needs the keyv adapter ${name}: npm install ${name}`);
-    }
-    throw e;
-  }
-  return new module.default(url);
+/** A store's error in one line: drivers give AggregateErrors with no message, or codes alone. */
+function messageOf(e: unknown): string {
+  if (e instanceof AggregateError && e.errors.length > 0) return messageOf(e.errors[0]);
+  const error = e as NodeJS.ErrnoException;
+  const text = (error?.message ?? String(e)).split('\n')[0]!.trim();
+  if (/client password must be a string/.test(text)) return 'the server asks for a password, and the URL gives none';
+  if (text) return text;
+  return error?.code ?? 'the store failed without saying why';
 }

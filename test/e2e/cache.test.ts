@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { channelOf, runWorkflow } from '../helpers/run-workflow.js';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { channelOf, runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
 
 const RELAY = `
 name: relay
@@ -39,6 +39,65 @@ describe('the response cache', () => {
     expect(channelOf(second)).toEqual(channelOf(first));
   });
 
+  it('a fan-out whose answers race in another order is still answered whole from the cache', async () => {
+    const workers = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const FAN = `
+name: fan
+limits: { concurrency: 8 }
+agents:
+  lead: { role: manager }
+${workers.map((w) => `  ${w}: { role: worker }`).join('\n')}
+kickoff: Split the work.
+outputs:
+  summary: $<< result.summary >>
+`;
+    const fresh = (latencyOf: (worker: number) => number) =>
+      startFakeAnthropic({
+        lead: [
+          { text: workers.map((w) => `@${w} take part ${w}.`).join(' ') },
+          (request) => ({ tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(request).match(/part \w done/g)!.join(', ') } }] }),
+        ],
+        ...Object.fromEntries(workers.map((w, i) => [w, () => ({ text: `part ${w} done`, delayMs: latencyOf(i) })])),
+      });
+    const arrival = (run: WorkflowRun) => channelOf(run).filter(([sender]) => workers.includes(sender)).map(([sender]) => sender).join('');
+    const fanIn = (run: WorkflowRun) => run.events.filter((e) => e.type === 'model_call' && e.agent === 'lead').map((e) => e.request_sha256);
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
+    // Two paid runs into two caches, the answers arriving last-to-first, then first-to-last.
+    server = await fresh((i) => 40 * (workers.length - i));
+    const backwards = await runWorkflow(server, FAN, ['--cache', 'one.sqlite'], { dir });
+    server.close();
+    server = await fresh((i) => 40 * i);
+    const forwards = await runWorkflow(server, FAN, ['--cache', 'two.sqlite'], { dir });
+    expect(arrival(backwards)).toBe('fedcba');
+    expect(arrival(forwards)).toBe('abcdef');
+    expect(fanIn(forwards), 'the lead reads the fan-in the same way, whatever the arrival order').toEqual(fanIn(backwards));
+    expect(forwards.json.outputs).toEqual({ summary: 'part a done, part b done, part c done, part d done, part e done, part f done' });
+    // Reruns with random latencies: every call is a cache hit.
+    for (let i = 0; i < 3; i++) {
+      server.close();
+      server = await fresh(() => Math.floor(Math.random() * 200));
+      const again = await runWorkflow(server, FAN, ['--cache', 'one.sqlite'], { dir });
+      expect(again.code, again.stderr).toBe(0);
+      expect(server.requests, 'every call of the rerun is a cache hit').toHaveLength(0);
+      expect(again.json.outputs).toEqual(backwards.json.outputs);
+    }
+  });
+
+  it('--cache-ttl: an entry older than its time to live is paid for again', async () => {
+    server = await startFakeAnthropic(script());
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
+    const args = ['--cache', 'ttl.sqlite', '--cache-ttl', '1s'];
+    expect((await runWorkflow(server, RELAY, args, { dir })).code).toBe(0);
+    expect((await runWorkflow(server, RELAY, args, { dir })).code).toBe(0);
+    expect(server.requests, 'within its time to live, the entry answers').toHaveLength(3);
+    await new Promise((r) => setTimeout(r, 1_200));
+    const third = await runWorkflow(server, RELAY, args, { dir });
+    expect(third.code).toBe(0);
+    expect(server.requests, 'after it, the call is made again').toHaveLength(4);
+    expect(third.events.find((e) => e.type === 'model_call')).toMatchObject({ agent: 'lead' });
+    expect(third.events.find((e) => e.type === 'model_call')).not.toHaveProperty('cached');
+  });
+
   it('--offline runs from a filled cache with no API key, and fails on a miss', async () => {
     server = await startFakeAnthropic(script());
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
@@ -52,14 +111,30 @@ describe('the response cache', () => {
     expect(server.requests).toHaveLength(3);
   });
 
-  it('says what is missing, before writing anything, for --offline alone or an adapter that is not installed', async () => {
+  it('says what is missing before writing anything, and finds an adapter installed in the project', async () => {
     server = await startFakeAnthropic({});
     const alone = await runWorkflow(server, RELAY, ['--offline']);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toBe('conclave: --offline answers only from --cache or --replay: give one of them\n');
-    const redis = await runWorkflow(server, RELAY, ['--cache', 'redis://user:pw@127.0.0.1:1/0']);
-    expect(redis.code).toBe(2);
-    expect(redis.stderr).toBe('conclave: --cache redis://***@127.0.0.1:1/0 needs the keyv adapter @keyv/redis: npm install @keyv/redis\n');
-    expect(existsSync(join(redis.dir, '.conclave', 'sessions'))).toBe(false);
+    const ttl = await runWorkflow(server, RELAY, ['--cache-ttl', '7d']);
+    expect(ttl.stderr).toBe('conclave: --cache-ttl is for entries of --cache: give --cache too\n');
+    const badTtl = await runWorkflow(server, RELAY, ['--cache', '--cache-ttl', 'soon']);
+    expect(badTtl.stderr).toBe('conclave: --cache-ttl must be a duration of at least 1s, such as 12h or 7d; got "soon"\n');
+    const scheme = await runWorkflow(server, RELAY, ['--cache', 'mongodb://user:pw@127.0.0.1/x']);
+    expect(scheme.stderr).toBe('conclave: --cache takes a file, an sqlite://, redis:// or postgres:// URL; got mongodb://***@127.0.0.1/x\n');
+    // The user's project has its own @keyv/redis (as the Action's docs install it): that one is used.
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-project-'));
+    const shim = join(dir, 'node_modules', '@keyv', 'redis');
+    mkdirSync(shim, { recursive: true });
+    writeFileSync(join(shim, 'package.json'), JSON.stringify({ name: '@keyv/redis', version: '5.0.0', main: 'index.js' }));
+    writeFileSync(
+      join(shim, 'index.js'),
+      `require('node:fs').writeFileSync(${JSON.stringify(join(dir, 'used'))}, 'yes');\nmodule.exports = class { constructor() { throw new Error('the project adapter was used'); } };\n`,
+    );
+    const project = await runWorkflow(server, RELAY, ['--cache', 'redis://user:pw@127.0.0.1:1/0'], { dir });
+    expect(project.code).toBe(2);
+    expect(project.stderr).toBe('conclave: cannot open the response cache: the project adapter was used\n');
+    expect(readFileSync(join(dir, 'used'), 'utf8')).toBe('yes');
+    expect(existsSync(join(project.dir, '.conclave', 'sessions'))).toBe(false);
   });
 });

@@ -29,7 +29,7 @@ kickoff: |
     const diff = Array.from({ length: 19000 }, (_, i) => i + 1).join('\n');
     expect(diff.length).toBeGreaterThan(100_000);
     expect(channelOf(run)[0]![2]).toBe(`@lead Review this diff:\n${diff}\n`);
-    expect(lastUserText(server.of('lead')[0]!)).toContain(`[#1 from kickoff]\n@lead Review this diff:\n${diff}\n`);
+    expect(lastUserText(server.of('lead')[0]!)).toContain(`[from kickoff]\n@lead Review this diff:\n${diff}\n`);
   });
 
   it('stops before any model call when a setup step fails, showing its stderr', async () => {

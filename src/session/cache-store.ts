@@ -1,0 +1,102 @@
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** The cache could not be opened: a bad URL or file, an adapter that is not installed, a store that does not answer. */
+export class CacheError extends Error {}
+
+export const DEFAULT_CACHE = '.conclave/cache.sqlite';
+
+/** How long a store may take to connect before it is taken for unreachable. */
+export const CONNECT_TIMEOUT_MS = 3_000;
+
+/** A keyv store adapter for `--cache`, and how to name it to the user (no credentials). */
+export interface CacheStore {
+  store: unknown;
+  shown: string;
+}
+
+/** The spec as the user may see it: a URL's user and password hidden. */
+export function shownSpec(spec: string | true): string {
+  return spec === true ? DEFAULT_CACHE : spec.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/**
+ * The keyv store of `--cache`: with no value, an SQLite file under .conclave/ (@keyv/sqlite);
+ * a file path or sqlite:// URL, that file; redis:// and postgres:// URLs go through @keyv/redis
+ * and @keyv/postgres, found in the user's project (`cwd`) or beside conclave. Each is set up to
+ * fail rather than wait: no reconnecting, no offline queue, bounded connection times.
+ */
+export async function cacheStore(spec: string | true, cwd: string): Promise<CacheStore> {
+  const shown = shownSpec(spec);
+  if (spec === true || spec.startsWith('sqlite://') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
+    const path = resolve(cwd, spec === true ? DEFAULT_CACHE : spec.replace(/^sqlite:\/\//, ''));
+    mkdirSync(dirname(path), { recursive: true });
+    const { default: KeyvSqlite } = await import('@keyv/sqlite');
+    return { store: new KeyvSqlite(`sqlite://${path}`), shown };
+  }
+  if (/^rediss?:\/\//.test(spec)) {
+    const KeyvRedis = await adapter('@keyv/redis', shown, cwd);
+    const client = { url: spec, disableOfflineQueue: true, socket: { connectTimeout: CONNECT_TIMEOUT_MS, reconnectStrategy: false } };
+    return { store: new KeyvRedis(client, { throwOnConnectError: true, throwOnErrors: true, connectionTimeout: CONNECT_TIMEOUT_MS }), shown };
+  }
+  if (/^postgres(ql)?:\/\//.test(spec)) {
+    const KeyvPostgres = await adapter('@keyv/postgres', shown, cwd);
+    return {
+      store: new KeyvPostgres({
+        uri: spec,
+        max: 4,
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        allowExitOnIdle: true,
+        // The adapter keeps its pg.Pool to itself, and a pool whose idle connection breaks (the
+        // server stopped) emits 'error', which crashes a process that does not listen. pg-pool
+        // calls `log` as a method of the pool before its first connection: the one place to
+        // attach a listener. The failure itself reaches the next cache operation, which reports it.
+        log(this: NodeJS.EventEmitter) {
+          if (this.listenerCount('error') === 0) this.on('error', () => {});
+        },
+      }),
+      shown,
+    };
+  }
+  throw new CacheError(`--cache takes a file, an sqlite://, redis:// or postgres:// URL; got ${shown}`);
+}
+
+/** An error text from a store's driver, with the spec's credentials hidden. */
+export function withoutCredentials(text: string, spec: string | true): string {
+  if (spec === true) return text;
+  let hidden = text.replaceAll(spec, shownSpec(spec));
+  const credentials = /^[a-z][a-z0-9+.-]*:\/\/([^@/]*)@/i.exec(spec)?.[1] ?? '';
+  for (const part of credentials.split(':').slice(1).flatMap((p) => [p, safeDecode(p)])) {
+    if (part.length >= 4) hidden = hidden.replaceAll(part, '***');
+  }
+  return hidden;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+type AdapterClass = new (...args: unknown[]) => unknown;
+
+/** The adapter's class, from the user's project first (where the Action's docs install it), then beside conclave. */
+async function adapter(name: string, shown: string, cwd: string): Promise<AdapterClass> {
+  for (const from of [join(cwd, 'package.json'), import.meta.url]) {
+    let path: string;
+    try {
+      path = createRequire(from).resolve(name);
+    } catch {
+      continue;
+    }
+    const module = (await import(pathToFileURL(path).href)) as { default?: AdapterClass | { default?: AdapterClass } };
+    const found = typeof module.default === 'function' ? module.default : module.default?.default;
+    if (typeof found !== 'function') throw new CacheError(`${name} at ${path} has no default export: is it a keyv adapter?`);
+    return found;
+  }
+  throw new CacheError(`--cache ${shown} needs the keyv adapter ${name}: npm install ${name}`);
+}
