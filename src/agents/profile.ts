@@ -16,6 +16,10 @@ export interface AgentProfile {
   /** Sent as `thinking` when set; otherwise the model thinks as it does by default. */
   thinking?: ThinkingConfigParam;
   wake: 'all' | 'each';
+  /** The conversation is compacted before a request would pass this many tokens (DESIGN §11). */
+  compactAt: number;
+  /** What one turn's tool results may hold together, in tokens. */
+  turnOutputBudget: number;
   /** The whole system prompt: conclave's preamble and the workflow's instructions. */
   system: string;
   tools: AgentTool[];

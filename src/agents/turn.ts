@@ -1,6 +1,9 @@
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { formatForAgent, type Message } from '../channel/message.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
+import { PromptTooLong } from '../provider/errors.js';
+import { keepWithin, type Compaction } from './compaction.js';
+import { afterCall, CHARS_PER_TOKEN, type Conversation } from './context.js';
 import type { AgentProfile } from './profile.js';
 import { assistantContent, pushUser, request } from './request.js';
 import type { ToolContext, ToolResult } from './tools/tool.js';
@@ -21,21 +24,23 @@ export interface ToolUse {
 export type TurnNotice = { kind: 'continued'; reason: 'max_tokens' | 'pause_turn' } | { kind: 'refused' } | { kind: 'cut_tool'; tool: string };
 
 export interface TurnHooks {
-  /** One model call: the engine checks limits, counts usage and records it. */
-  call(request: ModelRequest, step: number): Promise<ModelResponse>;
+  /** The turn's `call`-th model call: the engine checks limits, counts usage and records it. */
+  call(request: ModelRequest, call: number): Promise<ModelResponse>;
   /** A tool call is about to run: the engine records it. */
   toolStarted(use: ToolUse): Promise<void>;
   /** Runs a tool that acts outside the run, or answers it from a recording. */
   external(use: ToolUse, readOnly: boolean, run: () => Promise<ToolResult>): Promise<ToolResult>;
   toolFinished(use: ToolUse, result: ToolResult): void;
   notice?(notice: TurnNotice): void;
+  /** The conversation was compacted or its old tool results cleared: the engine records it. */
+  compacted?(compaction: Compaction): void;
 }
 
 export interface TurnOutcome {
   /** The final reply, to post to the channel (may be empty). */
   text: string;
   /** The agent's whole conversation after this turn, to keep for its next turn. */
-  conversation: MessageParam[];
+  conversation: Conversation;
   steps: number;
   completion?: { status: 'success' | 'failure'; summary: string };
   /** The model refused to answer (stop reason `refusal`): nothing is posted. */
@@ -50,51 +55,86 @@ export class TurnError extends Error {}
  * user message with the delivered messages; then the tool loop until the model ends its turn.
  * Each stop reason is handled: `tool_use` runs the tools; `max_tokens` continues the turn (a
  * tool call it cut is not run); `pause_turn` sends the paused answer back; `refusal` ends the
- * turn with nothing posted; `model_context_window_exceeded` fails it.
+ * turn with nothing posted. Before each call the conversation is kept within the agent's
+ * compact_at (DESIGN §11); a "prompt is too long" refusal or `model_context_window_exceeded`
+ * compacts it and makes the call again, once.
  */
 export async function runTurn(
   profile: AgentProfile,
-  history: readonly MessageParam[],
+  history: Conversation,
   delivered: readonly Message[],
   status: string,
   context: Omit<ToolContext, 'complete'>,
   hooks: TurnHooks,
 ): Promise<TurnOutcome> {
-  const conversation: MessageParam[] = [...history];
-  pushUser(conversation, [{ type: 'text', text: `${status}\n\n${delivered.map(formatForAgent).join('\n\n')}` }]);
+  const opening: MessageParam[] = [...history.messages];
+  pushUser(opening, [{ type: 'text', text: `${status}\n\n${delivered.map(formatForAgent).join('\n\n')}` }]);
+  let current: Conversation = { ...history, messages: opening };
+  let turnStart = opening.length - 1;
+  let calls = 0;
+  /** Tool output this turn has received, in characters, against its budget. */
+  let output = 0;
+  const outputBudget = profile.turnOutputBudget * CHARS_PER_TOKEN;
   let completion: TurnOutcome['completion'];
   const tools = new Map(profile.tools.map((t) => [t.definition.name, t]));
   /** The text of answers cut short by max_tokens, posted with the answer that finishes them. */
   const carried: string[] = [];
   let continuations = 0;
 
+  /** Keeps the conversation within compact_at (or, forced, within what the API accepts), then calls the model. */
+  const fitAndCall = async (force?: PromptTooLong): Promise<ModelResponse> => {
+    const limit = force ? Math.min(profile.compactAt, Math.floor((force.maximumTokens ?? profile.compactAt) * 0.75)) : profile.compactAt;
+    const fitted = await keepWithin(profile, current, turnStart, limit, force !== undefined, {
+      summarise: (r) => hooks.call(r, ++calls),
+      compacted: (c) => hooks.compacted?.(c),
+    });
+    if (force && !fitted.changed) {
+      throw new TurnError(`the conversation no longer fits ${profile.model}'s context window, and nothing earlier is left to compact (${force.message})`);
+    }
+    current = fitted.conversation;
+    turnStart = fitted.turnStart;
+    return hooks.call(request(profile, current.messages), ++calls);
+  };
+
   for (let step = 1; ; step++) {
-    const response = await hooks.call(request(profile, conversation), step);
+    let response: ModelResponse;
+    try {
+      response = await fitAndCall();
+      if (response.stop_reason === 'model_context_window_exceeded') {
+        response = await fitAndCall(new PromptTooLong('stop reason model_context_window_exceeded'));
+      }
+    } catch (e) {
+      const tooLong = PromptTooLong.of(e);
+      if (!tooLong) throw e;
+      response = await fitAndCall(tooLong);
+    }
+    const conversation = [...current.messages];
     const stop = response.stop_reason;
     const last = response.content.at(-1);
     const cutTool = stop === 'max_tokens' && last?.type === 'tool_use' ? last : undefined;
     const content = assistantContent(response, cutTool !== undefined);
     if (content.length > 0) conversation.push({ role: 'assistant', content });
+    current = afterCall(conversation, response.usage);
     const text = response.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
     const reply = () => [...carried, text].filter((t) => t !== '').join('\n');
 
     if (stop === 'refusal') {
       hooks.notice?.({ kind: 'refused' });
-      return { text: '', conversation, steps: step, completion, refused: true };
+      return { text: '', conversation: current, steps: step, completion, refused: true };
     }
     if (stop === 'model_context_window_exceeded') {
-      throw new TurnError(`the conversation no longer fits ${profile.model}'s context window (stop reason model_context_window_exceeded)`);
+      throw new TurnError(`the conversation no longer fits ${profile.model}'s context window, even compacted (stop reason model_context_window_exceeded)`);
     }
     if (stop === 'pause_turn') {
       carried.push(text);
       hooks.notice?.({ kind: 'continued', reason: 'pause_turn' });
-      if (step >= MAX_TOOL_STEPS) return { text: reply(), conversation, steps: step, completion };
+      if (step >= MAX_TOOL_STEPS) return { text: reply(), conversation: current, steps: step, completion };
       continue;
     }
     // Complete tool calls are run whatever the stop reason: none is left without its result.
     const uses = content.flatMap((b) => (b.type === 'tool_use' ? [b as unknown as ToolUse] : []));
     const cut = stop === 'max_tokens' && continuations < MAX_CONTINUATIONS && step < MAX_TOOL_STEPS;
-    if (!cut && uses.length === 0) return { text: reply(), conversation, steps: step, completion };
+    if (!cut && uses.length === 0) return { text: reply(), conversation: current, steps: step, completion };
 
     const results: ContentBlockParam[] = [];
     for (const use of uses) results.push(await runTool(use, step));
@@ -106,7 +146,7 @@ export async function runTurn(
       results.push({ type: 'text', text: continuationNote(profile.maxTokens, cutTool?.name) });
     }
     pushUser(conversation, results);
-    if (completion || step >= MAX_TOOL_STEPS || (!cut && stop !== 'tool_use')) return { text: reply(), conversation, steps: step, completion };
+    if (completion || step >= MAX_TOOL_STEPS || (!cut && stop !== 'tool_use')) return { text: reply(), conversation: current, steps: step, completion };
   }
 
   async function runTool(use: ToolUse, step: number): Promise<ToolResultBlockParam> {
@@ -116,15 +156,27 @@ export async function runTurn(
       result = { content: `Not run: this turn reached its limit of ${MAX_TOOL_STEPS} model calls. Reply without tools.`, isError: true };
     } else if (!tool) {
       result = { content: `There is no tool "${use.name}". Your tools: ${[...tools.keys()].join(', ')}.`, isError: true };
+    } else if (tool.external && output >= outputBudget) {
+      result = { content: `Not run: this turn's tool output budget (${profile.turnOutputBudget} tokens) is spent. Reply with what you have; your next turn has a new budget.`, isError: true };
     } else {
       await hooks.toolStarted(use);
       const complete = (s: 'success' | 'failure', summary: string) => (completion = { status: s, summary });
       const run = async () => tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete });
       result = tool.external ? await hooks.external(use, tool.readOnly, run) : await run();
       hooks.toolFinished(use, result);
+      if (tool.external) {
+        result = withinBudget(result, outputBudget - output, profile.turnOutputBudget);
+        output += result.content.length;
+      }
     }
     return { type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) };
   }
+}
+
+/** A tool's result cut to what is left of the turn's output budget (`room`, in characters). */
+function withinBudget(result: ToolResult, room: number, budgetTokens: number): ToolResult {
+  if (result.content.length <= room) return result;
+  return { ...result, content: `${result.content.slice(0, Math.max(0, room))}\n[cut here: this turn's tool output budget (${budgetTokens} tokens) is spent; reply with what you have, and go on in your next turn]` };
 }
 
 /** What the model is told when its answer was cut at max_tokens. */

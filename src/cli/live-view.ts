@@ -114,6 +114,8 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
       }
       case 'turn_failed':
         return set(e.agent, 'failed');
+      case 'compacted':
+        return set(e.agent, e.summarised ? 'compacted its conversation' : 'cleared old tool results');
       case 'stop_reason':
         return set(e.agent, e.reason === 'refusal' ? 'refused' : `continuing after ${e.reason}`);
       case 'warning':

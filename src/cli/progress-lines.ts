@@ -41,7 +41,16 @@ function describe(e: ProgressEvent): string | undefined {
       return `proposal ${e.id}: ${e.status.replace('_', ' ')}${e.winner ? ` "${e.winner}"` : ''}`;
     case 'warning':
       return `warning: ${e.message}`;
+    case 'compacted':
+      return `@${e.agent} ${compactionWords(e)}`;
     case 'stop_reason':
       return `@${e.agent} ${STOP_WORDS[e.reason]}${e.tool ? ` (its call of ${e.tool} was cut off and not run)` : ''}`;
   }
+}
+
+/** "compacted its conversation: 150,000 → 4,000 tokens (12 old tool results cleared, earlier turns summarised)". */
+export function compactionWords(e: Extract<ProgressEvent, { type: 'compacted' }>): string {
+  const what = [e.cleared > 0 ? `${e.cleared} old tool result${e.cleared === 1 ? '' : 's'} cleared` : '', e.summarised ? 'earlier turns summarised' : ''].filter(Boolean).join(', ');
+  const why = e.reason === 'too_long' ? ', after the API refused it as too long' : '';
+  return `compacted its conversation${why}: ${e.tokensBefore.toLocaleString('en-US')} → ${e.tokensAfter.toLocaleString('en-US')} tokens (${what})`;
 }

@@ -1,5 +1,5 @@
 import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
-import { CallAborted } from '../provider/errors.js';
+import { CallAborted, PromptTooLong, ProviderError } from '../provider/errors.js';
 import { inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
 import { requestHash } from '../provider/request-hash.js';
 import type { ResponseCache } from '../session/cache.js';
@@ -40,6 +40,7 @@ export class ModelCalls {
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
+      if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
       return this.record(agent, turn, step, request, event.request_sha256, event.response as unknown as ModelResponse, event.cached === true, false);
     }
@@ -61,13 +62,22 @@ export class ModelCalls {
     const release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal);
     try {
       this.options.progress({ type: 'thinking', agent, step });
-      const response = await this.options.callModel(request, signal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs }));
+      const response = await this.options.callModel(request, signal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs })).catch((e: unknown) => {
+        const tooLong = PromptTooLong.of(e);
+        throw tooLong ? this.tooLong(agent, turn, step, tooLong) : e;
+      });
       this.record(agent, turn, step, request, hash, response, false, true);
       await cache?.set(hash, response, signal);
       return response;
     } finally {
       release();
     }
+  }
+
+  /** A "prompt is too long" refusal, recorded at its place so that resume and replay meet it too. */
+  private tooLong(agent: string, turn: number, step: number, error: PromptTooLong): PromptTooLong {
+    this.options.journal.append({ type: 'context_exceeded', agent, turn, step, error: error.message });
+    return error;
   }
 
   private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean, live: boolean): ModelResponse {

@@ -47,6 +47,7 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
       ...(settings.effort ? { effort: settings.effort } : {}),
       ...thinkingOf(settings, model),
       wake: agent.wake ?? (entry.role === 'manager' ? 'all' : 'each'),
+      ...contextOf(settings, model),
       tools,
       system: systemPrompt({
         workflow: spec,
@@ -61,8 +62,17 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
 
 /** The agent's own model settings that it sets (the others come from `defaults`). */
 function definedOf(agent: ModelSettings): ModelSettings {
-  const { model, max_tokens, effort, thinking, thinking_display } = agent;
-  return Object.fromEntries(Object.entries({ model, max_tokens, effort, thinking, thinking_display }).filter(([, v]) => v !== undefined));
+  const { model, max_tokens, effort, thinking, thinking_display, compact_at } = agent;
+  return Object.fromEntries(Object.entries({ model, max_tokens, effort, thinking, thinking_display, compact_at }).filter(([, v]) => v !== undefined));
+}
+
+/** The most tokens a conversation keeps by default: every token kept is paid again on every call. */
+export const DEFAULT_COMPACT_AT = 150_000;
+
+/** Where the agent's conversation is compacted, and its turns' tool output budget (a quarter of that). */
+function contextOf(settings: ModelSettings, model: string): { compactAt: number; turnOutputBudget: number } {
+  const compactAt = settings.compact_at ?? Math.min(DEFAULT_COMPACT_AT, Math.floor(modelInfo(model).window * 0.75));
+  return { compactAt, turnOutputBudget: Math.floor(compactAt / 4) };
 }
 
 /** The `thinking` parameter as the Messages API expects it, or nothing: the model's default. */

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { AgentProfile } from '../agents/profile.js';
+import { EMPTY_CONVERSATION, type Conversation } from '../agents/context.js';
 import type { SandboxPlan } from '../agents/tools/sandbox.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
@@ -18,6 +18,7 @@ import type { RunOptions, RunResult } from './run-options.js';
 import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup } from './setup.js';
 import { toolHooks } from './tool-calls.js';
+import { compactionHook } from './compactions.js';
 import { VoteReminders } from './vote-reminders.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 
@@ -35,7 +36,7 @@ export class Run {
   private readonly accounting: Accounting;
   private readonly calls: ModelCalls;
   private readonly profiles = new Map<string, AgentProfile>();
-  private readonly conversations = new Map<string, MessageParam[]>();
+  private readonly conversations = new Map<string, Conversation>();
   private readonly turns = new Map<string, number>();
   private readonly running = new Set<string>();
   private reminders: VoteReminders | undefined;
@@ -94,7 +95,7 @@ export class Run {
       if (!this.ending) {
         for (const profile of buildProfiles(workflow, scope, this.options.modelOverride)) {
           this.profiles.set(profile.name, profile);
-          this.conversations.set(profile.name, []);
+          this.conversations.set(profile.name, EMPTY_CONVERSATION);
           this.turns.set(profile.name, 0);
         }
         this.channel = new Channel(workflow.graph, (event) => journal.append(event));
@@ -209,7 +210,8 @@ export class Run {
         this.limits.statusLine(turn, this.teamTurns),
         { agent: name, channel, workspace: this.workspace, ...this.tools, signal },
         {
-          call: (request, step) => this.calls.call(name, turn, step, request),
+          call: (request, call) => this.calls.call(name, turn, call, request),
+          compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
           ...toolHooks(journal, name, turn, signal, (e) => this.progress(e)),
           notice: (n) => this.progress(noticeEvent(name, n)),
         },

@@ -18,3 +18,25 @@ export class CallAborted extends Error {
     super('the model call was aborted');
   }
 }
+
+/**
+ * The API refused a request as longer than the model's context window ("prompt is too long"),
+ * or stopped an answer at the window (stop reason model_context_window_exceeded). The agent's
+ * conversation is compacted and the call made again, once.
+ */
+export class PromptTooLong extends ProviderError {
+  constructor(
+    message: string,
+    /** The window the API named ("… > 200000 maximum"), when it named one. */
+    readonly maximumTokens?: number,
+  ) {
+    super(message, 'request', 400);
+  }
+
+  /** The refusal of `error`, when it is one. */
+  static of(error: unknown): PromptTooLong | undefined {
+    if (!(error instanceof ProviderError) || error.status !== 400 || !/prompt is too long|exceeds? the context window|context length/i.test(error.message)) return undefined;
+    const maximum = /(\d+)\s*maximum/i.exec(error.message)?.[1];
+    return new PromptTooLong(error.message, maximum === undefined ? undefined : Number(maximum));
+  }
+}

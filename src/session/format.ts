@@ -88,6 +88,18 @@ export type EventBody =
       cost_usd: number;
       cached?: true;
     }
+  | { type: 'context_exceeded'; agent: string; turn: number; step: number; error: string }
+  | {
+      type: 'context_compacted';
+      agent: string;
+      turn: number;
+      reason: 'threshold' | 'too_long';
+      tokens_before: number;
+      tokens_after: number;
+      cleared: number;
+      summary: string | null;
+      left_out: number;
+    }
   | { type: 'tool_call'; agent: string; turn: number; tool: string; tool_use_id: string; input: unknown }
   | { type: 'tool_result'; agent: string; turn: number; tool: string; tool_use_id: string; content: string; is_error: boolean }
   | { type: 'turn_ended'; agent: string; turn: number; elapsed_ms: number }

@@ -36,9 +36,21 @@ export interface AgentUsage {
   cost_usd: number;
 }
 
+/** An agent's conversation kept within its compact_at (DESIGN §11). */
+export interface CompactionSummary {
+  agent: string;
+  turn: number;
+  reason: string;
+  tokens_before: number;
+  tokens_after: number;
+  cleared: number;
+  summary: string | null;
+}
+
 export interface SessionSummary {
   header: SessionHeader;
   messages: TranscriptMessage[];
+  compactions: CompactionSummary[];
   proposals: ProposalSummary[];
   agents: Record<string, AgentUsage>;
   total: AgentUsage;
@@ -51,6 +63,7 @@ const NONE: AgentUsage = { turns: 0, calls: 0, tools: 0, input_tokens: 0, output
 /** What a session says happened: the transcript, the proposals, usage and cost, and the end. */
 export function summarize(record: SessionRecord): SessionSummary {
   const messages: TranscriptMessage[] = [];
+  const compactions: CompactionSummary[] = [];
   const proposals = new Map<string, ProposalSummary>();
   const agents: Record<string, AgentUsage> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NONE });
@@ -58,7 +71,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   let end: SessionSummary['end'];
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NONE });
-  return { header: record.header, messages, proposals: [...proposals.values()], agents, total, end };
+  return { header: record.header, messages, compactions, proposals: [...proposals.values()], agents, total, end };
 
   function apply(e: SessionEvent): void {
     switch (e.type) {
@@ -104,6 +117,11 @@ export function summarize(record: SessionRecord): SessionSummary {
         u.cache_read_input_tokens += r.cache_read_input_tokens ?? 0;
         u.cache_creation_input_tokens += r.cache_creation_input_tokens ?? 0;
         u.cost_usd += e.cost_usd;
+        return;
+      }
+      case 'context_compacted': {
+        const { agent, turn, reason, tokens_before, tokens_after, cleared, summary } = e;
+        compactions.push({ agent, turn, reason, tokens_before, tokens_after, cleared, summary });
         return;
       }
       case 'run_ended':

@@ -32,6 +32,8 @@ export interface ModelSettings {
   /** `adaptive`, `off`, or a thinking budget in tokens. */
   thinking?: 'adaptive' | 'off' | number;
   thinking_display?: 'summarized' | 'omitted';
+  /** Compact the conversation before a request would pass this many tokens. */
+  compact_at?: number;
 }
 
 export interface AgentSpec extends ModelSettings {

@@ -57,7 +57,7 @@ describe('conclave in GitHub Actions', () => {
   it('keeps the job summary under 1 MiB by cutting long messages, with a note', async () => {
     server = await startFakeAnthropic({ lead: [{ text: `@helper ${'x'.repeat(300_000)}` }, { text: 'y'.repeat(300_000) }], helper: [{ text: 'z'.repeat(600_000) }] });
     const dir = mkdtempSync(join(tmpdir(), 'conclave-gha-'));
-    writeFileSync(join(dir, 'workflow.yml'), 'name: big\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: "@lead talk a lot"\n');
+    writeFileSync(join(dir, 'workflow.yml'), 'name: big\ndefaults: { compact_at: 500000 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: "@lead talk a lot"\n');
     const run = await conclave(['run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(run.code, run.stderr).toBe(0);
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');

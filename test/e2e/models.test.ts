@@ -206,11 +206,13 @@ describe('current models as they answer: stop reasons', () => {
     expect(run.json).toMatchObject({ status: 'failure', reason: "@lead's model declined to answer (stop reason refusal) in its turn 1, so the run cannot go on" });
   });
 
-  it('model_context_window_exceeded: the turn fails saying so, and the session can be resumed', async () => {
+  it('model_context_window_exceeded with nothing earlier to compact: the turn fails saying so, and the session can be resumed', async () => {
     const server = await serve({ lead, w: [{ stopReason: 'model_context_window_exceeded' }] });
     const run = await runWorkflow(server, PAIR);
     expect(run.code).toBe(1);
-    expect(run.json.reason).toBe("@w failed: the conversation no longer fits claude-sonnet-5-5's context window (stop reason model_context_window_exceeded)");
+    expect(run.json.reason).toBe(
+      "@w failed: the conversation no longer fits claude-sonnet-5-5's context window, and nothing earlier is left to compact (stop reason model_context_window_exceeded)",
+    );
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(run.events.at(-2)).toMatchObject({ type: 'turn_failed', agent: 'w' });
   });

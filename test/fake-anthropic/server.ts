@@ -65,7 +65,16 @@ const AGENT = /You are @([A-Za-z0-9_-]+),/;
 /** The key the fake API accepts, as `x-api-key` or a bearer token; any other gets 401. */
 export const FAKE_API_KEY_PREFIX = 'sk-ant-test-';
 
-export async function startFakeAnthropic(script: Script, options: { latencyMs?: number } = {}): Promise<FakeAnthropic> {
+export interface FakeOptions {
+  latencyMs?: number;
+  /**
+   * The longest prompt accepted, in tokens (the request's bytes / 4, as the fake counts input
+   * tokens); a longer one is refused as the real API refuses it: 400 "prompt is too long".
+   */
+  maxPromptTokens?: number;
+}
+
+export async function startFakeAnthropic(script: Script, options: FakeOptions = {}): Promise<FakeAnthropic> {
   const requests: RecordedRequest[] = [];
   const queues = new Map(Object.entries(script).map(([agent, s]) => [agent, Array.isArray(s) ? [...s] : s]));
   const sockets = new Set<Socket>();
@@ -81,6 +90,10 @@ export async function startFakeAnthropic(script: Script, options: { latencyMs?: 
     requests.push(recorded);
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
     if (typeof key !== 'string' || !key.startsWith(FAKE_API_KEY_PREFIX)) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
+    const promptTokens = Math.ceil(recorded.bytes / 4);
+    if (options.maxPromptTokens !== undefined && promptTokens > options.maxPromptTokens) {
+      return sendError(res, 400, 'invalid_request_error', `prompt is too long: ${promptTokens} tokens > ${options.maxPromptTokens} maximum`);
+    }
     const refused = thinkingProblem(body, sentThinking);
     if (refused) return sendError(res, 400, 'invalid_request_error', refused);
     const queue = queues.get(agent);
