@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, each checked against its target. Exits 1 when one is missed.
 import { channelDelivery } from './channel-delivery.js';
 import { coldStart } from './cold-start.js';
+import { longRun, wideTeam } from './context.js';
 import { fanOut, historyGrowth } from './fan-out.js';
 import { resumeCost, writeCost } from './session.js';
 import { toolMemory } from './tool-memory.js';
@@ -65,6 +66,23 @@ results.push({
   ratio: Number(memory.ratio.toFixed(2)),
   target: '≤ 2.00',
   ok: memory.ratio <= 2,
+});
+
+const long = await longRun();
+results.push({
+  benchmark: `context: ping-pong of 2,000-character replies, ${long.requests} requests (2,000 team turns)`,
+  measured: `≤ ${(long.maxBytes / 1024).toFixed(0)} KiB per request; first compaction at request ${long.firstCompaction}; later/earlier mean bytes after it ${long.flatRatio.toFixed(2)}`,
+  ratio: Number(long.growthRatio.toFixed(2)),
+  target: 'total bytes, whole run / first half ≤ 2.20 (linear); per request flat (≤ 1.10)',
+  ok: long.code === 3 && long.growthRatio <= 2.2 && long.flatRatio <= 1.1,
+});
+const wide = await wideTeam();
+results.push({
+  benchmark: "context: a worker's request, lead + 1,024 workers vs lead + 8",
+  measured: `${wide.large.toFixed(0)} vs ${wide.small.toFixed(0)} bytes`,
+  ratio: Number(wide.ratio.toFixed(2)),
+  target: '≤ 2.00',
+  ok: wide.ratio <= 2,
 });
 
 console.table(results);

@@ -1,3 +1,11 @@
+import { rosterLine } from './tools/roster.js';
+
+/** A team larger than this lists only each agent's neighbourhood in its system prompt. */
+export const FULL_ROSTER_UP_TO = 16;
+
+/** In a large team, an agent's peers are listed by name up to this many. */
+const PEERS_LISTED = 8;
+
 export interface TeamEntry {
   name: string;
   role: 'manager' | 'worker';
@@ -26,10 +34,7 @@ export function systemPrompt(input: PreambleInput): string {
   const position = agent.isLead
     ? 'the lead of the team'
     : `a ${agent.role} who reports to @${agent.reportsTo}`;
-  const roster = team.map((m) => {
-    const role = m.isLead ? 'manager, the lead' : `${m.role}, reports to @${m.reportsTo}`;
-    return `- @${m.name}${m.name === agent.name ? ' (you)' : ''} — ${role}${m.description ? `: ${m.description}` : ''}`;
-  });
+  const roster = team.length <= FULL_ROSTER_UP_TO ? team.map((m) => rosterLine(m, agent.name)) : neighbourhood(agent, team);
   const routing = agent.isLead
     ? 'A reply that mentions no one reaches no one.'
     : `A reply that mentions no one goes to @${agent.reportsTo}, whom you report to.`;
@@ -37,7 +42,7 @@ export function systemPrompt(input: PreambleInput): string {
     `You are @${agent.name}, ${position}, in "${input.workflow.name}", a team of AI agents working together through one shared channel.`,
     ...(input.workflow.description ? [`The team's purpose: ${input.workflow.description}`] : []),
     '',
-    'The team:',
+    team.length <= FULL_ROSTER_UP_TO ? 'The team:' : `The team has ${team.length} agents; those you work with most (team_roster lists them all):`,
     ...roster,
     '',
     'How to talk:',
@@ -52,4 +57,15 @@ export function systemPrompt(input: PreambleInput): string {
   ];
   if (input.instructions.trim() !== '') lines.push('', 'Your instructions:', input.instructions.trim());
   return lines.join('\n');
+}
+
+/** The agent, its manager, its reports and its peers (named while they are few): what a large team's member needs first. */
+function neighbourhood(agent: TeamEntry, team: readonly TeamEntry[]): string[] {
+  const manager = team.find((m) => m.name === agent.reportsTo);
+  const reports = team.filter((m) => m.reportsTo === agent.name);
+  const peers = team.filter((m) => m.reportsTo === agent.reportsTo && m.name !== agent.name && agent.reportsTo !== null);
+  const lines = [rosterLine(agent, agent.name), ...(manager ? [rosterLine(manager)] : []), ...reports.map((m) => rosterLine(m))];
+  if (peers.length <= PEERS_LISTED) lines.push(...peers.map((m) => rosterLine(m)));
+  else lines.push(`- and ${peers.length} others who report to @${agent.reportsTo}, as you do (team_roster with reports_to: "${agent.reportsTo}" lists them)`);
+  return lines;
 }

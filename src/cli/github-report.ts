@@ -4,7 +4,7 @@ import type { RunResult } from '../engine/run.js';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { END_GROUP, group } from './github.js';
-import { outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
+import { compactionsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
 export function reportToGitHub(result: RunResult, sessionPath: string, write: (text: string) => void): void {
@@ -72,7 +72,7 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
     lines.push('</details>', '');
   }
   if (trimmed > 0) lines.push(`*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`, '');
-  lines.push(...proposalsTable(s, '###'), ...usageTable(s, '### Usage and cost'));
+  lines.push(...proposalsTable(s, '###'), ...compactionsTable(s, '###'), ...usageTable(s, '### Usage and cost'));
   return `${lines.join('\n')}\n`;
 }
 

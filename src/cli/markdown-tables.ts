@@ -38,3 +38,13 @@ export function usageTable(s: SessionSummary, title: string): string[] {
   );
   return [title, '', '| agent | turns | calls | input tokens | output tokens | cost |', '|---|---|---|---|---|---|', ...rows];
 }
+
+/** Each compaction of an agent's conversation (DESIGN §11): when, how much, and what it kept. */
+export function compactionsTable(s: SessionSummary, heading: string): string[] {
+  if (s.compactions.length === 0) return [];
+  const rows = s.compactions.map(
+    (c) =>
+      `| @${c.agent} | ${c.turn} | ${c.reason === 'too_long' ? 'the API said too long' : 'compact_at'} | ${c.tokens_before} → ${c.tokens_after} | ${c.cleared} | ${c.summary === null ? 'no' : `${c.summary.length} characters`} |`,
+  );
+  return [`${heading} Compactions`, '', '| agent | turn | why | tokens | tool results cleared | summary |', '|---|---|---|---|---|---|', ...rows, ''];
+}

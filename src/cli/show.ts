@@ -1,7 +1,7 @@
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../engine/exit-codes.js';
-import { dollars, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
+import { compactionsTable, dollars, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 import { asUsageError } from './usage-error.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
@@ -35,6 +35,12 @@ function text(s: SessionSummary): string {
     }
     for (const r of p.refused) lines.push(`    @${r.voter}: ${r.option} (not counted: ${r.why})`);
   }
+  if (s.compactions.length) lines.push('', 'Compactions:');
+  for (const c of s.compactions) {
+    const what = [c.cleared ? `${c.cleared} tool results cleared` : '', c.summary !== null ? 'earlier turns summarised' : ''].filter(Boolean).join(', ');
+    lines.push(`  @${c.agent} turn ${c.turn}: ${c.tokens_before} → ${c.tokens_after} tokens (${what}${c.reason === 'too_long' ? '; the API said the prompt was too long' : ''})`);
+    if (c.summary !== null) lines.push(...c.summary.split('\n').map((l) => `    ${l}`));
+  }
   lines.push('', 'Usage:');
   for (const [name, u] of [...Object.entries(s.agents), ['total', s.total] as const]) {
     lines.push(`  ${name.padEnd(12)} ${String(u.turns).padStart(3)} turns ${String(u.calls).padStart(4)} calls ${String(u.input_tokens).padStart(9)} in ${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}`);
@@ -54,6 +60,6 @@ function markdown(s: SessionSummary): string {
   if (s.end) lines.push(...outputsTable(s.end.outputs, '##'));
   lines.push('## Transcript', '');
   for (const m of s.messages) lines.push(`**#${m.id} ${from(m)} → ${to(m)}**`, '', m.text.split('\n').map((l) => `> ${l}`).join('\n'), '');
-  lines.push(...proposalsTable(s, '##'), ...usageTable(s, '## Usage'));
+  lines.push(...proposalsTable(s, '##'), ...compactionsTable(s, '##'), ...usageTable(s, '## Usage'));
   return `${lines.join('\n')}\n`;
 }

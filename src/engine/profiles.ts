@@ -1,5 +1,6 @@
 import type { AgentProfile } from '../agents/profile.js';
-import { systemPrompt, type TeamEntry } from '../agents/preamble.js';
+import { FULL_ROSTER_UP_TO, systemPrompt, type TeamEntry } from '../agents/preamble.js';
+import { rosterTool } from '../agents/tools/roster.js';
 import { cancelProposal, channelHistory, complete, propose, vote } from '../agents/tools/coordination.js';
 import type { AgentTool } from '../agents/tools/tool.js';
 import { grep } from '../agents/tools/grep.js';
@@ -34,10 +35,19 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
       description: description ? fillTemplate(description, scope) : '',
     };
   });
+  const roster = rosterTool(team);
   return team.map((entry) => {
     const agent = spec.agents[entry.name]!;
     const system = workflow.system[entry.name];
-    const tools = [propose, vote, cancelProposal, channelHistory, ...(entry.isLead ? [complete] : []), ...(agent.tools ?? []).map((t) => WORKSPACE_TOOLS[t])];
+    const tools = [
+      propose,
+      vote,
+      cancelProposal,
+      channelHistory,
+      ...(team.length > FULL_ROSTER_UP_TO ? [roster] : []),
+      ...(entry.isLead ? [complete] : []),
+      ...(agent.tools ?? []).map((t) => WORKSPACE_TOOLS[t]),
+    ];
     const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
     const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;
     return {

@@ -1,5 +1,6 @@
+import { defaultMaxTokens, modelInfo } from '../provider/models.js';
 import type { Diagnostic } from './diagnostic.js';
-import { durationMs, durationProblem } from './limits.js';
+import { DEFAULT_MODEL, durationMs, durationProblem } from './limits.js';
 import type { WorkflowSource } from './source.js';
 import { describeValue, quote } from './suggest.js';
 import type { InputSpec, WorkflowSpec } from './types.js';
@@ -108,6 +109,22 @@ export function thinkingProblems(source: WorkflowSource, spec: WorkflowSpec): Di
     }
   }
   return out;
+}
+
+/** compact_at must leave room in the model's window for the answer (max_tokens). */
+export function compactAtProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};
+  // Each place that sets compact_at, with the settings that apply there (an agent's over the defaults).
+  const places: [(string | number)[], unknown, Record<string, unknown>][] = [[['defaults'], defaults.compact_at, defaults]];
+  for (const [name, agent] of Object.entries(recordOf(spec.agents))) if (isRecord(agent)) places.push([['agents', name], agent.compact_at, { ...defaults, ...agent }]);
+  return places.flatMap(([path, at, settings]) => {
+    if (typeof at !== 'number') return [];
+    const model = typeof settings.model === 'string' ? settings.model : DEFAULT_MODEL;
+    const { window } = modelInfo(model);
+    const room = window - (typeof settings.max_tokens === 'number' ? settings.max_tokens : defaultMaxTokens(model));
+    if (at <= room) return [];
+    return [source.error(source.valuePosition([...path, 'compact_at']), `${path.join('.')}.compact_at (${at} tokens) leaves no room for an answer in ${model}'s context window of ${window} tokens: keep it at most ${room}`)];
+  });
 }
 
 /** conclave's own credentials never reach a tool: tools_env may not name them. */

@@ -54,6 +54,11 @@ describe('long conversations stay inside the context window', () => {
       const replay = await conclave(['run', 'workflow.yml', '--replay', run.json.session as string, '--json'], { cwd: run.dir });
       expect(replay.code, replay.stderr).toBe(3);
       expect(JSON.parse(replay.stdout).outputs).toEqual(run.json.outputs);
+      const shown = await conclave(['show', run.json.session as string], { cwd: run.dir });
+      expect(shown.stdout).toMatch(/\nCompactions:\n {2}@[ab] turn \d+: \d+ → \d+ tokens \(earlier turns summarised; the API said the prompt was too long\)\n {4}Summary by @/);
+      const markdown = await conclave(['show', run.json.session as string, '--format', 'markdown'], { cwd: run.dir });
+      expect(markdown.stdout).toContain('## Compactions\n\n| agent | turn | why | tokens | tool results cleared | summary |');
+      expect(markdown.stdout).toMatch(/\| @[ab] \| \d+ \| the API said too long \| \d+ → \d+ \| 0 \| \d+ characters \|/);
     } finally {
       await server.close();
     }
@@ -131,4 +136,59 @@ describe('long conversations stay inside the context window', () => {
       await server.close();
     }
   }, 60_000);
+
+  it('old tool results are cleared first, the newest kept; no summary when that is enough', async () => {
+    const page = 'x'.repeat(40_000);
+    const server = await startFakeAnthropic({
+      lead: (r) => {
+        const reads = r.body.messages.filter((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result')).length;
+        const readThisTurn = lastToolResult(r) === 'read_file';
+        if (reads >= 8 && readThisTurn) return { tools: [{ name: 'complete', input: { status: 'success', summary: 'read' } }] };
+        return readThisTurn ? { text: `@helper page ${reads} read` } : { tools: [{ name: 'read_file', input: { path: 'page.txt' } }] };
+      },
+      helper: () => ({ text: 'ok' }),
+    });
+    try {
+      const workflow = `name: pages\ndefaults: { compact_at: 40000 }\nagents:\n  lead: { role: manager, tools: [read_file] }\n  helper: { role: worker }\nkickoff: Read page.txt every turn.\n`;
+      const run = await runWorkflow(server, workflow, [], { files: { 'page.txt': page } });
+      expect(run.code, run.json.reason).toBe(0);
+      const compactions = run.events.filter((e) => e.type === 'context_compacted');
+      expect(compactions.length).toBeGreaterThanOrEqual(1);
+      expect(compactions.every((c) => c.summary === null && (c.cleared as number) > 0)).toBe(true);
+      expect(server.requests.filter(isSummaryRequest)).toHaveLength(0);
+      const last = server.of('lead').at(-1)!;
+      const results = last.body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_result') : []));
+      const kept = results.filter((b) => b.content === page);
+      expect(kept.length).toBeGreaterThanOrEqual(1);
+      expect(kept.length).toBeLessThanOrEqual(3);
+      expect(results.filter((b) => String(b.content).startsWith('[cleared to keep the conversation within its context window] (40000 characters')).length).toBe(results.length - kept.length);
+      expect(Math.max(...server.requests.map((r) => r.bytes / 4))).toBeLessThan(40_000 + 12_000);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('a large team: each preamble lists the neighbourhood, and team_roster the whole team', async () => {
+    const workers = Array.from({ length: 40 }, (_, i) => `w${i + 1}`);
+    const server = await startFakeAnthropic({
+      lead: [{ text: '@all report.' }, { text: 'Thanks.' }],
+      ...Object.fromEntries(workers.map((w) => [w, w === 'w7' ? [{ tools: [{ name: 'team_roster', input: { reports_to: 'lead' } }] }, { text: 'listed' }] : [{ text: 'ok' }]])),
+    });
+    try {
+      const workflow = `name: wide\nlimits: { concurrency: 8 }\nagents:\n  lead: { role: manager }\n${workers.map((w) => `  ${w}: { role: worker, description: module ${w} }`).join('\n')}\nkickoff: Go.\n`;
+      const run = await runWorkflow(server, workflow);
+      expect(run.code, run.json.reason).toBe(0);
+      const system = (r: (typeof server.requests)[number]) => (r.body.system as { text: string }[])[0]!.text;
+      const worker = system(server.of('w3')[0]!);
+      expect(worker).toContain('The team has 41 agents; those you work with most (team_roster lists them all):');
+      expect(worker).toContain('- @w3 (you) — worker, reports to @lead: module w3');
+      expect(worker).toContain('- and 39 others who report to @lead, as you do (team_roster with reports_to: "lead" lists them)');
+      expect(worker).not.toContain('@w4');
+      expect(system(server.of('lead')[0]!)).toContain('- @w40 — worker, reports to @lead: module w40');
+      const listed = lastUserText(server.of('w7')[1]!);
+      expect(listed.split('\n').filter((l) => l.startsWith('- @w'))).toHaveLength(40);
+    } finally {
+      await server.close();
+    }
+  });
 });

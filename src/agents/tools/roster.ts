@@ -1,0 +1,46 @@
+import type { TeamEntry } from '../preamble.js';
+import { numberArg, stringArg, ToolInputError, type AgentTool } from './tool.js';
+
+/** How many members the roster tool lists per call. */
+const PAGE = 100;
+
+/**
+ * The whole team, one call away, for agents of a large team whose system prompt lists only their
+ * neighbourhood (DESIGN §11): so that a prompt grows with what the agent received, not with the team.
+ */
+export function rosterTool(team: readonly TeamEntry[]): AgentTool {
+  return {
+    readOnly: true,
+    external: false,
+    definition: {
+      name: 'team_roster',
+      description: `List the members of the team (${team.length} agents), ${PAGE} at a time: name, role, whom each reports to and what each does.`,
+      input_schema: {
+        type: 'object',
+        properties: {
+          reports_to: { type: 'string', description: 'Only the agents who report to this one.' },
+          page: { type: 'integer', minimum: 1, description: `Which ${PAGE} (default 1).` },
+        },
+      },
+    },
+    run: (input) => {
+      try {
+        const manager = input.reports_to === undefined ? undefined : stringArg(input, 'reports_to').replace(/^@/, '');
+        const page = numberArg(input, 'page', 1);
+        const chosen = manager === undefined ? team : team.filter((m) => m.reportsTo === manager);
+        const shown = chosen.slice((page - 1) * PAGE, page * PAGE);
+        if (shown.length === 0) return { content: chosen.length === 0 ? 'No agent matches.' : `There are ${chosen.length} matching agents: page ${page} is past the end.` };
+        const more = chosen.length > page * PAGE ? `\n(${chosen.length - page * PAGE} more: ask for page ${page + 1}.)` : '';
+        return { content: shown.map((m) => rosterLine(m)).join('\n') + more };
+      } catch (e) {
+        if (e instanceof ToolInputError) return { content: e.message, isError: true };
+        throw e;
+      }
+    },
+  };
+}
+
+export function rosterLine(m: TeamEntry, you?: string): string {
+  const role = m.isLead ? 'manager, the lead' : `${m.role}, reports to @${m.reportsTo}`;
+  return `- @${m.name}${m.name === you ? ' (you)' : ''} — ${role}${m.description ? `: ${m.description}` : ''}`;
+}
