@@ -18,7 +18,8 @@ export interface Conversation {
   counted?: { tokens: number; messages: number };
 }
 
-export const EMPTY_CONVERSATION: Conversation = { messages: [] };
+/** A new, empty conversation: each agent owns its own (a turn extends it in place). */
+export const emptyConversation = (): Conversation => ({ messages: [] });
 
 /** The conversation after a call: its answer added, and the size the API counted. */
 export function afterCall(messages: readonly MessageParam[], usage: Partial<Usage> | undefined): Conversation {

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { AgentProfile } from '../agents/profile.js';
-import { EMPTY_CONVERSATION, type Conversation } from '../agents/context.js';
+import { emptyConversation, type Conversation } from '../agents/context.js';
 import type { SandboxPlan } from '../agents/tools/sandbox.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
@@ -95,7 +95,7 @@ export class Run {
       if (!this.ending) {
         for (const profile of buildProfiles(workflow, scope, this.options.modelOverride)) {
           this.profiles.set(profile.name, profile);
-          this.conversations.set(profile.name, EMPTY_CONVERSATION);
+          this.conversations.set(profile.name, emptyConversation());
           this.turns.set(profile.name, 0);
         }
         this.channel = new Channel(workflow.graph, (event) => journal.append(event));

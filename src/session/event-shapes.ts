@@ -79,24 +79,40 @@ export function isKnownType(type: string): type is EventType {
 
 /** What is wrong with a known event's fields, in words, or undefined when it has the right shape. */
 export function shapeProblem(event: Record<string, unknown>, type: EventType): string | undefined {
-  return check(event, SHAPES[type], '');
+  return check(event, COMPILED[type], '');
 }
 
-function check(value: Record<string, unknown>, shape: Shape, path: string): string | undefined {
-  for (const [field, want] of Object.entries(shape)) {
-    const where = `${path}${field}`;
-    const v = value[field];
-    if (typeof want !== 'string') {
-      if (!isObject(v)) return `"${where}" must be an object`;
-      const inner = check(v, want, `${where}.`);
+/** A shape's fields parsed once: resume checks every event of a long session. */
+interface Field {
+  name: string;
+  kind: Kind;
+  nullable: boolean;
+  optional: boolean;
+  inner?: Field[];
+}
+
+function compile(shape: Shape): Field[] {
+  return Object.entries(shape).map(([name, want]) => {
+    if (typeof want !== 'string') return { name, kind: 'object', nullable: false, optional: false, inner: compile(want) };
+    const [kind, nullable] = want.replace(/\?$/, '').split('|') as [Kind, string | undefined];
+    return { name, kind, nullable: nullable !== undefined, optional: want.endsWith('?') };
+  });
+}
+
+const COMPILED = Object.fromEntries(Object.entries(SHAPES).map(([type, shape]) => [type, compile(shape)])) as Record<EventType, Field[]>;
+
+function check(value: Record<string, unknown>, fields: readonly Field[], path: string): string | undefined {
+  for (const field of fields) {
+    const v = value[field.name];
+    if (field.inner) {
+      if (!isObject(v)) return `"${path}${field.name}" must be an object`;
+      const inner = check(v, field.inner, `${path}${field.name}.`);
       if (inner) return inner;
       continue;
     }
-    const optional = want.endsWith('?');
-    const [kind, nullable] = want.replace(/\?$/, '').split('|') as [Kind, string | undefined];
-    if (v === undefined && optional) continue;
-    if (v === null && nullable) continue;
-    if (!fits(v, kind)) return `"${where}" must be ${describe(kind)}${nullable ? ' or null' : ''}; found ${found(v)}`;
+    if (v === undefined && field.optional) continue;
+    if (v === null && field.nullable) continue;
+    if (!fits(v, field.kind)) return `"${path}${field.name}" must be ${describe(field.kind)}${field.nullable ? ' or null' : ''}; found ${found(v)}`;
   }
   return undefined;
 }
