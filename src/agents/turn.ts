@@ -42,7 +42,7 @@ export interface TurnOutcome {
   /** The agent's whole conversation after this turn, to keep for its next turn. */
   conversation: Conversation;
   steps: number;
-  completion?: { status: 'success' | 'failure'; summary: string };
+  completion?: { status: 'success' | 'failure'; summary: string; outputs?: Record<string, unknown> };
   /** The model refused to answer (stop reason `refusal`): nothing is posted. */
   refused?: boolean;
 }
@@ -160,7 +160,7 @@ export async function runTurn(
       result = { content: `Not run: this turn's tool output budget (${profile.turnOutputBudget} tokens) is spent. Reply with what you have; your next turn has a new budget.`, isError: true };
     } else {
       await hooks.toolStarted(use);
-      const complete = (s: 'success' | 'failure', summary: string) => (completion = { status: s, summary });
+      const complete = (s: 'success' | 'failure', summary: string, outputs?: Record<string, unknown>) => (completion = { status: s, summary, outputs });
       const run = async () => tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete });
       result = tool.external ? await hooks.external(use, tool.readOnly, run) : await run();
       hooks.toolFinished(use, result);

@@ -49,7 +49,10 @@ async function main(): Promise<void> {
     return;
   }
   const bin = fileURLToPath(new URL('../bin/conclave.js', import.meta.url));
-  const child = spawn(process.execPath, [bin, ...args], { stdio: 'inherit', env: process.env });
+  // The key input only when given: otherwise a key the job set in env: reaches conclave untouched.
+  const { INPUT_ANTHROPIC_API_KEY: key, ...env } = process.env;
+  if (key?.trim()) env.ANTHROPIC_API_KEY = key.trim();
+  const child = spawn(process.execPath, [bin, ...args], { stdio: 'inherit', env });
   const code = await new Promise<number>((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal === 'SIGINT' ? 130 : 143))));
   // A workflow refused before it ran writes no outputs: say how the step ended all the same.
   if (output && !exitCodeSet()) appendFileSync(output, `status=invalid\nexit-code=${code}\n`);

@@ -8,13 +8,14 @@ import { compactionsTable, outputsTable, proposalsTable, usageTable } from './ma
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
 export function reportToGitHub(result: RunResult, sessionPath: string, write: (text: string) => void): void {
+  // conclave's own outputs last: no workflow output can replace them (validate refuses the names too).
   writeOutputs({
+    ...result.outputs,
     status: result.status,
     'exit-code': String(result.exitCode),
     'session-file': sessionPath,
     'cost-usd': result.usage.costUsd.toFixed(6),
     outputs: JSON.stringify(result.outputs),
-    ...result.outputs,
   });
   const summary = summarize(readSession(sessionPath));
   appendSummary(jobSummary(summary, result));
@@ -52,19 +53,19 @@ export function jobSummary(s: SessionSummary, result: RunResult): string {
 function render(s: SessionSummary, result: RunResult, cut: number): string {
   const icon = result.exitCode === 0 ? '✅' : '❌';
   const lines = [`## ${icon} conclave: ${s.header.workflow.path}`, '', `**${result.status}** (exit ${result.exitCode}): ${result.reason}`, ''];
-  if (result.summary) lines.push(result.summary.split('\n').map((l) => `> ${l}`).join('\n'), '');
+  if (result.summary) lines.push(fenced(result.summary), '');
   lines.push(...outputsTable(result.outputs, '###'));
   lines.push('### Transcript', '');
   let trimmed = 0;
   for (const [agent, messages] of byAgent(s.messages)) {
     lines.push(`<details><summary>${agent === 'kickoff' || agent === 'system' ? agent : `@${agent}`} — ${messages.length} message${messages.length === 1 ? '' : 's'}</summary>`, '');
     for (const m of messages) {
-      let text = m.text;
-      if (cut > 0 && text.length > cut) {
-        text = `${text.slice(0, cut)}\n\n*(${text.length - cut} more characters in the session file)*`;
+      let text = fenced(m.text);
+      if (cut > 0 && m.text.length > cut) {
+        text = `${fenced(m.text.slice(0, cut))}\n\n*(${m.text.length - cut} more characters in the session file)*`;
         trimmed++;
       } else if (cut === 0) {
-        text = `*(${text.length} characters in the session file)*`;
+        text = `*(${m.text.length} characters in the session file)*`;
         trimmed++;
       }
       lines.push(`**#${m.id} → ${to(m)}**`, '', text, '');
@@ -74,6 +75,16 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
   if (trimmed > 0) lines.push(`*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`, '');
   lines.push(...proposalsTable(s, '###'), ...compactionsTable(s, '###'), ...usageTable(s, '### Usage and cost'));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Text shown as it is, in a fenced block whose fence is longer than any run of backticks in it:
+ * no line of a message (a diff's `--- a/app.js`, a `</details>`) can change the summary's structure.
+ */
+export function fenced(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}text\n${text}\n${fence}`;
 }
 
 /** Writes step outputs to GITHUB_OUTPUT, each as name<<DELIMITER so that any value, multi-line included, is safe. */

@@ -22,6 +22,11 @@ export function annotation(d: Diagnostic): string {
   return `::${level} file=${property(d.file)},line=${d.line},col=${d.col}::${data(d.message)}\n`;
 }
 
+/** `::error::message`, for a failure that belongs to no line of a file (a missing file, a bad flag). */
+export function errorAnnotation(message: string): string {
+  return `::error::${data(message)}\n`;
+}
+
 /** Tells GitHub to hide a value in every log line from here on. */
 export function addMask(value: string): string {
   return value.split(/\r?\n/).filter((line) => line.trim() !== '').map((line) => `::add-mask::${data(line)}\n`).join('');

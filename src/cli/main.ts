@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { EXIT } from '../engine/exit-codes.js';
+import { errorAnnotation, inGitHubActions } from './github.js';
 import { UsageError } from './usage-error.js';
 
 // Commands import their modules when they run, so that `--help` and `validate` start fast.
@@ -94,6 +95,7 @@ try {
     process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
   } else if (e instanceof UsageError) {
     process.stderr.write(`conclave: ${e.message}\n`);
+    if (inGitHubActions()) process.stdout.write(errorAnnotation(e.message));
     process.exitCode = EXIT.usage;
   } else {
     process.stderr.write(`conclave: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

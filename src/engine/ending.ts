@@ -13,6 +13,8 @@ export interface Ending {
   reason: string;
   /** The lead's summary from `complete`, or empty. */
   summary: string;
+  /** The values of the typed outputs, from the lead's `complete`. */
+  outputs?: Record<string, unknown>;
   /** Which limit stopped the run, when one did. */
   limit?: LimitName;
 }

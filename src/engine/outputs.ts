@@ -33,6 +33,8 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
       proposals: Object.fromEntries(proposals.map((p) => [p.id, { question: p.question, status: p.status, winner: p.winner, tally: p.tally }])),
       usage: { input_tokens: total.usage.input_tokens, output_tokens: total.usage.output_tokens, cost_usd: Number(total.costUsd.toFixed(6)) },
     };
+    // Typed outputs as the lead gave them: strings as they are, other values as JSON.
+    for (const [name, value] of Object.entries(end.outputs ?? {})) outputs[name] = typeof value === 'string' ? value : JSON.stringify(value);
     for (const [key, template] of workflow.templates) {
       if (template.field !== 'outputs') continue;
       try {

@@ -1,7 +1,8 @@
 import type { AgentProfile } from '../agents/profile.js';
 import { FULL_ROSTER_UP_TO, systemPrompt, type TeamEntry } from '../agents/preamble.js';
 import { rosterTool } from '../agents/tools/roster.js';
-import { cancelProposal, channelHistory, complete, propose, vote } from '../agents/tools/coordination.js';
+import { cancelProposal, channelHistory, completeTool, propose, vote } from '../agents/tools/coordination.js';
+import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { AgentTool } from '../agents/tools/tool.js';
 import { grep } from '../agents/tools/grep.js';
 import { runCommand } from '../agents/tools/run-command.js';
@@ -45,7 +46,7 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
       cancelProposal,
       channelHistory,
       ...(team.length > FULL_ROSTER_UP_TO ? [roster] : []),
-      ...(entry.isLead ? [complete] : []),
+      ...(entry.isLead ? [completeTool(typedOutputs(spec))] : []),
       ...(agent.tools ?? []).map((t) => WORKSPACE_TOOLS[t]),
     ];
     const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };

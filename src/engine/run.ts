@@ -233,8 +233,8 @@ export class Run {
       const refusal = outcome.refused ? afterRefusal(this.profiles.get(name)!, turn, channel) : undefined;
       if (refusal) this.stop(refusal);
       if (outcome.completion) {
-        const { status, summary } = outcome.completion;
-        this.stop(ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary));
+        const { status, summary, outputs } = outcome.completion;
+        this.stop({ ...ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary), outputs });
       }
     } catch (e) {
       if (!handled) channel.release(delivery);

@@ -5,6 +5,7 @@ import { buildGraph, type AgentEntry, type TeamGraph } from './graph.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { textInFile, textInSource, type LocatedText } from './located.js';
 import { checkReferences, type Field } from './references.js';
+import { outputProblems } from './typed-outputs.js';
 import { compactAtProblems, durationProblems, inputProblems, isRecord, recordOf, setupIdProblems, thinkingProblems, toolsEnvProblems } from './value-checks.js';
 import { labelOf, schemaErrors } from './schema-check.js';
 import { WorkflowSource, type Path } from './source.js';
@@ -82,6 +83,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
   diagnostics.push(...inputProblems(source, spec));
   diagnostics.push(...setupIdProblems(source, spec));
   diagnostics.push(...durationProblems(source, spec), ...thinkingProblems(source, spec), ...compactAtProblems(source, spec), ...toolsEnvProblems(source, spec));
+  diagnostics.push(...outputProblems(source, spec));
   const system = systemTexts(source, spec, diagnostics);
   const templates = collectTemplates(source, spec, system, diagnostics);
   diagnostics.push(...strayExpressions(source, data, templates));

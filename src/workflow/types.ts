@@ -77,5 +77,13 @@ export interface WorkflowSpec {
   pricing?: Record<string, PriceSpec>;
   agents: Record<string, AgentSpec>;
   kickoff: string;
-  outputs?: Record<string, string>;
+  /** An expression, or a typed declaration (a JSON Schema fragment) the lead fills. */
+  outputs?: Record<string, string | TypedOutput>;
+}
+
+/** A typed output: a JSON Schema (2020-12) fragment with a `type`. */
+export interface TypedOutput {
+  type: string | string[];
+  description?: string;
+  [keyword: string]: unknown;
 }

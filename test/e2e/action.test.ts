@@ -47,7 +47,7 @@ function parseOutputs(text: string): Record<string, string> {
 }
 
 /** Runs the action's `run` step as a composite action runs it: bash, the step's env, GITHUB_* files. */
-function runAction(inputs: Record<string, string>, workspace: string) {
+function runAction(inputs: Record<string, string>, workspace: string, jobEnv: NodeJS.ProcessEnv = {}) {
   writeFileSync(join(workspace, 'output.txt'), '');
   writeFileSync(join(workspace, 'summary.md'), '');
   const env: NodeJS.ProcessEnv = {
@@ -59,6 +59,7 @@ function runAction(inputs: Record<string, string>, workspace: string) {
     GITHUB_OUTPUT: join(workspace, 'output.txt'),
     GITHUB_STEP_SUMMARY: join(workspace, 'summary.md'),
     ANTHROPIC_BASE_URL: server.url,
+    ...jobEnv,
     ...Object.fromEntries(Object.entries(runStep.env!).map(([k, v]) => [k, fill(v, inputs)])),
   };
   const cwd = join(workspace, fill(runStep['working-directory']!, inputs));
@@ -153,5 +154,65 @@ describe('action.yml', () => {
     const result = await runAction({ workflow: 'x.yml', inputs: '[1, 2]', 'anthropic-api-key': TEST_API_KEY }, workspace);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('::error::the inputs input must be a map of names to values, in YAML or JSON\n');
+  });
+
+  it('typed outputs: an invalid value goes back to the lead, the corrected ones become step outputs of their own names', async () => {
+    const finding = { file: 'src/app.js', line: 3, message: 'SQL built from input' };
+    server = await startFakeAnthropic({
+      lead: [
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 'reviewed', outputs: { verdict: 'maybe', findings: [finding] } } }] },
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 'reviewed', outputs: { verdict: 'request-changes', findings: [finding] } } }] },
+      ],
+    });
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    writeFileSync(
+      join(workspace, 'review.yml'),
+      [
+        'name: review',
+        'agents:',
+        '  lead: { role: manager }',
+        'kickoff: Review the change.',
+        'outputs:',
+        '  verdict: { type: string, enum: [approve, request-changes, comment], description: The decision }',
+        '  findings:',
+        '    type: array',
+        '    items: { type: object, properties: { file: { type: string }, line: { type: integer }, message: { type: string } }, required: [file, message] }',
+        '  said: $<< result.summary >>',
+        '',
+      ].join('\n'),
+    );
+    // No key input: the job's own ANTHROPIC_API_KEY is used, not replaced by an empty one.
+    const result = await runAction({ workflow: 'review.yml' }, workspace, { ANTHROPIC_API_KEY: TEST_API_KEY });
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    const [first, second] = server.of('lead');
+    const tool = first!.body.tools!.find((t) => t.name === 'complete') as unknown as { input_schema: { properties: { outputs: { required: string[] } } } };
+    expect(tool.input_schema.properties.outputs.required).toEqual(['verdict', 'findings']);
+    const refused = second!.body.messages.at(-1)!.content as { type: string; content: string; is_error?: boolean }[];
+    expect(refused[0]).toMatchObject({ type: 'tool_result', is_error: true });
+    expect(refused[0]!.content).toBe('Not complete: outputs.verdict must be one of "approve", "request-changes", "comment". Call complete again with outputs that fit.');
+    expect(result.outputs).toMatchObject({ status: 'success', verdict: 'request-changes', said: 'reviewed' });
+    expect(JSON.parse(result.outputs.findings!)).toEqual([finding]);
+    expect(JSON.parse(result.outputs.outputs!)).toEqual({ verdict: 'request-changes', findings: JSON.stringify([finding]), said: 'reviewed' });
+  });
+
+  it('a workflow file that is not there is an ::error annotation, and exit-code 2', async () => {
+    server = await startFakeAnthropic({});
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    const result = await runAction({ workflow: 'missing.yml', 'anthropic-api-key': TEST_API_KEY }, workspace);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('::error::cannot read missing.yml: no such file\n');
+    expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
+  });
+
+  it('refuses a workflow output named like one of its own, and an invalid typed declaration, before anything runs', async () => {
+    server = await startFakeAnthropic({});
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    writeFileSync(join(workspace, 'w.yml'), 'name: w\nagents:\n  lead: { role: manager }\nkickoff: hi\noutputs:\n  status: $<< result.status >>\n  score: { type: number, minimum: high }\n');
+    const result = await runAction({ workflow: 'w.yml', 'anthropic-api-key': TEST_API_KEY }, workspace);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain("::error file=w.yml,line=6,col=3::outputs.status has the name of one of the Action's own outputs (status, exit-code, cost-usd, session-file, outputs): choose another name");
+    expect(result.stdout).toMatch(/::error file=w\.yml,line=7,col=10::outputs\.score is not a valid JSON Schema: it\/minimum must be number/);
+    expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
+    expect(server.requests).toHaveLength(0);
   });
 });

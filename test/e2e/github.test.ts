@@ -54,6 +54,22 @@ describe('conclave in GitHub Actions', () => {
     for (const text of [run.stdout, run.stderr, summary]) expect(text.replace(`::add-mask::${TEST_API_KEY}`, '')).not.toContain(TEST_API_KEY);
   });
 
+  it('shows messages in the job summary as they are: no line of theirs changes its structure', async () => {
+    const diff = 'Here is the diff:\nfunction a() {}\n--- a/app.js\n+++ b/app.js\n</details>\n# not a heading\n``` not a fence end';
+    server = await startFakeAnthropic({ lead: [{ text: `@helper ${diff}` }, { tools: [{ name: 'complete', input: { status: 'success', summary: '</details>\n---' } }] }], helper: [{ text: 'seen' }] });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-gha-'));
+    writeFileSync(join(dir, 'workflow.yml'), 'name: diff\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n');
+    const run = await conclave(['run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(run.code, run.stderr).toBe(0);
+    const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+    expect(summary).toContain(`\`\`\`\`text\n@helper ${diff}\n\`\`\`\``);
+    expect(summary).toContain('```text\n</details>\n---\n```');
+    // Every <details> the summary opens, it closes: no message closed one early.
+    const outside = summary.replace(/(`{3,})text\n[\s\S]*?\n\1(?=\n)/g, '');
+    expect(outside.match(/<details>/g)?.length).toBe(outside.match(/<\/details>/g)?.length);
+    expect(outside).not.toContain('--- a/app.js');
+  });
+
   it('keeps the job summary under 1 MiB by cutting long messages, with a note', async () => {
     server = await startFakeAnthropic({ lead: [{ text: `@helper ${'x'.repeat(300_000)}` }, { text: 'y'.repeat(300_000) }], helper: [{ text: 'z'.repeat(600_000) }] });
     const dir = mkdtempSync(join(tmpdir(), 'conclave-gha-'));

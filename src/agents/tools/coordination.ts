@@ -1,6 +1,8 @@
 import { ChannelError } from '../../channel/errors.js';
 import { formatWithId } from '../../channel/message.js';
 import { RULES, type ProposalRequest } from '../../channel/proposal.js';
+import { outputsChecker, outputsSchema } from '../../workflow/typed-outputs.js';
+import type { TypedOutput } from '../../workflow/types.js';
 import { numberArg, stringArg, ToolInputError, type AgentTool, type ToolResult } from './tool.js';
 
 /** A channel action's ChannelError or bad input becomes a tool error the model reads; anything else is a bug. */
@@ -95,26 +97,35 @@ export const channelHistory: AgentTool = {
     }),
 };
 
-export const complete: AgentTool = {
-  readOnly: false,
-  external: false,
-  definition: {
-    name: 'complete',
-    description: 'End the whole run, as the lead: give the status and a summary of the outcome. Nothing runs after this.',
-    input_schema: {
-      type: 'object',
-      properties: {
-        status: { type: 'string', enum: ['success', 'failure'] },
-        summary: { type: 'string', description: 'The result, for the people who started the run.' },
+/** The lead's `complete`; with typed outputs (DESIGN §12), it takes their values, checked against their declarations. */
+export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool {
+  const names = Object.keys(typed);
+  const check = names.length > 0 ? outputsChecker(typed) : undefined;
+  return {
+    readOnly: false,
+    external: false,
+    definition: {
+      name: 'complete',
+      description: `End the whole run, as the lead: give the status and a summary of the outcome${names.length ? `, and the run's outputs (${names.join(', ')})` : ''}. Nothing runs after this.`,
+      input_schema: {
+        type: 'object',
+        properties: {
+          status: { type: 'string', enum: ['success', 'failure'] },
+          summary: { type: 'string', description: 'The result, for the people who started the run.' },
+          ...(check ? { outputs: { ...outputsSchema(typed), description: 'The values of the run\'s outputs, as declared: required for success.' } } : {}),
+        },
+        required: ['status', 'summary'],
       },
-      required: ['status', 'summary'],
     },
-  },
-  run: (input, context) => {
-    const status = input.status;
-    if (status !== 'success' && status !== 'failure') return { content: 'status must be "success" or "failure"', isError: true };
-    const summary = typeof input.summary === 'string' ? input.summary : '';
-    context.complete(status, summary);
-    return { content: 'The run is complete.' };
-  },
-};
+    run: (input, context) => {
+      const status = input.status;
+      if (status !== 'success' && status !== 'failure') return { content: 'status must be "success" or "failure"', isError: true };
+      const summary = typeof input.summary === 'string' ? input.summary : '';
+      const problem = check?.(input.outputs);
+      // A success gives every output as declared; a failure gives them only if it can.
+      if (problem && status === 'success') return { content: `Not complete: ${problem}. Call complete again with outputs that fit.`, isError: true };
+      context.complete(status, summary, check && !problem ? (input.outputs as Record<string, unknown>) : undefined);
+      return { content: 'The run is complete.' };
+    },
+  };
+}

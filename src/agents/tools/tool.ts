@@ -16,8 +16,8 @@ export interface ToolContext {
   /** How run_command is sandboxed. */
   sandbox?: SandboxPlan;
   signal: AbortSignal;
-  /** The lead's `complete`: ends the run. */
-  complete(status: 'success' | 'failure', summary: string): void;
+  /** The lead's `complete`: ends the run, with the values of its typed outputs. */
+  complete(status: 'success' | 'failure', summary: string, outputs?: Record<string, unknown>): void;
 }
 
 /** A tool an agent can call: its definition for the Messages API, and what it does. */
