@@ -47,19 +47,23 @@ export function schemaErrors(source: WorkflowSource, data: unknown): Diagnostic[
   const out: Diagnostic[] = [];
   for (const error of errors) {
     const path = pointerToPath(error.instancePath);
-    if (isExplainedByTypo(error, errors)) continue;
+    if (isExplainedByTypo(error, errors) || error.keyword === 'if') continue;
     if (error.keyword === 'anyOf') {
       out.push(unionError(source, error, path));
     } else if (!failedUnions.has(error.instancePath) && error.keyword !== 'propertyNames') {
       out.push(keywordError(source, error, path));
     }
   }
-  return out;
+  // A meta-schema may report one fault twice (through $dynamicRef): say it once.
+  return out.filter((d, i) => out.findIndex((o) => o.line === d.line && o.col === d.col && o.message === d.message) === i);
 }
 
 function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagnostic {
   const label = labelOf(path);
   const found = describeValue(e.data);
+  if (path.length === 2 && path[0] === 'outputs' && e.keyword === 'type') {
+    return source.error(source.valuePosition(path), `${label} must be an expression (a string) or a typed declaration (a mapping with a type); found ${found}`);
+  }
   const params = e.params as Record<string, unknown>;
   switch (e.keyword) {
     case 'additionalProperties': {
@@ -151,9 +155,15 @@ function isExplainedByTypo(error: ErrorObject, errors: readonly ErrorObject[]): 
   );
 }
 
+/** A union of JSON Schema's own meta-schema, met in a typed output's declaration. */
+const META_WORDS: Record<string, string> = {
+  type: 'a JSON Schema type (string, number, integer, boolean, object, array or null), or a list of them',
+};
+
 function unionError(source: WorkflowSource, e: ErrorObject, path: Path): Diagnostic {
   const def = /#\/\$defs\/(\w+)\/anyOf$/.exec(e.schemaPath)?.[1];
-  const words = (def && DEF_WORDS[def]) ?? 'of another form';
+  const meta = path[0] === 'outputs' ? /^#\/properties\/(\w+)\/anyOf$/.exec(e.schemaPath)?.[1] : undefined;
+  const words = (def && DEF_WORDS[def]) ?? (meta && META_WORDS[meta]) ?? 'of another form';
   return source.error(source.valuePosition(path), `${labelOf(path)} must be ${words}; found ${describeValue(e.data)}`);
 }
 

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type { Diagnostic } from './diagnostic.js';
 import type { WorkflowSource } from './source.js';
 import type { TypedOutput, WorkflowSpec } from './types.js';
@@ -17,54 +16,35 @@ export function outputsSchema(typed: Record<string, TypedOutput>): Record<string
   return { type: 'object', properties: typed, required: Object.keys(typed), additionalProperties: false };
 }
 
-interface Ajv {
-  validateSchema(schema: unknown): boolean;
-  compile(schema: unknown): ((value: unknown) => boolean) & { errors?: AjvError[] | null };
-  errorsText(errors?: AjvError[] | null, options?: { dataVar?: string }): string;
-  errors?: AjvError[] | null;
-}
+type AjvClass = new (options: object) => { compile(schema: unknown): ((value: unknown) => boolean) & { errors?: unknown[] | null } };
+
 interface AjvError {
   instancePath: string;
   message?: string;
   params: Record<string, unknown>;
 }
 
-/** Ajv for JSON Schema 2020-12, loaded only for a workflow with typed outputs. */
-function ajv(): Ajv {
-  const Ajv2020 = createRequire(import.meta.url)('ajv/dist/2020') as { default: new (options: object) => Ajv };
-  return new Ajv2020.default({ allErrors: true, strict: true });
-}
-
-/** Reserved names, and typed declarations that are not valid JSON Schema, at their place in the file. */
+/** Reserved names. (The schema checks each typed declaration against JSON Schema's own meta-schema.) */
 export function outputProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
-  const out: Diagnostic[] = [];
-  for (const name of Object.keys(recordOf(spec.outputs))) {
-    if (RESERVED_OUTPUTS.includes(name)) {
-      out.push(source.error(source.keyPosition(['outputs', name]), `outputs.${name} has the name of one of the Action's own outputs (${RESERVED_OUTPUTS.join(', ')}): choose another name`));
-    }
-  }
-  const typed = typedOutputs(spec);
-  if (Object.keys(typed).length === 0) return out;
-  const checker = ajv();
-  for (const [name, fragment] of Object.entries(typed)) {
-    let problem: string | undefined;
-    try {
-      if (!checker.validateSchema(fragment)) problem = checker.errorsText(checker.errors, { dataVar: 'it' });
-      else checker.compile(fragment);
-    } catch (e) {
-      problem = (e as Error).message;
-    }
-    if (problem) out.push(source.error(source.valuePosition(['outputs', name]), `outputs.${name} is not a valid JSON Schema: ${problem}`));
-  }
-  return out;
+  return Object.keys(recordOf(spec.outputs))
+    .filter((name) => RESERVED_OUTPUTS.includes(name))
+    .map((name) =>
+      source.error(source.keyPosition(['outputs', name]), `outputs.${name} has the name of one of the Action's own outputs (${RESERVED_OUTPUTS.join(', ')}): choose another name`),
+    );
 }
 
-/** Checks `complete`'s outputs against the declarations: what is wrong, in words, or undefined. */
-export function outputsChecker(typed: Record<string, TypedOutput>): (value: unknown) => string | undefined {
-  const validate = ajv().compile(outputsSchema(typed));
+/**
+ * Checks `complete`'s outputs against the declarations: what is wrong, in words, or undefined.
+ * Ajv loads only here, when a lead completes a workflow with typed outputs.
+ */
+export async function outputsChecker(typed: Record<string, TypedOutput>): Promise<(value: unknown) => string | undefined> {
+  // ajv is CommonJS: its class is `default` under Node's interop and `default.default` in some bundles.
+  const module = (await import('ajv/dist/2020.js')) as unknown as { default: AjvClass | { default: AjvClass } };
+  const Ajv2020 = 'default' in module.default ? module.default.default : module.default;
+  const validate = new Ajv2020({ allErrors: true, strict: false }).compile(outputsSchema(typed));
   return (value) => {
     if (validate(value)) return undefined;
-    return (validate.errors ?? []).map(describe).join('; ');
+    return ((validate.errors ?? []) as AjvError[]).map(describe).join('; ');
   };
 }
 

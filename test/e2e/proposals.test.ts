@@ -13,7 +13,7 @@ kickoff: Decide the verdict.
 outputs:
   verdict: $<< proposals.verdict.winner >>
   tally: $<< json(proposals.verdict.tally) >>
-  status: $<< proposals.verdict.status >>
+  outcome: $<< proposals.verdict.status >>
 `;
 
 let server: FakeAnthropic;
@@ -44,7 +44,7 @@ describe('conclave run: proposals', () => {
     });
     const run = await runWorkflow(server, VOTE);
     expect(run.code).toBe(0);
-    expect(run.json.outputs).toEqual({ verdict: 'approve', tally: '{"approve":3,"reject":0}', status: 'decided' });
+    expect(run.json.outputs).toEqual({ verdict: 'approve', tally: '{"approve":3,"reject":0}', outcome: 'decided' });
     const texts = channelOf(run).map(([sender, to, text]) => `${sender}→${to.join(',')}: ${text.split('\n')[0]}`);
     expect(texts).toContain('system→c: Proposal "verdict" is still waiting for your vote: Approve the change? Use the vote tool.');
     expect(texts.at(-1)).toBe('system→lead,a,b,c: Proposal "verdict" is decided: "approve" (votes: "approve" 3, "reject" 0; rule: unanimous).');

@@ -16,7 +16,7 @@ agents:
 kickoff: What is 2 + 2?
 outputs:
   answer: $<< agents.helper.last_message >>
-  status: $<< result.status >>
+  ended: $<< result.status >>
 `;
 
 let server: FakeAnthropic;
@@ -31,7 +31,7 @@ describe('conclave run: two agents relay a question', () => {
     const run = await runWorkflow(server, RELAY);
     expect(run.stderr).not.toContain('failed');
     expect(run.code).toBe(0);
-    expect(run.json).toMatchObject({ status: 'idle', exit_code: 0, outputs: { answer: '4', status: 'idle' } });
+    expect(run.json).toMatchObject({ status: 'idle', exit_code: 0, outputs: { answer: '4', ended: 'idle' } });
     expect(channelOf(run)).toEqual([
       ['system', ['lead'], 'What is 2 + 2?'],
       ['lead', ['helper'], '@helper what is 2 + 2?'],

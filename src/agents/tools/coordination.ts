@@ -100,7 +100,7 @@ export const channelHistory: AgentTool = {
 /** The lead's `complete`; with typed outputs (DESIGN §12), it takes their values, checked against their declarations. */
 export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool {
   const names = Object.keys(typed);
-  const check = names.length > 0 ? outputsChecker(typed) : undefined;
+  let checker: Promise<(value: unknown) => string | undefined> | undefined;
   return {
     readOnly: false,
     external: false,
@@ -112,15 +112,16 @@ export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool
         properties: {
           status: { type: 'string', enum: ['success', 'failure'] },
           summary: { type: 'string', description: 'The result, for the people who started the run.' },
-          ...(check ? { outputs: { ...outputsSchema(typed), description: 'The values of the run\'s outputs, as declared: required for success.' } } : {}),
+          ...(names.length ? { outputs: { ...outputsSchema(typed), description: 'The values of the run\'s outputs, as declared: required for success.' } } : {}),
         },
         required: ['status', 'summary'],
       },
     },
-    run: (input, context) => {
+    run: async (input, context) => {
       const status = input.status;
       if (status !== 'success' && status !== 'failure') return { content: 'status must be "success" or "failure"', isError: true };
       const summary = typeof input.summary === 'string' ? input.summary : '';
+      const check = names.length ? await (checker ??= outputsChecker(typed)) : undefined;
       const problem = check?.(input.outputs);
       // A success gives every output as declared; a failure gives them only if it can.
       if (problem && status === 'success') return { content: `Not complete: ${problem}. Call complete again with outputs that fit.`, isError: true };
