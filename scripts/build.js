@@ -30,7 +30,5 @@ const options = (input) => ({
   },
 });
 await build(options({ conclave: new URL('src/cli/main.ts', root).pathname }));
-// The Action's entry is bundled on its own, so that the chunks of the CLI stay as they are.
-await build(options({ 'conclave-action': new URL('src/cli/action.ts', root).pathname }));
 // grep's search runs in a worker thread (so that its deadline holds): the worker is a file of its own.
 await build(options({ 'grep-worker': new URL('src/agents/tools/grep-worker.ts', root).pathname }));

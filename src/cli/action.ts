@@ -1,61 +1,77 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as core from '@actions/core';
 import { parse } from 'yaml';
 
 /**
- * The GitHub Action's entry (action.yml). Its inputs arrive as environment variables, never
- * spliced into a shell line; they become an argument array for `conclave run` or `conclave
- * resume`, which does the rest (outputs, job summary, annotations, masks).
+ * The GitHub Action's entry (action.yml, `runs.using: node24`, bundled into action/). Its inputs
+ * come through @actions/core; they become an argument array for `conclave run` or `conclave
+ * resume` (never a shell line), which does the rest: outputs, job summary, annotations, masks.
  */
-export function actionArgs(env: NodeJS.ProcessEnv): string[] | string {
-  const value = (name: string) => (env[`INPUT_${name}`] ?? '').trim();
-  const args = value('RESUME_FROM') ? ['resume', value('RESUME_FROM')] : ['run', value('WORKFLOW')];
-  if (!value('RESUME_FROM') && !value('WORKFLOW')) return 'the workflow input is required: the path of a workflow file';
-  if (value('INPUTS')) {
+export function actionArgs(input: (name: string) => string): string[] | string {
+  const value = (name: string) => input(name).trim();
+  const args = value('resume-from') ? ['resume', value('resume-from')] : ['run', value('workflow')];
+  if (!value('resume-from') && !value('workflow')) return 'the workflow input is required: the path of a workflow file';
+  if (value('inputs')) {
     let map: unknown;
     try {
-      map = parse(value('INPUTS'));
+      map = parse(value('inputs'));
     } catch (e) {
       return `the inputs input is not YAML or JSON: ${(e as Error).message}`;
     }
     if (map === null || typeof map !== 'object' || Array.isArray(map)) return 'the inputs input must be a map of names to values, in YAML or JSON';
     for (const [name, v] of Object.entries(map)) args.push('-i', `${name}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
   }
-  if (value('SESSION_FILE') && !value('RESUME_FROM')) args.push('--session', value('SESSION_FILE'));
-  const cache = value('CACHE');
+  if (value('session-file') && !value('resume-from')) args.push('--session', value('session-file'));
+  const cache = value('cache');
   if (cache === 'true') args.push('--cache');
   else if (cache && cache !== 'false') args.push('--cache', cache);
-  for (const [input, flag] of [
-    ['BUDGET_USD', '--budget-usd'],
-    ['MAX_TURNS', '--max-turns'],
-    ['MAX_TURNS_PER_AGENT', '--max-turns-per-agent'],
-    ['TIMEOUT', '--timeout'],
-    ['CACHE_TTL', '--cache-ttl'],
+  for (const [name, flag] of [
+    ['budget-usd', '--budget-usd'],
+    ['max-turns', '--max-turns'],
+    ['max-turns-per-agent', '--max-turns-per-agent'],
+    ['timeout', '--timeout'],
+    ['cache-ttl', '--cache-ttl'],
   ] as const) {
-    if (value(input)) args.push(flag, value(input));
+    if (value(name)) args.push(flag, value(name));
   }
   return args;
 }
 
+/** The environment conclave runs in: the job's, with the key input only when it is given. */
+export function conclaveEnv(env: NodeJS.ProcessEnv, key: string): NodeJS.ProcessEnv {
+  // A key the job set in env: reaches conclave untouched when the input is left out. The inputs
+  // themselves (INPUT_*) are the Action's business, and one of them is the key.
+  const own = Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('INPUT_')));
+  if (key.trim()) own.ANTHROPIC_API_KEY = key.trim();
+  return own;
+}
+
 async function main(): Promise<void> {
-  const args = actionArgs(process.env);
-  const output = process.env.GITHUB_OUTPUT;
-  const exitCodeSet = () => output !== undefined && existsSync(output) && /^exit-code<</m.test(readFileSync(output, 'utf8'));
-  if (typeof args === 'string') {
-    process.stdout.write(`::error::${args}\n`);
-    if (output) appendFileSync(output, 'status=invalid\nexit-code=2\n');
+  const input = (name: string) => core.getInput(name);
+  if (input('anthropic-api-key').trim()) core.setSecret(input('anthropic-api-key').trim());
+  const cwd = resolve(process.env.GITHUB_WORKSPACE ?? '.', input('working-directory') || '.');
+  const args = actionArgs(input);
+  if (typeof args === 'string' || !existsSync(cwd)) {
+    core.error(typeof args === 'string' ? args : `the working-directory ${input('working-directory')} does not exist`);
+    core.setOutput('status', 'invalid');
+    core.setOutput('exit-code', '2');
     process.exitCode = 2;
     return;
   }
-  const bin = fileURLToPath(new URL('../bin/conclave.js', import.meta.url));
-  // The key input only when given: otherwise a key the job set in env: reaches conclave untouched.
-  const { INPUT_ANTHROPIC_API_KEY: key, ...env } = process.env;
-  if (key?.trim()) env.ANTHROPIC_API_KEY = key.trim();
-  const child = spawn(process.execPath, [bin, ...args], { stdio: 'inherit', env });
-  const code = await new Promise<number>((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal === 'SIGINT' ? 130 : 143))));
+  // The CLI bundled beside this entry (action/conclave.js), or the package's own (dist/conclave.js).
+  const cli = fileURLToPath(new URL('./conclave.js', import.meta.url));
+  const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit', cwd, env: conclaveEnv(process.env, input('anthropic-api-key')) });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
   // A workflow refused before it ran writes no outputs: say how the step ended all the same.
-  if (output && !exitCodeSet()) appendFileSync(output, `status=invalid\nexit-code=${code}\n`);
+  const output = process.env.GITHUB_OUTPUT;
+  if (!(output && existsSync(output) && /^exit-code<</m.test(readFileSync(output, 'utf8')))) {
+    core.setOutput('status', 'invalid');
+    core.setOutput('exit-code', String(code));
+  }
   process.exitCode = code;
 }
 

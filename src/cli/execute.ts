@@ -8,7 +8,6 @@ import { durationMs, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { addMask, inGitHubActions } from './github.js';
-import { reportToGitHub } from './github-report.js';
 import type { LimitFlags } from './limit-flags.js';
 import { progressLines } from './progress-lines.js';
 import { resultText } from './result-text.js';
@@ -149,7 +148,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     }
     await options.responseCache?.close();
   }
-  if (github) reportToGitHub(result, writer.path, command);
+  // Loaded only in Actions: @actions/core brings an HTTP client with it.
+  if (github) (await import('./github-report.js')).reportToGitHub(result, writer.path, command);
   process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path));
   warnOnce();
   unmask();

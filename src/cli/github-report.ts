@@ -1,7 +1,7 @@
 import { readSession } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import type { RunResult } from '../engine/run.js';
-import { randomBytes } from 'node:crypto';
+import * as core from '@actions/core';
 import { appendFileSync } from 'node:fs';
 import { END_GROUP, group } from './github.js';
 import { compactionsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
@@ -87,18 +87,10 @@ export function fenced(text: string): string {
   return `${fence}text\n${text}\n${fence}`;
 }
 
-/** Writes step outputs to GITHUB_OUTPUT, each as name<<DELIMITER so that any value, multi-line included, is safe. */
+/** Step outputs, through @actions/core (GITHUB_OUTPUT, each value safe whatever it holds). */
 function writeOutputs(outputs: Record<string, string>): void {
-  const file = process.env.GITHUB_OUTPUT;
-  if (!file) return;
-  let text = '';
-  for (const [name, value] of Object.entries(outputs)) {
-    let delimiter: string;
-    do delimiter = `conclave_${randomBytes(8).toString('hex')}`;
-    while (value.includes(delimiter));
-    text += `${name}<<${delimiter}\n${value}\n${delimiter}\n`;
-  }
-  appendFileSync(file, text);
+  if (!process.env.GITHUB_OUTPUT) return;
+  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
 }
 
 /** GitHub refuses a step summary over 1 MiB. */

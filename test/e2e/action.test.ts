@@ -9,24 +9,11 @@ import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
 import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 
-interface Step {
-  id?: string;
-  run?: string;
-  uses?: string;
-  env?: Record<string, string>;
-  'working-directory'?: string;
-}
 const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
   inputs: Record<string, { required?: boolean; default?: string }>;
-  outputs: Record<string, { value: string }>;
-  runs: { using: string; steps: Step[] };
+  outputs: Record<string, { description: string }>;
+  runs: { using: string; main: string };
 };
-const runStep = action.runs.steps.find((s) => s.id === 'run')!;
-
-/** What GitHub does with `${{ inputs.NAME }}` in the step's env and working directory. */
-function fill(template: string, inputs: Record<string, string>): string {
-  return template.replace(/\$\{\{\s*inputs\.([\w-]+)\s*\}\}/g, (_, name: string) => inputs[name] ?? action.inputs[name]?.default ?? '');
-}
 
 /** GitHub's GITHUB_OUTPUT file: name=value lines and name<<DELIMITER blocks. */
 function parseOutputs(text: string): Record<string, string> {
@@ -46,25 +33,29 @@ function parseOutputs(text: string): Record<string, string> {
   return outputs;
 }
 
-/** Runs the action's `run` step as a composite action runs it: bash, the step's env, GITHUB_* files. */
+/**
+ * Runs the committed Action as the runner runs a node24 action: `node action/main.js` in the
+ * workspace, each input as INPUT_NAME (defaults from action.yml), the GITHUB_* files, and the
+ * job's own environment (`jobEnv`), nothing else: no PATH to a conclave, no node_modules to lean on.
+ */
 function runAction(inputs: Record<string, string>, workspace: string, jobEnv: NodeJS.ProcessEnv = {}) {
   writeFileSync(join(workspace, 'output.txt'), '');
   writeFileSync(join(workspace, 'summary.md'), '');
+  const given = Object.fromEntries(Object.entries(action.inputs).map(([name, spec]) => [`INPUT_${name.toUpperCase()}`, inputs[name] ?? spec.default ?? '']));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     TMPDIR: process.env.TMPDIR,
     GITHUB_ACTIONS: 'true',
-    GITHUB_ACTION_PATH: ROOT,
+    GITHUB_WORKSPACE: workspace,
     GITHUB_OUTPUT: join(workspace, 'output.txt'),
     GITHUB_STEP_SUMMARY: join(workspace, 'summary.md'),
     ANTHROPIC_BASE_URL: server.url,
     ...jobEnv,
-    ...Object.fromEntries(Object.entries(runStep.env!).map(([k, v]) => [k, fill(v, inputs)])),
+    ...given,
   };
-  const cwd = join(workspace, fill(runStep['working-directory']!, inputs));
   return new Promise<{ code: number; stdout: string; stderr: string; outputs: Record<string, string>; summary: string }>((resolve) => {
-    execFile('bash', ['-c', runStep.run!], { cwd, env }, (error, stdout, stderr) => {
+    execFile(process.execPath, [join(ROOT, action.runs.main)], { cwd: workspace, env }, (error, stdout, stderr) => {
       resolve({
         code: error ? Number(error.code) : 0,
         stdout,
@@ -80,15 +71,22 @@ let server: FakeAnthropic;
 afterEach(() => server?.close());
 
 describe('action.yml', () => {
-  it('is a composite action on Node 24 whose every input is used and every output is set by the run step', () => {
-    expect(action.runs.using).toBe('composite');
-    expect(action.runs.steps[0]).toMatchObject({ uses: 'actions/setup-node@v4', with: { 'node-version': 24 } });
-    const stepText = JSON.stringify(action.runs.steps);
-    for (const name of Object.keys(action.inputs)) expect(stepText, `input ${name}`).toContain(`inputs.${name} }}`);
-    for (const [name, output] of Object.entries(action.outputs)) expect(output.value).toBe(`\${{ steps.run.outputs.${name} }}`);
-    // Inputs reach the process through env:, never spliced into a shell line.
-    for (const step of action.runs.steps) expect(step.run ?? '', step.run).not.toContain('${{');
+  it('is a node24 JavaScript action whose entry is the committed bundle, reading every input it declares', () => {
+    expect(action.runs).toEqual({ using: 'node24', main: 'action/main.js' });
+    const entry = readFileSync(join(ROOT, 'src/cli/action.ts'), 'utf8');
+    for (const name of Object.keys(action.inputs)) expect(entry, `input ${name}`).toContain(`'${name}'`);
   });
+
+  it('the committed bundle is what a fresh build of the sources gives', async () => {
+    const { buildAction } = (await import(join(ROOT, 'scripts/build-action.js'))) as { buildAction(dir: string): Promise<void> };
+    const fresh = mkdtempSync(join(tmpdir(), 'conclave-action-build-'));
+    await buildAction(fresh);
+    const files = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).sort();
+    expect(files(join(ROOT, 'action')), 'run npm run build:action and commit action/').toEqual(files(fresh));
+    for (const file of files(fresh)) {
+      expect(readFileSync(join(ROOT, 'action', file), 'utf8') === readFileSync(join(fresh, file), 'utf8'), `action/${file} differs from a fresh build: run npm run build:action and commit action/`).toBe(true);
+    }
+  }, 60_000);
 
   it('runs a workflow as GitHub would and sets every output, with the key nowhere in the logs, summary or session', async () => {
     server = await startFakeAnthropic(crashScript(0));
@@ -108,7 +106,7 @@ describe('action.yml', () => {
     for (const section of ['## ✅ conclave: review.yml', '### Outputs', '### Transcript', '### Proposals', '### Usage and cost']) expect(result.summary).toContain(section);
     const session = readFileSync(join(workspace, 'repo', 'session.jsonl'), 'utf8');
     expect(session).toContain('Check the three parts of billing');
-    for (const text of [result.stdout.replace(`::add-mask::${TEST_API_KEY}\n`, ''), result.stderr, result.summary, session]) expect(text).not.toContain(TEST_API_KEY);
+    for (const text of [result.stdout.replaceAll(`::add-mask::${TEST_API_KEY}\n`, ''), result.stderr, result.summary, session]) expect(text).not.toContain(TEST_API_KEY);
     expect(JSON.parse(session.split('\n')[1]!).limits.budgetUsd).toBe(3);
   });
 
@@ -153,7 +151,7 @@ describe('action.yml', () => {
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
     const result = await runAction({ workflow: 'x.yml', inputs: '[1, 2]', 'anthropic-api-key': TEST_API_KEY }, workspace);
     expect(result.code).toBe(2);
-    expect(result.stdout).toBe('::error::the inputs input must be a map of names to values, in YAML or JSON\n');
+    expect(result.stdout).toBe(`::add-mask::${TEST_API_KEY}\n::error::the inputs input must be a map of names to values, in YAML or JSON\n`);
   });
 
   it('typed outputs: an invalid value goes back to the lead, the corrected ones become step outputs of their own names', async () => {

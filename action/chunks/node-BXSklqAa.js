@@ -1,0 +1,1 @@
+import*as e from"node:child_process";import*as t from"node:fs";import*as n from"node:path";import*as r from"node:stream";import*as i from"node:crypto";export{r as a,n as i,i as n,t as r,e as t};

@@ -1,0 +1,1 @@
+var e=`0.1.0`;export{e as t};

@@ -1,0 +1,1 @@
+var e=class extends Error{};function t(t,...n){try{return t()}catch(t){throw n.some(e=>t instanceof e)?new e(t.message):t}}export{t as n,e as t};

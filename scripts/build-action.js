@@ -1,0 +1,28 @@
+// Builds the GitHub Action's committed bundle, action/: the Action's entry (main.js), the whole
+// CLI (conclave.js) and grep's worker, with every dependency inside, so that
+// `uses: owner/conclave@v1` installs and builds nothing before conclave starts (DESIGN §12).
+// Run it after changing src/ (`npm run build:action`) and commit action/: a test fails while the
+// committed bundle differs from a fresh build.
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'rolldown';
+
+const root = new URL('../', import.meta.url);
+const path = (p) => fileURLToPath(new URL(p, root));
+
+export async function buildAction(dir) {
+  rmSync(dir, { recursive: true, force: true });
+  const options = (input) => ({
+    input,
+    platform: 'node',
+    logLevel: 'warn',
+    resolve: { alias: { yaml: path('node_modules/yaml/browser/index.js') } },
+    // The cache stores' drivers: found in the user's project when a workflow asks for a cache.
+    external: [/^@keyv\/(sqlite|redis|postgres)$/, /^sqlite3$/],
+    output: { dir, format: 'esm', minify: true, entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js' },
+  });
+  await build(options({ main: path('src/cli/action.ts'), conclave: path('src/cli/main.ts') }));
+  await build(options({ 'grep-worker': path('src/agents/tools/grep-worker.ts') }));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildAction(path('action/'));
