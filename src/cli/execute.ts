@@ -24,6 +24,8 @@ export interface OutputOptions extends LimitFlags {
   cacheTtl?: string;
   /** --offline: answer only from the cache or a replay. */
   offline?: boolean;
+  /** --sarif: where to write the findings as SARIF. */
+  sarif?: string;
 }
 
 /** Opens --cache before anything is written; a UsageError when it cannot be opened. */
@@ -66,6 +68,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   writer: SessionWriter;
   /** What to re-execute first: a resumed, forked or replayed session's events. */
   recording?: readonly SessionEvent[];
+  /** --replay's file: the new session holds only what the replay added, the rest is there. */
+  replayOf?: string;
   /** Called when the recording is used up, before the first new event. */
   onLive?: () => void;
   /** Undefined for --replay and --offline, which make no model call. */
@@ -148,12 +152,22 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     }
     await options.responseCache?.close();
   }
+  if (options.sarif || github) {
+    const { findings } = await findingsOf(writer.path, options.replayOf);
+    if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, findings, options.workspace);
+  }
   // Loaded only in Actions: @actions/core brings an HTTP client with it.
-  if (github) (await import('./github-report.js')).reportToGitHub(result, writer.path, command);
+  if (github) (await import('./github-report.js')).reportToGitHub(result, writer.path, options.workspace, command);
   process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path));
   warnOnce();
   unmask();
   return result.exitCode;
+}
+
+async function findingsOf(session: string, replayOf?: string) {
+  const [{ readSession }, { summarize }] = await Promise.all([import('../session/reader.js'), import('../session/summary.js')]);
+  const record = readSession(session);
+  return summarize(replayOf ? { ...record, effective: [...readSession(replayOf).effective.filter((e) => e.type !== 'run_ended'), ...record.effective] } : record);
 }
 
 function resultJson(result: RunResult, session: string) {

@@ -3,11 +3,12 @@ import { summarize, type SessionSummary, type TranscriptMessage } from '../sessi
 import type { RunResult } from '../engine/run.js';
 import * as core from '@actions/core';
 import { appendFileSync } from 'node:fs';
-import { END_GROUP, group } from './github.js';
-import { compactionsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
+import { END_GROUP, findingAnnotation, group } from './github.js';
+import { repoPath } from './sarif.js';
+import { compactionsTable, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
-export function reportToGitHub(result: RunResult, sessionPath: string, write: (text: string) => void): void {
+export function reportToGitHub(result: RunResult, sessionPath: string, workspace: string, write: (text: string) => void): void {
   // conclave's own outputs last: no workflow output can replace them (validate refuses the names too).
   writeOutputs({
     ...result.outputs,
@@ -18,6 +19,8 @@ export function reportToGitHub(result: RunResult, sessionPath: string, write: (t
     outputs: JSON.stringify(result.outputs),
   });
   const summary = summarize(readSession(sessionPath));
+  // Paths as the repository names them, so that each finding lands on its line of the diff.
+  for (const f of summary.findings) write(findingAnnotation({ ...f, path: repoPath(workspace, f.path) }));
   appendSummary(jobSummary(summary, result));
   for (const [agent, messages] of byAgent(summary.messages)) {
     write(group(`@${agent}: ${messages.length} message${messages.length === 1 ? '' : 's'}`));
@@ -73,7 +76,7 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
     lines.push('</details>', '');
   }
   if (trimmed > 0) lines.push(`*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`, '');
-  lines.push(...proposalsTable(s, '###'), ...compactionsTable(s, '###'), ...usageTable(s, '### Usage and cost'));
+  lines.push(...findingsTable(s, '###'), ...proposalsTable(s, '###'), ...compactionsTable(s, '###'), ...usageTable(s, '### Usage and cost'));
   return `${lines.join('\n')}\n`;
 }
 

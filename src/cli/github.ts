@@ -22,6 +22,13 @@ export function annotation(d: Diagnostic): string {
   return `::${level} file=${property(d.file)},line=${d.line},col=${d.col}::${data(d.message)}\n`;
 }
 
+/** A finding as an annotation on its lines: notice, warning, or error for a failure. */
+export function findingAnnotation(f: { path: string; line: number; end_line: number; level: string; title: string | null; message: string }): string {
+  const level = f.level === 'failure' ? 'error' : f.level;
+  const title = f.title ? `,title=${property(f.title)}` : '';
+  return `::${level} file=${property(f.path)},line=${f.line},endLine=${f.end_line}${title}::${data(f.message)}\n`;
+}
+
 /** `::error::message`, for a failure that belongs to no line of a file (a missing file, a bad flag). */
 export function errorAnnotation(message: string): string {
   return `::error::${data(message)}\n`;

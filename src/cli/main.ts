@@ -84,6 +84,7 @@ function withRunOptions(command: Command): Command {
   .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
   .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
   .option('--timeout <duration>', 'set limits.timeout, such as 90s, 15m, 1h (on resume: from the time already used)')
+  .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
   .option('--json', 'print one JSON object with the result at the end')
   .option('--quiet', 'print only the result');
 }

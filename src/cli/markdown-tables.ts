@@ -48,3 +48,12 @@ export function compactionsTable(s: SessionSummary, heading: string): string[] {
   );
   return [`${heading} Compactions`, '', '| agent | turn | why | tokens | tool results cleared | summary |', '|---|---|---|---|---|---|', ...rows, ''];
 }
+
+/** The agents' findings (the annotate tool): where, how serious, what. */
+export function findingsTable(s: SessionSummary, heading: string): string[] {
+  if (s.findings.length === 0) return [];
+  const rows = s.findings.map(
+    (f) => `| ${f.level} | \`${cell(f.path)}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}\` | ${cell(f.title ? `**${f.title}**: ${f.message}` : f.message)} | @${f.agent} |`,
+  );
+  return [`${heading} Findings`, '', '| level | where | finding | by |', '|---|---|---|---|', ...rows, ''];
+}

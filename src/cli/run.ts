@@ -122,6 +122,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     scopeSession: sessionPath,
     writer,
     recording,
+    ...(options.replay ? { replayOf: options.replay } : {}),
     apiKey: recording ? undefined : apiKey,
     responseCache: cache,
     secrets,

@@ -1,7 +1,7 @@
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../engine/exit-codes.js';
-import { compactionsTable, dollars, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
+import { compactionsTable, dollars, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 import { asUsageError } from './usage-error.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
@@ -35,6 +35,10 @@ function text(s: SessionSummary): string {
     }
     for (const r of p.refused) lines.push(`    @${r.voter}: ${r.option} (not counted: ${r.why})`);
   }
+  if (s.findings.length) lines.push('', 'Findings:');
+  for (const f of s.findings) {
+    lines.push(`  ${f.level} ${f.path}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''} — ${f.title ? `${f.title}: ` : ''}${f.message} (@${f.agent})`);
+  }
   if (s.compactions.length) lines.push('', 'Compactions:');
   for (const c of s.compactions) {
     const what = [c.cleared ? `${c.cleared} tool results cleared` : '', c.summary !== null ? 'earlier turns summarised' : ''].filter(Boolean).join(', ');
@@ -60,6 +64,6 @@ function markdown(s: SessionSummary): string {
   if (s.end) lines.push(...outputsTable(s.end.outputs, '##'));
   lines.push('## Transcript', '');
   for (const m of s.messages) lines.push(`**#${m.id} ${from(m)} → ${to(m)}**`, '', m.text.split('\n').map((l) => `> ${l}`).join('\n'), '');
-  lines.push(...proposalsTable(s, '##'), ...compactionsTable(s, '##'), ...usageTable(s, '## Usage'));
+  lines.push(...findingsTable(s, '##'), ...proposalsTable(s, '##'), ...compactionsTable(s, '##'), ...usageTable(s, '## Usage'));
   return `${lines.join('\n')}\n`;
 }

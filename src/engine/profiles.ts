@@ -4,6 +4,7 @@ import { rosterTool } from '../agents/tools/roster.js';
 import { cancelProposal, channelHistory, completeTool, propose, vote } from '../agents/tools/coordination.js';
 import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { AgentTool } from '../agents/tools/tool.js';
+import { annotate } from '../agents/tools/annotate.js';
 import { grep } from '../agents/tools/grep.js';
 import { runCommand } from '../agents/tools/run-command.js';
 import { listFiles, readFile, writeFile } from '../agents/tools/workspace.js';
@@ -21,6 +22,7 @@ const WORKSPACE_TOOLS: Record<WorkspaceTool, AgentTool> = {
   list_files: listFiles,
   grep,
   run_command: runCommand,
+  annotate,
 };
 
 /** Every agent's profile, in file order, with its prompts interpolated from `scope`. */

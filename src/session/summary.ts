@@ -36,6 +36,17 @@ export interface AgentUsage {
   cost_usd: number;
 }
 
+/** A finding an agent recorded with `annotate` about lines of a workspace file (DESIGN §12). */
+export interface Finding {
+  agent: string;
+  path: string;
+  line: number;
+  end_line: number;
+  level: 'notice' | 'warning' | 'failure';
+  title: string | null;
+  message: string;
+}
+
 /** An agent's conversation kept within its compact_at (DESIGN §11). */
 export interface CompactionSummary {
   agent: string;
@@ -50,6 +61,7 @@ export interface CompactionSummary {
 export interface SessionSummary {
   header: SessionHeader;
   messages: TranscriptMessage[];
+  findings: Finding[];
   compactions: CompactionSummary[];
   proposals: ProposalSummary[];
   agents: Record<string, AgentUsage>;
@@ -64,6 +76,8 @@ const NONE: AgentUsage = { turns: 0, calls: 0, tools: 0, input_tokens: 0, output
 export function summarize(record: SessionRecord): SessionSummary {
   const messages: TranscriptMessage[] = [];
   const compactions: CompactionSummary[] = [];
+  const findings: Finding[] = [];
+  const annotations = new Map<string, Record<string, unknown>>();
   const proposals = new Map<string, ProposalSummary>();
   const agents: Record<string, AgentUsage> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NONE });
@@ -71,7 +85,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   let end: SessionSummary['end'];
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NONE });
-  return { header: record.header, messages, compactions, proposals: [...proposals.values()], agents, total, end };
+  return { header: record.header, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
 
   function apply(e: SessionEvent): void {
     switch (e.type) {
@@ -101,8 +115,11 @@ export function summarize(record: SessionRecord): SessionSummary {
       case 'tool_call':
         usage(e.agent).tools++;
         if (e.tool === 'vote') votes.set(e.tool_use_id, { voter: e.agent, input: e.input as { proposal?: unknown; option?: unknown } });
+        if (e.tool === 'annotate' && e.input !== null && typeof e.input === 'object') annotations.set(`${e.agent}/${e.tool_use_id}`, e.input as Record<string, unknown>);
         return;
       case 'tool_result': {
+        const finding = annotations.get(`${e.agent}/${e.tool_use_id}`);
+        if (finding && e.tool === 'annotate' && !e.is_error) findings.push(findingOf(e.agent, finding));
         const vote = votes.get(e.tool_use_id);
         const p = vote && proposals.get(String(vote.input.proposal));
         if (vote && p && e.is_error) p.refused.push({ voter: vote.voter, option: String(vote.input.option), why: e.content });
@@ -135,4 +152,18 @@ function add(a: AgentUsage, b: AgentUsage): AgentUsage {
   const out = { ...a };
   for (const key of Object.keys(out) as (keyof AgentUsage)[]) out[key] = a[key] + b[key];
   return out;
+}
+
+/** A finding from the input of an `annotate` call that the tool accepted. */
+function findingOf(agent: string, input: Record<string, unknown>): Finding {
+  const line = Number(input.line);
+  return {
+    agent,
+    path: String(input.path).replace(/^\.\//, ''),
+    line,
+    end_line: input.end_line === undefined ? line : Number(input.end_line),
+    level: input.level as Finding['level'],
+    title: typeof input.title === 'string' ? input.title : null,
+    message: String(input.message).trim(),
+  };
 }

@@ -19,7 +19,7 @@ export interface SetupStepSpec {
   max_output?: string | number;
 }
 
-export const WORKSPACE_TOOLS = ['read_file', 'write_file', 'list_files', 'grep', 'run_command'] as const;
+export const WORKSPACE_TOOLS = ['read_file', 'write_file', 'list_files', 'grep', 'run_command', 'annotate'] as const;
 export type WorkspaceTool = (typeof WORKSPACE_TOOLS)[number];
 
 export type Effort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';

@@ -1,0 +1,1 @@
+export{s as runCommand}from"./run-e5i7ZLzX.js";

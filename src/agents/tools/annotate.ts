@@ -1,0 +1,71 @@
+import { closeSync, readSync } from 'node:fs';
+import { guarded } from './workspace.js';
+import { numberArg, stringArg, ToolInputError, type AgentTool } from './tool.js';
+
+export const FINDING_LEVELS = ['notice', 'warning', 'failure'] as const;
+export type FindingLevel = (typeof FINDING_LEVELS)[number];
+
+/** The most of a file read to count its lines: a finding on a line past it is refused. */
+const READ_CAP = 16 * 1024 * 1024;
+
+/**
+ * A finding about a line of a workspace file (DESIGN §12): recorded in the session, shown by
+ * `show` and the job summary, an annotation on that line in GitHub Actions, a result in --sarif.
+ * The path must be a workspace file and the lines must exist in it.
+ */
+export const annotate: AgentTool = {
+  readOnly: true,
+  external: true,
+  definition: {
+    name: 'annotate',
+    description: 'Record a finding about lines of a workspace file: it is shown on those lines of the pull request (in GitHub Actions) and in the run\'s report.',
+    input_schema: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'A file of the workspace, relative to it.' },
+        line: { type: 'integer', minimum: 1, description: 'The first line the finding concerns (from 1).' },
+        end_line: { type: 'integer', minimum: 1, description: 'The last line, when it spans several.' },
+        level: { type: 'string', enum: [...FINDING_LEVELS], description: 'notice, warning or failure.' },
+        title: { type: 'string', description: 'A short title.' },
+        message: { type: 'string', description: 'What is wrong, and what to do about it.' },
+      },
+      required: ['path', 'line', 'level', 'message'],
+    },
+  },
+  run: guarded((input, { workspace }) => {
+    const path = stringArg(input, 'path').replace(/^\.\//, '');
+    const line = whole(numberArg(input, 'line', 0), 'line');
+    const endLine = input.end_line === undefined ? line : whole(numberArg(input, 'end_line', 0), 'end_line');
+    const level = stringArg(input, 'level');
+    if (!(FINDING_LEVELS as readonly string[]).includes(level)) throw new ToolInputError(`level must be one of ${FINDING_LEVELS.join(', ')}; got ${JSON.stringify(level)}`);
+    const message = stringArg(input, 'message').trim();
+    if (message === '') throw new ToolInputError('message must say what the finding is');
+    if (input.title !== undefined) stringArg(input, 'title');
+    if (endLine < line) throw new ToolInputError(`end_line (${endLine}) is before line (${line})`);
+    const lines = linesOf(workspace.openForReading(path));
+    if (endLine > lines) throw new ToolInputError(`${path} has ${lines} line${lines === 1 ? '' : 's'}: there is no line ${endLine}`);
+    return { content: `Recorded: ${level} on ${path}:${line}${endLine > line ? `-${endLine}` : ''}.` };
+  }),
+};
+
+function whole(n: number, name: string): number {
+  if (!Number.isSafeInteger(n) || n < 1) throw new ToolInputError(`${name} must be a line number, from 1`);
+  return n;
+}
+
+/** How many lines the file has (a last line without a newline counts). */
+function linesOf(file: { fd: number }): number {
+  try {
+    const chunk = Buffer.alloc(64 * 1024);
+    let lines = 0;
+    let last = 0x0a;
+    for (let read = 0, n = -1; n !== 0 && read < READ_CAP; read += n) {
+      n = readSync(file.fd, chunk, 0, chunk.length, read);
+      for (let i = 0; i < n; i++) if (chunk[i] === 0x0a) lines++;
+      if (n > 0) last = chunk[n - 1]!;
+    }
+    return last === 0x0a ? lines : lines + 1;
+  } finally {
+    closeSync(file.fd);
+  }
+}

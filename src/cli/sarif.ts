@@ -1,0 +1,52 @@
+import { writeFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import pkg from '../../package.json' with { type: 'json' };
+import type { Finding } from '../session/summary.js';
+
+const LEVEL = { notice: 'note', warning: 'warning', failure: 'error' } as const;
+
+/**
+ * The run's findings as SARIF 2.1.0, for code scanning (`github/codeql-action/upload-sarif`).
+ * Paths are relative to the repository (GITHUB_WORKSPACE in Actions, else the current directory).
+ */
+export function sarifOf(findings: readonly Finding[], workspace: string, root = process.env.GITHUB_WORKSPACE ?? process.cwd()): object {
+  const levels = [...new Set(findings.map((f) => f.level))];
+  return {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'conclave',
+            version: pkg.version,
+            rules: levels.map((level) => ({ id: `conclave/${level}`, shortDescription: { text: `A ${level} an agent recorded` }, defaultConfiguration: { level: LEVEL[level] } })),
+          },
+        },
+        results: findings.map((f) => ({
+          ruleId: `conclave/${f.level}`,
+          level: LEVEL[f.level],
+          message: { text: f.title ? `${f.title}: ${f.message}` : f.message },
+          locations: [
+            {
+              physicalLocation: {
+                artifactLocation: { uri: repoPath(workspace, f.path, root), uriBaseId: '%SRCROOT%' },
+                region: { startLine: f.line, endLine: f.end_line },
+              },
+            },
+          ],
+          properties: { agent: f.agent },
+        })),
+      },
+    ],
+  };
+}
+
+/** A workspace path as the repository names it (forward slashes). */
+export function repoPath(workspace: string, path: string, root = process.env.GITHUB_WORKSPACE ?? process.cwd()): string {
+  return relative(resolve(root), resolve(workspace, path)).split('\\').join('/');
+}
+
+export function writeSarif(file: string, findings: readonly Finding[], workspace: string): void {
+  writeFileSync(file, `${JSON.stringify(sarifOf(findings, workspace), null, 2)}\n`);
+}
