@@ -67,12 +67,42 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
   // A workflow refused before it ran writes no outputs: say how the step ended all the same.
-  const output = process.env.GITHUB_OUTPUT;
-  if (!(output && existsSync(output) && /^exit-code<</m.test(readFileSync(output, 'utf8')))) {
+  if (stepOutput('exit-code') === undefined) {
     core.setOutput('status', 'invalid');
     core.setOutput('exit-code', String(code));
   }
+  const session = stepOutput('session-file');
+  if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'));
   process.exitCode = code;
+}
+
+/** A step output conclave wrote (GITHUB_OUTPUT's `name<<DELIMITER` blocks), or undefined. */
+function stepOutput(name: string): string | undefined {
+  const file = process.env.GITHUB_OUTPUT;
+  if (!file || !existsSync(file)) return undefined;
+  const lines = readFileSync(file, 'utf8').split(/\r?\n/);
+  const start = lines.findLastIndex((l) => l.startsWith(`${name}<<`));
+  if (start === -1) return undefined;
+  const end = lines.indexOf(lines[start]!.slice(name.length + 2), start + 1);
+  return end === -1 ? undefined : lines.slice(start + 1, end).join('\n');
+}
+
+/** comment: true — the pull request's one conclave comment for this workflow, kept up to date. A failure to comment is a warning: the run's result stands. */
+async function comment(session: string, token: string): Promise<void> {
+  if (!token.trim()) return core.warning('comment: true needs a github-token: no comment was written');
+  core.setSecret(token.trim());
+  try {
+    const [{ readSession }, { summarize }, { commentBody, commentMarker, upsertComment }] = await Promise.all([
+      import('../session/reader.js'),
+      import('../session/summary.js'),
+      import('./pr-comment.js'),
+    ]);
+    const summary = summarize(readSession(session));
+    const url = await upsertComment(token.trim(), commentBody(summary), commentMarker(summary.header.workflow.path));
+    core.info(`conclave: the pull request comment is at ${url}`);
+  } catch (e) {
+    core.warning(`conclave could not comment on the pull request: ${(e as Error).message}`);
+  }
 }
 
 await main();

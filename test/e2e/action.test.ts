@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { startFakeGitHub } from '../fake-github/server.js';
 import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
 import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
@@ -212,5 +213,59 @@ describe('action.yml', () => {
     expect(result.stdout).toContain('::error file=w.yml,line=7,col=35::outputs.score.minimum must be a number; found the string "high"');
     expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
     expect(server.requests).toHaveLength(0);
+  });
+
+  it('comment: true keeps one comment on the pull request up to date, through the REST API at GITHUB_API_URL', async () => {
+    const fake = await startFakeGitHub('acme/shop', 7, ['a reviewer wrote this']);
+    try {
+      const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+      mkdirSync(join(workspace, 'src'));
+      writeFileSync(join(workspace, 'src', 'app.js'), 'one\ntwo\nthree\n');
+      writeFileSync(join(workspace, 'event.json'), JSON.stringify({ pull_request: { number: 7 } }));
+      writeFileSync(
+        join(workspace, 'review.yml'),
+        'name: review\nagents:\n  lead: { role: manager, tools: [annotate] }\nkickoff: Review.\noutputs:\n  verdict: { type: string, enum: [approve, reject] }\n',
+      );
+      const script = (verdict: string) => ({
+        lead: [
+          { tools: [{ name: 'annotate', input: { path: 'src/app.js', line: 2, level: 'warning', message: 'two is suspicious' } }] },
+          { tools: [{ name: 'complete', input: { status: 'success', summary: 'done', outputs: { verdict } } }] },
+        ],
+      });
+      const job = { GITHUB_API_URL: fake.url, GITHUB_REPOSITORY: 'acme/shop', GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: join(workspace, 'event.json') };
+      const inputs = { workflow: 'review.yml', 'anthropic-api-key': TEST_API_KEY, comment: 'true', 'github-token': 'ghs_test_token_1234567890' };
+
+      server = await startFakeAnthropic(script('reject'));
+      const first = await runAction(inputs, workspace, job);
+      expect(first.code, first.stderr + first.stdout).toBe(0);
+      expect(fake.comments).toHaveLength(2);
+      const mine = fake.comments[1]!;
+      expect(mine.body).toContain('<!-- conclave: review.yml -->');
+      expect(mine.body).toContain('**success** (exit 0): @lead completed the run');
+      expect(mine.body).toContain('| verdict | reject |');
+      expect(mine.body).toContain('- **warning** `src/app.js:2` two is suspicious');
+      expect(mine.body).toMatch(/Cost: \$0\.\d{4} · 2 model calls · 1 turns/);
+      expect(first.stdout).toContain(`conclave: the pull request comment is at ${mine.html_url}`);
+      expect(first.stdout).toContain('::add-mask::ghs_test_token_1234567890');
+
+      await server.close();
+      server = await startFakeAnthropic(script('approve'));
+      const second = await runAction(inputs, workspace, job);
+      expect(second.code, second.stderr).toBe(0);
+      expect(fake.comments, 'the same comment, updated').toHaveLength(2);
+      expect(fake.comments[0]!.body).toBe('a reviewer wrote this');
+      expect(fake.comments[1]!.body).toContain('| verdict | approve |');
+      expect(fake.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET', 'PATCH']);
+      expect(fake.requests.every((r) => r.authorization?.endsWith('ghs_test_token_1234567890'))).toBe(true);
+
+      // A token GitHub refuses: a warning, and the run's own result stands.
+      await server.close();
+      server = await startFakeAnthropic(script('approve'));
+      const refused = await runAction({ ...inputs, 'github-token': 'not-a-token' }, workspace, job);
+      expect(refused.code).toBe(0);
+      expect(refused.stdout).toMatch(/::warning::conclave could not comment on the pull request: Bad credentials/);
+    } finally {
+      await fake.close();
+    }
   });
 });

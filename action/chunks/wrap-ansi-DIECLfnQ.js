@@ -1,0 +1,1 @@
+export{t as default}from"./wrap-ansi-B4SfNbst.js";

@@ -1,1 +1,0 @@
-export{t as default}from"./wrap-ansi-4D4uax17.js";
