@@ -34,6 +34,7 @@ export function actionArgs(input: (name: string) => string): string[] | string {
     ['max-turns-per-agent', '--max-turns-per-agent'],
     ['timeout', '--timeout'],
     ['cache-ttl', '--cache-ttl'],
+    ['sarif', '--sarif'],
   ] as const) {
     if (value(name)) args.push(flag, value(name));
   }

@@ -233,7 +233,7 @@ describe('action.yml', () => {
         ],
       });
       const job = { GITHUB_API_URL: fake.url, GITHUB_REPOSITORY: 'acme/shop', GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: join(workspace, 'event.json') };
-      const inputs = { workflow: 'review.yml', 'anthropic-api-key': TEST_API_KEY, comment: 'true', 'github-token': 'ghs_test_token_1234567890' };
+      const inputs = { workflow: 'review.yml', 'anthropic-api-key': TEST_API_KEY, comment: 'true', 'github-token': 'ghs_test_token_1234567890', sarif: 'findings.sarif' };
 
       server = await startFakeAnthropic(script('reject'));
       const first = await runAction(inputs, workspace, job);
@@ -247,6 +247,7 @@ describe('action.yml', () => {
       expect(mine.body).toMatch(/Cost: \$0\.\d{4} · 2 model calls · 1 turns/);
       expect(first.stdout).toContain(`conclave: the pull request comment is at ${mine.html_url}`);
       expect(first.stdout).toContain('::add-mask::ghs_test_token_1234567890');
+      expect(JSON.parse(readFileSync(join(workspace, 'findings.sarif'), 'utf8')).runs[0].results[0]).toMatchObject({ level: 'warning', message: { text: 'two is suspicious' } });
 
       await server.close();
       server = await startFakeAnthropic(script('approve'));
