@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { startFakeGitHub } from '../fake-github/server.js';
+import { sarifValidator } from '../helpers/sarif.js';
 import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
 import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
@@ -247,7 +248,10 @@ describe('action.yml', () => {
       expect(mine.body).toMatch(/Cost: \$0\.\d{4} · 2 model calls · 1 turns/);
       expect(first.stdout).toContain(`conclave: the pull request comment is at ${mine.html_url}`);
       expect(first.stdout).toContain('::add-mask::ghs_test_token_1234567890');
-      expect(JSON.parse(readFileSync(join(workspace, 'findings.sarif'), 'utf8')).runs[0].results[0]).toMatchObject({ level: 'warning', message: { text: 'two is suspicious' } });
+      const sarif = JSON.parse(readFileSync(join(workspace, 'findings.sarif'), 'utf8'));
+      expect(sarifValidator()(sarif)).toEqual([]);
+      expect(sarif.runs[0].results[0]).toMatchObject({ level: 'warning', message: { text: 'two is suspicious' } });
+      expect(first.stdout).toContain('::warning file=src/app.js,line=2,endLine=2::two is suspicious\n');
 
       await server.close();
       server = await startFakeAnthropic(script('approve'));
