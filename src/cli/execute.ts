@@ -130,6 +130,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     onLive: options.onLive,
     cache: options.responseCache,
     liveCalls: provider !== undefined,
+    startServers: options.replayOf === undefined,
+    mask: (text) => options.masker.text(text),
     elapsedBeforeMs: options.elapsedBeforeMs,
     progress: options.quiet ? () => {} : (view?.listener ?? progressLines((line) => process.stderr.write(line), (text) => options.masker.text(text))),
   });

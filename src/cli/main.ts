@@ -19,9 +19,10 @@ program
   .description('check workflow files without calling any model; exit 2 when any has errors')
   .argument('<files...>', 'workflow files')
   .option('--json', 'print the diagnostics as JSON')
-  .action(async (files: string[], options: { json?: boolean }) => {
+  .option('--connect', 'also start the MCP servers and check the tools agents name (no model is called)')
+  .action(async (files: string[], options: { json?: boolean; connect?: boolean }) => {
     const { validateCommand } = await import('./validate.js');
-    process.exitCode = validateCommand(files, options);
+    process.exitCode = await validateCommand(files, options);
   });
 
 withRunOptions(

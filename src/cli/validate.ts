@@ -3,9 +3,16 @@ import { EXIT } from '../engine/exit-codes.js';
 import { annotation, inGitHubActions } from './github.js';
 import { loadChecked } from './load-checked.js';
 
-/** `conclave validate FILE…`: every file is checked and every problem listed. */
-export function validateCommand(files: readonly string[], options: { json?: boolean }): number {
+/** `conclave validate FILE…`: every file is checked and every problem listed; with --connect, its MCP servers started and their tools checked. */
+export async function validateCommand(files: readonly string[], options: { json?: boolean; connect?: boolean }): Promise<number> {
   const results = files.map(loadChecked);
+  if (options.connect) {
+    const { connectProblems } = await import('./mcp-connect.js');
+    for (const r of results) {
+      if (!r.workflow || hasErrors(r.diagnostics)) continue;
+      for (const message of await connectProblems(r.workflow)) r.diagnostics.push({ file: r.file, line: 1, col: 1, severity: 'error', message });
+    }
+  }
   const failed = results.filter((r) => r.unreadable !== undefined || hasErrors(r.diagnostics));
   if (options.json) {
     const report = results.map((r) => ({

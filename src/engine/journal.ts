@@ -46,6 +46,7 @@ export class Journal {
   /** By agent, turn and tool use id; a list, as nothing stops a model from using one id twice. */
   private readonly toolResults = new Map<string, number[]>();
   private readonly setups = new Map<string, number>();
+  private readonly mcpListings = new Map<string, number>();
   private releaseScheduled = false;
   private watchdog: NodeJS.Timeout | undefined;
   private listener: JournalListener = {};
@@ -61,6 +62,7 @@ export class Journal {
         const key = callKey(event.agent, event.turn, event.tool_use_id);
         this.toolResults.set(key, [...(this.toolResults.get(key) ?? []), index]);
       } else if (event.type === 'setup_finished') this.setups.set(event.id, index);
+      else if (event.type === 'mcp_tools') this.mcpListings.set(event.server, index);
     });
   }
 
@@ -133,6 +135,11 @@ export class Journal {
   /** The recorded output of a setup step, once the run reaches it; undefined if none was recorded. */
   setupOutput(id: string, signal: AbortSignal): Promise<EventOf<'setup_finished'>> | undefined {
     return this.recorded<'setup_finished'>(this.setups.get(id), signal);
+  }
+
+  /** The recorded tool listing of an MCP server, once the run reaches it; undefined if none was recorded. */
+  mcpTools(server: string, signal: AbortSignal): Promise<EventOf<'mcp_tools'>> | undefined {
+    return this.recorded<'mcp_tools'>(this.mcpListings.get(server), signal);
   }
 
   private recorded<T extends SessionEvent['type']>(index: number | undefined, signal: AbortSignal): Promise<EventOf<T>> | undefined {

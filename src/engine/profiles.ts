@@ -5,6 +5,7 @@ import { cancelProposal, channelHistory, completeTool, propose, vote } from '../
 import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { AgentTool } from '../agents/tools/tool.js';
 import { annotate } from '../agents/tools/annotate.js';
+import type { McpToolbox } from '../agents/tools/mcp.js';
 import { grep } from '../agents/tools/grep.js';
 import { runCommand } from '../agents/tools/run-command.js';
 import { listFiles, readFile, writeFile } from '../agents/tools/workspace.js';
@@ -26,7 +27,7 @@ const WORKSPACE_TOOLS: Record<WorkspaceTool, AgentTool> = {
 };
 
 /** Every agent's profile, in file order, with its prompts interpolated from `scope`. */
-export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: string): AgentProfile[] {
+export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: string, mcp?: McpToolbox): AgentProfile[] {
   const { spec, graph } = workflow;
   const team: TeamEntry[] = [...graph.members.values()].map((m) => {
     const description = workflow.templates.get(`agents.${m.name}.description`);
@@ -49,7 +50,7 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
       channelHistory,
       ...(team.length > FULL_ROSTER_UP_TO ? [roster] : []),
       ...(entry.isLead ? [completeTool(typedOutputs(spec))] : []),
-      ...(agent.tools ?? []).map((t) => WORKSPACE_TOOLS[t]),
+      ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOLS ? [WORKSPACE_TOOLS[t as WorkspaceTool]] : mcp?.toolsFor(t) ?? [])),
     ];
     const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
     const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;

@@ -38,6 +38,10 @@ export interface RunOptions {
   /** Time the run had already used before it was resumed, for limits.timeout. */
   elapsedBeforeMs?: number;
   progress: ProgressListener;
+  /** False for --replay: MCP servers are not started, their tools come from the recording. */
+  startServers?: boolean;
+  /** Hides secrets in what tools outside conclave answer (MCP servers). */
+  mask?: (text: string) => string;
 }
 
 export interface RunResult extends Ending {

@@ -1,7 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { AgentProfile } from '../agents/profile.js';
 import { emptyConversation, type Conversation } from '../agents/context.js';
-import type { SandboxPlan } from '../agents/tools/sandbox.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
 import { Channel, type ProposalView } from '../channel/channel.js';
@@ -16,7 +15,7 @@ import { recordEnd, runResult } from './outputs.js';
 import { buildProfiles } from './profiles.js';
 import type { RunOptions, RunResult } from './run-options.js';
 import { recordOf, RunLimits } from './run-limits.js';
-import { runSetup } from './setup.js';
+import { runSetup, type ToolSetup } from './setup.js';
 import { toolHooks } from './tool-calls.js';
 import { compactionHook } from './compactions.js';
 import { VoteReminders } from './vote-reminders.js';
@@ -44,7 +43,7 @@ export class Run {
   private readonly reported = new Set<string>();
   private channel: Channel | undefined;
   private readonly workspace: Workspace;
-  private tools: { env: NodeJS.ProcessEnv; sandbox?: SandboxPlan } = { env: {} };
+  private tools: ToolSetup = { env: {} };
   private teamTurns = 0;
   private readonly startedAt = Date.now();
   private ending: Ending | undefined;
@@ -93,7 +92,7 @@ export class Run {
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        for (const profile of buildProfiles(workflow, scope, this.options.modelOverride)) {
+        for (const profile of buildProfiles(workflow, scope, this.options.modelOverride, this.tools.mcp)) {
           this.profiles.set(profile.name, profile);
           this.conversations.set(profile.name, emptyConversation());
           this.turns.set(profile.name, 0);
@@ -109,6 +108,7 @@ export class Run {
     }
     this.settle();
     await this.done;
+    await this.tools.mcp?.close();
     this.limits.stop();
     journal.close();
     return this.finish(scope);

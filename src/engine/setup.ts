@@ -9,6 +9,8 @@ import type { Scalar, SetupStepSpec } from '../workflow/types.js';
 import type { ProgressListener } from './events.js';
 import { inputEnvName } from './inputs.js';
 import type { Journal } from './journal.js';
+import { connectMcp } from './mcp-setup.js';
+import type { McpToolbox } from '../agents/tools/mcp.js';
 
 export const DEFAULT_SETUP_TIMEOUT = '5m';
 export const DEFAULT_MAX_OUTPUT = '1MB';
@@ -66,14 +68,25 @@ export interface SetupOptions {
   journal: Journal;
   signal: AbortSignal;
   progress: ProgressListener;
+  /** False for --replay: MCP servers are not started. */
+  startServers?: boolean;
+  /** Hides secrets in what MCP servers answer. */
+  mask?: (text: string) => string;
+}
+
+/** What the agents' tools run with: their environment, run_command's sandbox, the MCP servers. */
+export interface ToolSetup {
+  env: NodeJS.ProcessEnv;
+  sandbox?: SandboxPlan;
+  mcp?: McpToolbox;
 }
 
 /**
  * The run's setup: the workflow's `env:` filled in, then each setup step (its recorded output on
- * resume). Returns the scope agents' prompts are filled from, and the environment and sandbox of
- * the tools.
+ * resume), then the MCP servers. Returns the scope agents' prompts are filled from, and what
+ * the tools run with.
  */
-export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; tools: { env: NodeJS.ProcessEnv; sandbox: SandboxPlan } }> {
+export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; tools: ToolSetup }> {
   const { workflow, inputs, env, journal, signal, progress } = options;
   const base = baseScope(workflow, inputs, options.runId, options.sessionPath);
   const declared = declaredEnv(workflow, base);
@@ -101,9 +114,13 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
     }
     journal.append({ type: 'setup_finished', id: step.id, stdout: outputs[step.id]! });
   }
+  const toolEnv = toolEnvironment(env, declared, workflow.spec.tools_env ?? []);
+  const mcp = signal.aborted
+    ? undefined
+    : await connectMcp({ workflow, base, toolEnv, cwd: options.cwd, journal, startServers: options.startServers !== false, mask: options.mask ?? ((t) => t), signal, progress });
   return {
     scope: { ...base, env: envScope, setup: outputs },
-    tools: { env: toolEnvironment(env, declared, workflow.spec.tools_env ?? []), sandbox: sandboxFor(workflow, options.cwd, progress) },
+    tools: { env: toolEnv, sandbox: sandboxFor(workflow, options.cwd, progress), ...(mcp ? { mcp } : {}) },
   };
 }
 

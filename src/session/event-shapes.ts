@@ -25,6 +25,7 @@ const SHAPES: Record<EventType, Shape> = {
   limits_changed: { limits: LIMITS, changed: 'string[]' },
   setup_finished: { id: 'string', stdout: 'string' },
   setup_failed: { id: 'string', error: 'string' },
+  mcp_tools: { server: 'string', tools: 'array' },
   message: { message: { id: 'integer', kind: 'string', sender: 'string', text: 'string', recipients: 'string[]' } },
   ack: { agent: 'string', through: 'integer' },
   proposal_opened: {

@@ -70,6 +70,7 @@ export type EventBody =
   | { type: 'limits_changed'; limits: RecordedLimits; changed: string[] }
   | { type: 'setup_finished'; id: string; stdout: string }
   | { type: 'setup_failed'; id: string; error: string }
+  | { type: 'mcp_tools'; server: string; tools: { name: string; description: string; input_schema: Record<string, unknown>; read_only: boolean }[] }
   | { type: 'message'; message: RecordedMessage }
   | { type: 'ack'; agent: string; through: number }
   | { type: 'proposal_opened'; proposal: RecordedProposal }

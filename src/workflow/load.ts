@@ -6,6 +6,7 @@ import { resolveLimits, type Limits } from './limits.js';
 import { textInFile, textInSource, type LocatedText } from './located.js';
 import { checkReferences, type Field } from './references.js';
 import { outputProblems } from './typed-outputs.js';
+import { mcpServerProblems, toolNameProblems } from './tool-names.js';
 import { compactAtProblems, durationProblems, inputProblems, isRecord, recordOf, setupIdProblems, thinkingProblems, toolsEnvProblems } from './value-checks.js';
 import { labelOf, schemaErrors } from './schema-check.js';
 import { WorkflowSource, type Path } from './source.js';
@@ -83,7 +84,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
   diagnostics.push(...inputProblems(source, spec));
   diagnostics.push(...setupIdProblems(source, spec));
   diagnostics.push(...durationProblems(source, spec), ...thinkingProblems(source, spec), ...compactAtProblems(source, spec), ...toolsEnvProblems(source, spec));
-  diagnostics.push(...outputProblems(source, spec));
+  diagnostics.push(...outputProblems(source, spec), ...toolNameProblems(source, spec), ...mcpServerProblems(source, spec));
   const system = systemTexts(source, spec, diagnostics);
   const templates = collectTemplates(source, spec, system, diagnostics);
   diagnostics.push(...strayExpressions(source, data, templates));
@@ -162,6 +163,10 @@ function collectTemplates(
   };
 
   for (const [key, value] of Object.entries(recordOf(spec.env))) addValue(['env', key], 'env', value);
+  for (const [name, server] of Object.entries(recordOf(spec.mcp_servers))) {
+    if (!isRecord(server)) continue;
+    for (const part of ['env', 'headers'] as const) for (const [key, value] of Object.entries(recordOf(server[part]))) addValue(['mcp_servers', name, part, key], 'env', value);
+  }
   (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) => {
     if (isRecord(step)) addValue(['setup', i, 'run'], 'setup', step.run, i);
   });

@@ -121,7 +121,7 @@ function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagn
     case 'minItems':
       return source.error(source.valuePosition(path), `${label} must list at least ${params.limit} value${params.limit === 1 ? '' : 's'}`);
     case 'uniqueItems': {
-      const second = Number(params.i);
+      const second = Math.max(Number(params.i), Number(params.j));
       const items = e.data as unknown[];
       return source.error(source.valuePosition([...path, second]), `${label} lists ${quote(items[second])} twice`);
     }

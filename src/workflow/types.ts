@@ -42,7 +42,8 @@ export interface AgentSpec extends ModelSettings {
   description?: string;
   system?: string;
   system_file?: string;
-  tools?: WorkspaceTool[];
+  /** Workspace tools, and MCP tools as SERVER.TOOL, SERVER.pattern* or SERVER. */
+  tools?: string[];
   wake?: 'all' | 'each';
 }
 
@@ -72,6 +73,7 @@ export interface WorkflowSpec {
   defaults?: ModelSettings;
   /** Process variables that run_command and MCP servers get, besides the minimal environment. */
   tools_env?: string[];
+  mcp_servers?: Record<string, McpServerSpec>;
   sandbox?: 'auto' | 'required' | 'off' | { mode?: 'auto' | 'required' | 'off'; network?: boolean };
   limits?: LimitsSpec;
   pricing?: Record<string, PriceSpec>;
@@ -86,4 +88,14 @@ export interface TypedOutput {
   type: string | string[];
   description?: string;
   [keyword: string]: unknown;
+}
+
+/** An MCP server (DESIGN §13): a program on stdio, or a streamable HTTP endpoint. */
+export interface McpServerSpec {
+  command?: string;
+  args?: string[];
+  env?: Record<string, string | number | boolean>;
+  url?: string;
+  headers?: Record<string, string>;
+  timeout?: string | number;
 }

@@ -1,0 +1,1 @@
+export{s as runCommand}from"./run-ugJ7Ec_U.js";
