@@ -4,19 +4,11 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELAY, relayScript } from '../fixtures/relay.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
 import { missingStores, PG_PASSWORD, PG_USER, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 
-const RELAY = `
-name: relay
-agents:
-  lead: { role: manager }
-  helper: { role: worker }
-kickoff: What is 2 + 2?
-outputs:
-  answer: $<< agents.helper.last_message >>
-`;
 
 const missing = missingStores();
 if (missing && process.env.CONCLAVE_REQUIRE_STORES) throw new Error(`the cache store tests must run here, but ${missing}`);

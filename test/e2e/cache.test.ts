@@ -2,30 +2,19 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { RELAY, relayScript } from '../fixtures/relay.js';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { channelOf, runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
 
-const RELAY = `
-name: relay
-agents:
-  lead: { role: manager }
-  helper: { role: worker }
-kickoff: What is 2 + 2?
-outputs:
-  answer: $<< agents.helper.last_message >>
-`;
 
 let server: FakeAnthropic;
 afterEach(() => server?.close());
 
-const script = () => ({
-  lead: (r: { call: number }) => ({ text: r.call === 1 ? '@helper what is 2 + 2?' : 'Thanks.' }),
-  helper: () => ({ text: '4' }),
-});
+
 
 describe('the response cache', () => {
   it('answers a rerun from the cache: no request, no cost, the same channel', async () => {
-    server = await startFakeAnthropic(script());
+    server = await startFakeAnthropic(relayScript());
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
     const first = await runWorkflow(server, RELAY, ['--cache', 'responses.sqlite'], { dir });
     expect(first.code, first.stderr).toBe(0);
@@ -84,7 +73,7 @@ outputs:
   });
 
   it('--cache-ttl: an entry older than its time to live is paid for again', async () => {
-    server = await startFakeAnthropic(script());
+    server = await startFakeAnthropic(relayScript());
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
     const args = ['--cache', 'ttl.sqlite', '--cache-ttl', '1s'];
     expect((await runWorkflow(server, RELAY, args, { dir })).code).toBe(0);
@@ -99,7 +88,7 @@ outputs:
   });
 
   it('--offline runs from a filled cache with no API key, and fails on a miss', async () => {
-    server = await startFakeAnthropic(script());
+    server = await startFakeAnthropic(relayScript());
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
     await runWorkflow(server, RELAY, ['--cache', 'filled.sqlite'], { dir });
     const offline = await runWorkflow(server, RELAY, ['--offline', '--cache', 'filled.sqlite'], { dir, env: { ANTHROPIC_API_KEY: '' } });
