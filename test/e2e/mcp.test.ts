@@ -7,6 +7,7 @@ import { lastToolResult, lastUserText, startFakeAnthropic, type FakeAnthropic } 
 import { BIN, conclave, ROOT } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 import { readEvents } from '../helpers/session.js';
+import { freePort } from '../helpers/stores.js';
 
 // Real MCP servers published on npm, installed as devDependencies.
 const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -143,4 +144,28 @@ mcp_servers:
     const replay = await conclave(['run', 'workflow.yml', '--replay', file(), '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: '' } });
     expect(replay.code, replay.stderr + replay.stdout.slice(0, 800)).toBe(0);
   }, 60_000);
+
+  it('a streamable HTTP server, reached at its url', async () => {
+    const port = await freePort();
+    const http = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let seen = '';
+        http.stderr!.on('data', (c: Buffer) => ((seen += c.toString()), /listening on port/.test(seen) && resolve()));
+        http.on('exit', () => reject(new Error(`the HTTP server exited: ${seen}`)));
+      });
+      server = await startFakeAnthropic({
+        lead: [{ tools: [{ name: 'remote__get-sum', input: { a: 2, b: 40 } }] }, (r) => ({ tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(r) } }] })],
+      });
+      const remote = `
+mcp_servers:
+  remote: { url: "http://127.0.0.1:${port}/mcp", headers: { X-Team: conclave } }
+`;
+      const run = await runWorkflow(server, workflow('remote.get-sum', remote));
+      expect(run.code, run.json.reason).toBe(0);
+      expect(run.json.outputs.said).toMatch(/42/);
+    } finally {
+      http.kill();
+    }
+  });
 });
