@@ -155,18 +155,19 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     await options.responseCache?.close();
   }
   if (options.sarif || github) {
-    const { findings } = await findingsOf(writer.path, options.replayOf);
-    if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, findings, options.workspace);
+    const summary = await summaryOf(writer.path, options.replayOf);
+    if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);
+    // Loaded only in Actions: @actions/core brings an HTTP client with it.
+    if (github) (await import('./github-report.js')).reportToGitHub(result, summary, writer.path, options.workspace, command);
   }
-  // Loaded only in Actions: @actions/core brings an HTTP client with it.
-  if (github) (await import('./github-report.js')).reportToGitHub(result, writer.path, options.workspace, command);
   process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path));
   warnOnce();
   unmask();
   return result.exitCode;
 }
 
-async function findingsOf(session: string, replayOf?: string) {
+/** What the session says happened; a replay's own file holds only what it added, the rest is in the recording. */
+async function summaryOf(session: string, replayOf?: string) {
   const [{ readSession }, { summarize }] = await Promise.all([import('../session/reader.js'), import('../session/summary.js')]);
   const record = readSession(session);
   return summarize(replayOf ? { ...record, effective: [...readSession(replayOf).effective.filter((e) => e.type !== 'run_ended'), ...record.effective] } : record);

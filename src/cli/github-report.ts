@@ -1,5 +1,4 @@
-import { readSession } from '../session/reader.js';
-import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
+import type { SessionSummary, TranscriptMessage } from '../session/summary.js';
 import type { RunResult } from '../engine/run.js';
 import * as core from '@actions/core';
 import { appendFileSync } from 'node:fs';
@@ -8,7 +7,7 @@ import { repoPath } from './sarif.js';
 import { compactionsTable, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
-export function reportToGitHub(result: RunResult, sessionPath: string, workspace: string, write: (text: string) => void): void {
+export function reportToGitHub(result: RunResult, summary: SessionSummary, sessionPath: string, workspace: string, write: (text: string) => void): void {
   // conclave's own outputs last: no workflow output can replace them (validate refuses the names too).
   writeOutputs({
     ...result.outputs,
@@ -18,7 +17,6 @@ export function reportToGitHub(result: RunResult, sessionPath: string, workspace
     'cost-usd': result.usage.costUsd.toFixed(6),
     outputs: JSON.stringify(result.outputs),
   });
-  const summary = summarize(readSession(sessionPath));
   // Paths as the repository names them, so that each finding lands on its line of the diff.
   for (const f of summary.findings) write(findingAnnotation({ ...f, path: repoPath(workspace, f.path) }));
   appendSummary(jobSummary(summary, result));

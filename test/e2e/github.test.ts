@@ -52,6 +52,13 @@ describe('conclave in GitHub Actions', () => {
     expect(summary).toContain('| verdict | Ship it? | decided **ship** | ship: 2, hold: 0 |');
     expect(summary).toMatch(/\| \*\*total\*\* \| \d+ \| \d+ \| \d+ \| \d+ \| \$0\.\d{4} \|/);
     for (const text of [run.stdout, run.stderr, summary]) expect(text.replace(`::add-mask::${TEST_API_KEY}`, '')).not.toContain(TEST_API_KEY);
+
+    // A --replay's own session holds only what it added: its summary is made from the recording too.
+    const replay = await conclave(['run', 'workflow.yml', '--quiet', '--replay', outputs['session-file']!], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_API_KEY: '' } });
+    expect(replay.code, replay.stderr).toBe(0);
+    const replayed = readFileSync(join(dir, 'summary.md'), 'utf8');
+    expect(replayed).toContain('<details><summary>@a — ');
+    expect(replayed).toContain('| verdict | Ship it? | decided **ship** | ship: 2, hold: 0 |');
   });
 
   it('shows messages in the job summary as they are: no line of theirs changes its structure', async () => {
