@@ -71,8 +71,8 @@ export async function startMcpServers(
   const call: McpCall = async (server, tool, args, signal) => {
     const c = connected.get(server)!;
     try {
-      const result = await c.client.callTool({ name: tool, arguments: args }, undefined, { timeout: c.timeoutMs, signal });
-      return { ...resultOf(result as CallResult), content: mask(resultOf(result as CallResult).content) };
+      const result = resultOf((await c.client.callTool({ name: tool, arguments: args }, undefined, { timeout: c.timeoutMs, signal })) as CallResult);
+      return { ...result, content: mask(result.content) };
     } catch (e) {
       if (signal.aborted) throw e;
       const timedOut = (e as { code?: number }).code === -32001;

@@ -1,0 +1,1 @@
+export{s as runCommand}from"./run-BEztx3T8.js";
