@@ -2,12 +2,11 @@ import { dirname } from 'node:path';
 import { McpToolbox } from '../agents/tools/mcp.js';
 import { McpStartError, startMcpServers } from '../agents/tools/mcp-servers.js';
 import { toolEnvironment } from '../agents/tools/tool-env.js';
-import { serverConfigs } from '../engine/mcp-setup.js';
+import { serverConfigs, unknownMcpTools } from '../engine/mcp-setup.js';
 import { baseScope, declaredEnv } from '../engine/setup.js';
 import { UnresolvedValueError } from '../workflow/fill.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
-import { mcpToolRef } from '../workflow/tool-names.js';
 
 /**
  * `validate --connect`: starts the workflow's MCP servers as a run would (the inputs' defaults
@@ -28,12 +27,7 @@ export async function connectProblems(workflow: Workflow): Promise<string[]> {
   }
   const toolbox = new McpToolbox(started.listings, undefined, started.close);
   try {
-    return Object.entries(workflow.spec.agents).flatMap(([agent, spec]) =>
-      (spec.tools ?? []).filter((t) => mcpToolRef(t)).flatMap((t) => {
-        const problem = toolbox.problem(t);
-        return problem ? [`agents.${agent}.tools: ${problem}`] : [];
-      }),
-    );
+    return unknownMcpTools(workflow, toolbox);
   } finally {
     await toolbox.close();
   }

@@ -64,18 +64,23 @@ export async function connectMcp(options: McpSetupOptions): Promise<McpToolbox |
   try {
     // Compared with the recording on resume: a server whose tools changed is a run that differs.
     if (options.startServers) for (const listing of toolbox.listings) journal.append({ type: 'mcp_tools', server: listing.server, tools: listing.tools });
-    const problems = Object.entries(workflow.spec.agents).flatMap(([agent, spec]) =>
-      (spec.tools ?? []).filter((t) => mcpToolRef(t)).flatMap((t) => {
-        const problem = toolbox.problem(t);
-        return problem ? [`agents.${agent}.tools: ${problem}`] : [];
-      }),
-    );
+    const problems = unknownMcpTools(workflow, toolbox);
     if (problems.length) throw new SetupError(problems.join('\n'));
   } catch (e) {
     await toolbox.close();
     throw e;
   }
   return toolbox;
+}
+
+/** Every agent's `tools:` entry that names an MCP tool its server does not list, in sentences. */
+export function unknownMcpTools(workflow: Workflow, toolbox: McpToolbox): string[] {
+  return Object.entries(workflow.spec.agents).flatMap(([agent, spec]) =>
+    (spec.tools ?? []).filter((t) => mcpToolRef(t)).flatMap((t) => {
+      const problem = toolbox.problem(t);
+      return problem ? [`agents.${agent}.tools: ${problem}`] : [];
+    }),
+  );
 }
 
 /** The workflow's servers as they start: env and headers filled from the inputs, timeouts in ms. */
