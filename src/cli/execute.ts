@@ -8,11 +8,12 @@ import { durationMs, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { addMask, inGitHubActions } from './github.js';
+import { printableJson, writeCommand } from './command-guard.js';
 import type { LimitFlags } from './limit-flags.js';
 import { progressLines } from './progress-lines.js';
 import { resultText } from './result-text.js';
 import { UsageError } from './usage-error.js';
-import { maskStreams } from './masked-streams.js';
+import { maskStreams, writeUnmasked } from './masked-streams.js';
 import type { Masker } from '../session/masker.js';
 
 export interface OutputOptions extends LimitFlags {
@@ -92,8 +93,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   const { workflow, writer } = options;
   const github = inGitHubActions();
   // Workflow commands go to stdout, but for --json, whose stdout is one JSON object.
-  const command = (text: string) => (options.json ? process.stderr : process.stdout).write(text);
-  if (github) for (const secret of options.secrets ?? []) command(addMask(secret));
+  const command = (text: string) => writeCommand(options.json ? process.stderr : process.stdout, text);
+  if (github) for (const secret of options.secrets ?? []) writeUnmasked(() => command(addMask(secret)));
   // From here on (after the ::add-mask:: lines, which must name the secrets), every write is masked.
   const unmask = maskStreams(options.masker);
   const warnOnce = repeatedWarningsOnce();
@@ -117,6 +118,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     inputs: options.inputs,
     runId: options.runId,
     sessionPath: options.scopeSession,
+    sessionFile: writer.path,
     workspace: options.workspace,
     env: process.env,
     modelOverride: options.model,
@@ -158,9 +160,9 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     const summary = await summaryOf(writer.path, options.replayOf);
     if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);
     // Loaded only in Actions: @actions/core brings an HTTP client with it.
-    if (github) (await import('./github-report.js')).reportToGitHub(result, summary, writer.path, options.workspace, command);
+    if (github) (await import('./github-report.js')).reportToGitHub(result, summary, writer.path, options.workspace, { command, text: (text) => (options.json ? process.stderr : process.stdout).write(text) });
   }
-  process.stdout.write(options.json ? `${JSON.stringify(resultJson(result, writer.path), null, 2)}\n` : resultText(result, writer.path));
+  process.stdout.write(options.json ? `${printableJson(resultJson(result, writer.path))}\n` : resultText(result, writer.path));
   warnOnce();
   unmask();
   return result.exitCode;

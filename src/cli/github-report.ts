@@ -7,7 +7,7 @@ import { repoPath } from './sarif.js';
 import { compactionsTable, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
-export function reportToGitHub(result: RunResult, summary: SessionSummary, sessionPath: string, workspace: string, write: (text: string) => void): void {
+export function reportToGitHub(result: RunResult, summary: SessionSummary, sessionPath: string, workspace: string, out: { command: (text: string) => void; text: (text: string) => void }): void {
   // conclave's own outputs last: no workflow output can replace them (validate refuses the names too).
   writeOutputs({
     ...result.outputs,
@@ -18,12 +18,13 @@ export function reportToGitHub(result: RunResult, summary: SessionSummary, sessi
     outputs: JSON.stringify(result.outputs),
   });
   // Paths as the repository names them, so that each finding lands on its line of the diff.
-  for (const f of summary.findings) write(findingAnnotation({ ...f, path: repoPath(workspace, f.path) }));
+  for (const f of summary.findings) out.command(findingAnnotation({ ...f, path: repoPath(workspace, f.path) }));
   appendSummary(jobSummary(summary, result));
   for (const [agent, messages] of byAgent(summary.messages)) {
-    write(group(`@${agent}: ${messages.length} message${messages.length === 1 ? '' : 's'}`));
-    for (const m of messages) write(`#${m.id} → ${to(m)}\n${m.text}\n\n`);
-    write(END_GROUP);
+    out.command(group(`@${agent}: ${messages.length} message${messages.length === 1 ? '' : 's'}`));
+    // Model text: the guard on the streams keeps any line of it from being read as a command.
+    for (const m of messages) out.text(`#${m.id} → ${to(m)}\n${m.text}\n\n`);
+    out.command(END_GROUP);
   }
 }
 

@@ -1,10 +1,22 @@
 import { Command, CommanderError, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { EXIT } from '../engine/exit-codes.js';
+import { guardStreams, writeCommand } from './command-guard.js';
 import { errorAnnotation, inGitHubActions } from './github.js';
 import { UsageError } from './usage-error.js';
+import { maskStreams } from './masked-streams.js';
+import { processSecrets } from './process-secrets.js';
+import { Masker } from '../session/masker.js';
 
 // Commands import their modules when they run, so that `--help` and `validate` start fast.
+
+// Nothing of the command line (a secret -i, a cache URL's password) stays in /proc/PID/cmdline.
+process.title = 'conclave';
+// In Actions, no line of model text may become a workflow command (docs/security.md).
+if (inGitHubActions()) guardStreams();
+// The key and the process's secret-looking variables are masked in every line from the start,
+// before any file is read: an error that quotes a file must not print them (docs/security.md).
+maskStreams(new Masker(processSecrets()));
 
 const program = new Command('conclave')
   .description('Run declarative multi-agent Claude workflows in CI.')
@@ -45,6 +57,7 @@ withRunOptions(
     .description('continue a run from its session file: nothing recorded is paid for or done again')
     .argument('<session>', 'the session file (.conclave/sessions/RUN-ID.jsonl)')
     .option('-i, --input <key=value>', 'a secret input, which the session file does not keep (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option('--workflow <file>', 'the workflow file, instead of the path the session names (which must be a .yml file below the current directory)')
     .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
     .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
     .option('--out <file>', 'the new session file of a fork')
@@ -97,7 +110,7 @@ try {
     process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
   } else if (e instanceof UsageError) {
     process.stderr.write(`conclave: ${e.message}\n`);
-    if (inGitHubActions()) process.stdout.write(errorAnnotation(e.message));
+    if (inGitHubActions()) writeCommand(process.stdout, errorAnnotation(e.message));
     process.exitCode = EXIT.usage;
   } else {
     process.stderr.write(`conclave: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

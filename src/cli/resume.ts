@@ -1,4 +1,5 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { InputError, resolveInputs } from '../engine/inputs.js';
 import { limitsOf } from '../engine/run-limits.js';
@@ -6,7 +7,7 @@ import type { SessionEvent, SessionHeader } from '../session/format.js';
 import { readSession, SessionFileError, type SessionRecord } from '../session/reader.js';
 import { elapsedOf, endOf, isFinished, replayable } from '../session/recording.js';
 import { SessionWriter } from '../session/writer.js';
-import type { Limits } from '../workflow/limits.js';
+import { limitsProblem, tighterLimits, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
@@ -22,6 +23,29 @@ export interface ResumeOptions extends OutputOptions {
   out?: string;
   workspace?: string;
   model?: string;
+  /** --workflow: the workflow file, instead of the one the session names. */
+  workflow?: string;
+}
+
+/**
+ * The workflow file a session names, when conclave may open it on the session's word alone: a
+ * .yml or .yaml regular file below the current directory. A session file may come from anyone (an
+ * artifact, a fork's pull request), and must not make conclave read /etc/shadow or a token file.
+ */
+function recordedWorkflowPath(path: string, session: string): string {
+  const refuse = (why: string) => {
+    throw new UsageError(`${session} names its workflow as ${JSON.stringify(path)}, ${why}; conclave does not open that on a session file's word: give the workflow with --workflow FILE`);
+  };
+  if (isAbsolute(path) || path.split(/[\\/]/).includes('..')) refuse('which is not a path below the current directory');
+  if (!/\.ya?ml$/i.test(path)) refuse('which is not a .yml or .yaml file');
+  let stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    return refuse('which does not exist here');
+  }
+  if (!stats.isFile()) refuse('which is not a regular file');
+  return path;
 }
 
 /**
@@ -39,14 +63,17 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   }
 
   const { header } = record;
-  const workflow = loadForRun(header.workflow.path, options.json);
+  const workflowPath = options.workflow ?? recordedWorkflowPath(header.workflow.path, record.path);
+  const workflow = loadForRun(workflowPath, options.json);
   if (sha256(workflow.text) !== header.workflow.sha256 && !options.allowChangedWorkflow) {
-    throw new UsageError(`${header.workflow.path} changed since the session was recorded; resume with --allow-changed-workflow to continue it anyway`);
+    throw new UsageError(`${workflowPath} changed since the session was recorded; resume with --allow-changed-workflow to continue it anyway`);
   }
   const inputs = recordedInputs(header, workflow, options.input);
   const recording = replayable(record.effective);
-  const { first, last } = recordedLimits(recording, workflow.limits);
-  const limitsOnLive = withLimitFlags(last, options);
+  const { first, last } = recordedLimits(recording, workflow.limits, record.path);
+  // Going live, no limit is looser than the workflow's unless a flag raises it now: a session file
+  // can have been written by anyone (docs/security.md).
+  const limitsOnLive = withLimitFlags(tighterLimits(last, workflow.limits), options);
   const apiKey = apiKeyFor(options, true);
   const cache = await cacheOf(options);
 
@@ -86,7 +113,12 @@ function recordedInputs(header: SessionHeader, workflow: Workflow, given: string
 }
 
 /** The limits the recording started with, and those in force where it ends (after any `limits_changed`). */
-function recordedLimits(recording: readonly SessionEvent[], fallback: Limits): { first: Limits; last: Limits } {
+function recordedLimits(recording: readonly SessionEvent[], fallback: Limits, file: string): { first: Limits; last: Limits } {
+  for (const e of recording) {
+    if (e.type !== 'run_started' && e.type !== 'limits_changed') continue;
+    const problem = limitsProblem(limitsOf(e.limits));
+    if (problem) throw new UsageError(`${file}: event ${e.seq} (${e.type}) records limits no workflow can have: ${problem}`);
+  }
   const started = recording.find((e) => e.type === 'run_started');
   const first = started ? limitsOf(started.limits) : fallback;
   const changed = recording.findLast((e) => e.type === 'limits_changed');

@@ -13,6 +13,7 @@ import { formatDiagnostic } from '../workflow/diagnostic.js';
 import type { Workflow } from '../workflow/load.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions } from './github.js';
+import { writeCommand } from './command-guard.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadChecked } from './load-checked.js';
 import { maskedInputs, maskerFor } from './secrets.js';
@@ -38,7 +39,7 @@ export function loadForRun(file: string, json = false): Workflow {
   }
   const { workflow, diagnostics, unreadable } = loadChecked(file);
   for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-  if (inGitHubActions()) for (const d of diagnostics) (json ? process.stderr : process.stdout).write(annotation(d));
+  if (inGitHubActions()) for (const d of diagnostics) writeCommand(json ? process.stderr : process.stdout, annotation(d));
   if (unreadable !== undefined) throw new UsageError(unreadable);
   if (!workflow) throw new UsageError(`${file} has errors (listed above); nothing was run`);
   const usesRunCommand = Object.values(workflow.spec.agents).some((a) => a.tools?.includes('run_command'));

@@ -2,16 +2,9 @@ import { baseScope, declaredEnv } from '../engine/setup.js';
 import { Masker, MIN_SECRET_LENGTH } from '../session/masker.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
+import { processSecrets, SECRET_NAME } from './process-secrets.js';
 import { UsageError } from './usage-error.js';
 
-/** Names of variables whose values are secrets (DESIGN §9). */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASS|CREDENTIAL|AUTH|PRIVATE/i;
-
-/** Values of secret-looking process variables that are flags, not secrets: masking them would mask ordinary words. */
-const NOT_SECRET = /^(true|false|yes|no|on|off|null|none|undefined|\d{1,7})$/i;
-
-/** A secret-looking process variable shorter than this is taken for a setting, not a secret. */
-const MIN_ENV_SECRET = 8;
 
 /** The names of the workflow's secret inputs. */
 export function secretInputs(workflow: Workflow): string[] {
@@ -35,9 +28,7 @@ export function secretValues(workflow: Workflow, inputs: Record<string, Scalar>,
       throw new UsageError(`${what} is ${value.length} character${value.length === 1 ? '' : 's'} long: a secret under ${MIN_SECRET_LENGTH} characters cannot be masked without masking ordinary text; use a longer value`);
     }
   }
-  const fromProcess = Object.entries(process.env).flatMap(([name, value]) =>
-    SECRET_NAME.test(name) && value && value.length >= MIN_ENV_SECRET && !NOT_SECRET.test(value) ? [value] : [],
-  );
+  const fromProcess = processSecrets();
   return [...new Set([...(apiKey ? [apiKey] : []), ...given.map(([, v]) => v).filter((v) => v !== ''), ...fromProcess])];
 }
 

@@ -1,3 +1,4 @@
+import { printableJson } from './command-guard.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../engine/exit-codes.js';
@@ -9,7 +10,7 @@ export type ShowFormat = 'text' | 'markdown' | 'json';
 /** `conclave show SESSION`: the transcript, the proposals, usage and cost. */
 export function showCommand(file: string, options: { format: ShowFormat }): number {
   const summary = summarize(asUsageError(() => readSession(file), SessionFileError));
-  const render = options.format === 'json' ? (s: SessionSummary) => `${JSON.stringify(s, null, 2)}\n` : options.format === 'markdown' ? markdown : text;
+  const render = options.format === 'json' ? (s: SessionSummary) => `${printableJson(s)}\n` : options.format === 'markdown' ? markdown : text;
   process.stdout.write(render(summary));
   return EXIT.ok;
 }

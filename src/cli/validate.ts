@@ -1,6 +1,7 @@
 import { formatDiagnostic, hasErrors } from '../workflow/diagnostic.js';
 import { EXIT } from '../engine/exit-codes.js';
 import { annotation, inGitHubActions } from './github.js';
+import { printableJson, writeCommand } from './command-guard.js';
 import { loadChecked } from './load-checked.js';
 
 /** `conclave validate FILE…`: every file is checked and every problem listed; with --connect, its MCP servers started and their tools checked. */
@@ -21,9 +22,9 @@ export async function validateCommand(files: readonly string[], options: { json?
       ...(r.unreadable !== undefined ? { error: r.unreadable } : {}),
       diagnostics: r.diagnostics.map(({ line, col, severity, message, file }) => ({ file, line, col, severity, message })),
     }));
-    process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, files: report }, null, 2)}\n`);
+    process.stdout.write(`${printableJson({ ok: failed.length === 0, files: report })}\n`);
   } else {
-    if (inGitHubActions()) for (const r of results) for (const d of r.diagnostics) process.stdout.write(annotation(d));
+    if (inGitHubActions()) for (const r of results) for (const d of r.diagnostics) writeCommand(process.stdout, annotation(d));
     for (const r of results) {
       if (r.unreadable !== undefined) process.stdout.write(`conclave: ${r.unreadable}\n`);
       for (const d of r.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);

@@ -68,3 +68,21 @@ export function describeDuration(ms: number): string {
   if (ms % 60_000 === 0) return `${ms / 60_000}m`;
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
+
+/** Each limit the tighter of the two: a resume goes on with no limit looser than the workflow's, unless a flag raises it. */
+export function tighterLimits(a: Limits, b: Limits): Limits {
+  const next = { ...a };
+  for (const key of Object.keys(a) as (keyof Limits)[]) next[key] = Math.min(a[key], b[key]);
+  return next;
+}
+
+/** What is wrong with limits read from a session file (which anyone may have written), or undefined. */
+export function limitsProblem(limits: Limits): string | undefined {
+  for (const key of ['maxTurns', 'maxTurnsPerAgent', 'concurrency'] as const) {
+    if (!Number.isSafeInteger(limits[key]) || limits[key] < 1) return `${key} is ${limits[key]}, not a whole number of at least 1`;
+  }
+  if (!(limits.budgetUsd > 0) || !Number.isFinite(limits.budgetUsd)) return `budgetUsd is ${limits.budgetUsd}, not an amount above 0`;
+  if (!(limits.maxTokensTotal >= 1)) return `maxTokensTotal is ${limits.maxTokensTotal}, not a number of at least 1`;
+  const timeout = durationProblem(limits.timeoutMs);
+  return timeout ? `timeoutMs ${timeout}` : undefined;
+}

@@ -74,6 +74,7 @@ export interface WorkflowSpec {
   /** Process variables that run_command and MCP servers get, besides the minimal environment. */
   tools_env?: string[];
   mcp_servers?: Record<string, McpServerSpec>;
+  edit_github_workflows?: boolean;
   sandbox?: 'auto' | 'required' | 'off' | { mode?: 'auto' | 'required' | 'off'; network?: boolean };
   limits?: LimitsSpec;
   pricing?: Record<string, PriceSpec>;

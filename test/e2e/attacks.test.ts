@@ -4,10 +4,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findBubblewrap } from '../../src/agents/tools/sandbox.js';
-import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { BIN } from '../helpers/cli.js';
+import { attack, fresh, PEAK_KB, workflow } from '../helpers/attack.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 
 /**
@@ -15,59 +14,6 @@ import { TEST_API_KEY } from '../helpers/run-workflow.js';
  * Each asserts the outcome, a bound on the wall time, and a bound on conclave's peak memory
  * (VmHWM of the conclave process, read from /proc while it runs).
  */
-const PEAK_KB = 300 * 1024;
-
-let server: FakeAnthropic | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-interface Measured {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-  peakKb: number;
-  /** The tool results the model got back, in order. */
-  results: { content: string; is_error?: boolean }[];
-}
-
-function workflow(tools: string, extra = ''): string {
-  return `name: attack\n${extra}\nagents:\n  lead: { role: manager, tools: [${tools}] }\nkickoff: Go.\n`;
-}
-
-/** Runs conclave in `dir` where the model makes `calls` (one step), then says done; measures it. */
-async function attack(dir: string, calls: { name: string; input: Record<string, unknown> }[], yml: string, options: { env?: NodeJS.ProcessEnv; onStart?: (pid: number) => void } = {}): Promise<Measured> {
-  server = await startFakeAnthropic({ lead: [{ tools: calls }, { text: 'done' }] });
-  writeFileSync(join(dir, 'workflow.yml'), yml);
-  const started = Date.now();
-  const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml', '--json'], {
-    cwd: dir,
-    env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, ...options.env },
-  });
-  options.onStart?.(child.pid!);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
-  let peakKb = 0;
-  const poll = setInterval(() => {
-    try {
-      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (hwm) peakKb = Math.max(peakKb, Number(hwm[1]));
-    } catch {
-      // it has just ended
-    }
-  }, 25);
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  clearInterval(poll);
-  const second = server.of('lead')[1];
-  const last = second?.body.messages.at(-1)?.content;
-  return { code, stdout, stderr, ms: Date.now() - started, peakKb, results: Array.isArray(last) ? (last as Measured['results']) : [] };
-}
-
-const fresh = (name: string) => mkdtempSync(join(tmpdir(), `conclave-${name}-`));
 
 describe('the attack corpus: paths', () => {
   it('a dangling symlink, a link to a directory outside, a hard link, a FIFO, a device, and odd paths are refused', async () => {

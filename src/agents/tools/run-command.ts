@@ -1,3 +1,4 @@
+import { COOKIE_NAME, newCookie, sweep } from './process-sweep.js';
 import { cutNote, runShell } from './shell.js';
 import { numberArg, stringArg, type AgentTool, type ToolResult } from './tool.js';
 import { guarded, OUTPUT_CAP } from './workspace.js';
@@ -24,7 +25,12 @@ export const runCommand: AgentTool = {
   run: guarded(async (input, { workspace, env, signal, sandbox }): Promise<ToolResult> => {
     const command = stringArg(input, 'command');
     const timeoutMs = Math.min(Math.max(numberArg(input, 'timeout_seconds', 60), 1), 600) * 1000;
-    const r = await runShell({ command, cwd: workspace.root, env, timeoutMs, maxOutput: OUTPUT_CAP, signal, wrap: sandbox?.wrap });
+    // What the command started outside its process group (setsid) goes with it too.
+    const cookie = newCookie();
+    const r = await runShell({ command, cwd: workspace.root, env: { ...env, [COOKIE_NAME]: cookie }, timeoutMs, maxOutput: OUTPUT_CAP, signal, wrap: sandbox?.wrap }).finally(() => {
+      sweep(cookie);
+      sandbox?.after?.();
+    });
     if (r.error) return { content: `could not run the command: ${r.error}`, isError: true };
     const head = r.timedOut
       ? `killed: timed out after ${timeoutMs / 1000} s`

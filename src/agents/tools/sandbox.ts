@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, existsSync, rmdirSync } from 'node:fs';
+import { delimiter, dirname, join, resolve, sep } from 'node:path';
 
 export type SandboxMode = 'auto' | 'required' | 'off';
 export type SandboxSetting = SandboxMode | { mode?: SandboxMode; network?: boolean };
@@ -8,7 +8,17 @@ export type SandboxSetting = SandboxMode | { mode?: SandboxMode; network?: boole
 /** How run_command's commands are wrapped; `why` says why there is no sandbox, when there is none. */
 export interface SandboxPlan {
   wrap?: (argv: string[]) => string[];
+  /** Called after each wrapped command: removes the empty mount points bubblewrap had to make. */
+  after?: () => void;
   why?: string;
+}
+
+/** Inside the workspace, what commands may read but never write (docs/security.md). */
+export interface SandboxProtection {
+  /** `edit_github_workflows: true`: .github/workflows/ stays writable. */
+  githubWorkflows?: boolean;
+  /** Files written by this run (its session file) that are read-only to commands wherever they are. */
+  files?: readonly string[];
 }
 
 let probed: { bwrap?: string; why?: string } | undefined;
@@ -45,17 +55,19 @@ export function sandboxMode(setting: SandboxSetting | undefined): { mode: Sandbo
  * workspace, a private /tmp, no network unless `network: true`, and the process tree bound to
  * conclave's life. `off`, or `auto` where bubblewrap cannot run, runs commands as they are.
  */
-export function sandboxPlan(setting: SandboxSetting | undefined, workspace: string): SandboxPlan {
+export function sandboxPlan(setting: SandboxSetting | undefined, workspace: string, protection: SandboxProtection = {}): SandboxPlan {
   const { mode, network } = sandboxMode(setting);
   if (mode === 'off') return { why: 'sandbox: off' };
   const { bwrap, why } = findBubblewrap();
   if (!bwrap) return { why };
+  const { args: readOnly, made } = readOnlyMounts(workspace, protection);
   const args = [
     '--ro-bind', '/', '/',
     '--dev', '/dev',
     '--proc', '/proc',
     '--tmpfs', '/tmp',
     '--bind', workspace, workspace,
+    ...readOnly,
     '--chdir', workspace,
     '--setenv', 'TMPDIR', '/tmp',
     '--unshare-pid',
@@ -63,7 +75,44 @@ export function sandboxPlan(setting: SandboxSetting | undefined, workspace: stri
     '--die-with-parent',
     '--new-session',
   ];
-  return { wrap: (argv) => [bwrap, ...args, '--', ...argv] };
+  return { wrap: (argv) => [bwrap, ...args, '--', ...argv], after: () => removeEmpty(made) };
+}
+
+/**
+ * git's directory (its config and hooks run code in the job's next git command), conclave's own
+ * (sessions, cache, locks) and the GitHub workflows, read-only inside the sandbox. One that does
+ * not exist yet becomes an empty read-only directory, so that a command cannot create it either;
+ * bubblewrap makes its mount point, which is removed again after the command while empty.
+ */
+function readOnlyMounts(workspace: string, protection: SandboxProtection): { args: string[]; made: string[] } {
+  const args: string[] = [];
+  const made: string[] = [];
+  const dirs = ['.git', '.conclave', ...(protection.githubWorkflows ? [] : ['.github/workflows'])];
+  for (const dir of dirs) {
+    const full = join(workspace, dir);
+    if (existsSync(full)) {
+      args.push('--ro-bind', full, full);
+    } else {
+      args.push('--tmpfs', full, '--remount-ro', full);
+      made.push(full);
+      if (dir.includes('/')) made.push(dirname(full));
+    }
+  }
+  for (const file of protection.files ?? []) {
+    const full = resolve(file);
+    if (full.startsWith(workspace + sep) && existsSync(full)) args.push('--ro-bind', full, full);
+  }
+  return { args, made };
+}
+
+function removeEmpty(dirs: readonly string[]): void {
+  for (const dir of dirs) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // not empty, gone, or still a mount point of a command that runs: left as it is
+    }
+  }
 }
 
 /** Why a workflow that wants a sandbox (`required`) for its run_command cannot have one here, or nothing. */

@@ -1,8 +1,15 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, unlinkSync, type Stats } from 'node:fs';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolInputError } from './tool.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+export interface WorkspaceOptions {
+  /** Files never written wherever they are (the session file given with --session). */
+  protect?: readonly string[];
+  /** `edit_github_workflows: true`: .github/workflows/ may be written. */
+  githubWorkflows?: boolean;
+}
 
 /** An open file of the workspace, checked: a regular file inside it with no other name. */
 export interface OpenFile {
@@ -20,9 +27,14 @@ export interface OpenFile {
  */
 export class Workspace {
   readonly root: string;
+  private readonly protectedFiles: Set<string>;
 
-  constructor(root: string) {
+  constructor(
+    root: string,
+    private readonly options: WorkspaceOptions = {},
+  ) {
     this.root = realpathSync(root);
+    this.protectedFiles = new Set((options.protect ?? []).flatMap((file) => [realFile(file), realFile(`${file}.lock`), realFile(`${file}.lock.takeover`)]));
   }
 
   /** The full path of an existing file or directory, every step checked. */
@@ -42,7 +54,9 @@ export class Workspace {
 
   /** A file opened for writing (created with its parent directories when missing); not yet truncated. */
   openForWriting(path: string): OpenFile {
+    this.checkWritable(path);
     const full = this.walk(path, false, true)!;
+    if (this.protectedFiles.has(full)) throw new ToolInputError(`${path} is this run's session file (or its lock); the workspace tools do not write there`);
     let existed = true;
     try {
       this.checkKind(path, lstatSync(full));
@@ -107,12 +121,36 @@ export class Workspace {
     }
   }
 
+  /**
+   * What the tools never write (docs/security.md): git's own files (a hook or `core.fsmonitor` in
+   * `.git/config` runs with the job's next git command), conclave's (the session, the cache, the
+   * locks), and the repository's GitHub workflows unless the workflow allows it.
+   */
+  private checkWritable(path: string): void {
+    const parts = this.checkShape(path).split(/[\\/]+/).filter((p) => p !== '' && p !== '.').map((p) => p.toLowerCase());
+    const refuse = (why: string) => {
+      throw new ToolInputError(`${path}: ${why}; the workspace tools do not write there`);
+    };
+    if (parts.some((p) => p === '.git')) refuse("it is inside a .git directory (git's configuration and hooks run code)");
+    if (parts.some((p) => p === '.conclave')) refuse("it is inside .conclave (conclave's sessions, cache and locks)");
+    if (!this.options.githubWorkflows && parts[0] === '.github' && parts[1] === 'workflows') refuse('it is a GitHub workflow (set edit_github_workflows: true in the workflow to allow it)');
+  }
+
   private checkShape(path: string): string {
     if (path === '') throw new ToolInputError('the path is empty');
     if (path.includes('\0')) throw new ToolInputError('the path contains a NUL character');
     if (isAbsolute(path)) throw new ToolInputError(`${path}: absolute paths are not allowed; give a path relative to the workspace`);
     if (path.split(/[\\/]/).includes('..')) throw new ToolInputError(`${path}: paths may not contain ".."`);
     return path;
+  }
+}
+
+/** A file's path with its directory's links resolved, as `walk` builds paths under the real root. */
+function realFile(file: string): string {
+  try {
+    return join(realpathSync(dirname(resolve(file))), basename(file));
+  } catch {
+    return resolve(file);
   }
 }
 

@@ -1,0 +1,193 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findBubblewrap } from '../../src/agents/tools/sandbox.js';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { attack, fresh, workflow } from '../helpers/attack.js';
+import { conclave } from '../helpers/cli.js';
+import { TEST_API_KEY } from '../helpers/run-workflow.js';
+
+/**
+ * The second round of attacks (docs/security.md): model text read by GitHub as workflow commands,
+ * git's and conclave's own files within the tools' reach, conclave's process read through /proc,
+ * and a session file handed over by someone else.
+ */
+
+let server: FakeAnthropic | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function githubEnv(dir: string) {
+  writeFileSync(join(dir, 'output.txt'), '');
+  writeFileSync(join(dir, 'summary.md'), '');
+  return { GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: join(dir, 'output.txt'), GITHUB_STEP_SUMMARY: join(dir, 'summary.md') };
+}
+
+/** The lines GitHub's runner would take for workflow commands: `::` first after blanks (.NET's TrimStart), or `##[` anywhere. */
+function commandsIn(text: string): string[] {
+  return text.split(/\r?\n|\r/).filter((line) => line.replace(/^[\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, '').startsWith('::') || line.includes('##['));
+}
+
+const INJECTED = ['::add-mask::success', '  ::stop-commands::pwned', '\t::error file=/etc/passwd::owned', 'text ##[set-output name=verdict;]forged', '::set-env name=NODE_OPTIONS::--require=/tmp/x'].join('\n');
+
+describe('model text never becomes a GitHub workflow command', () => {
+  for (const json of [false, true]) {
+    it(`messages, the summary and outputs are printed as text, in groups and in the result${json ? ' (--json)' : ''}`, async () => {
+      server = await startFakeAnthropic({
+        lead: [{ text: `@helper look:\n${INJECTED}` }, { tools: [{ name: 'complete', input: { status: 'success', summary: `done\n${INJECTED}` } }] }],
+        helper: [{ text: `${INJECTED}\n::endgroup::\n::group::fake` }],
+      });
+      const dir = fresh('gha-commands');
+      writeFileSync(join(dir, 'workflow.yml'), 'name: inject\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\noutputs:\n  said: $<< result.summary >>\n');
+      const run = await conclave(['run', 'workflow.yml', ...(json ? ['--json'] : [])], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+      expect(run.code, run.stderr).toBe(0);
+      const out = `${run.stdout}\n${run.stderr}`;
+      // The text is all there, shown…
+      expect(out).toContain('add-mask::success');
+      expect(out).toContain('set-output name=verdict;]forged');
+      // …but the only commands are conclave's own: the key's mask and a group per sender.
+      expect(commandsIn(out).sort()).toEqual([`::add-mask::${TEST_API_KEY}`, '::endgroup::', '::endgroup::', '::endgroup::', '::group::@helper: 1 message', '::group::@lead: 1 message', '::group::@kickoff: 1 message'].sort());
+      if (json) expect(JSON.parse(run.stdout).outputs.said).toBe(`done\n${INJECTED}`);
+    });
+  }
+});
+
+describe('git, conclave and GitHub workflow files are out of the tools\' reach', () => {
+  it('write_file refuses .git (any depth, any case), .conclave, the session file wherever it is, and .github/workflows', async () => {
+    const dir = fresh('git-write');
+    execFileSync('git', ['init', '-q', dir]);
+    mkdirSync(join(dir, 'out'));
+    const config = readFileSync(join(dir, '.git', 'config'), 'utf8');
+    const r = await attack(
+      dir,
+      [
+        { name: 'write_file', input: { path: '.git/config', content: '[core]\n\tfsmonitor = touch PWNED\n' } },
+        { name: 'write_file', input: { path: './.GIT/hooks/pre-commit', content: 'touch PWNED' } },
+        { name: 'write_file', input: { path: 'vendor/lib/.git/config', content: 'x' } },
+        { name: 'write_file', input: { path: '.conclave/sessions/forged.jsonl', content: '{}' } },
+        { name: 'write_file', input: { path: 'out/session.jsonl', content: '{"forged":true}\n' } },
+        { name: 'write_file', input: { path: '.github/workflows/release.yml', content: 'on: push' } },
+        { name: 'write_file', input: { path: 'src/ok.txt', content: 'fine' } },
+      ],
+      workflow('write_file'),
+      { args: ['--session', 'out/session.jsonl'] },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.results.map((x) => x.is_error ?? false)).toEqual([true, true, true, true, true, true, false]);
+    expect(r.results[0]!.content).toBe(".git/config: it is inside a .git directory (git's configuration and hooks run code); the workspace tools do not write there");
+    expect(r.results[3]!.content).toMatch(/inside \.conclave/);
+    expect(r.results[4]!.content).toMatch(/this run's session file/);
+    expect(r.results[5]!.content).toMatch(/edit_github_workflows: true/);
+    expect(readFileSync(join(dir, '.git', 'config'), 'utf8')).toBe(config);
+    expect(existsSync(join(dir, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(existsSync(join(dir, 'vendor'))).toBe(false);
+    expect(existsSync(join(dir, '.github'))).toBe(false);
+    expect(readFileSync(join(dir, 'out', 'session.jsonl'), 'utf8')).toMatch(/^\{"type":"header"/);
+    expect(readFileSync(join(dir, 'src', 'ok.txt'), 'utf8')).toBe('fine');
+  });
+
+  it('edit_github_workflows: true lets write_file change .github/workflows, and nothing else more', async () => {
+    const dir = fresh('gh-workflows');
+    const r = await attack(
+      dir,
+      [
+        { name: 'write_file', input: { path: '.github/workflows/ci.yml', content: 'on: push' } },
+        { name: 'write_file', input: { path: '.git/config', content: 'x' } },
+      ],
+      workflow('write_file', 'edit_github_workflows: true'),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.results.map((x) => x.is_error ?? false)).toEqual([false, true]);
+    expect(readFileSync(join(dir, '.github', 'workflows', 'ci.yml'), 'utf8')).toBe('on: push');
+  });
+
+  it.skipIf(!findBubblewrap().bwrap)('a sandboxed run_command reads .git but cannot change it, .conclave or the workflows, nor create a .git', async () => {
+    const repo = fresh('git-sandbox');
+    execFileSync('git', ['init', '-q', repo]);
+    mkdirSync(join(repo, '.github', 'workflows'), { recursive: true });
+    writeFileSync(join(repo, '.github', 'workflows', 'ci.yml'), 'on: push\n');
+    const bare = fresh('no-git');
+    const config = readFileSync(join(repo, '.git', 'config'), 'utf8');
+    const calls = [
+      { name: 'run_command', input: { command: 'git config --get core.bare' } },
+      { name: 'run_command', input: { command: 'printf "[core]\\n\\tfsmonitor = touch PWNED\\n" >> .git/config' } },
+      { name: 'run_command', input: { command: 'echo forged >> "$(ls .conclave/sessions/*.jsonl)"' } },
+      { name: 'run_command', input: { command: 'echo "on: push" > .github/workflows/evil.yml' } },
+      { name: 'run_command', input: { command: 'mkdir -p .git/hooks && echo x > .git/hooks/post-checkout' } },
+      { name: 'run_command', input: { command: 'echo ok > made.txt' } },
+    ];
+    const r = await attack(repo, calls, workflow('run_command', 'sandbox: required'));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.results.map((x) => x.content.split('\n')[0] !== 'exit code 0')).toEqual([false, true, true, true, true, false]);
+    expect(readFileSync(join(repo, '.git', 'config'), 'utf8')).toBe(config);
+    expect(readdirSync(join(repo, '.github', 'workflows'))).toEqual(['ci.yml']);
+    const session = readdirSync(join(repo, '.conclave', 'sessions')).find((f) => f.endsWith('.jsonl'))!;
+    expect(readFileSync(join(repo, '.conclave', 'sessions', session), 'utf8').split('\n')).not.toContain('forged');
+    expect(readFileSync(join(repo, 'made.txt'), 'utf8')).toBe('ok\n');
+
+    // No .git to protect: none can be made, and the empty mount point is gone afterwards.
+    const r2 = await attack(bare, [{ name: 'run_command', input: { command: 'mkdir -p .git && echo "[core]" > .git/config' } }], workflow('run_command', 'sandbox: required'));
+    expect(r2.results[0]!.content.split('\n')[0]).not.toBe('exit code 0');
+    expect(existsSync(join(bare, '.git'))).toBe(false);
+    expect(existsSync(join(bare, '.github'))).toBe(false);
+  });
+});
+
+describe("conclave's process is not the commands' to read or outlive", () => {
+  it('the command line holds no secret input, and setsid … & does not outlive the command', async () => {
+    const dir = fresh('proc');
+    const marker = `sleep ${30_000 + Math.floor(Math.random() * 9_000)}`;
+    const yml = `name: proc\ninputs:\n  token: { type: string, secret: true }\nsandbox: off\nagents:\n  lead: { role: manager, tools: [run_command] }\nkickoff: Go.\n`;
+    const r = await attack(
+      dir,
+      [
+        { name: 'run_command', input: { command: 'tr "\\0" " " < /proc/$PPID/cmdline | rev > leaked.txt; cat leaked.txt' } },
+        { name: 'run_command', input: { command: `setsid sh -c '${marker}' > /dev/null 2>&1 < /dev/null & sleep 0.5; echo started` } },
+      ],
+      yml,
+      { args: ['-i', 'token=tok_s3cr3t_v4lue_42'] },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const alive = readdirSync('/proc').filter((pid) => {
+      try {
+        return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker);
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+    const leaked = readFileSync(join(dir, 'leaked.txt'), 'utf8');
+    expect(leaked).toContain('evalcnoc'); // conclave's own name, reversed: the command did read it
+    expect(leaked).not.toContain([...'tok_s3cr3t_v4lue_42'].reverse().join(''));
+    expect(leaked).not.toContain('=nekot');
+  });
+});
+
+describe('a session file handed over by someone else', () => {
+  function forgedSession(dir: string, path: string): string {
+    const file = join(dir, 'forged.jsonl');
+    const header = { format: 1, type: 'header', run_id: 'r1', conclave_version: '0.1.0', workflow: { path, sha256: 'x' }, inputs: {}, session: 'forged.jsonl', started_at: new Date().toISOString() };
+    writeFileSync(file, `${JSON.stringify(header)}\n`);
+    return file;
+  }
+
+  it('resume opens no workflow the session names outside the directory, nor a file that is not YAML; the key is never printed', async () => {
+    const dir = fresh('untrusted-session');
+    writeFileSync(join(dir, 'token.txt'), `key: ${TEST_API_KEY}\n: [`);
+    for (const path of ['/etc/passwd', '/proc/self/environ', '../outside.yml', 'token.txt']) {
+      const r = await conclave(['resume', forgedSession(dir, path)], { cwd: dir, env: { GITHUB_ACTIONS: 'true', ANTHROPIC_API_KEY: TEST_API_KEY } });
+      expect(r.code, path).toBe(2);
+      expect(r.stderr).toContain('conclave does not open that on a session file\'s word: give the workflow with --workflow FILE');
+      expect(r.stderr + r.stdout).not.toContain(TEST_API_KEY);
+      expect(r.stderr + r.stdout).not.toContain('root:');
+    }
+    // A YAML file of the directory that quotes the key in a parse error: masked, in the log and the annotation.
+    writeFileSync(join(dir, 'bad.yml'), `name: x\nagents: ${TEST_API_KEY}: [\n`);
+    const r = await conclave(['resume', forgedSession(dir, 'bad.yml')], { cwd: dir, env: { GITHUB_ACTIONS: 'true', ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(r.code).toBe(2);
+    expect(r.stderr + r.stdout).not.toContain(TEST_API_KEY);
+  });
+});
