@@ -191,3 +191,46 @@ describe('a session file handed over by someone else', () => {
     expect(r.stderr + r.stdout).not.toContain(TEST_API_KEY);
   });
 });
+
+describe('limits from a session file are no looser than the workflow', () => {
+  const yml = 'name: limited\nlimits: { max_turns: 2, budget_usd: 0.5 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n';
+  const script = () => ({ lead: [{ text: '@helper go' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }], helper: [{ text: 'did it' }] });
+
+  it('a forged run_started that raises the budget and the timeout is held to the workflow when the resume goes live; a flag still raises a limit; nonsense is refused', async () => {
+    server = await startFakeAnthropic(script());
+    const dir = fresh('forged-limits');
+    writeFileSync(join(dir, 'workflow.yml'), yml);
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    const first = await conclave(['run', 'workflow.yml', '--json'], { cwd: dir, env });
+    expect(first.code, first.stderr).toBe(3);
+    const session = join(dir, JSON.parse(first.stdout).session);
+    const forge = (change: (limits: Record<string, number>) => void) => {
+      const lines = readFileSync(session, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const started = lines.find((l) => l.type === 'run_started');
+      change(started.limits);
+      const out = join(dir, `forged-${Math.random().toString(36).slice(2)}.jsonl`);
+      writeFileSync(out, `${lines.filter((l) => l.type !== 'run_ended').map((l) => JSON.stringify(l)).join('\n')}\n`);
+      return out;
+    };
+    // (max_turns is in each turn's status line: forging it makes the replay differ and stop at once.)
+    const raised = forge((l) => {
+      l.budgetUsd = 1e9;
+      l.timeoutMs = 2_000_000_000;
+    });
+    const before = server.requests.length;
+    const held = await conclave(['resume', raised, '--json'], { cwd: dir, env });
+    expect(held.code, held.stderr + held.stdout).toBe(3);
+    expect(JSON.parse(held.stdout).reason).toMatch(/max_turns/);
+    expect(server.requests.length).toBe(before);
+    const changed = readFileSync(raised, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.type === 'limits_changed');
+    expect(changed.limits).toMatchObject({ maxTurns: 2, budgetUsd: 0.5, timeoutMs: 30 * 60_000 });
+    expect(changed.changed.sort()).toEqual(['budgetUsd', 'timeoutMs']);
+
+    const flagged = await conclave(['resume', forge((l) => (l.budgetUsd = 1e9)), '--json', '--max-turns', '3'], { cwd: dir, env });
+    expect(flagged.code, flagged.stderr).toBe(0);
+
+    const nonsense = await conclave(['resume', forge((l) => (l.maxTurnsPerAgent = -1))], { cwd: dir, env });
+    expect(nonsense.code).toBe(2);
+    expect(nonsense.stderr).toMatch(/event \d+ \(run_started\) records limits no workflow can have: maxTurnsPerAgent is -1/);
+  });
+});
