@@ -1,7 +1,7 @@
 import { Journal } from '../engine/journal.js';
 import { Run, type RunResult } from '../engine/run.js';
 import { Provider } from '../provider/client.js';
-import type { ResponseCache } from '../session/cache.js';
+import { maskedCache, type ResponseCache } from '../session/cache.js';
 import type { SessionEvent } from '../session/format.js';
 import type { SessionWriter } from '../session/writer.js';
 import { durationMs, type Limits } from '../workflow/limits.js';
@@ -37,7 +37,8 @@ export async function cacheOf(options: OutputOptions & { replay?: string }): Pro
   const ttlMs = options.cacheTtl === undefined ? undefined : cacheTtlMs(options.cacheTtl);
   const { openCache, CacheError } = await import('../session/cache.js');
   try {
-    return await openCache(options.cache, { ttlMs, onFailure: (message) => process.stderr.write(`conclave: warning: ${message}\n`) });
+    const warn = (message: string) => process.stderr.write(`conclave: warning: ${message}\n`);
+    return await openCache(options.cache, { ttlMs, onFailure: warn, onMalformed: warn });
   } catch (e) {
     if (e instanceof CacheError) throw new UsageError(e.message);
     throw new UsageError(`cannot open the response cache: ${(e as Error).message}`);
@@ -130,7 +131,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     limits: options.limits,
     limitsOnLive: options.limitsOnLive,
     onLive: options.onLive,
-    cache: options.responseCache,
+    cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
     liveCalls: provider !== undefined,
     startServers: options.replayOf === undefined,
     mask: (text) => options.masker.text(text),

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -17,9 +17,21 @@ export interface CacheStore {
   shown: string;
 }
 
-/** The spec as the user may see it: a URL's user and password hidden. */
+/** The spec as the user may see it: a URL's user and password hidden, in the authority (up to its last `@`) and in the query. */
 export function shownSpec(spec: string | true): string {
-  return spec === true ? DEFAULT_CACHE : spec.replace(/\/\/[^@/]*@/, '//***@');
+  if (spec === true) return DEFAULT_CACHE;
+  let shown = spec.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
+  for (const value of queryCredentials(spec)) shown = shown.replaceAll(value, '***');
+  return shown;
+}
+
+/** Values of credential-like query parameters (`?password=…`, `sslkey=…`), raw as written. */
+function queryCredentials(spec: string): string[] {
+  const query = spec.split('?')[1]?.split('#')[0] ?? '';
+  return query.split('&').flatMap((pair) => {
+    const [name = '', value = ''] = pair.split('=');
+    return /pass|secret|token|key|auth|cred/i.test(name) && value.length > 0 ? [value] : [];
+  });
 }
 
 /**
@@ -33,6 +45,12 @@ export async function cacheStore(spec: string | true, cwd: string): Promise<Cach
   if (spec === true || spec.startsWith('sqlite://') || !/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
     const path = resolve(cwd, spec === true ? DEFAULT_CACHE : spec.replace(/^sqlite:\/\//, ''));
     mkdirSync(dirname(path), { recursive: true });
+    // Readable by its owner only: responses are masked, but they are another run's work.
+    try {
+      closeSync(openSync(path, 'a', 0o600));
+    } catch {
+      // SQLite says what is wrong with the file, in the error the user sees
+    }
     const { default: KeyvSqlite } = await import('@keyv/sqlite');
     return { store: new KeyvSqlite(`sqlite://${path}`), shown };
   }
@@ -67,9 +85,10 @@ export async function cacheStore(spec: string | true, cwd: string): Promise<Cach
 export function withoutCredentials(text: string, spec: string | true): string {
   if (spec === true) return text;
   let hidden = text.replaceAll(spec, shownSpec(spec));
-  const credentials = /^[a-z][a-z0-9+.-]*:\/\/([^@/]*)@/i.exec(spec)?.[1] ?? '';
-  for (const part of credentials.split(':').slice(1).flatMap((p) => [p, safeDecode(p)])) {
-    if (part.length >= 4) hidden = hidden.replaceAll(part, '***');
+  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(spec)?.[1] ?? '';
+  const password = userinfo.includes(':') ? userinfo.slice(userinfo.indexOf(':') + 1) : '';
+  for (const secret of [password, ...queryCredentials(spec)].flatMap((p) => [p, safeDecode(p)])) {
+    if (secret.length >= 4) hidden = hidden.replaceAll(secret, '***');
   }
   return hidden;
 }

@@ -1,5 +1,6 @@
 import type { ModelResponse } from '../provider/client.js';
 import { CacheError, cacheStore, withoutCredentials } from './cache-store.js';
+import { isModelResponse } from './response-shape.js';
 
 export { CacheError, DEFAULT_CACHE } from './cache-store.js';
 
@@ -19,6 +20,8 @@ export interface CacheOptions {
   ttlMs?: number;
   /** Told once, when a store that opened fails: from then on the run goes on uncached. */
   onFailure?: (message: string) => void;
+  /** Told once, when an entry is not a response conclave can use (it is taken for a miss). */
+  onMalformed?: (message: string) => void;
 }
 
 /** The longest a cache operation may take before the cache is taken for broken. */
@@ -81,8 +84,16 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
       return fallback;
     }
   };
+  let toldMalformed = false;
+  const usable = (key: string, entry: unknown): ModelResponse | undefined => {
+    if (entry === undefined || entry === null) return undefined;
+    if (isModelResponse(entry)) return entry as ModelResponse;
+    if (!toldMalformed) options.onMalformed?.(`the response cache ${shown} holds an entry that is not a model response (request ${key.slice(0, 12)}): it is taken for a miss`);
+    toldMalformed = true;
+    return undefined;
+  };
   return {
-    get: (key, signal) => guard(async () => (await keyv.get(key)) ?? undefined, undefined, signal),
+    get: (key, signal) => guard(async () => usable(key, await keyv.get(key)), undefined, signal),
     set: (key, response, signal) => guard(() => keyv.set(key, response, options.ttlMs).then(() => undefined), undefined, signal),
     close,
   };
@@ -96,4 +107,12 @@ function messageOf(e: unknown): string {
   if (/client password must be a string/.test(text)) return 'the server asks for a password, and the URL gives none';
   if (text) return text;
   return error?.code ?? 'the store failed without saying why';
+}
+
+/**
+ * The cache as a run uses it: every response masked before it is kept, as the session keeps it
+ * (a secret the model quoted must not sit in clear in a file or a shared server).
+ */
+export function maskedCache(cache: ResponseCache, mask: <T>(value: T) => T): ResponseCache {
+  return { ...cache, set: (key, response, signal) => cache.set(key, mask(response), signal) };
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findBubblewrap } from '../../src/agents/tools/sandbox.js';
@@ -232,5 +232,51 @@ describe('limits from a session file are no looser than the workflow', () => {
     const nonsense = await conclave(['resume', forge((l) => (l.maxTurnsPerAgent = -1))], { cwd: dir, env });
     expect(nonsense.code).toBe(2);
     expect(nonsense.stderr).toMatch(/event \d+ \(run_started\) records limits no workflow can have: maxTurnsPerAgent is -1/);
+  });
+});
+
+describe('the response cache holds no secret and trusts no entry', () => {
+  const SECRET_INPUT = 'inp-s3cret-9f8e7d6c';
+  const SECRET_ENV = 'env-s3cret-1a2b3c4d';
+  const yml = `name: quoting\ninputs:\n  token: { type: string, secret: true }\nenv:\n  DEPLOY_TOKEN: ${SECRET_ENV}\nagents:\n  lead: { role: manager }\nkickoff: Go.\n`;
+  const quoting = () => ({ lead: [{ text: `the token is ${SECRET_INPUT}, the env ${SECRET_ENV}, the key ${TEST_API_KEY}` }] });
+
+  it('keeps responses masked, in a file only its owner reads, and takes a malformed entry for a miss', async () => {
+    server = await startFakeAnthropic(quoting());
+    const dir = fresh('cache-masked');
+    writeFileSync(join(dir, 'workflow.yml'), yml);
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    const args = ['run', 'workflow.yml', '--json', '--cache', '-i', `token=${SECRET_INPUT}`];
+    const first = await conclave(args, { cwd: dir, env });
+    expect(first.code, first.stderr).toBe(0);
+    const file = join(dir, '.conclave', 'cache.sqlite');
+    const raw = readFileSync(file);
+    for (const secret of [SECRET_INPUT, SECRET_ENV, TEST_API_KEY]) expect(raw.includes(secret)).toBe(false);
+    expect(raw.includes('the token is ***')).toBe(true);
+    expect(statSync(file).mode & 0o077).toBe(0);
+
+    // Every entry replaced by something that is not a response: a miss, paid again, no stack trace.
+    const { default: sqlite3 } = await import('sqlite3');
+    const db = new sqlite3.Database(file);
+    await new Promise<void>((done, fail) => db.run(`UPDATE keyv SET value = '{"value":{"content":[{"type":"tool_use","id":1}],"stop_reason":"end_turn"},"expires":null}'`, (e: Error | null) => (e ? fail(e) : done())));
+    await new Promise<void>((done) => db.close(() => done()));
+    await server.close();
+    server = await startFakeAnthropic(quoting());
+    const second = await conclave(args, { cwd: dir, env: { ...env, ANTHROPIC_BASE_URL: server.url } });
+    expect(second.code, second.stderr).toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(second.stderr).toContain('holds an entry that is not a model response');
+    expect(second.stderr).not.toMatch(/TypeError|\n\s+at /);
+  });
+
+  it("a store URL's password never shows, given after the last @ or as ?password=", async () => {
+    const dir = fresh('cache-url');
+    writeFileSync(join(dir, 'workflow.yml'), 'name: x\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
+    for (const url of ['redis://user:p@ss-w0rd-7x@127.0.0.1:1/0', 'postgres://conclave@127.0.0.1:1/db?password=hunter2-s3cret&sslmode=disable']) {
+      const r = await conclave(['run', 'workflow.yml', '--cache', url], { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('cannot be used');
+      for (const part of ['p@ss-w0rd-7x', 'ss-w0rd-7x', 'hunter2-s3cret']) expect(r.stderr).not.toContain(part);
+    }
   });
 });
