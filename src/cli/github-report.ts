@@ -49,7 +49,9 @@ export function jobSummary(s: SessionSummary, result: RunResult): string {
     const text = render(s, result, cut);
     if (Buffer.byteLength(text) < SUMMARY_LIMIT - 1024) return text;
   }
-  return render(s, result, 0).slice(0, SUMMARY_LIMIT / 2);
+  // Still too large (a huge summary or output): cut in bytes, which is what GitHub counts.
+  const note = "\n\n*(cut to keep this summary under GitHub's 1 MiB limit: `conclave show` prints the run whole)*\n";
+  return `${Buffer.from(render(s, result, 0)).subarray(0, SUMMARY_LIMIT - 4096).toString('utf8').replace(/\uFFFD$/, '')}${note}`;
 }
 
 function render(s: SessionSummary, result: RunResult, cut: number): string {

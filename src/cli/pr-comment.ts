@@ -8,22 +8,57 @@ export function commentMarker(workflowPath: string): string {
   return `<!-- conclave: ${workflowPath.replace(/--/g, '- -')} -->`;
 }
 
-/** The comment: how the run ended, its outputs, its findings and its cost. */
+/** GitHub refuses a comment body longer than this many characters. */
+export const COMMENT_LIMIT = 65_536;
+
+/**
+ * The comment: how the run ended, its outputs, its findings and its cost. Model text is made
+ * inert outside code blocks (no @mention pings anyone, no #123 links an issue, no marker can be
+ * forged), and long parts are cut until the body fits GitHub's limit.
+ */
 export function commentBody(s: SessionSummary): string {
+  for (const cut of [Infinity, 8000, 1000, 0]) {
+    const body = render(s, cut);
+    if (body.length <= COMMENT_LIMIT) return body;
+  }
+  return `${render(s, 0).slice(0, COMMENT_LIMIT - 200)}\n\n*(cut to fit GitHub's limit on a comment: the job summary and \`conclave show\` have it all)*\n`;
+}
+
+function render(s: SessionSummary, cut: number): string {
   const end = s.end;
   const icon = end ? (end.exit_code === 0 ? '✅' : '❌') : '⏸️';
   const lines = [commentMarker(s.header.workflow.path), `### ${icon} conclave: ${s.header.workflow.path}`, ''];
-  lines.push(end ? `**${end.status}** (exit ${end.exit_code}): ${cell(end.reason)}` : 'The run has not ended: it can be resumed from its session file.', '');
-  if (end?.summary) lines.push(fenced(end.summary), '');
+  lines.push(end ? `**${end.status}** (exit ${end.exit_code}): ${inert(cell(end.reason))}` : 'The run has not ended: it can be resumed from its session file.', '');
+  if (end?.summary) lines.push(fenced(shorter(end.summary, cut)), '');
   const outputs = Object.entries(end?.outputs ?? {});
-  if (outputs.length) lines.push('| output | value |', '|---|---|', ...outputs.map(([k, v]) => `| ${k} | ${cell(v)} |`), '');
+  if (outputs.length) lines.push('| output | value |', '|---|---|', ...outputs.map(([k, v]) => `| ${k} | ${inert(cell(shorter(v, cut)))} |`), '');
   if (s.findings.length) {
     lines.push(`**Findings** (${s.findings.length}):`, '');
-    for (const f of s.findings) lines.push(`- **${f.level}** \`${f.path}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}\` ${f.title ? `**${cell(f.title)}**: ` : ''}${cell(f.message)}`);
+    const shown = cut === Infinity ? s.findings : s.findings.slice(0, Math.max(10, cut / 10));
+    for (const f of shown) lines.push(`- **${f.level}** \`${f.path.replace(/`/g, "'")}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}\` ${f.title ? `**${inert(cell(shorter(f.title, cut)))}**: ` : ''}${inert(cell(shorter(f.message, cut)))}`);
+    if (shown.length < s.findings.length) lines.push(`- *…and ${s.findings.length - shown.length} more, in the job summary and \`conclave show\`*`);
     lines.push('');
   }
   lines.push(`Cost: ${dollars(s.total.cost_usd)} · ${s.total.calls} model calls · ${s.total.turns} turns`);
   return `${lines.join('\n')}\n`;
+}
+
+function shorter(text: string, cut: number): string {
+  return text.length > cut ? `${text.slice(0, cut)}… (${text.length - cut} more characters)` : text;
+}
+
+/**
+ * Model text as it may stand in a comment outside a code block: a zero-width space after `@` and
+ * before an issue number keeps GitHub from notifying people or teams and from linking issues
+ * (`#12`, `owner/repo#12`, `GH-12`); `<` is written as an entity, so no HTML comment (a forged
+ * marker) or tag survives.
+ */
+export function inert(text: string): string {
+  return text
+    .replace(/</g, '&lt;')
+    .replace(/@(?=[A-Za-z0-9_-])/g, '@\u200b')
+    .replace(/#(?=\d)/g, '#\u200b')
+    .replace(/\b(GH)-(?=\d)/gi, '$1\u200b-');
 }
 
 /**
@@ -36,10 +71,23 @@ export async function upsertComment(token: string, body: string, marker: string)
   if (!number) throw new Error('comment: true needs a pull_request (or issue) event: this run has no pull request to comment on');
   const octokit = github.getOctokit(token);
   const where = { owner: context.repo.owner, repo: context.repo.repo };
+  // Only a comment of this token's own (the bot's, for GITHUB_TOKEN) that starts with the marker:
+  // anyone can write the marker into a comment of theirs, and a model can quote it.
+  const me = await ownLogin(octokit);
   const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: number, per_page: 100 });
-  const mine = comments.find((c) => c.body?.includes(marker));
+  const mine = me === undefined ? undefined : comments.find((c) => c.user?.login === me && c.body?.startsWith(marker));
   const saved = mine
     ? await octokit.rest.issues.updateComment({ ...where, comment_id: mine.id, body })
     : await octokit.rest.issues.createComment({ ...where, issue_number: number, body });
   return saved.data.html_url;
+}
+
+/** Who the token is (`github-actions[bot]` for GITHUB_TOKEN), through GraphQL's viewer, which app tokens may ask; undefined when it cannot be told. */
+async function ownLogin(octokit: ReturnType<typeof github.getOctokit>): Promise<string | undefined> {
+  try {
+    const { viewer } = await octokit.graphql<{ viewer: { login: string } }>('query { viewer { login } }');
+    return viewer.login;
+  } catch {
+    return undefined;
+  }
 }

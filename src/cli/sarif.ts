@@ -30,7 +30,7 @@ export function sarifOf(findings: readonly Finding[], workspace: string, root = 
           locations: [
             {
               physicalLocation: {
-                artifactLocation: { uri: repoPath(workspace, f.path, root), uriBaseId: '%SRCROOT%' },
+                artifactLocation: { uri: repoPath(workspace, f.path, root).split('/').map(encodeURIComponent).join('/'), uriBaseId: '%SRCROOT%' },
                 region: { startLine: f.line, endLine: f.end_line },
               },
             },
@@ -42,7 +42,7 @@ export function sarifOf(findings: readonly Finding[], workspace: string, root = 
   };
 }
 
-/** A workspace path as the repository names it (forward slashes). */
+/** A workspace path as the repository names it (forward slashes); SARIF's `uri` is this, percent-encoded per segment. */
 export function repoPath(workspace: string, path: string, root = process.env.GITHUB_WORKSPACE ?? process.cwd()): string {
   return relative(resolve(root), resolve(workspace, path)).split('\\').join('/');
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { startFakeGitHub } from '../fake-github/server.js';
+import { BOT_LOGIN, startFakeGitHub } from '../fake-github/server.js';
 import { sarifValidator } from '../helpers/sarif.js';
 import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
 import { ROOT } from '../helpers/cli.js';
@@ -216,6 +216,34 @@ describe('action.yml', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it("comment: model text pings no one, links no issue, forges no marker; only the token's own marked comment is updated; a huge run still fits", async () => {
+    const forgedByUser = '<!-- conclave: review.yml -->\nmallory wrote this';
+    const otherWorkflow = '<!-- conclave: other.yml -->\nquoting <!-- conclave: review.yml --> in the middle';
+    const fake = await startFakeGitHub('acme/shop', 7, [{ body: forgedByUser, login: 'mallory' }, { body: otherWorkflow, login: BOT_LOGIN }]);
+    try {
+      const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+      writeFileSync(join(workspace, 'event.json'), JSON.stringify({ pull_request: { number: 7 } }));
+      writeFileSync(join(workspace, 'review.yml'), 'name: review\nagents:\n  lead: { role: manager }\nkickoff: Review.\noutputs:\n  note: $<< result.summary >>\n');
+      const hostile = 'cc @octocat and @acme/security-team, fixes #123 and acme/other#9, GH-7 <!-- conclave: other.yml --> <img src=x>';
+      server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: `${hostile}\n${'x'.repeat(100_000)}` } }] }] });
+      const job = { GITHUB_API_URL: fake.url, GITHUB_REPOSITORY: 'acme/shop', GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: join(workspace, 'event.json') };
+      const run = await runAction({ workflow: 'review.yml', 'anthropic-api-key': TEST_API_KEY, comment: 'true', 'github-token': 'ghs_test_token_1234567890' }, workspace, job);
+      expect(run.code, run.stderr + run.stdout).toBe(0);
+      expect(fake.comments.map((c) => c.body.slice(0, 40))).toEqual([forgedByUser.slice(0, 40), otherWorkflow.slice(0, 40), '<!-- conclave: review.yml -->\n### ✅ conc']);
+      const body = fake.comments[2]!.body;
+      expect(body.length).toBeLessThanOrEqual(65_536);
+      const table = body.split('\n').find((l) => l.startsWith('| note |'))!;
+      for (const live of ['@octocat', '@acme/security', '#123', 'other#9', 'GH-7', '<!--', '<img']) expect(table).not.toContain(live);
+      expect(table).toContain('@\u200boctocat');
+      // Outside code blocks (where GitHub renders HTML) the marker stands once, first.
+      const outside = body.replace(/(`{3,})text\n[\s\S]*?\n\1(?=\n)/g, '');
+      expect(outside.indexOf('<!-- conclave:')).toBe(0);
+      expect(outside.lastIndexOf('<!-- conclave:')).toBe(0);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('comment: true keeps one comment on the pull request up to date, through the REST API at GITHUB_API_URL', async () => {
     const fake = await startFakeGitHub('acme/shop', 7, ['a reviewer wrote this']);
     try {
@@ -242,7 +270,7 @@ describe('action.yml', () => {
       expect(fake.comments).toHaveLength(2);
       const mine = fake.comments[1]!;
       expect(mine.body).toContain('<!-- conclave: review.yml -->');
-      expect(mine.body).toContain('**success** (exit 0): @lead completed the run');
+      expect(mine.body).toContain('**success** (exit 0): @\u200blead completed the run');
       expect(mine.body).toContain('| verdict | reject |');
       expect(mine.body).toContain('- **warning** `src/app.js:2` two is suspicious');
       expect(mine.body).toMatch(/Cost: \$0\.\d{4} · 2 model calls · 1 turns/);
@@ -260,7 +288,14 @@ describe('action.yml', () => {
       expect(fake.comments, 'the same comment, updated').toHaveLength(2);
       expect(fake.comments[0]!.body).toBe('a reviewer wrote this');
       expect(fake.comments[1]!.body).toContain('| verdict | approve |');
-      expect(fake.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET', 'PATCH']);
+      expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        'POST /graphql',
+        'GET /repos/acme/shop/issues/7/comments',
+        'POST /repos/acme/shop/issues/7/comments',
+        'POST /graphql',
+        'GET /repos/acme/shop/issues/7/comments',
+        'PATCH /repos/acme/shop/issues/103',
+      ].map((r) => r.replace('issues/103', `issues/comments/${mine.id}`)));
       expect(fake.requests.every((r) => r.authorization?.endsWith('ghs_test_token_1234567890'))).toBe(true);
 
       // A token GitHub refuses: a warning, and the run's own result stands.

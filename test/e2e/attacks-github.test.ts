@@ -280,3 +280,18 @@ describe('the response cache holds no secret and trusts no entry', () => {
     }
   });
 });
+
+describe('GitHub limits counted as GitHub counts them', () => {
+  it('a job summary of 700,000 € signs (3 bytes each) stays under 1 MiB in bytes', async () => {
+    server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: '€'.repeat(700_000) } }] }] });
+    const dir = fresh('summary-bytes');
+    writeFileSync(join(dir, 'workflow.yml'), 'name: euro\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
+    const run = await conclave(['run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(run.code, run.stderr).toBe(0);
+    const summary = readFileSync(join(dir, 'summary.md'));
+    expect(summary.length).toBeGreaterThan(500_000);
+    expect(summary.length).toBeLessThan(1024 * 1024);
+    expect(summary.toString('utf8')).not.toContain('\uFFFD');
+    expect(summary.toString('utf8')).toContain("under GitHub's 1 MiB limit");
+  });
+});

@@ -5,7 +5,11 @@ export interface FakeComment {
   id: number;
   body: string;
   html_url: string;
+  user: { login: string };
 }
+
+/** Who a test token is, as GitHub says of GITHUB_TOKEN. */
+export const BOT_LOGIN = 'github-actions[bot]';
 
 export interface FakeGitHub {
   url: string;
@@ -15,21 +19,21 @@ export interface FakeGitHub {
 }
 
 /**
- * The part of GitHub's REST API the pull request comment uses: list, create and update the
- * comments of an issue or pull request, for one repository. Scripted behaviour stays in tests.
+ * The part of GitHub's API the pull request comment uses: GraphQL's viewer (who the token is),
+ * and the REST calls that list, create and update the comments of an issue or pull request. Scripted behaviour stays in tests.
  */
-export async function startFakeGitHub(repository: string, issue: number, existing: string[] = []): Promise<FakeGitHub> {
+export async function startFakeGitHub(repository: string, issue: number, existing: (string | { body: string; login: string })[] = []): Promise<FakeGitHub> {
   const comments: FakeComment[] = [];
   const requests: FakeGitHub['requests'] = [];
   let ids = 100;
   let server: ReturnType<typeof createServer>;
-  const add = (body: string) => {
+  const add = (body: string, login = BOT_LOGIN) => {
     const id = ++ids;
-    const comment = { id, body, html_url: `https://github.example/${repository}/pull/${issue}#issuecomment-${id}` };
+    const comment = { id, body, html_url: `https://github.example/${repository}/pull/${issue}#issuecomment-${id}`, user: { login } };
     comments.push(comment);
     return comment;
   };
-  for (const body of existing) add(body);
+  for (const c of existing) typeof c === 'string' ? add(c, 'a-reviewer') : add(c.body, c.login);
   server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
@@ -41,6 +45,7 @@ export async function startFakeGitHub(repository: string, issue: number, existin
         res.end(JSON.stringify(body));
       };
       if (!/^(token|Bearer) ghs_test_/.test(req.headers.authorization ?? '')) return send(401, { message: 'Bad credentials' });
+      if (req.method === 'POST' && path === '/graphql') return send(200, { data: { viewer: { login: BOT_LOGIN } } });
       const list = `/repos/${repository}/issues/${issue}/comments`;
       if (req.method === 'GET' && path === list) return send(200, comments);
       if (req.method === 'POST' && path === list) return send(201, add(JSON.parse(raw).body));
