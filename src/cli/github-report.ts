@@ -4,6 +4,7 @@ import * as core from '@actions/core';
 import { appendFileSync } from 'node:fs';
 import { END_GROUP, findingAnnotation, group } from './github.js';
 import { repoPath } from './sarif.js';
+import { printable } from './terminal-text.js';
 import { compactionsTable, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
@@ -23,7 +24,7 @@ export function reportToGitHub(result: RunResult, summary: SessionSummary, sessi
   for (const [agent, messages] of byAgent(summary.messages)) {
     out.command(group(`@${agent}: ${messages.length} message${messages.length === 1 ? '' : 's'}`));
     // Model text: the guard on the streams keeps any line of it from being read as a command.
-    for (const m of messages) out.text(`#${m.id} → ${to(m)}\n${m.text}\n\n`);
+    for (const m of messages) out.text(`#${m.id} → ${to(m)}\n${printable(m.text)}\n\n`);
     out.command(END_GROUP);
   }
 }

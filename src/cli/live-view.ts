@@ -1,6 +1,7 @@
 import { Listr, type ListrLogger } from 'listr2';
 import type { ProgressEvent, ProgressListener } from '../engine/events.js';
 import { formatUsd } from '../provider/money.js';
+import { printable } from './terminal-text.js';
 import type { Limits } from '../workflow/limits.js';
 
 interface AgentLine {
@@ -103,7 +104,7 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
       case 'thinking':
         return set(e.agent, 'thinking');
       case 'tool':
-        return set(e.agent, `using ${e.tool}`);
+        return set(e.agent, `using ${printable(e.tool)}`);
       case 'turn_ended': {
         const line = lines.get(e.agent)!;
         line.tokens += e.tokens;

@@ -1,5 +1,6 @@
 import type { ProgressEvent } from '../engine/events.js';
 import { formatUsd } from '../provider/money.js';
+import { printable } from './terminal-text.js';
 
 export const STOP_WORDS = {
   max_tokens: 'answer cut off at max_tokens: continuing',
@@ -12,7 +13,7 @@ export function progressLines(write: (line: string) => void, mask: (text: string
   return (event) => {
     // Masked before a line is shortened: a secret cut in two would not be recognised.
     const line = describe(event.type === 'posted' ? { ...event, text: mask(event.text) } : event);
-    if (line) write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+    if (line) write(`${new Date().toISOString().slice(11, 19)} ${printable(line)}\n`);
   };
 }
 

@@ -1,6 +1,7 @@
 import type { LimitName } from '../engine/ending.js';
 import type { RunResult } from '../engine/run.js';
 import { formatUsd } from '../provider/money.js';
+import { printable } from './terminal-text.js';
 
 const FLAG_OF: Partial<Record<LimitName, string>> = {
   budget_usd: '--budget-usd',
@@ -22,7 +23,7 @@ export function resultText(result: RunResult, session: string): string {
   lines.push(`session: ${session} (the transcript: conclave show ${session})`);
   const next = resumeHint(result, session);
   if (next) lines.push(next);
-  return `${lines.join('\n')}\n`;
+  return `${printable(lines.join('\n'))}\n`;
 }
 
 /** Whether this process paid for what the usage line counts: a replay or resume pays nothing for recorded answers. */

@@ -1,4 +1,5 @@
 import { printableJson } from './command-guard.js';
+import { printable } from './terminal-text.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../engine/exit-codes.js';
@@ -11,7 +12,7 @@ export type ShowFormat = 'text' | 'markdown' | 'json';
 export function showCommand(file: string, options: { format: ShowFormat }): number {
   const summary = summarize(asUsageError(() => readSession(file), SessionFileError));
   const render = options.format === 'json' ? (s: SessionSummary) => `${printableJson(s)}\n` : options.format === 'markdown' ? markdown : text;
-  process.stdout.write(render(summary));
+  process.stdout.write(options.format === 'json' ? render(summary) : printable(render(summary)));
   return EXIT.ok;
 }
 

@@ -295,3 +295,22 @@ describe('GitHub limits counted as GitHub counts them', () => {
     expect(summary.toString('utf8')).toContain("under GitHub's 1 MiB limit");
   });
 });
+
+describe('terminal escape sequences in model text reach no terminal', () => {
+  it('show and run print ESC, BEL, CR and C1 controls as \\xNN: no clipboard write, title or screen clear', async () => {
+    const hostile = 'ok \u001b]52;c;cm0gLXJmIH4=\u0007 \u001b]0;pwned\u0007 \u001b[2J\u001b[H \u009b31m \rOVERWRITE';
+    server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: hostile } }] }] });
+    const dir = fresh('escapes');
+    writeFileSync(join(dir, 'workflow.yml'), 'name: esc\nagents:\n  lead: { role: manager }\nkickoff: Go.\noutputs:\n  said: $<< result.summary >>\n');
+    const run = await conclave(['run', 'workflow.yml'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(run.code, run.stderr).toBe(0);
+    const session = readdirSync(join(dir, '.conclave', 'sessions')).find((f) => f.endsWith('.jsonl'))!;
+    const shown = await conclave(['show', join('.conclave', 'sessions', session)], { cwd: dir });
+    const markdown = await conclave(['show', join('.conclave', 'sessions', session), '--format', 'markdown'], { cwd: dir });
+    for (const out of [run.stdout, run.stderr, shown.stdout, markdown.stdout]) {
+      expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    }
+    expect(shown.stdout).toContain('ok \\x1b]52;c;cm0gLXJmIH4=\\x07');
+    expect(run.stdout).toContain('\\x0dOVERWRITE');
+  });
+});

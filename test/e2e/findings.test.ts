@@ -81,4 +81,35 @@ describe('findings: the annotate tool', () => {
     expect(replay.code, replay.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'again.sarif'), 'utf8'))).toEqual(sarif);
   });
+
+  it('a file named with #, ? and a space is a SARIF uri that resolves to it; a path in another form than the repository\'s is refused', async () => {
+    server = await startFakeAnthropic({
+      lead: [
+        {
+          tools: [
+            { name: 'annotate', input: { path: 'docs/a #1?.md', line: 1, level: 'warning', message: 'odd name' } },
+            { name: 'annotate', input: { path: 'docs/b.md/', line: 1, level: 'warning', message: 'trailing slash' } },
+            { name: 'annotate', input: { path: 'docs//b.md', line: 1, level: 'warning', message: 'double slash' } },
+            { name: 'annotate', input: { path: 'docs/./b.md', line: 1, level: 'warning', message: 'dot' } },
+          ],
+        },
+        { text: 'done' },
+      ],
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-findings-'));
+    mkdirSync(join(dir, 'docs'));
+    writeFileSync(join(dir, 'docs', 'a #1?.md'), 'one\n');
+    writeFileSync(join(dir, 'docs', 'b.md'), 'one\n');
+    const run = await runWorkflow(server, WORKFLOW, ['--sarif', 'findings.sarif'], { dir, env: { GITHUB_WORKSPACE: dir } });
+    expect(run.code, run.stderr).toBe(0);
+    const results = lastUserText(server.of('lead')[1]!).split('\n');
+    expect(results[0]).toBe('Recorded: warning on docs/a #1?.md:1.');
+    for (const refused of results.slice(1)) expect(refused).toMatch(/name the file as the repository does/);
+    const sarif = JSON.parse(readFileSync(join(dir, 'findings.sarif'), 'utf8'));
+    expect(sarif.runs[0].results).toHaveLength(1);
+    const uri = sarif.runs[0].results[0].locations[0].physicalLocation.artifactLocation.uri as string;
+    expect(uri).toBe('docs/a%20%231%3F.md');
+    // Resolved as a URI reference against the repository root, it is that file.
+    expect(decodeURIComponent(new URL(uri, `file://${dir}/`).pathname)).toBe(join(dir, 'docs', 'a #1?.md'));
+  });
 });

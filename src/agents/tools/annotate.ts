@@ -34,6 +34,10 @@ export const annotate: AgentTool = {
   },
   run: guarded((input, { workspace }) => {
     const path = stringArg(input, 'path').replace(/^\.\//, '');
+    // Recorded as given, and shown as the line's file by GitHub and SARIF: only the plain form.
+    if (path.split('/').some((part) => part === '' || part === '.') || path.includes('\\')) {
+      throw new ToolInputError(`${path}: name the file as the repository does, such as src/app.js (no trailing /, no // or ./ inside, no \\)`);
+    }
     const line = whole(numberArg(input, 'line', 0), 'line');
     const endLine = input.end_line === undefined ? line : whole(numberArg(input, 'end_line', 0), 'end_line');
     const level = stringArg(input, 'level');
