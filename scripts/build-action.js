@@ -1,5 +1,5 @@
 // Builds the GitHub Action's committed bundle, action/: the Action's entry (main.js), the whole
-// CLI (conclave.js) and grep's worker, with every dependency inside, so that
+// CLI (conclave.js) and its workers (grep, typed outputs), with every dependency inside, so that
 // `uses: owner/conclave@v1` installs and builds nothing before conclave starts (DESIGN §12).
 // Run it after changing src/ (`npm run build:action`) and commit action/: a test fails while the
 // committed bundle differs from a fresh build.
@@ -23,6 +23,7 @@ export async function buildAction(dir) {
   });
   await build(options({ main: path('src/cli/action.ts'), conclave: path('src/cli/main.ts') }));
   await build(options({ 'grep-worker': path('src/agents/tools/grep-worker.ts') }));
+  await build(options({ 'outputs-worker': path('src/agents/tools/outputs-worker.ts') }));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildAction(path('action/'));

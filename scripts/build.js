@@ -30,5 +30,7 @@ const options = (input) => ({
   },
 });
 await build(options({ conclave: new URL('src/cli/main.ts', root).pathname }));
-// grep's search runs in a worker thread (so that its deadline holds): the worker is a file of its own.
+// grep's search and the check of typed outputs run in worker threads (so that their deadlines
+// hold): each worker is a file of its own.
 await build(options({ 'grep-worker': new URL('src/agents/tools/grep-worker.ts', root).pathname }));
+await build(options({ 'outputs-worker': new URL('src/agents/tools/outputs-worker.ts', root).pathname }));

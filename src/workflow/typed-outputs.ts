@@ -16,39 +16,49 @@ export function outputsSchema(typed: Record<string, TypedOutput>): Record<string
   return { type: 'object', properties: typed, required: Object.keys(typed), additionalProperties: false };
 }
 
-type AjvClass = new (options: object) => { compile(schema: unknown): ((value: unknown) => boolean) & { errors?: unknown[] | null } };
-
-interface AjvError {
+export interface AjvError {
   instancePath: string;
   message?: string;
   params: Record<string, unknown>;
 }
 
-/** Reserved names. (The schema checks each typed declaration against JSON Schema's own meta-schema.) */
-export function outputProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
-  return Object.keys(recordOf(spec.outputs))
-    .filter((name) => RESERVED_OUTPUTS.includes(name))
-    .map((name) =>
-      source.error(source.keyPosition(['outputs', name]), `outputs.${name} has the name of one of the Action's own outputs (${RESERVED_OUTPUTS.join(', ')}): choose another name`),
-    );
-}
-
 /**
- * Checks `complete`'s outputs against the declarations: what is wrong, in words, or undefined.
- * Ajv loads only here, when a lead completes a workflow with typed outputs.
+ * Reserved names, `__proto__` (which no object can hold as its own), and references: a
+ * declaration is a fragment inside complete's schema, where a `$ref` resolves against a root it
+ * cannot see. (The schema checks each declaration against JSON Schema's own meta-schema.)
  */
-export async function outputsChecker(typed: Record<string, TypedOutput>): Promise<(value: unknown) => string | undefined> {
-  // ajv is CommonJS: its class is `default` under Node's interop and `default.default` in some bundles.
-  const module = (await import('ajv/dist/2020.js')) as unknown as { default: AjvClass | { default: AjvClass } };
-  const Ajv2020 = 'default' in module.default ? module.default.default : module.default;
-  const validate = new Ajv2020({ allErrors: true, strict: false }).compile(outputsSchema(typed));
-  return (value) => {
-    if (validate(value)) return undefined;
-    return ((validate.errors ?? []) as AjvError[]).map(describe).join('; ');
-  };
+export function outputProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  for (const [name, declared] of Object.entries(recordOf(spec.outputs))) {
+    if (RESERVED_OUTPUTS.includes(name)) {
+      problems.push(source.error(source.keyPosition(['outputs', name]), `outputs.${name} has the name of one of the Action's own outputs (${RESERVED_OUTPUTS.join(', ')}): choose another name`));
+    }
+    if (name === '__proto__') problems.push(source.error(source.keyPosition(['outputs', name]), 'outputs.__proto__ cannot be an output name: choose another name'));
+    const ref = referenceIn(declared, ['outputs', name]);
+    if (ref) problems.push(source.error(source.keyPosition(ref), `${ref.join('.')}: references ($ref) are not supported in a typed output; write the schema inline`));
+  }
+  return problems;
 }
 
-function describe(error: AjvError): string {
+/** The path of the first `$ref` (or `$dynamicRef`, `$recursiveRef`) inside a declaration. */
+function referenceIn(value: unknown, path: (string | number)[]): (string | number)[] | undefined {
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = referenceIn(item, [...path, i]);
+      if (found) return found;
+    }
+  } else if (isRecord(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      if (['$ref', '$dynamicRef', '$recursiveRef'].includes(key)) return [...path, key];
+      const found = referenceIn(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** One of ajv's errors about `complete`'s outputs, in words. */
+export function describeOutputError(error: AjvError): string {
   const where = `outputs${error.instancePath.replace(/\//g, '.')}`;
   if (Array.isArray(error.params.allowedValues)) return `${where} must be one of ${error.params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   if (typeof error.params.missingProperty === 'string') return `${where} must have ${error.params.missingProperty}`;

@@ -314,3 +314,32 @@ describe('terminal escape sequences in model text reach no terminal', () => {
     expect(run.stdout).toContain('\\x0dOVERWRITE');
   });
 });
+
+describe('typed outputs that would block or crash the run', () => {
+  it('a pattern that backtracks is checked off the main thread and stopped at its 2 s deadline; $ref and __proto__ are refused by validate', async () => {
+    const yml = `name: typed\nlimits: { timeout: 30s }\nagents:\n  lead: { role: manager }\nkickoff: Go.\noutputs:\n  word: { type: string, pattern: "^(a+)+$" }\n`;
+    const evil = `${'a'.repeat(40)}!`;
+    server = await startFakeAnthropic({
+      lead: [
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 's', outputs: { word: evil } } }] },
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 's', outputs: { word: 'aaa' } } }] },
+      ],
+    });
+    const dir = fresh('typed-redos');
+    writeFileSync(join(dir, 'workflow.yml'), yml);
+    const started = Date.now();
+    const run = await conclave(['run', 'workflow.yml', '--json'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(JSON.parse(run.stdout).outputs.word).toBe('aaa');
+    const refusal = server.of('lead')[1]!.body.messages.at(-1)!.content as { content: string }[];
+    expect(refusal[0]!.content).toMatch(/took over 2 s \(a pattern that backtracks\?\)/);
+
+    const refs = 'name: refs\nagents:\n  lead: { role: manager }\nkickoff: Go.\noutputs:\n  a: { type: object, properties: { x: { $ref: "#/$defs/nope" } } }\n  __proto__: { type: string }\n';
+    writeFileSync(join(dir, 'refs.yml'), refs);
+    const checked = await conclave(['validate', 'refs.yml'], { cwd: dir });
+    expect(checked.code).toBe(2);
+    expect(checked.stdout).toContain('refs.yml:6:41: outputs.a.properties.x.$ref: references ($ref) are not supported in a typed output; write the schema inline');
+    expect(checked.stdout).toContain('refs.yml:7:3: outputs.__proto__ cannot be an output name');
+  });
+});

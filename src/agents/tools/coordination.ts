@@ -1,7 +1,8 @@
 import { ChannelError } from '../../channel/errors.js';
 import { formatWithId } from '../../channel/message.js';
 import { RULES, type ProposalRequest } from '../../channel/proposal.js';
-import { outputsChecker, outputsSchema } from '../../workflow/typed-outputs.js';
+import { outputsSchema } from '../../workflow/typed-outputs.js';
+import { checkOutputs } from './outputs-check.js';
 import type { TypedOutput } from '../../workflow/types.js';
 import { numberArg, stringArg, ToolInputError, type AgentTool, type ToolResult } from './tool.js';
 
@@ -100,7 +101,6 @@ export const channelHistory: AgentTool = {
 /** The lead's `complete`; with typed outputs (DESIGN §12), it takes their values, checked against their declarations. */
 export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool {
   const names = Object.keys(typed);
-  let checker: Promise<(value: unknown) => string | undefined> | undefined;
   return {
     readOnly: false,
     external: false,
@@ -121,11 +121,10 @@ export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool
       const status = input.status;
       if (status !== 'success' && status !== 'failure') return { content: 'status must be "success" or "failure"', isError: true };
       const summary = typeof input.summary === 'string' ? input.summary : '';
-      const check = names.length ? await (checker ??= outputsChecker(typed)) : undefined;
-      const problem = check?.(input.outputs);
+      const problem = names.length ? await checkOutputs(outputsSchema(typed), input.outputs, context.signal) : undefined;
       // A success gives every output as declared; a failure gives them only if it can.
       if (problem && status === 'success') return { content: `Not complete: ${problem}. Call complete again with outputs that fit.`, isError: true };
-      context.complete(status, summary, check && !problem ? (input.outputs as Record<string, unknown>) : undefined);
+      context.complete(status, summary, names.length && !problem ? (input.outputs as Record<string, unknown>) : undefined);
       return { content: 'The run is complete.' };
     },
   };

@@ -1,17 +1,11 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { GrepJob } from './grep-worker.js';
+import { bundledWorker } from './worker-file.js';
 import { stringArg, ToolInputError, type AgentTool, type ToolResult } from './tool.js';
 import { cap, guarded, SKIPPED_DIRS } from './workspace.js';
 
 const GREP_MATCH_CAP = 200;
 const GREP_TIME_MS = 10_000;
-
-/** The worker's bundled file, beside the bundle's entry or its chunk. */
-function workerFile(): string | undefined {
-  return ['./grep-worker.js', '../grep-worker.js'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find((f) => existsSync(f));
-}
 
 /**
  * `grep`: a regular expression over the workspace's text files, in a worker thread with a
@@ -41,7 +35,7 @@ export const grep: AgentTool = {
       throw new ToolInputError(`invalid pattern: ${(e as Error).message}`);
     }
     const { full } = workspace.existing(stringArg(input, 'path', '.'));
-    const file = workerFile();
+    const file = bundledWorker('grep-worker', import.meta.url);
     if (!file) return { content: 'grep is not available: its worker file is missing from this build of conclave', isError: true };
     const job: GrepJob = { root: workspace.root, start: full, pattern, ignoreCase: input.ignore_case === true, maxMatches: GREP_MATCH_CAP, skipped: [...SKIPPED_DIRS] };
     const matches: string[] = [];

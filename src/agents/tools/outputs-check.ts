@@ -1,0 +1,31 @@
+import { Worker } from 'node:worker_threads';
+import { describeOutputError } from '../../workflow/typed-outputs.js';
+import type { OutputsJob, OutputsVerdict } from './outputs-worker.js';
+import { bundledWorker } from './worker-file.js';
+
+/** The longest a check of complete's outputs may take (a backtracking `pattern` is stopped here). */
+export const OUTPUTS_CHECK_MS = 2_000;
+
+/**
+ * What is wrong with `value` as complete's outputs, in words, or undefined: checked in the
+ * outputs worker within OUTPUTS_CHECK_MS, and stopped when the run is (ajv loads there only).
+ */
+export function checkOutputs(schema: unknown, value: unknown, signal: AbortSignal): Promise<string | undefined> {
+  const file = bundledWorker('outputs-worker', import.meta.url);
+  if (!file) return Promise.resolve('the outputs cannot be checked: the outputs worker is missing from this build of conclave');
+  return new Promise((resolve) => {
+    const worker = new Worker(file, { workerData: { schema, value } satisfies OutputsJob, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const end = (problem: string | undefined) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      void worker.terminate();
+      resolve(problem);
+    };
+    const timer = setTimeout(() => end(`checking the outputs took over ${OUTPUTS_CHECK_MS / 1000} s (a pattern that backtracks?): give shorter or simpler values`), OUTPUTS_CHECK_MS);
+    const onAbort = () => end('the run stopped while the outputs were checked');
+    signal.addEventListener('abort', onAbort, { once: true });
+    worker.on('message', (m: OutputsVerdict | { failed: string }) => end('failed' in m ? `the outputs cannot be checked: ${m.failed}` : m.errors.length ? m.errors.map(describeOutputError).join('; ') : undefined));
+    worker.on('error', (e) => end(`the outputs cannot be checked: ${e.message}`));
+    worker.on('exit', () => end('the outputs cannot be checked: the checker stopped'));
+  });
+}
