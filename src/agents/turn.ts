@@ -1,3 +1,4 @@
+import { MAX_INPUT_DEPTH, TOO_DEEP } from '../provider/input-depth.js';
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { formatForAgent, type Message } from '../channel/message.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
@@ -154,6 +155,8 @@ export async function runTurn(
     let result: ToolResult;
     if (step >= MAX_TOOL_STEPS) {
       result = { content: `Not run: this turn reached its limit of ${MAX_TOOL_STEPS} model calls. Reply without tools.`, isError: true };
+    } else if (isRecordLike(use.input) && TOO_DEEP in use.input) {
+      result = { content: `Not run: the input was nested deeper than ${MAX_INPUT_DEPTH} levels. Call ${use.name} again with a flatter input.`, isError: true };
     } else if (!tool) {
       result = { content: `There is no tool "${use.name}". Your tools: ${[...tools.keys()].join(', ')}.`, isError: true };
     } else if (tool.external && output >= outputBudget) {
@@ -184,4 +187,8 @@ function continuationNote(maxTokens: number, cutTool: string | undefined): strin
   const why = `[Your answer was cut off at the limit of ${maxTokens} output tokens.`;
   if (cutTool) return `${why} Your call of ${cutTool} was cut off too and was not run: make it again, with a shorter input if you can.]`;
   return `${why} Go on from where it stopped; what you wrote is kept and will be posted together with the rest.]`;
+}
+
+function isRecordLike(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object';
 }

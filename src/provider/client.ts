@@ -1,3 +1,4 @@
+import { withBoundedInputs } from './input-depth.js';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { CallAborted, ProviderError } from './errors.js';
@@ -30,7 +31,7 @@ export class Provider {
   async call(request: ModelRequest, signal: AbortSignal, onRetry?: RetryListener): Promise<ModelResponse> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.client.messages.stream(request, { signal }).finalMessage();
+        return withBoundedInputs(await this.client.messages.stream(request, { signal }).finalMessage());
       } catch (e) {
         if (signal.aborted) throw new CallAborted();
         const retryable = isMidStreamFailure(e) && attempt <= this.options.maxRetries;

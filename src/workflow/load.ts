@@ -49,6 +49,21 @@ export interface LoadResult {
 /** The workflow file itself could not be read. */
 export class WorkflowFileError extends Error {}
 
+/** The deepest a workflow's values may nest: the checks that walk them recurse, and no workflow comes near it. */
+export const MAX_DEPTH = 64;
+
+/** The path of the first value nested deeper than MAX_DEPTH, found without recursion; or undefined. */
+function tooDeep(data: unknown): Path | undefined {
+  const stack: { value: unknown; path: Path }[] = [{ value: data, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (path.length > MAX_DEPTH) return path;
+    if (Array.isArray(value)) value.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+    else if (isRecord(value)) for (const [key, item] of Object.entries(value)) stack.push({ value: item, path: [...path, key] });
+  }
+  return undefined;
+}
+
 const FIELDS_WITH_EXPRESSIONS = 'env, setup run, agent system and description, kickoff and outputs';
 
 export function loadWorkflow(file: string): LoadResult {
@@ -77,6 +92,8 @@ function checkWorkflow(file: string, text: string): LoadResult {
   if (data === null || data === undefined) {
     return { diagnostics: [source.error({ line: 1, col: 1 }, 'the file is empty; a workflow needs at least name, agents and kickoff')], ...none };
   }
+  const deep = tooDeep(data);
+  if (deep) return { diagnostics: [source.error(source.keyPosition(deep), `${deep.slice(0, 3).join(".")}… is nested more than ${MAX_DEPTH} levels deep: a workflow never needs that many; flatten it`)], ...none };
   const diagnostics = schemaErrors(source, data);
   if (!isRecord(data)) return { diagnostics, ...none };
   const spec = data as unknown as WorkflowSpec;

@@ -343,3 +343,30 @@ describe('typed outputs that would block or crash the run', () => {
     expect(checked.stdout).toContain('refs.yml:7:3: outputs.__proto__ cannot be an output name');
   });
 });
+
+describe('a tool input nested thousands deep', () => {
+  it('is not run, the model is told why, and the session is written whole (and resumes)', async () => {
+    const deep = `${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}`;
+    server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'read_file', input: {}, json: deep }] }, { text: 'done' }] });
+    const dir = fresh('deep-input');
+    writeFileSync(join(dir, 'workflow.yml'), workflow('read_file'));
+    const run = await conclave(['run', 'workflow.yml', '--json'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/call stack|RangeError/);
+    const result = server.of('lead')[1]!.body.messages.at(-1)!.content as { content: string; is_error: boolean }[];
+    expect(result[0]).toMatchObject({ is_error: true, content: 'Not run: the input was nested deeper than 64 levels. Call read_file again with a flatter input.' });
+    const session = JSON.parse(run.stdout).session;
+    const shown = await conclave(['show', session], { cwd: dir });
+    expect(shown.code, shown.stderr).toBe(0);
+  });
+
+  it('a workflow nested 900 deep in block style is a validate error with its place, not a stack trace', async () => {
+    const dir = fresh('deep-yaml');
+    const items = Array.from({ length: 900 }, (_, i) => `${'  '.repeat(i + 2)}items:\n`).join('');
+    writeFileSync(join(dir, 'deep.yml'), `name: deep\nagents:\n  lead: { role: manager }\nkickoff: hi\noutputs:\n  o:\n    type: array\n${items}${'  '.repeat(902)}type: string\n`);
+    const r = await conclave(['validate', 'deep.yml'], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^deep\.yml:\d+:\d+: outputs\.o\.items… is nested more than 64 levels deep/m);
+    expect(r.stderr + r.stdout).not.toMatch(/RangeError|internal error/);
+  });
+});

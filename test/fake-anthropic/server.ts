@@ -5,8 +5,11 @@ import type { AddressInfo, Socket } from 'node:net';
 /** What the fake API answers to one request. Scripts live in test fixtures, never in src/. */
 export interface Reply {
   text?: string;
-  /** Tool calls; `id` fixes the tool use id (the server numbers them otherwise). */
-  tools?: { name: string; input: Record<string, unknown>; id?: string }[];
+  /**
+   * Tool calls; `id` fixes the tool use id (the server numbers them otherwise). `json` streams
+   * that text as the input instead (for an input JSON.stringify could not write).
+   */
+  tools?: { name: string; input: Record<string, unknown>; id?: string; json?: string }[];
   stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
   /** A signed thinking block before the text, as adaptive thinking gives. */
   thinking?: string;
@@ -141,7 +144,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
 
 type Block =
   | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; json?: string }
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string };
 
@@ -164,7 +167,7 @@ function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, tool
     content.push({ type: 'redacted_thinking', data: `${data}.${sign(data)}` });
   }
   if (reply.text !== undefined && reply.text !== '') content.push({ type: 'text', text: reply.text });
-  for (const tool of reply.tools ?? []) content.push({ type: 'tool_use', id: tool.id ?? toolId(), name: tool.name, input: tool.input });
+  for (const tool of reply.tools ?? []) content.push({ type: 'tool_use', id: tool.id ?? toolId(), name: tool.name, input: tool.input, ...(tool.json === undefined ? {} : { json: tool.json }) });
   const stopReason = reply.stopReason ?? (reply.tools?.length ? 'tool_use' : 'end_turn');
   const usage = reply.usage ?? {
     input_tokens: Math.ceil(requestBytes / 4),
@@ -223,9 +226,10 @@ function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midS
     } else if (block.type === 'redacted_thinking') {
       send('content_block_start', { type: 'content_block_start', index, content_block: block });
     } else {
-      const json = JSON.stringify(block.input);
+      const { json: raw, ...plain } = block;
+      const json = raw ?? JSON.stringify(block.input);
       const cut = cutLastTool && index === message.content.length - 1;
-      send('content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } });
+      send('content_block_start', { type: 'content_block_start', index, content_block: { ...plain, input: {} } });
       send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: cut ? json.slice(0, Math.ceil(json.length / 2)) : json } });
     }
     send('content_block_stop', { type: 'content_block_stop', index });
