@@ -134,7 +134,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
     liveCalls: provider !== undefined,
     startServers: options.replayOf === undefined,
-    mask: (text) => options.masker.text(text),
+    mask: (text) => options.masker.loose(text),
     elapsedBeforeMs: options.elapsedBeforeMs,
     progress: options.quiet ? () => {} : (view?.listener ?? progressLines((line) => process.stderr.write(line), (text) => options.masker.text(text))),
   });

@@ -7,6 +7,7 @@ import { baseScope, declaredEnv } from '../engine/setup.js';
 import { UnresolvedValueError } from '../workflow/fill.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
+import { maskerFor } from './secrets.js';
 
 /**
  * `validate --connect`: starts the workflow's MCP servers as a run would (the inputs' defaults
@@ -20,7 +21,8 @@ export async function connectProblems(workflow: Workflow): Promise<string[]> {
   let started: Awaited<ReturnType<typeof startMcpServers>>;
   try {
     const env = toolEnvironment(process.env, declaredEnv(workflow, base), workflow.spec.tools_env ?? []);
-    started = await startMcpServers(serverConfigs(workflow, base), env, dirname(workflow.file), (t) => t);
+    const { masker } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, 'validate', '');
+    started = await startMcpServers(serverConfigs(workflow, base), env, dirname(workflow.file), (t) => masker.loose(t));
   } catch (e) {
     if (e instanceof McpStartError || e instanceof UnresolvedValueError) return [e.message];
     throw e;

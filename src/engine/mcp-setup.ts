@@ -73,14 +73,20 @@ export async function connectMcp(options: McpSetupOptions): Promise<McpToolbox |
   return toolbox;
 }
 
-/** Every agent's `tools:` entry that names an MCP tool its server does not list, in sentences. */
+/**
+ * Every agent's `tools:` entry that names an MCP tool its server does not list, and every two
+ * tools an agent would get under one name (`read.file` and `read_file`, or names alike in their
+ * first 64 characters: the model could call only one of them), in sentences.
+ */
 export function unknownMcpTools(workflow: Workflow, toolbox: McpToolbox): string[] {
-  return Object.entries(workflow.spec.agents).flatMap(([agent, spec]) =>
-    (spec.tools ?? []).filter((t) => mcpToolRef(t)).flatMap((t) => {
+  return Object.entries(workflow.spec.agents).flatMap(([agent, spec]) => {
+    const entries = (spec.tools ?? []).filter((t) => mcpToolRef(t));
+    const unknown = entries.flatMap((t) => {
       const problem = toolbox.problem(t);
       return problem ? [`agents.${agent}.tools: ${problem}`] : [];
-    }),
-  );
+    });
+    return [...unknown, ...toolbox.clashes(entries).map((clash) => `agents.${agent}.tools: ${clash}`)];
+  });
 }
 
 /** The workflow's servers as they start: env and headers filled from the inputs, timeouts in ms. */

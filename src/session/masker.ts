@@ -14,6 +14,7 @@ export class Masker {
   private readonly forms: string[];
   /** Each form as it shows inside a JSON line (escaped once more). */
   private readonly lineForms: string[];
+  private loosePattern: RegExp | undefined;
 
   constructor(secrets: Iterable<string>) {
     const forms = new Set<string>();
@@ -29,6 +30,33 @@ export class Masker {
     // Longest first, so that a secret inside another is not masked half.
     this.forms = [...forms].sort((a, b) => b.length - a.length);
     this.lineForms = [...new Set(this.forms.flatMap((form) => [form, JSON.stringify(form).slice(1, -1)]))];
+  }
+
+  /**
+   * Masks harder, for what a program outside conclave printed (an MCP server's output): a form
+   * broken across lines (wrapped base64, a value printed in pieces) is found too, and the whole
+   * run of base64 characters around a form is masked, not only the characters the form fixes.
+   */
+  loose(value: string): string {
+    if (this.empty) return value;
+    this.loosePattern ??= new RegExp(this.forms.map((form) => [...form].map(escapeRegExp).join('(?:\\r?\\n)?')).join('|'), 'g');
+    const spans: [number, number][] = [];
+    for (const m of value.matchAll(this.loosePattern)) {
+      let start = m.index;
+      let end = m.index + m[0].length;
+      while (start > 0 && BASE64_CHAR.test(value[start - 1]!)) start--;
+      while (end < value.length && (BASE64_CHAR.test(value[end]!) || value[end] === '=')) end++;
+      const last = spans.at(-1);
+      if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+      else spans.push([start, end]);
+    }
+    let out = '';
+    let from = 0;
+    for (const [start, end] of spans) {
+      out += value.slice(from, start) + MASK;
+      from = end;
+    }
+    return out + value.slice(from);
   }
 
   get empty(): boolean {
@@ -53,6 +81,12 @@ export class Masker {
     if (this.empty || !this.lineForms.some((form) => line.includes(form))) return line;
     return JSON.stringify(this.value(value));
   }
+}
+
+const BASE64_CHAR = /[A-Za-z0-9+/]/;
+
+function escapeRegExp(c: string): string {
+  return c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
 function walk(value: unknown, mask: (s: string) => string): unknown {

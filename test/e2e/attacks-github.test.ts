@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findBubblewrap } from '../../src/agents/tools/sandbox.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { attack, fresh, workflow } from '../helpers/attack.js';
-import { conclave } from '../helpers/cli.js';
+import { conclave, ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 
 /**
@@ -368,5 +368,56 @@ describe('a tool input nested thousands deep', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^deep\.yml:\d+:\d+: outputs\.o\.items… is nested more than 64 levels deep/m);
     expect(r.stderr + r.stdout).not.toMatch(/RangeError|internal error/);
+  });
+});
+
+describe('MCP servers: names that clash, children that stay, keys in their output', () => {
+  const TRICKY = join(ROOT, 'test/fixtures/mcp-tricky-server.mjs');
+  const yml = (tools: string, env = '') => `name: tricky\nmcp_servers:\n  t: { command: node, args: [${JSON.stringify(TRICKY)}]${env} }\nagents:\n  lead: { role: manager, tools: [${tools}] }\nkickoff: Go.\n`;
+
+  it('two tools that reach the model under one name are refused by validate --connect and by run, before any model call', async () => {
+    server = await startFakeAnthropic({ lead: [{ text: 'never' }] });
+    const dir = fresh('mcp-clash');
+    writeFileSync(join(dir, 'workflow.yml'), yml('t'));
+    const checked = await conclave(['validate', '--connect', 'workflow.yml'], { cwd: dir });
+    expect(checked.code).toBe(2);
+    expect(checked.stdout + checked.stderr).toContain('t.read.file and t.read_file would both reach the model as t__read_file');
+    const run = await conclave(['run', 'workflow.yml'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(run.code).not.toBe(0);
+    expect(run.stdout + run.stderr).toContain('would both reach the model as t__read_file');
+    expect(server.requests).toHaveLength(0);
+    // Naming one of them is fine.
+    writeFileSync(join(dir, 'one.yml'), yml('t.read_file, t.hello'));
+    expect((await conclave(['validate', '--connect', 'one.yml'], { cwd: dir })).code).toBe(0);
+  });
+
+  it("a server's child that ignores SIGTERM does not outlive the run", async () => {
+    const marker = String(40_000 + Math.floor(Math.random() * 9_000));
+    server = await startFakeAnthropic({ lead: [{ text: 'done' }] });
+    const dir = fresh('mcp-child');
+    writeFileSync(join(dir, 'workflow.yml'), yml('t.hello', `, env: { MARKER: "${marker}" }`));
+    const run = await conclave(['run', 'workflow.yml'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(run.code, run.stderr).toBe(0);
+    const alive = readdirSync('/proc').filter((pid) => {
+      try {
+        return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`sleep\0${marker}`);
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+  });
+
+  it("a server that fails printing the key wrapped, in pieces and in base64 shows none of it", async () => {
+    const dir = fresh('mcp-stderr');
+    writeFileSync(join(dir, 'workflow.yml'), yml('t.hello', `, env: { FAIL_WITH_KEY: "${TEST_API_KEY}" }`));
+    const b64 = Buffer.from(`auth:${TEST_API_KEY}`).toString('base64');
+    for (const args of [['run', 'workflow.yml'], ['validate', '--connect', 'workflow.yml']]) {
+      const r = await conclave(args, { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+      expect(r.code).not.toBe(0);
+      const out = r.stdout + r.stderr;
+      expect(out).toContain('did not start');
+      for (const piece of [TEST_API_KEY.slice(9), b64.slice(16), b64.slice(8, 16), b64.slice(-8)]) expect(out).not.toContain(piece);
+    }
   });
 });

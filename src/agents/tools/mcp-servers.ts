@@ -1,4 +1,5 @@
 import type { McpCall, McpListing } from './mcp.js';
+import { COOKIE_NAME, newCookie, sweep } from './process-sweep.js';
 import type { ToolResult } from './tool.js';
 
 /** An MCP server of the workflow, its `$<< >>` filled in. */
@@ -41,8 +42,12 @@ export async function startMcpServers(
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
   ]);
   const connected = new Map<string, Connected>();
+  // The servers' environment carries a cookie: what they started, even in a session of its own
+  // and deaf to SIGTERM, is killed with them.
+  const cookie = newCookie();
   const close = async () => {
     await Promise.all([...connected.values()].map((c) => c.client.close().catch(() => {})));
+    sweep(cookie);
   };
   const listings: McpListing[] = [];
   try {
@@ -50,7 +55,7 @@ export async function startMcpServers(
       const client = new Client({ name: 'conclave', version: '1' });
       let stderr = '';
       const transport = config.command
-        ? new StdioClientTransport({ command: config.command, args: config.args ?? [], env: { ...stringEnv(baseEnv), ...config.env }, cwd, stderr: 'pipe' })
+        ? new StdioClientTransport({ command: config.command, args: config.args ?? [], env: { ...stringEnv(baseEnv), ...config.env, [COOKIE_NAME]: cookie }, cwd, stderr: 'pipe' })
         : new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers: config.headers ?? {} } });
       if (transport instanceof StdioClientTransport) transport.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
       try {
@@ -59,6 +64,7 @@ export async function startMcpServers(
         listings.push({ server: config.name, tools: await listTools(client) });
       } catch (e) {
         await client.close().catch(() => {});
+        sweep(cookie);
         const what = config.command ? `${config.command} ${(config.args ?? []).join(' ')}`.trim() : config.url;
         const output = mask(stderr.trim());
         throw new McpStartError(`the MCP server "${config.name}" (${what}) did not start: ${mask(messageOf(e))}${output ? `\n${output}` : ''}`);

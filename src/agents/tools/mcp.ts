@@ -37,12 +37,17 @@ export class McpToolbox {
   ) {}
 
   toolsFor(entry: string): AgentTool[] {
+    return this.listedFor(entry).map(({ server, tool }) => this.tool(server, tool));
+  }
+
+  /** The listed tools a `tools:` entry names. */
+  private listedFor(entry: string): { server: string; tool: McpToolListing }[] {
     const dot = entry.indexOf('.');
     const server = dot === -1 ? entry : entry.slice(0, dot);
     const pattern = dot === -1 ? '*' : entry.slice(dot + 1);
     const matches = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
     const listing = this.listings.find((l) => l.server === server);
-    return (listing?.tools ?? []).filter((t) => matches.test(t.name)).map((t) => this.tool(server, t));
+    return (listing?.tools ?? []).filter((t) => matches.test(t.name)).map((tool) => ({ server, tool }));
   }
 
   /** Why a `tools:` entry is of no use, or undefined: its server lists no such tool. */
@@ -53,9 +58,20 @@ export class McpToolbox {
     return `"${entry}" matches no tool of the MCP server "${server}"; its tools are ${names.join(', ') || '(none)'}`;
   }
 
+  /** Tools that `entries` would give under one model-facing name, in sentences. */
+  clashes(entries: readonly string[]): string[] {
+    const byName = new Map<string, Set<string>>();
+    for (const { server, tool } of entries.flatMap((entry) => this.listedFor(entry))) {
+      const name = mcpToolName(server, tool.name);
+      byName.set(name, (byName.get(name) ?? new Set()).add(`${server}.${tool.name}`));
+    }
+    return [...byName].filter(([, tools]) => tools.size > 1).map(([name, tools]) => `${[...tools].join(' and ')} would both reach the model as ${name}, which can call only one of them: name the one it needs`);
+  }
+
   close(): Promise<void> {
     return this.closeAll();
   }
+
 
   private tool(server: string, listing: McpToolListing): AgentTool {
     const name = mcpToolName(server, listing.name);
