@@ -345,7 +345,7 @@ describe('typed outputs that would block or crash the run', () => {
 });
 
 describe('a tool input nested thousands deep', () => {
-  it('is not run, the model is told why, and the session is written whole (and resumes)', async () => {
+  it('is not run, the model is told why, and the session is written whole (show reads it)', async () => {
     const deep = `${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}`;
     server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'read_file', input: {}, json: deep }] }, { text: 'done' }] });
     const dir = fresh('deep-input');
