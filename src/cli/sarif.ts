@@ -5,6 +5,9 @@ import type { Finding } from '../session/summary.js';
 
 const LEVEL = { notice: 'note', warning: 'warning', failure: 'error' } as const;
 
+/** Where a reader of code scanning learns what conclave is. */
+const INFORMATION_URI = 'https://www.npmjs.com/package/conclave';
+
 /**
  * The run's findings as SARIF 2.1.0, for code scanning (`github/codeql-action/upload-sarif`).
  * Paths are relative to the repository (GITHUB_WORKSPACE in Actions, else the current directory).
@@ -20,7 +23,18 @@ export function sarifOf(findings: readonly Finding[], workspace: string, root = 
           driver: {
             name: 'conclave',
             version: pkg.version,
-            rules: levels.map((level) => ({ id: `conclave/${level}`, shortDescription: { text: `A ${level} an agent recorded` }, defaultConfiguration: { level: LEVEL[level] } })),
+            informationUri: INFORMATION_URI,
+            rules: levels.map((level) => ({
+              id: `conclave/${level}`,
+              name: `Agent${level[0]!.toUpperCase()}${level.slice(1)}`,
+              shortDescription: { text: `A ${level} an agent recorded` },
+              fullDescription: { text: `A finding of level ${level} that an agent of a conclave workflow recorded with its annotate tool, about lines of a file of the repository.` },
+              help: {
+                text: `An agent of a conclave workflow recorded this ${level} while it read the code. Its message says what it found and what to do; conclave show SESSION prints the run that found it.`,
+                markdown: `An agent of a [conclave](${INFORMATION_URI}) workflow recorded this **${level}** while it read the code. Its message says what it found and what to do; \`conclave show SESSION\` prints the run that found it.`,
+              },
+              defaultConfiguration: { level: LEVEL[level] },
+            })),
           },
         },
         results: findings.map((f) => ({

@@ -162,7 +162,8 @@ function findingOf(agent: string, input: Record<string, unknown>): Finding {
     path: String(input.path).replace(/^\.\//, ''),
     line,
     end_line: input.end_line === undefined ? line : Number(input.end_line),
-    level: input.level as Finding['level'],
+    // `error` is GitHub's and SARIF's word for a failure: the tool takes both.
+    level: (input.level === 'error' ? 'failure' : input.level) as Finding['level'],
     title: typeof input.title === 'string' ? input.title : null,
     message: String(input.message).trim(),
   };

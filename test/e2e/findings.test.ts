@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
 import { runWorkflow } from '../helpers/run-workflow.js';
-import { sarifValidator } from '../helpers/sarif.js';
+import { githubSarifErrors, sarifValidator } from '../helpers/sarif.js';
 
 const WORKFLOW = `
 name: review
@@ -51,7 +51,7 @@ describe('findings: the annotate tool', () => {
       'src/app.js has 5 lines: there is no line 9',
       expect.stringMatching(/^ENOENT|src\/missing\.js/),
       expect.stringMatching(/outside the workspace|\.\.\/outside\.js/),
-      'level must be one of notice, warning, failure; got "critical"',
+      'level must be one of notice, warning, failure (or error, the same as failure); got "critical"',
     ]);
 
     // GitHub Actions: an annotation on each finding's lines (stderr with --json).
@@ -66,6 +66,9 @@ describe('findings: the annotate tool', () => {
 
     const sarif = JSON.parse(readFileSync(join(dir, 'findings.sarif'), 'utf8'));
     expect(sarifValidator()(sarif)).toEqual([]);
+    // What GitHub's code scanning requires of an upload (a full description and help per rule).
+    expect(githubSarifErrors(join(dir, 'findings.sarif'))).toEqual([]);
+    expect(sarif.runs[0].tool.driver.informationUri).toMatch(/^https:\/\//);
     expect(sarif.runs[0].results).toHaveLength(2);
     expect(sarif.runs[0].results[0]).toMatchObject({
       ruleId: 'conclave/failure',
@@ -82,7 +85,7 @@ describe('findings: the annotate tool', () => {
     expect(JSON.parse(readFileSync(join(dir, 'again.sarif'), 'utf8'))).toEqual(sarif);
   });
 
-  it('a file named with #, ? and a space is a SARIF uri that resolves to it; a path in another form than the repository\'s is refused', async () => {
+  it('a file named with #, ? and a space is a SARIF uri that resolves to it; a path in another form than the repository\'s is refused; level error is a failure', async () => {
     server = await startFakeAnthropic({
       lead: [
         {
@@ -91,6 +94,7 @@ describe('findings: the annotate tool', () => {
             { name: 'annotate', input: { path: 'docs/b.md/', line: 1, level: 'warning', message: 'trailing slash' } },
             { name: 'annotate', input: { path: 'docs//b.md', line: 1, level: 'warning', message: 'double slash' } },
             { name: 'annotate', input: { path: 'docs/./b.md', line: 1, level: 'warning', message: 'dot' } },
+            { name: 'annotate', input: { path: 'docs/b.md', line: 1, level: 'error', message: "GitHub's and SARIF's word" } },
           ],
         },
         { text: 'done' },
@@ -104,9 +108,11 @@ describe('findings: the annotate tool', () => {
     expect(run.code, run.stderr).toBe(0);
     const results = lastUserText(server.of('lead')[1]!).split('\n');
     expect(results[0]).toBe('Recorded: warning on docs/a #1?.md:1.');
-    for (const refused of results.slice(1)) expect(refused).toMatch(/name the file as the repository does/);
+    for (const refused of results.slice(1, 4)) expect(refused).toMatch(/name the file as the repository does/);
+    expect(results[4]).toBe('Recorded: failure on docs/b.md:1.');
     const sarif = JSON.parse(readFileSync(join(dir, 'findings.sarif'), 'utf8'));
-    expect(sarif.runs[0].results).toHaveLength(1);
+    expect(sarif.runs[0].results).toHaveLength(2);
+    expect(sarif.runs[0].results[1]).toMatchObject({ level: 'error', ruleId: 'conclave/failure' });
     const uri = sarif.runs[0].results[0].locations[0].physicalLocation.artifactLocation.uri as string;
     expect(uri).toBe('docs/a%20%231%3F.md');
     // Resolved as a URI reference against the repository root, it is that file.

@@ -25,7 +25,7 @@ export const annotate: AgentTool = {
         path: { type: 'string', description: 'A file of the workspace, relative to it.' },
         line: { type: 'integer', minimum: 1, description: 'The first line the finding concerns (from 1).' },
         end_line: { type: 'integer', minimum: 1, description: 'The last line, when it spans several.' },
-        level: { type: 'string', enum: [...FINDING_LEVELS], description: 'notice, warning or failure.' },
+        level: { type: 'string', enum: [...FINDING_LEVELS, 'error'], description: 'notice, warning, or failure (also called error).' },
         title: { type: 'string', description: 'A short title.' },
         message: { type: 'string', description: 'What is wrong, and what to do about it.' },
       },
@@ -41,14 +41,14 @@ export const annotate: AgentTool = {
     const line = whole(numberArg(input, 'line', 0), 'line');
     const endLine = input.end_line === undefined ? line : whole(numberArg(input, 'end_line', 0), 'end_line');
     const level = stringArg(input, 'level');
-    if (!(FINDING_LEVELS as readonly string[]).includes(level)) throw new ToolInputError(`level must be one of ${FINDING_LEVELS.join(', ')}; got ${JSON.stringify(level)}`);
+    if (![...FINDING_LEVELS, 'error'].includes(level)) throw new ToolInputError(`level must be one of ${FINDING_LEVELS.join(', ')} (or error, the same as failure); got ${JSON.stringify(level)}`);
     const message = stringArg(input, 'message').trim();
     if (message === '') throw new ToolInputError('message must say what the finding is');
     if (input.title !== undefined) stringArg(input, 'title');
     if (endLine < line) throw new ToolInputError(`end_line (${endLine}) is before line (${line})`);
     const lines = linesOf(workspace.openForReading(path));
     if (endLine > lines) throw new ToolInputError(`${path} has ${lines} line${lines === 1 ? '' : 's'}: there is no line ${endLine}`);
-    return { content: `Recorded: ${level} on ${path}:${line}${endLine > line ? `-${endLine}` : ''}.` };
+    return { content: `Recorded: ${level === 'error' ? 'failure' : level} on ${path}:${line}${endLine > line ? `-${endLine}` : ''}.` };
   }),
 };
 
