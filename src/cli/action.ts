@@ -52,7 +52,7 @@ export function conclaveEnv(env: NodeJS.ProcessEnv, key: string): NodeJS.Process
 
 async function main(): Promise<void> {
   const input = (name: string) => core.getInput(name);
-  if (input('anthropic-api-key').trim()) core.setSecret(input('anthropic-api-key').trim());
+  // The key is masked by conclave itself, in its first line: announcing it here too printed it twice.
   const cwd = resolve(process.env.GITHUB_WORKSPACE ?? '.', input('working-directory') || '.');
   const args = actionArgs(input);
   if (typeof args === 'string' || !existsSync(cwd)) {

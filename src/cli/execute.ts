@@ -6,6 +6,7 @@ import type { SessionEvent } from '../session/format.js';
 import type { SessionWriter } from '../session/writer.js';
 import { durationMs, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
+import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { Scalar } from '../workflow/types.js';
 import { addMask, inGitHubActions } from './github.js';
 import { printableJson, writeCommand } from './command-guard.js';
@@ -161,7 +162,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     const summary = await summaryOf(writer.path, options.replayOf);
     if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);
     // Loaded only in Actions: @actions/core brings an HTTP client with it.
-    if (github) (await import('./github-report.js')).reportToGitHub(result, summary, writer.path, options.workspace, { command, text: (text) => (options.json ? process.stderr : process.stdout).write(text) });
+    if (github) (await import('./github-report.js')).reportToGitHub(result, summary, writer.path, options.workspace, { command, text: (text) => (options.json ? process.stderr : process.stdout).write(text) }, Object.entries(typedOutputs(workflow.spec)).filter(([, d]) => d.type !== 'string').map(([name]) => name));
   }
   process.stdout.write(options.json ? `${printableJson(resultJson(result, writer.path))}\n` : resultText(result, writer.path));
   warnOnce();

@@ -8,7 +8,15 @@ import { printable } from './terminal-text.js';
 import { compactionsTable, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
-export function reportToGitHub(result: RunResult, summary: SessionSummary, sessionPath: string, workspace: string, out: { command: (text: string) => void; text: (text: string) => void }): void {
+export function reportToGitHub(
+  result: RunResult,
+  summary: SessionSummary,
+  sessionPath: string,
+  workspace: string,
+  out: { command: (text: string) => void; text: (text: string) => void },
+  /** The typed outputs not of type string: their values are JSON, and stay JSON values inside `outputs`. */
+  typed: readonly string[] = [],
+): void {
   // conclave's own outputs last: no workflow output can replace them (validate refuses the names too).
   writeOutputs({
     ...result.outputs,
@@ -16,7 +24,7 @@ export function reportToGitHub(result: RunResult, summary: SessionSummary, sessi
     'exit-code': String(result.exitCode),
     'session-file': sessionPath,
     'cost-usd': result.usage.costUsd.toFixed(6),
-    outputs: JSON.stringify(result.outputs),
+    outputs: JSON.stringify(Object.fromEntries(Object.entries(result.outputs).map(([name, value]) => [name, typed.includes(name) ? jsonValue(value) : value]))),
   });
   // Paths as the repository names them, so that each finding lands on its line of the diff.
   for (const f of summary.findings) out.command(findingAnnotation({ ...f, path: repoPath(workspace, f.path) }));
@@ -26,6 +34,15 @@ export function reportToGitHub(result: RunResult, summary: SessionSummary, sessi
     // Model text: the guard on the streams keeps any line of it from being read as a command.
     for (const m of messages) out.text(`#${m.id} → ${to(m)}\n${printable(m.text)}\n\n`);
     out.command(END_GROUP);
+  }
+}
+
+/** A typed output's value as the JSON it was written as. */
+function jsonValue(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
   }
 }
 

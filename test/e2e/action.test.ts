@@ -109,6 +109,7 @@ describe('action.yml', () => {
     const session = readFileSync(join(workspace, 'repo', 'session.jsonl'), 'utf8');
     expect(session).toContain('Check the three parts of billing');
     for (const text of [result.stdout.replaceAll(`::add-mask::${TEST_API_KEY}\n`, ''), result.stderr, result.summary, session]) expect(text).not.toContain(TEST_API_KEY);
+    expect(result.stdout.split(`::add-mask::${TEST_API_KEY}\n`), 'the key is masked once').toHaveLength(2);
     expect(JSON.parse(session.split('\n')[1]!).limits.budgetUsd).toBe(3);
   });
 
@@ -153,7 +154,7 @@ describe('action.yml', () => {
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
     const result = await runAction({ workflow: 'x.yml', inputs: '[1, 2]', 'anthropic-api-key': TEST_API_KEY }, workspace);
     expect(result.code).toBe(2);
-    expect(result.stdout).toBe(`::add-mask::${TEST_API_KEY}\n::error::the inputs input must be a map of names to values, in YAML or JSON\n`);
+    expect(result.stdout).toBe('::error::the inputs input must be a map of names to values, in YAML or JSON\n');
   });
 
   it('typed outputs: an invalid value goes back to the lead, the corrected ones become step outputs of their own names', async () => {
@@ -192,7 +193,8 @@ describe('action.yml', () => {
     expect(refused[0]!.content).toBe('Not complete: outputs.verdict must be one of "approve", "request-changes", "comment". Call complete again with outputs that fit.');
     expect(result.outputs).toMatchObject({ status: 'success', verdict: 'request-changes', said: 'reviewed' });
     expect(JSON.parse(result.outputs.findings!)).toEqual([finding]);
-    expect(JSON.parse(result.outputs.outputs!)).toEqual({ verdict: 'request-changes', findings: JSON.stringify([finding]), said: 'reviewed' });
+    // In the outputs JSON, a typed output is its JSON value, not a string holding JSON.
+    expect(JSON.parse(result.outputs.outputs!)).toEqual({ verdict: 'request-changes', findings: [finding], said: 'reviewed' });
   });
 
   it('a workflow file that is not there is an ::error annotation, and exit-code 2', async () => {

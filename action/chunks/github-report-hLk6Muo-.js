@@ -1,0 +1,1 @@
+export{i as reportToGitHub}from"./github-report-Cak37Op8.js";

@@ -1,0 +1,1 @@
+export{r as writeSarif}from"./sarif-BXxaiXU8.js";
