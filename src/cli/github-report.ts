@@ -2,7 +2,7 @@ import type { SessionSummary, TranscriptMessage } from '../session/summary.js';
 import type { RunResult } from '../engine/run.js';
 import * as core from '@actions/core';
 import { appendFileSync } from 'node:fs';
-import { END_GROUP, findingAnnotation, group } from './github.js';
+import { END_GROUP, findingAnnotation, group, warningAnnotation } from './github.js';
 import { repoPath } from './sarif.js';
 import { printable } from './terminal-text.js';
 import { compactionsTable, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
@@ -17,6 +17,7 @@ export function reportToGitHub(
   /** The typed outputs not of type string: their values are JSON, and stay JSON values inside `outputs`. */
   typed: readonly string[] = [],
 ): void {
+  const warn = (message: string) => out.command(warningAnnotation(message));
   // conclave's own outputs last: no workflow output can replace them (validate refuses the names too).
   writeOutputs({
     ...result.outputs,
@@ -25,10 +26,10 @@ export function reportToGitHub(
     'session-file': sessionPath,
     'cost-usd': result.usage.costUsd.toFixed(6),
     outputs: JSON.stringify(Object.fromEntries(Object.entries(result.outputs).map(([name, value]) => [name, typed.includes(name) ? jsonValue(value) : value]))),
-  });
+  }, warn);
   // Paths as the repository names them, so that each finding lands on its line of the diff.
   for (const f of summary.findings) out.command(findingAnnotation({ ...f, path: repoPath(workspace, f.path) }));
-  appendSummary(jobSummary(summary, result));
+  appendSummary(jobSummary(summary, result), warn);
   for (const [agent, messages] of byAgent(summary.messages)) {
     out.command(group(`@${agent}: ${messages.length} message${messages.length === 1 ? '' : 's'}`));
     // Model text: the guard on the streams keeps any line of it from being read as a command.
@@ -109,17 +110,26 @@ export function fenced(text: string): string {
   return `${fence}text\n${text}\n${fence}`;
 }
 
-/** Step outputs, through @actions/core (GITHUB_OUTPUT, each value safe whatever it holds). */
-function writeOutputs(outputs: Record<string, string>): void {
+/** Step outputs, through @actions/core (GITHUB_OUTPUT, each value safe whatever it holds). A file that cannot be written is a warning: the run's result stands. */
+function writeOutputs(outputs: Record<string, string>, warn: (message: string) => void): void {
   if (!process.env.GITHUB_OUTPUT) return;
-  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
+  try {
+    for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
+  } catch (e) {
+    warn(`cannot write the step outputs to GITHUB_OUTPUT (${process.env.GITHUB_OUTPUT}): ${(e as Error).message}`);
+  }
 }
 
 /** GitHub refuses a step summary over 1 MiB. */
 export const SUMMARY_LIMIT = 1024 * 1024;
 
-/** Appends Markdown to the job summary (GITHUB_STEP_SUMMARY). */
-function appendSummary(markdown: string): void {
+/** Appends Markdown to the job summary (GITHUB_STEP_SUMMARY); a file that cannot be written is a warning. */
+function appendSummary(markdown: string, warn: (message: string) => void): void {
   const file = process.env.GITHUB_STEP_SUMMARY;
-  if (file) appendFileSync(file, markdown);
+  if (!file) return;
+  try {
+    appendFileSync(file, markdown);
+  } catch (e) {
+    warn(`cannot write the job summary to GITHUB_STEP_SUMMARY (${file}): ${(e as Error).message}`);
+  }
 }

@@ -34,6 +34,11 @@ export function errorAnnotation(message: string): string {
   return `::error::${data(message)}\n`;
 }
 
+/** `::warning::message`, for what went wrong beside the run (a step file that cannot be written). */
+export function warningAnnotation(message: string): string {
+  return `::warning::${data(message)}\n`;
+}
+
 /** Tells GitHub to hide a value in every log line from here on. */
 export function addMask(value: string): string {
   return value.split(/\r?\n/).filter((line) => line.trim() !== '').map((line) => `::add-mask::${data(line)}\n`).join('');

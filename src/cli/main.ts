@@ -10,6 +10,12 @@ import { Masker } from '../session/masker.js';
 
 // Commands import their modules when they run, so that `--help` and `validate` start fast.
 
+// A reader that went away (`conclave run … | head -2`) must not stop the team: what is written
+// after that is dropped, and the run goes on to its end, its session closed (no unhandled EPIPE).
+for (const stream of [process.stdout, process.stderr]) stream.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code !== 'EPIPE') throw e;
+});
+
 // Nothing of the command line (a secret -i, a cache URL's password) stays in /proc/PID/cmdline.
 process.title = 'conclave';
 // In Actions, no line of model text may become a workflow command (docs/security.md).

@@ -36,7 +36,7 @@ function paidNote(result: RunResult): string {
 
 /** How to go on from a run that stopped before its work was done. */
 function resumeHint(result: RunResult, session: string): string | undefined {
-  if (!['limit', 'interrupted', 'provider_error', 'error'].includes(result.status)) return undefined;
+  if (!['limit', 'interrupted', 'provider_error', 'error'].includes(result.status) || result.outputErrors.length > 0) return undefined;
   const flag = result.limit ? FLAG_OF[result.limit] : undefined;
   return `to continue: conclave resume ${session}${flag ? ` ${flag} <a larger value>` : ''}`;
 }

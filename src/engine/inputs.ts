@@ -23,11 +23,18 @@ export function resolveInputs(specs: Readonly<Record<string, InputSpec>>, pairs:
     given.set(key, pair.slice(eq + 1));
   }
   const values: Record<string, Scalar> = {};
+  const missing = Object.entries(specs).filter(([name, spec]) => !given.has(name) && spec.default === undefined && spec.required);
+  if (missing.length > 0) {
+    throw new InputError(
+      missing.length === 1
+        ? `input "${missing[0]![0]}" is required${about(missing[0]![1])}: give it with -i ${missing[0]![0]}=VALUE`
+        : `inputs ${missing.map(([name, spec]) => `"${name}"${about(spec)}`).join(', ')} are required: give them with ${missing.map(([name]) => `-i ${name}=VALUE`).join(' ')}`,
+    );
+  }
   for (const [name, spec] of Object.entries(specs)) {
     const raw = given.get(name);
     if (raw === undefined) {
       if (spec.default !== undefined) values[name] = spec.default;
-      else if (spec.required) throw new InputError(`input "${name}" is required${about(spec)}: give it with -i ${name}=VALUE`);
       continue;
     }
     const value = convert(name, spec, raw);

@@ -45,9 +45,15 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
       }
     }
   }
+  // A run whose outputs could not all be evaluated did not succeed, whatever the lead said: the
+  // status says so as the exit code does (exit 1), in the result, --json and the Action's outputs.
+  const failedOutputs = end.exitCode === 0 && errors.length > 0;
   return {
     ...end,
-    exitCode: end.exitCode === 0 && errors.length > 0 ? 1 : end.exitCode,
+    ...(failedOutputs
+      ? { status: 'error' as const, reason: `${end.reason}, but ${errors.length === 1 ? 'an output' : `${errors.length} outputs`} could not be evaluated (fix the workflow's outputs: the run's work is in the session)` }
+      : {}),
+    exitCode: failedOutputs ? 1 : end.exitCode,
     outputs,
     outputErrors: errors,
     usage: total,

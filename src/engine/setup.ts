@@ -45,7 +45,9 @@ export async function runSetupStep(step: SetupStepSpec, command: string, env: No
 
 /** What the workflow's `env:` and setup steps may read: inputs, workflow and run. */
 export function baseScope(workflow: Workflow, inputs: Record<string, Scalar>, runId: string, sessionPath: string): Scope {
-  return { inputs, workflow: { name: workflow.spec.name, file: workflow.file }, run: { id: runId, session: sessionPath } };
+  // An optional input with no default that was not given is empty, as GitHub has it.
+  const declared = Object.fromEntries(Object.keys(workflow.spec.inputs ?? {}).map((name) => [name, '']));
+  return { inputs: { ...declared, ...inputs }, workflow: { name: workflow.spec.name, file: workflow.file }, run: { id: runId, session: sessionPath } };
 }
 
 /** The workflow's `env:`, its `$<< >>` filled in. */
@@ -92,7 +94,7 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
   const { workflow, inputs, env, journal, signal, progress } = options;
   const base = baseScope(workflow, inputs, options.runId, options.sessionPath);
   const declared = declaredEnv(workflow, base);
-  const inputEnv = Object.fromEntries(Object.entries(inputs).map(([name, value]) => [inputEnvName(name), String(value)]));
+  const inputEnv = Object.fromEntries(Object.entries(base.inputs as Record<string, Scalar>).map(([name, value]) => [inputEnvName(name), String(value)]));
   const shellEnv = { ...env, ...declared, ...inputEnv };
   const envScope = { ...stringsOf(env), ...declared };
   const outputs: Record<string, string> = {};
