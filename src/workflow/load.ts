@@ -172,6 +172,16 @@ function collectTemplates(
       for (const e of checkReferences(part.expr, { field, inputs, setupIds, setupIndex, agents })) {
         diagnostics.push(at(located, part.start, part.end, part.exprStart + e.offset, e.message));
       }
+      if (field === 'setup' && insideDoubleQuotes(located.text, part.start)) {
+        const { line, col } = at(located, part.start, part.end, part.start, '');
+        const written = located.text.slice(part.start, part.end);
+        diagnostics.push(
+          source.warning(
+            { line, col },
+            `${written} stands inside double quotes: its value reaches the shell single-quoted, so that it stays data, and those quotes show (a value 42 prints as '42'); close the double quotes around it: "…"${written}"…"`,
+          ),
+        );
+      }
     }
     templates.set(located.label, { ...located, field, parts });
   };
@@ -195,6 +205,19 @@ function collectTemplates(
   addValue(['kickoff'], 'prompt', spec.kickoff);
   for (const [key, value] of Object.entries(recordOf(spec.outputs))) addValue(['outputs', key], 'outputs', value);
   return templates;
+}
+
+/** Whether offset `at` of a shell line stands inside double quotes ("…", not '…' or after a backslash). */
+function insideDoubleQuotes(text: string, at: number): boolean {
+  let double = false;
+  let single = false;
+  for (let i = 0; i < at; i++) {
+    const c = text[i];
+    if (c === '\\' && !single) i++;
+    else if (c === "'" && !double) single = !single;
+    else if (c === '"' && !single) double = !double;
+  }
+  return double;
 }
 
 function at(located: LocatedText, start: number, end: number, offset: number, message: string): Diagnostic {
@@ -232,13 +255,19 @@ function strayExpressions(source: WorkflowSource, data: unknown, templates: Map<
 function graphOf(source: WorkflowSource, spec: WorkflowSpec, diagnostics: Diagnostic[]): TeamGraph | undefined {
   if (!isRecord(spec.agents)) return undefined;
   const entries: AgentEntry[] = [];
+  // An agent whose role the schema refused is taken for a manager, so that the rest of the graph
+  // is still checked in the same pass; problems of its own are left to the schema's message.
+  const unsure = new Set<string>();
   for (const [name, agent] of Object.entries(spec.agents)) {
-    if (!isRecord(agent) || (agent.role !== 'manager' && agent.role !== 'worker')) return undefined;
-    entries.push({ name, role: agent.role, reports_to: typeof agent.reports_to === 'string' ? agent.reports_to : undefined });
+    if (!isRecord(agent)) return undefined;
+    const known = agent.role === 'manager' || agent.role === 'worker';
+    if (!known) unsure.add(name);
+    entries.push({ name, role: known ? (agent.role as AgentEntry['role']) : 'manager', reports_to: typeof agent.reports_to === 'string' ? agent.reports_to : undefined });
   }
   if (entries.length === 0) return undefined;
   const { graph, problems } = buildGraph(entries);
   for (const p of problems) {
+    if (unsure.has(p.agent)) continue;
     const position =
       p.site === 'reports_to'
         ? source.valuePosition(['agents', p.agent, 'reports_to'])
@@ -247,7 +276,7 @@ function graphOf(source: WorkflowSource, spec: WorkflowSpec, diagnostics: Diagno
           : source.keyPosition(['agents', p.agent]);
     diagnostics.push(source.error(position, p.message));
   }
-  return graph;
+  return unsure.size > 0 ? undefined : graph;
 }
 
 function reason(e: unknown): string {

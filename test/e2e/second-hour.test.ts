@@ -93,3 +93,15 @@ describe('a closed pipe', () => {
     expect(existsSync(join(dir, '.conclave'))).toBe(true);
   });
 });
+
+describe('validate says more, sooner', () => {
+  it('warns of $<< >> inside double quotes in run:, and does not where it is outside them', async () => {
+    const dir = fresh('double-quotes');
+    writeFileSync(join(dir, 'q.yml'), 'name: q\ninputs:\n  n: { type: integer }\nsetup:\n  - id: s\n    run: |\n      echo "Issue #$<< inputs.n >>"\n      echo "Issue #"$<< inputs.n >>\nagents:\n  lead: { role: manager }\nkickoff: hi\n');
+    const r = await conclave(['validate', 'q.yml'], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').filter((l) => l.includes('warning:'))).toEqual([
+      `q.yml:7:20: warning: $<< inputs.n >> stands inside double quotes: its value reaches the shell single-quoted, so that it stays data, and those quotes show (a value 42 prints as '42'); close the double quotes around it: "…"$<< inputs.n >>"…"`,
+    ]);
+  });
+});
