@@ -30,7 +30,21 @@ const program = new Command('conclave')
   .helpOption('-h, --help', 'show help')
   .showSuggestionAfterError()
   .exitOverride()
-  .configureOutput({ outputError: (text, write) => write(text.replace(/^error:/, 'conclave:')) });
+  .configureOutput({ outputError: (text, write) => write(betterSuggestion(text.replace(/^error:/, 'conclave:'))) });
+
+/**
+ * commander suggests by spelling distance alone, so `--budget` got "Did you mean --quiet?". An
+ * option the unknown one begins (`--budget` → `--budget-usd`) is what was meant.
+ */
+function betterSuggestion(text: string): string {
+  const unknown = /unknown option '(--[^'=]+)'/.exec(text)?.[1];
+  if (!unknown) return text;
+  const command = program.commands.find((c) => process.argv.slice(2).includes(c.name())) ?? program;
+  const longer = command.options.map((o) => o.long).filter((long): long is string => long !== undefined && long.startsWith(`${unknown}-`));
+  if (longer.length === 0) return text;
+  const hint = `(Did you mean ${longer.join(' or ')}?)`;
+  return /\(Did you mean [^)]*\)/.test(text) ? text.replace(/\(Did you mean [^)]*\)/, hint) : `${text.trimEnd()}\n${hint}\n`;
+}
 
 program
   .command('validate')
@@ -38,7 +52,8 @@ program
   .argument('<files...>', 'workflow files')
   .option('--json', 'print the diagnostics as JSON')
   .option('--connect', 'also start the MCP servers and check the tools agents name (no model is called)')
-  .action(async (files: string[], options: { json?: boolean; connect?: boolean }) => {
+  .option('-i, --input <key=value>', 'with --connect: an input the servers\' env or headers need (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+  .action(async (files: string[], options: { json?: boolean; connect?: boolean; input?: string[] }) => {
     const { validateCommand } = await import('./validate.js');
     process.exitCode = await validateCommand(files, options);
   });

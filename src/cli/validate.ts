@@ -5,13 +5,13 @@ import { printableJson, writeCommand } from './command-guard.js';
 import { loadChecked } from './load-checked.js';
 
 /** `conclave validate FILE…`: every file is checked and every problem listed; with --connect, its MCP servers started and their tools checked. */
-export async function validateCommand(files: readonly string[], options: { json?: boolean; connect?: boolean }): Promise<number> {
+export async function validateCommand(files: readonly string[], options: { json?: boolean; connect?: boolean; input?: string[] }): Promise<number> {
   const results = files.map(loadChecked);
   if (options.connect) {
     const { connectProblems } = await import('./mcp-connect.js');
     for (const r of results) {
       if (!r.workflow || hasErrors(r.diagnostics)) continue;
-      for (const message of await connectProblems(r.workflow)) r.diagnostics.push({ file: r.file, line: 1, col: 1, severity: 'error', message });
+      r.diagnostics.push(...(await connectProblems(r.workflow, options.input ?? [])));
     }
   }
   const failed = results.filter((r) => r.unreadable !== undefined || hasErrors(r.diagnostics));

@@ -65,7 +65,7 @@ export async function connectMcp(options: McpSetupOptions): Promise<McpToolbox |
     // Compared with the recording on resume: a server whose tools changed is a run that differs.
     if (options.startServers) for (const listing of toolbox.listings) journal.append({ type: 'mcp_tools', server: listing.server, tools: listing.tools });
     const problems = unknownMcpTools(workflow, toolbox);
-    if (problems.length) throw new SetupError(problems.join('\n'));
+    if (problems.length) throw new SetupError(problems.map((p) => p.message).join('\n'));
   } catch (e) {
     await toolbox.close();
     throw e;
@@ -78,14 +78,15 @@ export async function connectMcp(options: McpSetupOptions): Promise<McpToolbox |
  * tools an agent would get under one name (`read.file` and `read_file`, or names alike in their
  * first 64 characters: the model could call only one of them), in sentences.
  */
-export function unknownMcpTools(workflow: Workflow, toolbox: McpToolbox): string[] {
+export function unknownMcpTools(workflow: Workflow, toolbox: McpToolbox): { path: (string | number)[]; message: string }[] {
   return Object.entries(workflow.spec.agents).flatMap(([agent, spec]) => {
-    const entries = (spec.tools ?? []).filter((t) => mcpToolRef(t));
+    const tools = spec.tools ?? [];
+    const entries = tools.filter((t) => mcpToolRef(t));
     const unknown = entries.flatMap((t) => {
       const problem = toolbox.problem(t);
-      return problem ? [`agents.${agent}.tools: ${problem}`] : [];
+      return problem ? [{ path: ['agents', agent, 'tools', tools.indexOf(t)], message: `agents.${agent}.tools: ${problem}` }] : [];
     });
-    return [...unknown, ...toolbox.clashes(entries).map((clash) => `agents.${agent}.tools: ${clash}`)];
+    return [...unknown, ...toolbox.clashes(entries).map((clash) => ({ path: ['agents', agent, 'tools'], message: `agents.${agent}.tools: ${clash}` }))];
   });
 }
 

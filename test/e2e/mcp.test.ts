@@ -79,7 +79,7 @@ mcp_servers:
     server = await startFakeAnthropic({});
     const run = await runWorkflow(server, workflow('fs.read_txt_file'));
     expect(run.code).toBe(1);
-    expect(run.json.reason).toMatch(/^agents\.lead\.tools: "fs\.read_txt_file" matches no tool of the MCP server "fs"; its tools are read_file, read_text_file, /);
+    expect(run.json.reason).toMatch(/^agents\.lead\.tools: "fs\.read_txt_file" matches no tool of the MCP server "fs" \(did you mean "fs\.read_text_file"\?\); its tools are read_file, read_text_file, /);
     expect(server.requests).toHaveLength(0);
     const dir = mkdtempSync(join(tmpdir(), 'conclave-mcp-'));
     writeFileSync(join(dir, 'w.yml'), workflow('fz.read_text_file'));
@@ -90,7 +90,8 @@ mcp_servers:
     writeFileSync(join(dir, 'w.yml'), workflow('fs.read_txt_file, everything.echo'));
     const connected = await conclave(['validate', '--connect', 'w.yml'], { cwd: dir });
     expect(connected.code).toBe(2);
-    expect(connected.stdout).toMatch(/^w\.yml:1:1: agents\.lead\.tools: "fs\.read_txt_file" matches no tool of the MCP server "fs"; its tools are read_file, /m);
+    // At the entry itself (agents.lead.tools[0], line 9, column 34), with the tool it is close to.
+    expect(connected.stdout).toMatch(/^w\.yml:9:34: agents\.lead\.tools: "fs\.read_txt_file" matches no tool of the MCP server "fs" \(did you mean "fs\.read_text_file"\?\); its tools are read_file, /m);
     writeFileSync(join(dir, 'w.yml'), workflow('fs.read_text_file, everything.echo'));
     expect((await conclave(['validate', '--connect', 'w.yml'], { cwd: dir })).stdout).toBe('w.yml: ok\n');
   });

@@ -105,3 +105,26 @@ describe('validate says more, sooner', () => {
     ]);
   });
 });
+
+describe('the command line', () => {
+  it('--budget suggests --budget-usd (an option it begins), not --quiet', async () => {
+    const r = await conclave(['run', 'x.yml', '--budget', '1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown option '--budget'\n(Did you mean --budget-usd?)");
+  });
+
+  it('validate --connect takes -i for what the servers need, and names an unknown input at inputs', async () => {
+    const dir = fresh('connect-inputs');
+    const everything = join(process.cwd(), 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+    writeFileSync(
+      join(dir, 'w.yml'),
+      `name: c\ninputs:\n  greet: { type: string, required: true }\nmcp_servers:\n  e: { command: node, args: [${JSON.stringify(everything)}], env: { GREETING: "$<< inputs.greet >>" } }\nagents:\n  lead: { role: manager, tools: [e.echo] }\nkickoff: hi\n`,
+    );
+    const ok = await conclave(['validate', '--connect', 'w.yml', '-i', 'greet=hello'], { cwd: dir });
+    expect(ok.stdout + ok.stderr).toBe('w.yml: ok\n');
+    expect(ok.code).toBe(0);
+    const wrong = await conclave(['validate', '--connect', 'w.yml', '-i', 'gret=hello'], { cwd: dir });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stdout).toMatch(/^w\.yml:2:1: the workflow has no input "gret" \(did you mean "greet"\?\)/m);
+  });
+});

@@ -15,7 +15,15 @@ export interface McpServerConfig {
 }
 
 /** A server did not start, or would not list its tools: the run stops before any model call. */
-export class McpStartError extends Error {}
+export class McpStartError extends Error {
+  constructor(
+    message: string,
+    /** The server's name under mcp_servers. */
+    readonly server: string,
+  ) {
+    super(message);
+  }
+}
 
 /** The longest a server may take to start and answer `initialize`. */
 const START_TIMEOUT_MS = 30_000;
@@ -67,7 +75,7 @@ export async function startMcpServers(
         sweep(cookie);
         const what = config.command ? `${config.command} ${(config.args ?? []).join(' ')}`.trim() : config.url;
         const output = mask(stderr.trim());
-        throw new McpStartError(`the MCP server "${config.name}" (${what}) did not start: ${mask(messageOf(e))}${output ? `\n${output}` : ''}`);
+        throw new McpStartError(`the MCP server "${config.name}" (${what}) did not start: ${mask(messageOf(e))}${output ? `\n${output}` : ''}`, config.name);
       }
     }
   } catch (e) {

@@ -1,3 +1,4 @@
+import { didYouMean } from '../../workflow/suggest.js';
 import type { AgentTool, ToolResult } from './tool.js';
 import { cap } from './workspace.js';
 
@@ -55,7 +56,9 @@ export class McpToolbox {
     if (this.toolsFor(entry).length > 0) return undefined;
     const server = entry.split('.')[0]!;
     const names = this.listings.find((l) => l.server === server)?.tools.map((t) => t.name) ?? [];
-    return `"${entry}" matches no tool of the MCP server "${server}"; its tools are ${names.join(', ') || '(none)'}`;
+    const asked = entry.slice(server.length + 1);
+    const near = asked && !asked.includes('*') ? didYouMean(asked, names).replace(/"([^"]+)"/, `"${server}.$1"`) : '';
+    return `"${entry}" matches no tool of the MCP server "${server}"${near}; its tools are ${names.join(', ') || '(none)'}`;
   }
 
   /** Tools that `entries` would give under one model-facing name, in sentences. */
