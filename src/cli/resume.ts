@@ -13,7 +13,7 @@ import type { Scalar } from '../workflow/types.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
 import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run.js';
-import { maskerFor, secretInputs } from './secrets.js';
+import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface ResumeOptions extends OutputOptions {
@@ -69,6 +69,9 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     throw new UsageError(`${workflowPath} changed since the session was recorded; resume with --allow-changed-workflow to continue it anyway`);
   }
   const inputs = recordedInputs(header, workflow, options.input);
+  for (const name of changedSecrets(header.secret_checks, inputs)) {
+    process.stderr.write(`conclave: warning: secret input "${name}" is not the value the run was recorded with; the recorded part stands as it was made, and the run goes on with the new value\n`);
+  }
   const recording = replayable(record.effective);
   const { first, last } = recordedLimits(recording, workflow.limits, record.path);
   // Going live, no limit is looser than the workflow's unless a flag raises it now: a session file

@@ -16,7 +16,7 @@ import { annotation, inGitHubActions } from './github.js';
 import { writeCommand } from './command-guard.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadChecked } from './load-checked.js';
-import { maskedInputs, maskerFor } from './secrets.js';
+import { maskedInputs, maskerFor, secretChecks, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface RunCommandOptions extends OutputOptions {
@@ -107,6 +107,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
         conclave_version: pkg.version,
         workflow: { path: workflow.file, sha256: sha256(workflow.text) },
         inputs: maskedInputs(workflow, inputs),
+        ...(secretInputs(workflow).some((name) => inputs[name] !== undefined) ? { secret_checks: secretChecks(workflow, inputs) } : {}),
         session: sessionPath,
         started_at: new Date().toISOString(),
         ...(options.replay ? { note: `a replay of ${options.replay}` } : {}),

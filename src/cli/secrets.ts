@@ -1,3 +1,4 @@
+import { randomBytes, scryptSync } from 'node:crypto';
 import { baseScope, declaredEnv } from '../engine/setup.js';
 import { Masker, MIN_SECRET_LENGTH } from '../session/masker.js';
 import type { Workflow } from '../workflow/load.js';
@@ -42,4 +43,29 @@ export function maskedInputs(workflow: Workflow, inputs: Record<string, Scalar>)
 export function maskerFor(workflow: Workflow, inputs: Record<string, Scalar>, apiKey: string | undefined, runId: string, session: string): { masker: Masker; secrets: string[] } {
   const secrets = secretValues(workflow, inputs, apiKey, declaredEnv(workflow, baseScope(workflow, inputs, runId, session)));
   return { masker: new Masker(secrets), secrets };
+}
+
+/** A salted scrypt digest of each secret input given: the session keeps these, never the values. */
+export function secretChecks(workflow: Workflow, inputs: Record<string, Scalar>): Record<string, string> {
+  return Object.fromEntries(
+    secretInputs(workflow)
+      .filter((name) => inputs[name] !== undefined)
+      .map((name) => {
+        const salt = randomBytes(16);
+        return [name, `scrypt$${salt.toString('base64')}$${digest(String(inputs[name]), salt)}`];
+      }),
+  );
+}
+
+/** The secret inputs whose value differs from the one the session's digest was made of. */
+export function changedSecrets(checks: Record<string, unknown> | undefined, inputs: Record<string, Scalar>): string[] {
+  return Object.entries(checks ?? {}).flatMap(([name, check]) => {
+    const [kind, salt, hash] = typeof check === 'string' ? check.split('$') : [];
+    if (kind !== 'scrypt' || !salt || !hash || inputs[name] === undefined) return [];
+    return digest(String(inputs[name]), Buffer.from(salt, 'base64')) === hash ? [] : [name];
+  });
+}
+
+function digest(value: string, salt: Buffer): string {
+  return scryptSync(value, salt, 16, { N: 2 ** 14 }).toString('base64');
 }

@@ -10,6 +10,11 @@ export interface SessionHeader {
   workflow: { path: string; sha256: string };
   /** The input values, secrets masked as "***". */
   inputs: Record<string, unknown>;
+  /**
+   * Per secret input given, a salted scrypt digest of its value (`scrypt$SALT$HASH`, base64):
+   * enough for a resume to tell that the value given again differs, not to recover it.
+   */
+  secret_checks?: Record<string, string>;
   /** The session path the run started with: `$<< run.session >>` keeps this value when resumed. */
   session: string;
   started_at: string;

@@ -89,6 +89,7 @@ function headerShapeProblem(header: Record<string, unknown>): string | undefined
   }
   if (!isObject(header.inputs)) return '"inputs" must be an object';
   if (header.forked_from !== undefined && !isObject(header.forked_from)) return '"forked_from" must be an object';
+  if (header.secret_checks !== undefined && !isObject(header.secret_checks)) return '"secret_checks" must be an object';
   return text('run_id') ?? text('conclave_version') ?? text('session') ?? text('started_at');
 }
 

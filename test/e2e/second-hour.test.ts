@@ -128,3 +128,22 @@ describe('the command line', () => {
     expect(wrong.stdout).toMatch(/^w\.yml:2:1: the workflow has no input "gret" \(did you mean "greet"\?\)/m);
   });
 });
+
+describe('resume', () => {
+  it('warns, naming the input, when a secret input is given again with another value; not when it is the same', async () => {
+    const yml = 'name: sec\ninputs:\n  token: { type: string, secret: true }\nlimits: { max_turns: 1 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n';
+    server = await startFakeAnthropic({ lead: [{ text: '@helper go' }], helper: [{ text: 'done' }] });
+    const dir = fresh('secret-changed');
+    writeFileSync(join(dir, 'workflow.yml'), yml);
+    const first = await conclave(['run', 'workflow.yml', '--json', '-i', 'token=first-secret-value'], { cwd: dir, env: env() });
+    expect(first.code, first.stderr).toBe(3);
+    const session = JSON.parse(first.stdout).session as string;
+    const header = JSON.parse(readFileSync(join(dir, session), 'utf8').split('\n')[0]!);
+    expect(header.secret_checks.token).toMatch(/^scrypt\$/);
+    expect(JSON.stringify(header)).not.toContain('first-secret-value');
+    const same = await conclave(['resume', session, '-i', 'token=first-secret-value', '--max-turns', '2'], { cwd: dir, env: env() });
+    expect(same.stderr).not.toContain('warning: secret input');
+    const other = await conclave(['resume', session, '-i', 'token=other-secret-value', '--max-turns', '3'], { cwd: dir, env: env() });
+    expect(other.stderr).toContain('conclave: warning: secret input "token" is not the value the run was recorded with');
+  });
+});
