@@ -164,7 +164,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     // Loaded only in Actions: @actions/core brings an HTTP client with it.
     if (github) (await import('./github-report.js')).reportToGitHub(result, summary, writer.path, options.workspace, { command, text: (text) => (options.json ? process.stderr : process.stdout).write(text) }, Object.entries(typedOutputs(workflow.spec)).filter(([, d]) => d.type !== 'string').map(([name]) => name));
   }
-  process.stdout.write(options.json ? `${printableJson(resultJson(result, writer.path))}\n` : resultText(result, writer.path));
+  process.stdout.write(options.json ? `${printableJson(resultJson(result, writer.path))}\n` : resultText(result, writer.path, options.replayOf));
   warnOnce();
   unmask();
   return result.exitCode;

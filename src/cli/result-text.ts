@@ -11,7 +11,7 @@ const FLAG_OF: Partial<Record<LimitName, string>> = {
 };
 
 /** The run's result as a person reads it at the end of the output. */
-export function resultText(result: RunResult, session: string): string {
+export function resultText(result: RunResult, session: string, replayOf?: string): string {
   const lines = [`conclave: ${result.status} — ${result.reason}`];
   if (result.summary) lines.push('', result.summary.trim(), '');
   for (const [name, value] of Object.entries(result.outputs)) lines.push(`output ${name}: ${value.includes('\n') ? `\n${value}` : value}`);
@@ -20,8 +20,9 @@ export function resultText(result: RunResult, session: string): string {
   lines.push(
     `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (cache: ${usage.cache_read_input_tokens} read, ${usage.cache_creation_input_tokens} written) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}${paidNote(result)}`,
   );
-  lines.push(`session: ${session} (the transcript: conclave show ${session})`);
-  const next = resumeHint(result, session);
+  // A replay's own file holds only what the replay added: the transcript is the recording's.
+  lines.push(replayOf ? `session: ${session} (what the replay added; the transcript: conclave show ${replayOf})` : `session: ${session} (the transcript: conclave show ${session})`);
+  const next = replayOf ? replayHint(result) : resumeHint(result, session);
   if (next) lines.push(next);
   return `${printable(lines.join('\n'))}\n`;
 }
@@ -32,6 +33,12 @@ function paidNote(result: RunResult): string {
   if (costUsd === 0 || Math.abs(result.paidUsd - costUsd) < 1e-9) return '';
   if (result.paidUsd === 0) return ' · nothing paid now: every answer came from the recording or the cache';
   return ` · ${formatUsd(result.paidUsd)} paid now, the rest came from the recording or the cache`;
+}
+
+/** A replay that stopped: where it differs is said above; resuming would go live and pay, so it is not suggested. */
+function replayHint(result: RunResult): string | undefined {
+  if (result.exitCode === 0) return undefined;
+  return 'the replay made no model call and paid nothing; it is a check of the workflow against the recording, not a run to continue';
 }
 
 /** How to go on from a run that stopped before its work was done. */

@@ -247,8 +247,18 @@ function callKey(agent: string, turn: number, step: number | string): string {
 function sameEvent(recorded: SessionEvent, produced: EventInput, lineOf: (event: unknown) => string): boolean {
   const raw = (recorded as SessionEvent & { [RAW_LINE]?: string })[RAW_LINE];
   const volatile = VOLATILE_FIELDS.some((field) => field in recorded || field in produced);
-  if (raw !== undefined && !volatile) return lineOf({ seq: recorded.seq, ...produced }) === raw;
-  return lineOf(comparable(produced)) === JSON.stringify(comparable(recorded));
+  if (raw !== undefined && !volatile && lineOf({ seq: recorded.seq, ...produced }) === raw) return true;
+  // The same JSON written another way (another tool's spacing or key order) is the same event.
+  return sameValue(JSON.parse(lineOf(comparable(produced))), comparable(recorded));
+}
+
+/** Deep equality of two JSON values, whatever the order of their keys. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 function comparable(event: object): Record<string, unknown> {

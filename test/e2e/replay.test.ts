@@ -96,3 +96,39 @@ describe('a recording that cannot answer the run', () => {
     expect(replay.code, replay.stdout).toBe(0);
   });
 });
+
+describe('a replay as a new user meets it', () => {
+  it('replays a session another tool wrote again (spaces after : and , as Python writes them, keys reordered)', async () => {
+    const { run, file } = await recorded();
+    const again = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => {
+        // As Python's json.dumps writes it (", " and ": " between items), the keys in reverse order.
+        const dumps = (v: unknown): string =>
+          Array.isArray(v)
+            ? `[${v.map(dumps).join(', ')}]`
+            : v !== null && typeof v === 'object'
+              ? `{${Object.entries(v).reverse().map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`).join(', ')}}`
+              : JSON.stringify(v);
+        return dumps(JSON.parse(line));
+      })
+      .join('\n');
+    writeFileSync(join(run.dir, 'python.jsonl'), `${again}\n`);
+    const replay = await conclave(['run', 'workflow.yml', '--replay', 'python.jsonl', '--json', '--session', 'replay2.jsonl'], { cwd: run.dir, env: NO_NETWORK });
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout).outputs).toEqual(run.json.outputs);
+  });
+
+  it('after a replay: show is pointed at the recording, and a replay that differs does not suggest a paid resume', async () => {
+    const { run, file } = await recorded();
+    const ok = await conclave(['run', 'workflow.yml', '--replay', file, '--session', 'r1.jsonl'], { cwd: run.dir, env: NO_NETWORK });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`session: r1.jsonl (what the replay added; the transcript: conclave show ${file})`);
+    writeFileSync(join(run.dir, 'workflow.yml'), CRASH_WORKFLOW.replace('  b: { role: worker, tools: [list_files] }', '  b: { role: worker, tools: [list_files], system: Be thorough. }'));
+    const differs = await conclave(['run', 'workflow.yml', '--replay', file, '--session', 'r2.jsonl'], { cwd: run.dir, env: NO_NETWORK });
+    expect(differs.code).toBe(1);
+    expect(differs.stdout).not.toContain('conclave resume');
+    expect(differs.stdout).toContain('the replay made no model call and paid nothing');
+  });
+});
