@@ -29,6 +29,12 @@ export function resultText(result: RunResult, session: string, replayOf?: string
 
 /** Whether this process paid for what the usage line counts: a replay or resume pays nothing for recorded answers. */
 function paidNote(result: RunResult): string {
+  const { calls, tokens } = result.cached;
+  const fromCache = calls > 0 ? ` · ${calls} answer${calls === 1 ? '' : 's'} (${tokens} tokens) from the cache, not counted: they cost nothing` : '';
+  return costNote(result) + fromCache;
+}
+
+function costNote(result: RunResult): string {
   const { costUsd } = result.usage;
   if (costUsd === 0 || Math.abs(result.paidUsd - costUsd) < 1e-9) return '';
   if (result.paidUsd === 0) return ' · nothing paid now: every answer came from the recording or the cache';

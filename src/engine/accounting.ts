@@ -107,6 +107,13 @@ export class Accounting {
   /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */
   paidUsd = 0;
 
+  /** Answers the response cache gave: their tokens, which cost nothing and count against no limit. */
+  cached: { calls: number; tokens: number } = { calls: 0, tokens: 0 };
+
+  recordCached(usage: TokenUsage): void {
+    this.cached = { calls: this.cached.calls + 1, tokens: this.cached.tokens + totalTokens(usage) };
+  }
+
   record(agent: string, model: string, usage: TokenUsage, live: boolean): Spend {
     const call: Spend = { calls: 1, usage, costUsd: costOf(usage, this.priceOf(model)) };
     if (live) this.paidUsd += call.costUsd;

@@ -81,6 +81,7 @@ export class ModelCalls {
   }
 
   private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean, live: boolean): ModelResponse {
+    if (cached) this.options.accounting.recordCached(usageOf(response.usage));
     const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live);
     this.options.journal.append({
       type: 'model_call',

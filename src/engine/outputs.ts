@@ -14,6 +14,7 @@ export interface RunFacts {
   proposals: ProposalView[];
   total: Spend;
   paidUsd: number;
+  cached: { calls: number; tokens: number };
   limits: Limits;
 }
 
@@ -60,6 +61,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     agents: Object.fromEntries(Object.entries(facts.agents).map(([n, a]) => [n, { turns: a.turns, spend: a.spend }])),
     proposals,
     paidUsd: facts.paidUsd,
+    cached: facts.cached,
     limits: facts.limits,
   };
 }

@@ -55,6 +55,8 @@ export interface RunResult extends Ending {
   proposals: ProposalView[];
   /** What this process's live calls cost (a resume or replay pays nothing for what was recorded). */
   paidUsd: number;
+  /** Answers the response cache gave (not in `usage`: they cost nothing). */
+  cached: { calls: number; tokens: number };
   /** The limits in force when the run ended. */
   limits: Limits;
 }

@@ -291,6 +291,7 @@ export class Run {
       proposals: channel?.allProposals() ?? [],
       total: this.accounting.total,
       paidUsd: this.accounting.paidUsd,
+      cached: this.accounting.cached,
       limits: this.limits.current,
     });
     recordEnd(journal, result);

@@ -25,6 +25,10 @@ describe('the response cache', () => {
     expect(server.requests).toHaveLength(3);
     expect(second.json.outputs).toEqual(first.json.outputs);
     expect((second.json.usage as { cost_usd: number }).cost_usd).toBe(0);
+    // The usage line counts no cached answer (they cost nothing), and says how many there were.
+    expect(second.json.from_cache).toEqual({ answers: 3, tokens: expect.any(Number) });
+    expect((second.json.from_cache as { tokens: number }).tokens).toBeGreaterThan(0);
+    expect(first.json.from_cache).toEqual({ answers: 0, tokens: 0 });
     expect(channelOf(second)).toEqual(channelOf(first));
   });
 
