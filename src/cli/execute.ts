@@ -88,6 +88,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
 }
 
 const MAX_RETRIES = 4;
+/** The narrowest terminal the live view is drawn in. */
+const MIN_LIVE_COLUMNS = 40;
 const REQUEST_TIMEOUT_MS = 10 * 60_000;
 
 /** Runs (or continues) a workflow, prints the result and returns the exit code. */
@@ -112,7 +114,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     options.recording,
   );
   // The live view is for a person at a terminal; CI logs and pipes get plain lines.
-  const interactive = !options.quiet && !options.json && !github && process.stdout.isTTY === true && !process.env.CI;
+  // A terminal too narrow for a line per agent (or one that says 0 columns) gets the plain lines too.
+  const interactive = !options.quiet && !options.json && !github && process.stdout.isTTY === true && !process.env.CI && (process.stdout.columns ?? 0) >= MIN_LIVE_COLUMNS;
   const view = interactive ? (await import('./live-view.js')).liveView(Object.keys(workflow.spec.agents), options.limitsOnLive ?? options.limits) : undefined;
   await view?.ready;
   const run = new Run({

@@ -21,7 +21,7 @@ export interface LiveView {
 
 /**
  * The terminal view of a run (listr2): a line per agent with its state (waiting, thinking,
- * using a tool and which, idle, done, failed), turns, tokens and cost, and a team line with the
+ * using a tool and which, idle, done, stopped mid-turn, failed), turns, tokens and cost, and a team line with the
  * elapsed time, spend against the budget and turns against max_turns. NO_COLOR is honoured by
  * listr2's colours.
  */
@@ -130,7 +130,8 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
     ready,
     listener,
     finish: async () => {
-      for (const [name, line] of lines) if (line.state !== 'failed') set(name, 'done');
+      // An agent still in a turn when the run ended (Ctrl-C, a limit, the lead's complete) was stopped, not done.
+      for (const [name, line] of lines) if (line.state !== 'failed') set(name, line.state === 'idle' || line.state === 'waiting' ? 'done' : 'stopped');
       end();
       await running;
       for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);

@@ -132,6 +132,28 @@ describe('Ctrl-C in a terminal', () => {
     expect(readEvents(file).at(-1)).toMatchObject({ type: 'run_ended', status: 'interrupted', exit_code: 130 });
     expect(readdirSync(sessions).filter((f) => f.endsWith('.lock'))).toEqual([]);
     expect(screen).toContain('to continue: conclave resume .conclave/sessions/');
+    // The agent that was thinking when ^C came is shown stopped, not done.
+    expect(screen).toMatch(/@lead {2}stopped · 1 turn/);
+    expect(screen).not.toMatch(/@lead {2}done/);
+  });
+
+  it('a terminal narrower than 40 columns (or of 0) gets the plain lines: no escape sequence cut across lines', async () => {
+    const server = await startFakeAnthropic({ lead: () => ({ text: 'done' }) });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-pty-'));
+    writeFileSync(join(dir, 'workflow.yml'), 'name: plain\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
+    for (const cols of [0, 20]) {
+      const child = spawn('script', ['-qfec', `stty rows 40 cols ${cols}; exec ${process.execPath} ${BIN} run workflow.yml`, '/dev/null'], {
+        cwd: dir,
+        env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, TERM: 'xterm', CI: undefined },
+      });
+      let screen = '';
+      child.stdout.on('data', (c) => (screen += c));
+      expect(await new Promise<number | null>((resolve) => child.on('close', resolve))).toBe(0);
+      expect(screen).toMatch(/\d\d:\d\d:\d\d @lead turn 1: 1 new message/);
+      // No line ends inside an escape sequence (an ESC with no final byte before the line break).
+      for (const line of screen.split(/\r?\n/)) expect(line).not.toMatch(/\x1b(\[[0-9;?]*)?$/);
+    }
+    await server.close();
   });
 });
 
