@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { Accounting } from '../../src/engine/accounting.js';
 import { LimitReached } from '../../src/engine/ending.js';
@@ -36,7 +37,9 @@ describe('the budget is a ceiling (property test)', () => {
       };
       const limits = { ...DEFAULT_LIMITS, budgetUsd, concurrency };
       const accounting = new Accounting(() => limits, { model: price });
+      // One signal for every call, as a run has (the run lifts the listener limit on it too).
       const signal = new AbortController().signal;
+      setMaxListeners(0, signal);
       let inFlight = 0;
       let stops = 0;
 
