@@ -24,7 +24,8 @@ const options = (input) => ({
     dir: new URL('dist/', root).pathname,
     format: 'esm',
     minify: true,
-    sourcemap: true,
+    // Source maps only when asked for (CONCLAVE_SOURCEMAPS=1): the package ships none.
+    sourcemap: process.env.CONCLAVE_SOURCEMAPS === '1',
     entryFileNames: '[name].js',
     chunkFileNames: 'chunks/[name]-[hash].js',
   },

@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { NodeSqliteStore, type DatabaseClass } from './node-sqlite-store.js';
 
 /** The cache could not be opened: a bad URL or file, an adapter that is not installed, a store that does not answer. */
 export class CacheError extends Error {}
@@ -35,7 +36,8 @@ function queryCredentials(spec: string): string[] {
 }
 
 /**
- * The keyv store of `--cache`: with no value, an SQLite file under .conclave/ (@keyv/sqlite);
+ * The keyv store of `--cache`: with no value, an SQLite file under .conclave/ (node:sqlite, or
+ * @keyv/sqlite on a Node without it);
  * a file path or sqlite:// URL, that file; redis:// and postgres:// URLs go through @keyv/redis
  * and @keyv/postgres, found in the user's project (`cwd`) or beside conclave. Each is set up to
  * fail rather than wait: no reconnecting, no offline queue, bounded connection times.
@@ -51,7 +53,10 @@ export async function cacheStore(spec: string | true, cwd: string): Promise<Cach
     } catch {
       // SQLite says what is wrong with the file, in the error the user sees
     }
-    const { default: KeyvSqlite } = await import('@keyv/sqlite');
+    // Node's own SQLite where there is one (22.5 and later): nothing native to build at install.
+    const DatabaseSync = await nodeSqlite();
+    if (DatabaseSync) return { store: new NodeSqliteStore(path, DatabaseSync), shown };
+    const KeyvSqlite = await adapter('@keyv/sqlite', shown, cwd, `this Node (${process.version}) has no node:sqlite: use Node 22.5 or later, or `);
     return { store: new KeyvSqlite(`sqlite://${path}`), shown };
   }
   if (/^rediss?:\/\//.test(spec)) {
@@ -104,7 +109,7 @@ function safeDecode(text: string): string {
 type AdapterClass = new (...args: unknown[]) => unknown;
 
 /** The adapter's class, from the user's project first (where the Action's docs install it), then beside conclave. */
-async function adapter(name: string, shown: string, cwd: string): Promise<AdapterClass> {
+async function adapter(name: string, shown: string, cwd: string, instead = ''): Promise<AdapterClass> {
   for (const from of [join(cwd, 'package.json'), import.meta.url]) {
     let path: string;
     try {
@@ -117,5 +122,14 @@ async function adapter(name: string, shown: string, cwd: string): Promise<Adapte
     if (typeof found !== 'function') throw new CacheError(`${name} at ${path} has no default export: is it a keyv adapter?`);
     return found;
   }
-  throw new CacheError(`--cache ${shown} needs the keyv adapter ${name}: npm install ${name}`);
+  throw new CacheError(`--cache ${shown} needs the keyv adapter ${name}: ${instead}npm install ${name}`);
+}
+
+/** node:sqlite's DatabaseSync, or undefined on a Node without it (before 22.5, or 22.x without the flag). */
+async function nodeSqlite(): Promise<DatabaseClass | undefined> {
+  try {
+    return (await import('node:sqlite' as string)).DatabaseSync;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,10 +1,13 @@
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RELAY, relayScript } from '../fixtures/relay.js';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { channelOf, runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
+import { BIN } from '../helpers/cli.js';
+import { node24 } from '../helpers/node24.js';
+import { channelOf, runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 
 
 let server: FakeAnthropic;
@@ -129,5 +132,31 @@ outputs:
     expect(project.stderr).toBe('conclave: cannot open the response cache: the project adapter was used\n');
     expect(readFileSync(join(dir, 'used'), 'utf8')).toBe('yes');
     expect(existsSync(join(project.dir, '.conclave', 'sessions'))).toBe(false);
+  });
+});
+
+const on24 = node24();
+if (!on24.node) process.stderr.write(`\n*** SKIPPING the Node 24 cache test: ${on24.why} ***\n\n`);
+
+describe.skipIf(!on24.node)('the response cache on Node 24', () => {
+  it("uses Node's own node:sqlite (no native module): the rerun is answered whole from the file, which @keyv/sqlite reads too", async () => {
+    server = await startFakeAnthropic(relayScript());
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-24-'));
+    writeFileSync(join(dir, 'workflow.yml'), RELAY);
+    const env = { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    // Asynchronously: the fake API answers from this process.
+    const run = (node: string) =>
+      new Promise<string>((done, fail) => execFile(node, [BIN, 'run', 'workflow.yml', '--json', '--cache'], { cwd: dir, env }, (e, stdout, stderr) => (e ? fail(new Error(`${e.message}\n${stderr}`)) : done(stdout))));
+    const first = JSON.parse(await run(on24.node!));
+    expect(first.exit_code).toBe(0);
+    expect(server.requests).toHaveLength(3);
+    const second = JSON.parse(await run(on24.node!));
+    expect(server.requests).toHaveLength(3);
+    expect(second.from_cache.answers).toBe(3);
+    expect(second.outputs).toEqual(first.outputs);
+    // The same file, read by this Node (20: @keyv/sqlite): the same answers.
+    const third = JSON.parse(await run(process.execPath));
+    expect(server.requests).toHaveLength(3);
+    expect(third.outputs).toEqual(first.outputs);
   });
 });

@@ -1,1 +1,0 @@
-export{i as reportToGitHub}from"./github-report-Cak37Op8.js";
