@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findBubblewrap } from '../../src/agents/tools/sandbox.js';
+import { sandboxForTests } from '../helpers/sandbox.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { attack, fresh, workflow } from '../helpers/attack.js';
 import { conclave, ROOT } from '../helpers/cli.js';
@@ -104,7 +104,7 @@ describe('git, conclave and GitHub workflow files are out of the tools\' reach',
     expect(readFileSync(join(dir, '.github', 'workflows', 'ci.yml'), 'utf8')).toBe('on: push');
   });
 
-  it.skipIf(!findBubblewrap().bwrap)('a sandboxed run_command reads .git but cannot change it, .conclave or the workflows, nor create a .git', async () => {
+  it.skipIf(!sandboxForTests().bwrap)('a sandboxed run_command reads .git but cannot change it, .conclave or the workflows, nor create a .git', async () => {
     const repo = fresh('git-sandbox');
     execFileSync('git', ['init', '-q', repo]);
     mkdirSync(join(repo, '.github', 'workflows'), { recursive: true });

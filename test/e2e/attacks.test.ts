@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findBubblewrap } from '../../src/agents/tools/sandbox.js';
 import { attack, fresh, PEAK_KB, workflow } from '../helpers/attack.js';
+import { sandboxForTests } from '../helpers/sandbox.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 
 /**
@@ -176,8 +176,7 @@ describe('the attack corpus: commands', () => {
   });
 });
 
-const bwrap = findBubblewrap();
-if (!bwrap.bwrap) process.stderr.write(`\n*** SKIPPING the sandbox tests: ${bwrap.why} (apt-get install bubblewrap) ***\n\n`);
+const bwrap = sandboxForTests();
 
 describe.skipIf(!bwrap.bwrap)('the attack corpus: the sandbox (bubblewrap)', () => {
   it('run_command reaches no network and writes nothing outside the workspace, unless network: true', async () => {
