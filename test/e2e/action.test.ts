@@ -75,9 +75,26 @@ afterEach(() => server?.close());
 describe('action.yml', () => {
   it('is a node24 JavaScript action whose entry is the committed bundle, reading every input it declares', () => {
     expect(action.runs).toEqual({ using: 'node24', main: 'action/main.js' });
-    const entry = readFileSync(join(ROOT, 'src/cli/action.ts'), 'utf8');
+    const entry = readFileSync(join(ROOT, 'src/cli/action-main.ts'), 'utf8');
     for (const name of Object.keys(action.inputs)) expect(entry, `input ${name}`).toContain(`'${name}'`);
   });
+
+  it('runs locally with GitHub\'s @github/local-action, as docs/github-action.md shows: run() of the source entry, its outputs seen', async () => {
+    server = await startFakeAnthropic(crashScript(0));
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-local-action-'));
+    writeFileSync(join(workspace, 'review.yml'), CRASH_WORKFLOW);
+    writeFileSync(join(workspace, '.env'), `INPUT_WORKFLOW=review.yml\nINPUT_ANTHROPIC-API-KEY=${TEST_API_KEY}\nGITHUB_WORKSPACE=${workspace}\nANTHROPIC_BASE_URL=${server.url}\n`);
+    // The line the docs give: npx @github/local-action run . src/cli/action-main.ts .env
+    const result = await new Promise<{ code: number; stdout: string }>((done) =>
+      execFile(join(ROOT, 'node_modules/.bin/local-action'), ['run', '.', 'src/cli/action-main.ts', join(workspace, '.env')], { cwd: ROOT, env: { ...process.env, GITHUB_ACTIONS: '', GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '' }, maxBuffer: 64 * 1024 * 1024 }, (e, stdout) =>
+        done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
+      ),
+    );
+    expect(result.code, result.stdout.slice(-3000)).toBe(0);
+    const outputs = result.stdout.slice(result.stdout.indexOf('Action Outputs'));
+    for (const [name, value] of [['status', 'success'], ['exit-code', '0'], ['verdict', 'ship']]) expect(outputs).toMatch(new RegExp(`'${name}'\\s*│\\s*'${value}'`));
+    expect(server.requests.length).toBeGreaterThan(0);
+  }, 60_000);
 
   it('the committed bundle is what a fresh build of the sources gives', async () => {
     const { buildAction } = (await import(join(ROOT, 'scripts/build-action.js'))) as { buildAction(dir: string): Promise<void> };

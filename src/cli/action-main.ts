@@ -1,0 +1,125 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as core from '@actions/core';
+import { parse } from 'yaml';
+
+/**
+ * The GitHub Action's logic (its entry, action.ts, calls `run`; the bundle in action/ is built
+ * from that). Its inputs come through @actions/core; they become an argument array for
+ * `conclave run` or `conclave resume` (never a shell line), which does the rest: job summary,
+ * annotations, masks. The step outputs conclave writes come back here and are set through
+ * @actions/core, so that a harness that stands in for it (`@github/local-action`) sees them.
+ */
+export function actionArgs(input: (name: string) => string): string[] | string {
+  const value = (name: string) => input(name).trim();
+  const args = value('resume-from') ? ['resume', value('resume-from')] : ['run', value('workflow')];
+  if (!value('resume-from') && !value('workflow')) return 'the workflow input is required: the path of a workflow file';
+  if (value('inputs')) {
+    let map: unknown;
+    try {
+      map = parse(value('inputs'));
+    } catch (e) {
+      return `the inputs input is not YAML or JSON: ${(e as Error).message}`;
+    }
+    if (map === null || typeof map !== 'object' || Array.isArray(map)) return 'the inputs input must be a map of names to values, in YAML or JSON';
+    for (const [name, v] of Object.entries(map)) args.push('-i', `${name}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  }
+  if (value('session-file') && !value('resume-from')) args.push('--session', value('session-file'));
+  const cache = value('cache');
+  if (cache === 'true') args.push('--cache');
+  else if (cache && cache !== 'false') args.push('--cache', cache);
+  for (const [name, flag] of [
+    ['budget-usd', '--budget-usd'],
+    ['max-turns', '--max-turns'],
+    ['max-turns-per-agent', '--max-turns-per-agent'],
+    ['timeout', '--timeout'],
+    ['cache-ttl', '--cache-ttl'],
+    ['sarif', '--sarif'],
+  ] as const) {
+    if (value(name)) args.push(flag, value(name));
+  }
+  return args;
+}
+
+/** The environment conclave runs in: the job's, with the key input only when it is given. */
+export function conclaveEnv(env: NodeJS.ProcessEnv, key: string): NodeJS.ProcessEnv {
+  // A key the job set in env: reaches conclave untouched when the input is left out. The inputs
+  // themselves (INPUT_*) are the Action's business, and one of them is the key.
+  const own = Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('INPUT_')));
+  if (key.trim()) own.ANTHROPIC_API_KEY = key.trim();
+  return own;
+}
+
+export async function run(): Promise<void> {
+  const input = (name: string) => core.getInput(name);
+  // The key is masked by conclave itself, in its first line: announcing it here too printed it twice.
+  const cwd = resolve(process.env.GITHUB_WORKSPACE ?? '.', input('working-directory') || '.');
+  const args = actionArgs(input);
+  if (typeof args === 'string' || !existsSync(cwd)) return fail(typeof args === 'string' ? args : `the working-directory ${input('working-directory')} does not exist`);
+  // The CLI bundled beside this entry (action/conclave.js), or, run from source, the package's build.
+  const cli = ['./conclave.js', '../../dist/conclave.js'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find((f) => existsSync(f));
+  if (!cli) return fail('conclave is not built: run npm run build first');
+  // conclave writes its step outputs to a file of this step's own, read back below.
+  const outputsDir = mkdtempSync(join(tmpdir(), 'conclave-outputs-'));
+  const outputsFile = join(outputsDir, 'outputs');
+  writeFileSync(outputsFile, '');
+  const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit', cwd, env: { ...conclaveEnv(process.env, input('anthropic-api-key')), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: outputsFile } });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
+  const outputs = readOutputs(outputsFile);
+  rmSync(outputsDir, { recursive: true, force: true });
+  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
+  // A workflow refused before it ran writes no outputs: say how the step ended all the same.
+  if (outputs['exit-code'] === undefined) {
+    core.setOutput('status', 'invalid');
+    core.setOutput('exit-code', String(code));
+  }
+  const session = outputs['session-file'];
+  if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'));
+  process.exitCode = code;
+}
+
+/** The step refused before conclave ran: an error, and outputs that say so. */
+function fail(message: string): void {
+  core.error(message);
+  core.setOutput('status', 'invalid');
+  core.setOutput('exit-code', '2');
+  process.exitCode = 2;
+}
+
+/** The step outputs conclave wrote (GITHUB_OUTPUT's `name<<DELIMITER` blocks), the last of each name. */
+export function readOutputs(file: string): Record<string, string> {
+  const outputs: Record<string, string> = {};
+  const lines = readFileSync(file, 'utf8').split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const block = /^([^=<]+)<<(.+)$/.exec(lines[i]!);
+    if (!block) continue;
+    const end = lines.indexOf(block[2]!, i + 1);
+    if (end === -1) break;
+    outputs[block[1]!] = lines.slice(i + 1, end).join('\n');
+    i = end;
+  }
+  return outputs;
+}
+
+/** comment: true — the pull request's one conclave comment for this workflow, kept up to date. A failure to comment is a warning: the run's result stands. */
+async function comment(session: string, token: string): Promise<void> {
+  if (!token.trim()) return core.warning('comment: true needs a github-token: no comment was written');
+  core.setSecret(token.trim());
+  try {
+    const [{ readSession }, { summarize }, { commentBody, commentMarker, upsertComment }] = await Promise.all([
+      import('../session/reader.js'),
+      import('../session/summary.js'),
+      import('./pr-comment.js'),
+    ]);
+    const summary = summarize(readSession(session));
+    const url = await upsertComment(token.trim(), commentBody(summary), commentMarker(summary.header.workflow.path));
+    core.info(`conclave: the pull request comment is at ${url}`);
+  } catch (e) {
+    core.warning(`conclave could not comment on the pull request: ${(e as Error).message}`);
+  }
+}
+
