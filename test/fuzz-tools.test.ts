@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { random } from './helpers/random.js';
 import { annotate } from '../src/agents/tools/annotate.js';
 import { grep } from '../src/agents/tools/grep.js';
 import type { AgentTool, ToolContext } from '../src/agents/tools/tool.js';
@@ -21,16 +22,6 @@ import { isModelResponse } from '../src/session/response-shape.js';
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const CASES = 600;
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SECRET = 'sk-ant-fuzz-0123456789abcdef';
 const PATH_PIECES = ['.', '..', '/', '//', '.git', '.GIT', '.conclave', '.github', 'workflows', 'src', 'a.js', 'a.js/', '\u0000', ' ', '~', '$HOME', '%2e%2e', '\\', 'x'.repeat(300), 'é', 'link', 'fifo'];

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { random } from './helpers/random.js';
 import { mentionWarnings } from '../src/channel/mention-lint.js';
 import { readSession, SessionFileError } from '../src/session/reader.js';
 import { isFinished, replayable } from '../src/session/recording.js';
@@ -16,16 +17,6 @@ import { conclave, ROOT } from './helpers/cli.js';
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const CASES = 600;
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES = [':', ' ', '-', '[', ']', '{', '}', '&a', '*a', '!!str', '|', '>', "'", '"', '#', '\t', '\n', '  ', '$<<', '>>', '(', ')', '||', '@', '%', '\\', '\u0000', '0', '-1', '1e999', 'null', 'true', '~', '<<: *a', '---', '...'];
 

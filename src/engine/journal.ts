@@ -1,5 +1,6 @@
 import { VOLATILE_FIELDS, type EventBody, type EventOf, type RecordedLimits, type SessionEvent } from '../session/format.js';
 import { RAW_LINE } from '../session/reader.js';
+import { sameJson } from './same-json.js';
 import { CallAborted } from '../provider/errors.js';
 
 /** The run no longer produces what the session recorded: the workflow, inputs or environment differ. */
@@ -249,17 +250,9 @@ function sameEvent(recorded: SessionEvent, produced: EventInput, lineOf: (event:
   const volatile = VOLATILE_FIELDS.some((field) => field in recorded || field in produced);
   if (raw !== undefined && !volatile && lineOf({ seq: recorded.seq, ...produced }) === raw) return true;
   // The same JSON written another way (another tool's spacing or key order) is the same event.
-  return sameValue(JSON.parse(lineOf(comparable(produced))), comparable(recorded));
+  return sameJson(JSON.parse(lineOf(comparable(produced))), comparable(recorded));
 }
 
-/** Deep equality of two JSON values, whatever the order of their keys. */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
 
 function comparable(event: object): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...event };
