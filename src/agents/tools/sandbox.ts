@@ -95,7 +95,7 @@ function readOnlyMounts(workspace: string, protection: SandboxProtection): { arg
     } else {
       args.push('--tmpfs', full, '--remount-ro', full);
       made.push(full);
-      if (dir.includes('/')) made.push(dirname(full));
+      if (dir.includes('/') && !existsSync(dirname(full))) made.push(dirname(full));
     }
   }
   for (const file of protection.files ?? []) {

@@ -1,0 +1,1 @@
+export{s as runCommand}from"./run-2mjHX4Db.js";
