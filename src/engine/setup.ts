@@ -136,6 +136,8 @@ function stringsOf(env: NodeJS.ProcessEnv): Record<string, string> {
 function sandboxFor(workflow: Workflow, cwd: string, sessionFile: string | undefined, progress: ProgressListener): SandboxPlan {
   if (!Object.values(workflow.spec.agents).some((a) => a.tools?.includes('run_command'))) return {};
   const plan = sandboxPlan(workflow.spec.sandbox, cwd, { githubWorkflows: workflow.spec.edit_github_workflows === true, files: sessionFile ? [sessionFile] : [] });
-  if (!plan.wrap && workflow.spec.sandbox !== 'off') progress({ type: 'warning', message: `${plan.why}: run_command runs without a sandbox (set sandbox: required to refuse this, or sandbox: off to say it is meant)` });
+  if (!plan.wrap && workflow.spec.sandbox !== 'off') {
+    progress({ type: 'warning', message: `${plan.why}: run_command runs without a sandbox, as you, able to read this job's processes and their environment (set sandbox: required to refuse this, or sandbox: off to say it is meant)` });
+  }
   return plan;
 }

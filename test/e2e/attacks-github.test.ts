@@ -137,32 +137,53 @@ describe('git, conclave and GitHub workflow files are out of the tools\' reach',
 });
 
 describe("conclave's process is not the commands' to read or outlive", () => {
-  it('the command line holds no secret input, and setsid … & does not outlive the command', async () => {
-    const dir = fresh('proc');
-    const marker = `sleep ${30_000 + Math.floor(Math.random() * 9_000)}`;
-    const yml = `name: proc\ninputs:\n  token: { type: string, secret: true }\nsandbox: off\nagents:\n  lead: { role: manager, tools: [run_command] }\nkickoff: Go.\n`;
-    const r = await attack(
-      dir,
-      [
-        { name: 'run_command', input: { command: 'tr "\\0" " " < /proc/$PPID/cmdline | rev > leaked.txt; cat leaked.txt' } },
-        { name: 'run_command', input: { command: `setsid sh -c '${marker}' > /dev/null 2>&1 < /dev/null & sleep 0.5; echo started` } },
-      ],
-      yml,
-      { args: ['-i', 'token=tok_s3cr3t_v4lue_42'] },
-    );
-    expect(r.code, r.stderr).toBe(0);
-    const alive = readdirSync('/proc').filter((pid) => {
+  const SECRET = 'tok_s3cr3t_v4lue_42';
+  const yml = `name: proc\ninputs:\n  token: { type: string, secret: true }\nsandbox: off\nagents:\n  lead: { role: manager, tools: [run_command] }\nkickoff: Go.\n`;
+  const alive = (marker: string) =>
+    readdirSync('/proc').filter((pid) => {
       try {
         return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker);
       } catch {
         return false;
       }
     });
-    expect(alive).toEqual([]);
+
+  it("conclave's command line holds no secret input, read from outside while it runs", async () => {
+    const dir = fresh('cmdline');
+    let cmdline = '';
+    let pid = 0;
+    const r = await attack(dir, [{ name: 'run_command', input: { command: 'sleep 0.5' } }], yml, {
+      args: ['-i', `token=${SECRET}`],
+      onStart: (p) => (pid = p),
+      during: () => {
+        try {
+          cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8') || cmdline;
+        } catch {
+          // ended
+        }
+      },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(cmdline.replace(/\0+$/, '')).toBe('conclave');
+  });
+
+  it.skipIf(!sandboxForTests().bwrap)('sandbox: off still keeps the job\'s processes out of reach: no key or secret from any /proc/*/environ or cmdline; setsid … & does not outlive the command', async () => {
+    const dir = fresh('proc');
+    const marker = `sleep ${30_000 + Math.floor(Math.random() * 9_000)}`;
+    const r = await attack(
+      dir,
+      [
+        { name: 'run_command', input: { command: 'cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" "\\n" | rev > leaked.txt; wc -l < leaked.txt; ls /proc | grep -c "^[0-9]"' } },
+        { name: 'run_command', input: { command: `setsid sh -c '${marker}' > /dev/null 2>&1 < /dev/null & sleep 0.5; echo started` } },
+      ],
+      yml,
+      { args: ['-i', `token=${SECRET}`] },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(alive(marker)).toEqual([]);
     const leaked = readFileSync(join(dir, 'leaked.txt'), 'utf8');
-    expect(leaked).toContain('evalcnoc'); // conclave's own name, reversed: the command did read it
-    expect(leaked).not.toContain([...'tok_s3cr3t_v4lue_42'].reverse().join(''));
-    expect(leaked).not.toContain('=nekot');
+    expect(leaked).toContain('hs'); // the command did read what it could see: its own shell
+    for (const secret of [SECRET, TEST_API_KEY]) expect(leaked).not.toContain([...secret].reverse().join(''));
   });
 });
 

@@ -29,7 +29,7 @@ export function workflow(tools: string, extra = ''): string {
 }
 
 /** Runs conclave in `dir` where the model makes `calls` (one step), then says done; measures it. */
-export async function attack(dir: string, calls: { name: string; input: Record<string, unknown> }[], yml: string, options: { env?: NodeJS.ProcessEnv; onStart?: (pid: number) => void; args?: string[] } = {}): Promise<Measured> {
+export async function attack(dir: string, calls: { name: string; input: Record<string, unknown> }[], yml: string, options: { env?: NodeJS.ProcessEnv; onStart?: (pid: number) => void; args?: string[]; during?: () => void } = {}): Promise<Measured> {
   const server = await startFakeAnthropic({ lead: [{ tools: calls }, { text: 'done' }] });
   writeFileSync(join(dir, 'workflow.yml'), yml);
   const started = Date.now();
@@ -47,6 +47,8 @@ export async function attack(dir: string, calls: { name: string; input: Record<s
     try {
       const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       if (hwm) peakKb = Math.max(peakKb, Number(hwm[1]));
+      // Once the run has called the model: a look at conclave from outside while it runs.
+      if (server.requests.length > 0) options.during?.();
     } catch {
       // it has just ended
     }

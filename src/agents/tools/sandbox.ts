@@ -53,12 +53,19 @@ export function sandboxMode(setting: SandboxSetting | undefined): { mode: Sandbo
 /**
  * The sandbox of run_command (DESIGN §8): with bubblewrap, the file system read-only but the
  * workspace, a private /tmp, no network unless `network: true`, and the process tree bound to
- * conclave's life. `off`, or `auto` where bubblewrap cannot run, runs commands as they are.
+ * conclave's life. `off` keeps the file system and the network as they are, but where
+ * bubblewrap runs a command still gets a process namespace and a /proc of its own: it cannot read
+ * the environment of conclave or of the job step that started it (the API key) through /proc,
+ * and nothing it starts outlives it. `auto` where bubblewrap cannot run runs commands as they are.
  */
 export function sandboxPlan(setting: SandboxSetting | undefined, workspace: string, protection: SandboxProtection = {}): SandboxPlan {
   const { mode, network } = sandboxMode(setting);
-  if (mode === 'off') return { why: 'sandbox: off' };
   const { bwrap, why } = findBubblewrap();
+  if (mode === 'off') {
+    if (!bwrap) return { why: 'sandbox: off' };
+    const own = ['--dev-bind', '/', '/', '--proc', '/proc', '--chdir', workspace, '--unshare-pid', '--die-with-parent', '--new-session'];
+    return { wrap: (argv) => [bwrap, ...own, '--', ...argv], why: 'sandbox: off' };
+  }
   if (!bwrap) return { why };
   const { args: readOnly, made } = readOnlyMounts(workspace, protection);
   const args = [

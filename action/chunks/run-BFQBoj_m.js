@@ -1,1 +1,0 @@
-export{s as runCommand}from"./run-2mjHX4Db.js";
