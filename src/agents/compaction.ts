@@ -28,7 +28,7 @@ export const SUMMARY_PROMPT =
   '[conclave: your conversation is close to the limit of your context window, so it will be compacted. Write a summary of your work so far, for yourself: your task, what you did and found, what was decided, what you still have to do, and the details you will need (names, paths, numbers, open questions). The summary replaces the earlier conversation; the messages of the channel stay readable with channel_history. Answer with the summary only.]';
 
 /**
- * Keeps an agent's conversation under `limit` tokens (DESIGN §11). First the content of old
+ * Keeps an agent's conversation under `limit` tokens (docs/design.md: context). First the content of old
  * tool results is cleared (the newest kept); if that is not enough, the turns before the
  * current one (which starts at `turnStart`) are summarised by the agent in one model call, and
  * the conversation goes on from that summary and the current turn. With `force` (the API said

@@ -16,7 +16,7 @@ export interface AgentProfile {
   /** Sent as `thinking` when set; otherwise the model thinks as it does by default. */
   thinking?: ThinkingConfigParam;
   wake: 'all' | 'each';
-  /** The conversation is compacted before a request would pass this many tokens (DESIGN §11). */
+  /** The conversation is compacted before a request would pass this many tokens (docs/design.md: context). */
   compactAt: number;
   /** What one turn's tool results may hold together, in tokens. */
   turnOutputBudget: number;

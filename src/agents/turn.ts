@@ -52,12 +52,12 @@ export interface TurnOutcome {
 export class TurnError extends Error {}
 
 /**
- * One turn of one agent (DESIGN §3, §14): its system prompt, its own earlier turns, and one new
+ * One turn of one agent (docs/design.md: turns, models): its system prompt, its own earlier turns, and one new
  * user message with the delivered messages; then the tool loop until the model ends its turn.
  * Each stop reason is handled: `tool_use` runs the tools; `max_tokens` continues the turn (a
  * tool call it cut is not run); `pause_turn` sends the paused answer back; `refusal` ends the
  * turn with nothing posted. Before each call the conversation is kept within the agent's
- * compact_at (DESIGN §11); a "prompt is too long" refusal or `model_context_window_exceeded`
+ * compact_at (docs/design.md: context); a "prompt is too long" refusal or `model_context_window_exceeded`
  * compacts it and makes the call again, once.
  */
 export async function runTurn(

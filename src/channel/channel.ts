@@ -25,7 +25,7 @@ export interface ChannelSnapshot {
 }
 
 /**
- * One run's shared channel (DESIGN §2, §3): messages with recipients resolved when written,
+ * One run's shared channel (docs/design.md: routing, turns): messages with recipients resolved when written,
  * an inbox per agent, and proposals. Pure: no I/O. Every change is a ChannelEvent, applied
  * through `apply` and passed to the listener, so that `Channel.replay` rebuilds it exactly.
  */

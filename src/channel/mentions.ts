@@ -25,7 +25,7 @@ const GLUED_BEFORE = /[\p{L}\p{N}_.\-/@+]/u;
 const GLUED_AFTER = /[\p{L}\p{N}/]/u;
 
 /**
- * Finds `@name` mentions as DESIGN §2 defines them: exact names of letters, digits, `-` and `_`
+ * Finds `@name` mentions as routing defines them (docs/design.md: routing): exact names of letters, digits, `-` and `_`
  * (so the longest name is matched: `@code-review` is never `@code`), trailing punctuation
  * allowed, nothing inside Markdown code, no email addresses, scoped packages or paths.
  */

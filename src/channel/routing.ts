@@ -9,7 +9,7 @@ export interface Routing {
 }
 
 /**
- * Resolves who a message reaches (DESIGN §2): the agents it mentions (`@all`: everyone but the
+ * Resolves who a message reaches (docs/design.md: routing): the agents it mentions (`@all`: everyone but the
  * sender; a self-mention is ignored). With no recipient, the kickoff goes to the lead and an
  * agent's message to the manager it reports to; the lead's reaches no one.
  */

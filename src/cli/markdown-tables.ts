@@ -39,7 +39,7 @@ export function usageTable(s: SessionSummary, title: string): string[] {
   return [title, '', '| agent | turns | calls | input tokens | output tokens | cost |', '|---|---|---|---|---|---|', ...rows];
 }
 
-/** Each compaction of an agent's conversation (DESIGN §11): when, how much, and what it kept. */
+/** Each compaction of an agent's conversation (docs/design.md: context): when, how much, and what it kept. */
 export function compactionsTable(s: SessionSummary, heading: string): string[] {
   if (s.compactions.length === 0) return [];
   const rows = s.compactions.map(

@@ -1,7 +1,7 @@
 import type { Masker } from '../session/masker.js';
 
 /**
- * Routes everything written to stdout and stderr through the masker (DESIGN §9: every stream
+ * Routes everything written to stdout and stderr through the masker (docs/design.md: secrets; every stream
  * conclave writes), the live view and the SDK's own warnings included. Returns the undo.
  */
 export function maskStreams(masker: Masker): () => void {

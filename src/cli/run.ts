@@ -75,7 +75,7 @@ export function apiKeyFor(options: { offline?: boolean }, needed: boolean): stri
   return apiKey;
 }
 
-/** `conclave run FILE`: runs the workflow and returns the exit code of DESIGN §4. */
+/** `conclave run FILE`: runs the workflow and returns its exit code (docs/design.md: ending). */
 export async function runCommand(file: string, options: RunCommandOptions): Promise<number> {
   const workflow = loadForRun(file, options.json);
   const limits = withLimitFlags(workflow.limits, options);

@@ -39,7 +39,7 @@ export function maskedInputs(workflow: Workflow, inputs: Record<string, Scalar>)
   return Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, secret.has(k) ? '***' : v]));
 }
 
-/** The masker of a run: every secret of DESIGN §9, checked, and its forms. */
+/** The masker of a run: every secret (docs/design.md: secrets), checked, and its forms. */
 export function maskerFor(workflow: Workflow, inputs: Record<string, Scalar>, apiKey: string | undefined, runId: string, session: string): { masker: Masker; secrets: string[] } {
   const secrets = secretValues(workflow, inputs, apiKey, declaredEnv(workflow, baseScope(workflow, inputs, runId, session)));
   return { masker: new Masker(secrets), secrets };

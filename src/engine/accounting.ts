@@ -25,7 +25,7 @@ interface Waiter {
 
 /**
  * Token usage and estimated cost, per agent and for the run, against the run's budget. The
- * budget is a ceiling (DESIGN §10): a live call is admitted only while what was spent plus the
+ * budget is a ceiling (docs/design.md: limits): a live call is admitted only while what was spent plus the
  * worst case of every call in flight, its own included, fits; otherwise it waits for the calls
  * in flight, and when none is left the run stops at the limit.
  */

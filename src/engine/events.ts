@@ -10,9 +10,9 @@ export type ProgressEvent =
   | { type: 'turn_failed'; agent: string; turn: number; error: string }
   | { type: 'proposal'; id: string; status: string; winner: string | null }
   | { type: 'warning'; message: string }
-  /** An agent's conversation was kept within its compact_at: old tool results cleared, earlier turns summarised (DESIGN §11). */
+  /** An agent's conversation was kept within its compact_at: old tool results cleared, earlier turns summarised (docs/design.md: context). */
   | { type: 'compacted'; agent: string; reason: 'threshold' | 'too_long'; tokensBefore: number; tokensAfter: number; cleared: number; summarised: boolean }
-  /** A turn went on past a stop reason, or ended on one, other than a finished answer (DESIGN §14). */
+  /** A turn went on past a stop reason, or ended on one, other than a finished answer (docs/design.md: models). */
   | { type: 'stop_reason'; agent: string; reason: 'max_tokens' | 'pause_turn' | 'refusal'; tool?: string };
 
 export type ProgressListener = (event: ProgressEvent) => void;

@@ -1,4 +1,4 @@
-/** The process exit codes of DESIGN §4, defined once (no imports: the CLI's start-up loads this). */
+/** The process exit codes (docs/design.md: ending), defined once (no imports: the CLI's start-up loads this). */
 export const EXIT = {
   ok: 0,
   failure: 1,

@@ -192,8 +192,8 @@ export class Journal {
 
   /**
    * While the run waits on the recording, the cursor must move: re-execution does no I/O, so a
-   * cursor that stands still means the run waits for something the recording cannot give (DESIGN
-   * §10: fail at once, naming the event, rather than wait for the timeout).
+   * cursor that stands still means the run waits for something the recording cannot give: it
+   * fails at once, naming the event, rather than waiting for the timeout (docs/design.md: limits).
    */
   private watch(): void {
     if (this.watchdog) return;

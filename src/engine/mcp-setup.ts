@@ -14,7 +14,7 @@ const DEFAULT_CALL_TIMEOUT = '60s';
 export interface McpSetupOptions {
   workflow: Workflow;
   base: Scope;
-  /** The minimal tool environment (DESIGN §8) servers start from. */
+  /** The minimal tool environment (docs/design.md: the tool boundary) servers start from. */
   toolEnv: NodeJS.ProcessEnv;
   cwd: string;
   journal: Journal;
@@ -26,7 +26,7 @@ export interface McpSetupOptions {
 }
 
 /**
- * The workflow's MCP servers (DESIGN §13), started once before the first turn, their tools
+ * The workflow's MCP servers (docs/design.md: MCP servers), started once before the first turn, their tools
  * listed and recorded (`mcp_tools`), every `tools:` entry that names them checked: a server that
  * does not start, or a tool it does not have, stops the run before any model call. A replay
  * starts none: the recorded listings give the same tool definitions, and results come from the

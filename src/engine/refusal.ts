@@ -5,7 +5,7 @@ import { ending, type Ending } from './ending.js';
 import type { ProgressEvent } from './events.js';
 
 /**
- * DESIGN §14: a refusal ends the agent's turn with nothing posted. Its manager is told, so that
+ * A refusal (docs/design.md: models) ends the agent's turn with nothing posted. Its manager is told, so that
  * the work can go elsewhere; a lead's refusal ends the run with failure (the ending returned).
  */
 export function afterRefusal(profile: AgentProfile, turn: number, channel: Channel): Ending | undefined {

@@ -4,7 +4,7 @@ import { limitEnding, type Ending } from './ending.js';
 import type { Journal } from './journal.js';
 
 /**
- * The limits of a run as state (DESIGN §10): those it started with, changed where the recording
+ * The limits of a run as state (docs/design.md: limits): those it started with, changed where the recording
  * changed them, and, when a resume goes live, raised to the resume's limits with a
  * `limits_changed` event. The timeout's timer runs on wall-clock time, which is not replayed.
  */

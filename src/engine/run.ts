@@ -25,7 +25,7 @@ export type { EndStatus } from './exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
 
 /**
- * The scheduler (DESIGN §3, §4): turns for agents with unread messages, up to `concurrency` at
+ * The scheduler (docs/design.md: turns, ending): turns for agents with unread messages, up to `concurrency` at
  * once, with managers' fan-in; limits; and the end of the run, noticed the moment nothing is
  * left to do. Every decision is made when something changes, never on a timer.
  */
@@ -143,7 +143,7 @@ export class Run {
   }
 
   /**
-   * DESIGN §3 fan-in: a manager with `wake: all` waits while the agents its last message
+   * Fan-in (docs/design.md: turns): a manager with `wake: all` waits while the agents its last message
    * addressed still have that work running or queued, and is then woken once with every answer.
    * A sub-manager it addressed counts as busy while the work it delegated in turn is.
    */

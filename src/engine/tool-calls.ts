@@ -7,7 +7,7 @@ type ToolHooks = Pick<TurnHooks, 'toolStarted' | 'external' | 'toolFinished'>;
 /**
  * Tool calls as the session keeps them: each recorded as it starts and when it has its result.
  * A tool that acts outside the run is answered from the recording when it has the result; one
- * that was interrupted is run again only if it only reads (DESIGN §5).
+ * that was interrupted is run again only if it only reads (docs/design.md: the session file).
  */
 export function toolHooks(journal: Journal, agent: string, turn: number, signal: AbortSignal, progress: ProgressListener): ToolHooks {
   return {

@@ -64,7 +64,7 @@ export function inputTokensAtMost(requestBytes: number): number {
 }
 
 /**
- * The most a call can cost (DESIGN §10): its input at the dearest input rate (a cache write, or
+ * The most a call can cost (docs/design.md: limits): its input at the dearest input rate (a cache write, or
  * the long-prompt tier) plus `max_tokens` of output.
  */
 export function worstCaseCost(inputTokens: number, maxTokens: number, base: Price): number {

@@ -7,7 +7,7 @@ export class SessionLockedError extends Error {}
 const STALE_TAKEOVER_MS = 10_000;
 
 /**
- * Takes `PATH.lock` for this process: one writer per session file (DESIGN §9). The lock is
+ * Takes `PATH.lock` for this process: one writer per session file (docs/design.md: secrets). The lock is
  * created atomically (O_EXCL). A lock whose process is gone (a crash, a kill -9) is taken over by
  * exactly one process: it must first create `PATH.lock.takeover` atomically, check the lock
  * still names the dead process, and replace it by an atomic rename. Returns the release.

@@ -4,7 +4,7 @@ export const MIN_SECRET_LENGTH = 4;
 const MASK = '***';
 
 /**
- * Hides secrets in everything conclave writes (DESIGN §9). It replaces a secret inside string
+ * Hides secrets in everything conclave writes (docs/design.md: secrets). It replaces a secret inside string
  * values only — never a key, a number or the structure — so no secret, however short, can
  * corrupt a file. It knows each secret's forms, as GitHub's runner does: the raw value, its
  * JSON-escaped form, its base64 forms (all three alignments), its URL-encoded form, and each line

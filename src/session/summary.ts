@@ -36,7 +36,7 @@ export interface AgentUsage {
   cost_usd: number;
 }
 
-/** A finding an agent recorded with `annotate` about lines of a workspace file (DESIGN §12). */
+/** A finding an agent recorded with `annotate` about lines of a workspace file (docs/design.md: outputs and the Action). */
 export interface Finding {
   agent: string;
   path: string;
@@ -47,7 +47,7 @@ export interface Finding {
   message: string;
 }
 
-/** An agent's conversation kept within its compact_at (DESIGN §11). */
+/** An agent's conversation kept within its compact_at (docs/design.md: context). */
 export interface CompactionSummary {
   agent: string;
   turn: number;

@@ -3,7 +3,7 @@ import type { WorkflowSource } from './source.js';
 import type { TypedOutput, WorkflowSpec } from './types.js';
 import { isRecord, recordOf } from './value-checks.js';
 
-/** The Action's own outputs: a workflow output may not take their names (DESIGN §12). */
+/** The Action's own outputs: a workflow output may not take their names (docs/design.md: outputs and the Action). */
 export const RESERVED_OUTPUTS = ['status', 'exit-code', 'cost-usd', 'session-file', 'outputs'];
 
 /** The workflow's typed outputs (those declared as a JSON Schema fragment), by name. */

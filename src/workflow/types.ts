@@ -91,7 +91,7 @@ export interface TypedOutput {
   [keyword: string]: unknown;
 }
 
-/** An MCP server (DESIGN §13): a program on stdio, or a streamable HTTP endpoint. */
+/** An MCP server (docs/design.md: MCP servers): a program on stdio, or a streamable HTTP endpoint. */
 export interface McpServerSpec {
   command?: string;
   args?: string[];

@@ -9,7 +9,7 @@ export type FindingLevel = (typeof FINDING_LEVELS)[number];
 const READ_CAP = 16 * 1024 * 1024;
 
 /**
- * A finding about a line of a workspace file (DESIGN §12): recorded in the session, shown by
+ * A finding about a line of a workspace file (docs/design.md: outputs and the Action): recorded in the session, shown by
  * `show` and the job summary, an annotation on that line in GitHub Actions, a result in --sarif.
  * The path must be a workspace file and the lines must exist in it.
  */

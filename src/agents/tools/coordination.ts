@@ -98,7 +98,7 @@ export const channelHistory: AgentTool = {
     }),
 };
 
-/** The lead's `complete`; with typed outputs (DESIGN §12), it takes their values, checked against their declarations. */
+/** The lead's `complete`; with typed outputs (docs/design.md: outputs and the Action), it takes their values, checked against their declarations. */
 export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool {
   const names = Object.keys(typed);
   return {

@@ -1,5 +1,5 @@
 // The grep tool's search, in a worker thread that the tool terminates at its deadline: a regular
-// expression that backtracks cannot block conclave's event loop (DESIGN §8). Bundled on its own.
+// expression that backtracks cannot block conclave's event loop (docs/design.md: the tool boundary). Bundled on its own.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';

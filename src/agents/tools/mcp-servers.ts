@@ -34,7 +34,7 @@ interface Connected {
 }
 
 /**
- * Starts every server (DESIGN §13): a program with the minimal tool environment plus its `env:`
+ * Starts every server (docs/design.md: MCP servers): a program with the minimal tool environment plus its `env:`
  * (`baseEnv` is that minimal environment), or an HTTP endpoint. Lists their tools. The MCP SDK
  * loads only here, for a workflow that declares servers. `mask` hides secrets in results.
  */

@@ -6,7 +6,7 @@ const PAGE = 100;
 
 /**
  * The whole team, one call away, for agents of a large team whose system prompt lists only their
- * neighbourhood (DESIGN §11): so that a prompt grows with what the agent received, not with the team.
+ * neighbourhood (docs/design.md: context): so that a prompt grows with what the agent received, not with the team.
  */
 export function rosterTool(team: readonly TeamEntry[]): AgentTool {
   return {

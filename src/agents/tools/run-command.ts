@@ -5,7 +5,7 @@ import { guarded, OUTPUT_CAP } from './workspace.js';
 
 /**
  * `run_command`: `sh -c` in the workspace, in the sandbox where there is one, with the tool
- * environment (DESIGN §8), in its own process group killed whole at its timeout or the run's end.
+ * environment (docs/design.md: the tool boundary), in its own process group killed whole at its timeout or the run's end.
  */
 export const runCommand: AgentTool = {
   readOnly: false,

@@ -51,7 +51,7 @@ export function sandboxMode(setting: SandboxSetting | undefined): { mode: Sandbo
 }
 
 /**
- * The sandbox of run_command (DESIGN §8): with bubblewrap, the file system read-only but the
+ * The sandbox of run_command (docs/design.md: the tool boundary): with bubblewrap, the file system read-only but the
  * workspace, a private /tmp, no network unless `network: true`, and the process tree bound to
  * conclave's life. `off` keeps the file system and the network as they are, but where
  * bubblewrap runs a command still gets a process namespace and a /proc of its own: it cannot read

@@ -34,7 +34,7 @@ export interface ShellResult {
 const DRAIN_MS = 500;
 
 /**
- * One shell command, as setup steps and run_command run it (DESIGN §8): in a process group of its
+ * One shell command, as setup steps and run_command run it (docs/design.md: the tool boundary): in a process group of its
  * own, killed whole (grandchildren too) on its timeout, when the run stops, and when the shell
  * exits; its output is capped while it streams, so memory follows the cap, not the output.
  */

@@ -1,4 +1,4 @@
-/** What run_command and MCP servers start from (DESIGN §8): enough to run programs, nothing secret. */
+/** What run_command and MCP servers start from (docs/design.md: the tool boundary): enough to run programs, nothing secret. */
 const BASE = ['PATH', 'HOME', 'LANG', 'TERM', 'TMPDIR', 'USER', 'SHELL'];
 
 /** Names no tool ever gets: conclave's own credentials. */

@@ -19,7 +19,7 @@ export interface OpenFile {
 }
 
 /**
- * The directory the workspace tools are confined to (DESIGN §8). A path is resolved without
+ * The directory the workspace tools are confined to (docs/design.md: the tool boundary). A path is resolved without
  * following a symbolic link at any step; only regular files and directories are used; a file
  * with another hard link (which may be outside) is refused. Files are opened with O_NOFOLLOW
  * and O_NONBLOCK (a FIFO swapped in cannot block), then checked again through the descriptor,
