@@ -123,7 +123,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     inputs: options.inputs,
     runId: options.runId,
     sessionPath: options.scopeSession,
-    sessionFile: writer.path,
+    ownFiles: [writer.path, ...(options.responseCache?.file ? [options.responseCache.file] : [])],
     workspace: options.workspace,
     env: process.env,
     modelOverride: options.model,

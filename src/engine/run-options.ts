@@ -14,8 +14,8 @@ export interface RunOptions {
   inputs: Record<string, Scalar>;
   runId: string;
   sessionPath: string;
-  /** The file this run writes its events to: no tool may write it, wherever it is. */
-  sessionFile?: string;
+  /** The files this run keeps (its session file, the response cache's file): no tool may write them, wherever they are. */
+  ownFiles?: readonly string[];
   /** The directory setup steps and workspace tools run in. */
   workspace: string;
   /** The process environment that setup steps and run_command start from. */

@@ -66,7 +66,7 @@ export class Run {
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
     });
-    this.workspace = new Workspace(options.workspace, { protect: options.sessionFile ? [options.sessionFile] : [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
+    this.workspace = new Workspace(options.workspace, { protect: options.ownFiles ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
     options.journal.listen({
       onLive: () => {
         options.onLive?.();

@@ -65,8 +65,8 @@ export interface SetupOptions {
   inputs: Record<string, Scalar>;
   runId: string;
   sessionPath: string;
-  /** The file the run writes: read-only to commands. */
-  sessionFile?: string;
+  /** The files the run keeps (its session, the cache's file): read-only to commands. */
+  ownFiles?: readonly string[];
   env: NodeJS.ProcessEnv;
   cwd: string;
   journal: Journal;
@@ -124,7 +124,7 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
     : await connectMcp({ workflow, base, toolEnv, cwd: options.cwd, journal, startServers: options.startServers !== false, mask: options.mask ?? ((t) => t), signal, progress });
   return {
     scope: { ...base, env: envScope, setup: outputs },
-    tools: { env: toolEnv, sandbox: sandboxFor(workflow, options.cwd, options.sessionFile, progress), ...(mcp ? { mcp } : {}) },
+    tools: { env: toolEnv, sandbox: sandboxFor(workflow, options.cwd, options.ownFiles ?? [], progress), ...(mcp ? { mcp } : {}) },
   };
 }
 
@@ -133,9 +133,9 @@ function stringsOf(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /** run_command's sandbox, said once when it cannot be had (`required` is refused before the run). */
-function sandboxFor(workflow: Workflow, cwd: string, sessionFile: string | undefined, progress: ProgressListener): SandboxPlan {
+function sandboxFor(workflow: Workflow, cwd: string, ownFiles: readonly string[], progress: ProgressListener): SandboxPlan {
   if (!Object.values(workflow.spec.agents).some((a) => a.tools?.includes('run_command'))) return {};
-  const plan = sandboxPlan(workflow.spec.sandbox, cwd, { githubWorkflows: workflow.spec.edit_github_workflows === true, files: sessionFile ? [sessionFile] : [] });
+  const plan = sandboxPlan(workflow.spec.sandbox, cwd, { githubWorkflows: workflow.spec.edit_github_workflows === true, files: ownFiles });
   if (!plan.wrap && workflow.spec.sandbox !== 'off') {
     progress({ type: 'warning', message: `${plan.why}: run_command runs without a sandbox, as you, able to read this job's processes and their environment (set sandbox: required to refuse this, or sandbox: off to say it is meant)` });
   }

@@ -16,6 +16,8 @@ export const CONNECT_TIMEOUT_MS = 3_000;
 export interface CacheStore {
   store: unknown;
   shown: string;
+  /** The SQLite file, for a file store. */
+  file?: string;
 }
 
 /** The spec as the user may see it: a URL's user and password hidden, in the authority (up to its last `@`) and in the query. */
@@ -55,9 +57,9 @@ export async function cacheStore(spec: string | true, cwd: string): Promise<Cach
     }
     // Node's own SQLite where there is one (22.5 and later): nothing native to build at install.
     const DatabaseSync = await nodeSqlite();
-    if (DatabaseSync) return { store: new NodeSqliteStore(path, DatabaseSync), shown };
+    if (DatabaseSync) return { store: new NodeSqliteStore(path, DatabaseSync), shown, file: path };
     const KeyvSqlite = await adapter('@keyv/sqlite', shown, cwd, `this Node (${process.version}) has no node:sqlite: use Node 22.5 or later, or `);
-    return { store: new KeyvSqlite(`sqlite://${path}`), shown };
+    return { store: new KeyvSqlite(`sqlite://${path}`), shown, file: path };
   }
   if (/^rediss?:\/\//.test(spec)) {
     const KeyvRedis = await adapter('@keyv/redis', shown, cwd);

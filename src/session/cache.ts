@@ -11,6 +11,8 @@ export interface ResponseCache {
   /** Keeps the response when the store works; never throws. */
   set(key: string, response: ModelResponse, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
+  /** The SQLite file it keeps, when it is one. */
+  file?: string;
 }
 
 export interface CacheOptions {
@@ -36,7 +38,7 @@ class Aborted extends Error {}
  */
 export async function openCache(spec: string | true, options: CacheOptions = {}): Promise<ResponseCache> {
   const { default: Keyv } = await import('keyv');
-  const { store, shown } = await cacheStore(spec, options.cwd ?? process.cwd());
+  const { store, shown, file } = await cacheStore(spec, options.cwd ?? process.cwd());
   const keyv = new Keyv<ModelResponse>({ store: store as never, namespace: 'conclave-responses' });
   let failure: Error | undefined;
   keyv.on('error', (e: Error) => (failure ??= e));
@@ -96,6 +98,7 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
     get: (key, signal) => guard(async () => usable(key, await keyv.get(key)), undefined, signal),
     set: (key, response, signal) => guard(() => keyv.set(key, response, options.ttlMs).then(() => undefined), undefined, signal),
     close,
+    ...(file ? { file } : {}),
   };
 }
 

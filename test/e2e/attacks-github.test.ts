@@ -56,7 +56,7 @@ describe('model text never becomes a GitHub workflow command', () => {
 });
 
 describe('git, conclave and GitHub workflow files are out of the tools\' reach', () => {
-  it('write_file refuses .git (any depth, any case), .conclave, the session file wherever it is, and .github/workflows', async () => {
+  it('write_file refuses .git (any depth, any case), .conclave, the session file and the cache file wherever they are, and .github/workflows', async () => {
     const dir = fresh('git-write');
     execFileSync('git', ['init', '-q', dir]);
     mkdirSync(join(dir, 'out'));
@@ -71,15 +71,17 @@ describe('git, conclave and GitHub workflow files are out of the tools\' reach',
         { name: 'write_file', input: { path: 'out/session.jsonl', content: '{"forged":true}\n' } },
         { name: 'write_file', input: { path: '.github/workflows/release.yml', content: 'on: push' } },
         { name: 'write_file', input: { path: 'src/ok.txt', content: 'fine' } },
+        { name: 'write_file', input: { path: 'responses.sqlite', content: 'forged' } },
       ],
       workflow('write_file'),
-      { args: ['--session', 'out/session.jsonl'] },
+      { args: ['--session', 'out/session.jsonl', '--cache', 'responses.sqlite'] },
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.results.map((x) => x.is_error ?? false)).toEqual([true, true, true, true, true, true, false]);
+    expect(r.results.map((x) => x.is_error ?? false)).toEqual([true, true, true, true, true, true, false, true]);
+    expect(readFileSync(join(dir, 'responses.sqlite')).subarray(0, 15).toString()).toBe('SQLite format 3');
     expect(r.results[0]!.content).toBe(".git/config: it is inside a .git directory (git's configuration and hooks run code); the workspace tools do not write there");
     expect(r.results[3]!.content).toMatch(/inside \.conclave/);
-    expect(r.results[4]!.content).toMatch(/this run's session file/);
+    expect(r.results[4]!.content).toMatch(/one of this run's own files/);
     expect(r.results[5]!.content).toMatch(/edit_github_workflows: true/);
     expect(readFileSync(join(dir, '.git', 'config'), 'utf8')).toBe(config);
     expect(existsSync(join(dir, '.git', 'hooks', 'pre-commit'))).toBe(false);

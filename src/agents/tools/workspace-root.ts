@@ -5,7 +5,7 @@ import { ToolInputError } from './tool.js';
 const { O_RDONLY, O_WRONLY, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 export interface WorkspaceOptions {
-  /** Files never written wherever they are (the session file given with --session). */
+  /** Files never written wherever they are (the session file given with --session, the response cache's file). */
   protect?: readonly string[];
   /** `edit_github_workflows: true`: .github/workflows/ may be written. */
   githubWorkflows?: boolean;
@@ -34,7 +34,7 @@ export class Workspace {
     private readonly options: WorkspaceOptions = {},
   ) {
     this.root = realpathSync(root);
-    this.protectedFiles = new Set((options.protect ?? []).flatMap((file) => [realFile(file), realFile(`${file}.lock`), realFile(`${file}.lock.takeover`)]));
+    this.protectedFiles = new Set((options.protect ?? []).flatMap((file) => ['', '.lock', '.lock.takeover', '-journal', '-wal', '-shm'].map((suffix) => realFile(`${file}${suffix}`))));
   }
 
   /** The full path of an existing file or directory, every step checked. */
@@ -56,7 +56,7 @@ export class Workspace {
   openForWriting(path: string): OpenFile {
     this.checkWritable(path);
     const full = this.walk(path, false, true)!;
-    if (this.protectedFiles.has(full)) throw new ToolInputError(`${path} is this run's session file (or its lock); the workspace tools do not write there`);
+    if (this.protectedFiles.has(full)) throw new ToolInputError(`${path} is one of this run's own files (its session file, the response cache, or their lock or journal); the workspace tools do not write there`);
     let existed = true;
     try {
       this.checkKind(path, lstatSync(full));
