@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 import { MAX_INPUT_DEPTH, TOO_DEEP } from '../provider/input-depth.js';
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { formatForAgent, type Message } from '../channel/message.js';
@@ -49,7 +50,7 @@ export interface TurnOutcome {
 }
 
 /** A turn that cannot go on, in a sentence for the user (no stack trace). */
-export class TurnError extends Error {}
+export class TurnError extends ConclaveError {}
 
 /**
  * One turn of one agent (docs/design.md: turns, models): its system prompt, its own earlier turns, and one new

@@ -1,2 +1,3 @@
+import { ConclaveError } from '../conclave-error.js';
 /** A rejected channel action, such as a vote on a closed proposal; the agent reads the message as a tool error. */
-export class ChannelError extends Error {}
+export class ChannelError extends ConclaveError {}

@@ -1,7 +1,7 @@
 import { formatDiagnostic } from '../workflow/diagnostic.js';
 import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
-import { EXIT } from '../engine/exit-codes.js';
+import { EXIT } from '../exit-codes.js';
 import { loadChecked } from './load-checked.js';
 
 /** `conclave graph FILE`: the team as a Mermaid flowchart or as JSON. */

@@ -1,9 +1,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
-import { EXIT } from '../engine/exit-codes.js';
+import { EXIT } from '../exit-codes.js';
 import { guardStreams, writeCommand } from './command-guard.js';
 import { errorAnnotation, inGitHubActions } from './github.js';
-import { UsageError } from './usage-error.js';
+import { ConclaveError } from '../conclave-error.js';
 import { maskStreams } from './masked-streams.js';
 import { processSecrets } from './process-secrets.js';
 import { Masker } from '../session/masker.js';
@@ -129,10 +129,11 @@ try {
 } catch (e) {
   if (e instanceof CommanderError) {
     process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
-  } else if (e instanceof UsageError) {
+  } else if (ConclaveError.is(e)) {
+    // One of ours (a user's mistake, most often): its message in one line, its own exit code.
     process.stderr.write(`conclave: ${e.message}\n`);
     if (inGitHubActions()) writeCommand(process.stdout, errorAnnotation(e.message));
-    process.exitCode = EXIT.usage;
+    process.exitCode = e.exitCode;
   } else {
     process.stderr.write(`conclave: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exitCode = EXIT.failure;

@@ -2,7 +2,7 @@ import { printableJson } from './command-guard.js';
 import { printable } from './terminal-text.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
-import { EXIT } from '../engine/exit-codes.js';
+import { EXIT } from '../exit-codes.js';
 import { compactionsTable, dollars, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 import { asUsageError } from './usage-error.js';
 

@@ -1,5 +1,5 @@
 import { formatDiagnostic, hasErrors } from '../workflow/diagnostic.js';
-import { EXIT } from '../engine/exit-codes.js';
+import { EXIT } from '../exit-codes.js';
 import { annotation, inGitHubActions } from './github.js';
 import { printableJson, writeCommand } from './command-guard.js';
 import { loadChecked } from './load-checked.js';

@@ -1,10 +1,7 @@
-import { CallAborted, ProviderError } from '../provider/errors.js';
-import { SetupError } from './setup.js';
-import { UnresolvedValueError } from '../workflow/fill.js';
-import { DivergenceError } from './journal.js';
+import { ConclaveError } from '../conclave-error.js';
+import { ProviderError } from '../provider/errors.js';
 import { TurnError } from '../agents/turn.js';
-import { SessionWriteError } from '../session/writer.js';
-import { EXIT, EXIT_OF, type EndStatus } from './exit-codes.js';
+import { EXIT, EXIT_OF, type EndStatus } from '../exit-codes.js';
 
 export interface Ending {
   status: EndStatus;
@@ -35,39 +32,47 @@ export function limitEnding(limit: LimitName, detail: string): Ending {
 }
 
 /** A spending limit stopped a model call. */
-export class LimitReached extends Error {
+export class LimitReached extends ConclaveError {
   constructor(
     readonly limit: LimitName,
     readonly detail: string,
   ) {
-    super(`limit reached: ${limit} ${detail}`);
+    super(`limit reached: ${limit} ${detail}`, { ending: 'limit' });
   }
 }
 
 /** --replay or --offline needed a model response that neither the session nor the cache holds. */
-export class NoRecordedAnswer extends Error {
+export class NoRecordedAnswer extends ConclaveError {
   constructor(
     message: string,
     /** Under --offline: the user's setting cannot be met (exit 2), rather than a replay that differs (exit 1). */
-    readonly refused: boolean,
+    refused: boolean,
   ) {
-    super(message);
+    super(message, { ending: refused ? 'refused' : 'error' });
   }
 }
 
 /**
- * The one mapping from an error to how the run ends. `agent` names the agent whose turn failed,
+ * The one mapping from an error to how the run ends: by the ending the error carries (every
+ * error conclave means to raise is a ConclaveError). `agent` names the agent whose turn failed,
  * if any. Undefined for an aborted call: the run is already ending for another reason.
  */
 export function endingOfError(e: unknown, agent?: string): Ending | undefined {
-  if (e instanceof CallAborted) return undefined;
-  const message = e instanceof Error ? e.message : String(e);
-  if (e instanceof LimitReached) return limitEnding(e.limit, e.detail);
-  if (e instanceof NoRecordedAnswer) return ending(e.refused ? 'refused' : 'error', message);
-  if (e instanceof DivergenceError || e instanceof SetupError || e instanceof UnresolvedValueError || e instanceof SessionWriteError) return ending('error', message);
   const who = agent ? `@${agent} failed: ` : '';
-  if (e instanceof TurnError) return ending('error', `${who}${message}`);
-  if (e instanceof ProviderError) return ending(e.kind === 'request' ? 'error' : 'provider_error', `${who}${message}`);
   // A bug of ours, not the user's: keep the stack, so that it can be reported.
-  return ending('error', `${who}${e instanceof Error ? (e.stack ?? message) : message}`);
+  if (!ConclaveError.is(e)) return ending('error', `${who}${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  if (e instanceof LimitReached) return limitEnding(e.limit, e.detail);
+  switch (e.ending) {
+    case 'aborted':
+      return undefined;
+    case 'refused':
+      return ending('refused', e.message);
+    case 'provider_error':
+      return ending('provider_error', `${who}${e.message}`);
+    case 'usage':
+    case 'limit':
+    case 'error':
+      // What failed in an agent's turn (the model call, the turn itself) names the agent.
+      return ending('error', `${e instanceof TurnError || e instanceof ProviderError ? who : ''}${e.message}`);
+  }
 }

@@ -1,8 +1,13 @@
+import { ConclaveError } from '../conclave-error.js';
 import { didYouMean, listOr } from '../workflow/suggest.js';
 import type { InputSpec, Scalar } from '../workflow/types.js';
 
 /** A missing, unknown or mistyped input: a usage error (exit 2). */
-export class InputError extends Error {}
+export class InputError extends ConclaveError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, ending: 'usage' });
+  }
+}
 
 /**
  * The run's input values from `-i key=value` pairs: each converted to its declared type and

@@ -1,10 +1,11 @@
+import { ConclaveError } from '../conclave-error.js';
 import { VOLATILE_FIELDS, type EventBody, type EventOf, type RecordedLimits, type SessionEvent } from '../session/format.js';
 import { RAW_LINE } from '../session/reader.js';
 import { sameJson } from './same-json.js';
 import { CallAborted } from '../provider/errors.js';
 
 /** The run no longer produces what the session recorded: the workflow, inputs or environment differ. */
-export class DivergenceError extends Error {}
+export class DivergenceError extends ConclaveError {}
 
 export type EventInput = EventBody;
 
@@ -39,7 +40,7 @@ export interface JournalListener {
  */
 export class Journal {
   private cursor = 0;
-  private broken: Error | undefined;
+  private broken: DivergenceError | undefined;
   private liveFired = false;
   private readonly waiters: { index: number; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly responses = new Map<string, number>();

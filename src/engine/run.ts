@@ -21,7 +21,7 @@ import { compactionHook } from './compactions.js';
 import { VoteReminders } from './vote-reminders.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 
-export type { EndStatus } from './exit-codes.js';
+export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
 
 /**

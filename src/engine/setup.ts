@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 import { runShell } from '../agents/tools/shell.js';
 import { sandboxPlan, type SandboxPlan } from '../agents/tools/sandbox.js';
 import { toolEnvironment } from '../agents/tools/tool-env.js';
@@ -16,7 +17,7 @@ export const DEFAULT_SETUP_TIMEOUT = '5m';
 export const DEFAULT_MAX_OUTPUT = '1MB';
 
 /** A setup step that failed: the run stops before any agent turn (exit 1). */
-export class SetupError extends Error {}
+export class SetupError extends ConclaveError {}
 
 /**
  * Runs one setup step with `sh -c` (the full environment, as a GitHub step has) and returns its

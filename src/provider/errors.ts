@@ -1,21 +1,23 @@
+import { ConclaveError } from '../conclave-error.js';
 /**
  * A model call that failed for good. `auth` and `outage` are the provider's failures (exit 4);
  * `request` is a request the API refused, such as an unknown model or a prompt too long (exit 1).
  */
-export class ProviderError extends Error {
+export class ProviderError extends ConclaveError {
   constructor(
     message: string,
     readonly kind: 'auth' | 'outage' | 'request',
     readonly status?: number,
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, { ending: kind === 'request' ? 'error' : 'provider_error', cause });
   }
 }
 
 /** The call was aborted on purpose: the run ended, hit its timeout, or got a signal. */
-export class CallAborted extends Error {
+export class CallAborted extends ConclaveError {
   constructor() {
-    super('the model call was aborted');
+    super('the model call was aborted', { ending: 'aborted' });
   }
 }
 

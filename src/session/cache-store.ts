@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -5,7 +6,11 @@ import { pathToFileURL } from 'node:url';
 import { NodeSqliteStore, type DatabaseClass } from './node-sqlite-store.js';
 
 /** The cache could not be opened: a bad URL or file, an adapter that is not installed, a store that does not answer. */
-export class CacheError extends Error {}
+export class CacheError extends ConclaveError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, ending: 'usage' });
+  }
+}
 
 export const DEFAULT_CACHE = '.conclave/cache.sqlite';
 

@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 import type { ModelResponse } from '../provider/client.js';
 import { CacheError, cacheStore, withoutCredentials } from './cache-store.js';
 import { isModelResponse } from './response-shape.js';
@@ -30,7 +31,11 @@ export interface CacheOptions {
 const OP_TIMEOUT_MS = 5_000;
 const PROBE_KEY = 'conclave-probe';
 
-class Aborted extends Error {}
+class Aborted extends ConclaveError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, ending: 'aborted' });
+  }
+}
 
 /**
  * Opens the cache of `--cache` (see cacheStore) and proves it works: a write and a read of a
@@ -50,7 +55,7 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer in ${OP_TIMEOUT_MS / 1000} s`)), OP_TIMEOUT_MS);
-      onAbort = () => reject(new Aborted());
+      onAbort = () => reject(new Aborted('the cache operation was stopped'));
       if (signal?.aborted) onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
     });

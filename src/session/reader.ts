@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 import { readFileSync } from 'node:fs';
 import { isKnownType, isObject, shapeProblem } from './event-shapes.js';
 import { FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } from './format.js';
@@ -6,7 +7,11 @@ import { FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } fr
 export const RAW_LINE = Symbol('raw line');
 
 /** A session file that cannot be read as one; the message names the file and line. */
-export class SessionFileError extends Error {}
+export class SessionFileError extends ConclaveError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, ending: 'usage' });
+  }
+}
 
 export interface SessionRecord {
   path: string;

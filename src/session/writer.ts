@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 import { closeSync, fsyncSync, mkdirSync, openSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { EventBody, SessionHeader } from './format.js';
@@ -6,7 +7,7 @@ import type { Masker } from './masker.js';
 import type { SessionRecord } from './reader.js';
 
 /** The session file could not be written (a full disk): the run stops, saying so. */
-export class SessionWriteError extends Error {}
+export class SessionWriteError extends ConclaveError {}
 
 /**
  * Appends a run's events to a JSONL file, one complete line each, numbered by `seq`, holding the

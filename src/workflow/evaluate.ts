@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 import type { Expr } from './expression.js';
 import type { TemplatePart } from './template.js';
 
@@ -5,7 +6,7 @@ import type { TemplatePart } from './template.js';
 export type Scope = Record<string, unknown>;
 
 /** An expression read a value that does not exist. */
-export class MissingValueError extends Error {
+export class MissingValueError extends ConclaveError {
   constructor(
     readonly path: string,
     readonly offset: number,

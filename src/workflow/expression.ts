@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 /**
  * The `$<< … >>` expression language: dotted paths, `a['key']` and `a[0]`, string, number,
  * boolean and null literals, `||` fallback, and the functions in FUNCTIONS. Nothing else.
@@ -18,7 +19,7 @@ export const FUNCTIONS: Record<string, { arity: number; doc: string }> = {
   trim: { arity: 1, doc: 'trim(x): x without leading and trailing white space' },
 };
 
-export class ExpressionSyntaxError extends Error {
+export class ExpressionSyntaxError extends ConclaveError {
   constructor(
     message: string,
     readonly offset: number,

@@ -1,9 +1,10 @@
+import { ConclaveError } from '../conclave-error.js';
 import type { Diagnostic } from './diagnostic.js';
 import { interpolate, MissingValueError, type Scope } from './evaluate.js';
 import type { LocatedTemplate } from './load.js';
 
 /** A value a template needs is missing at run time; the diagnostic says where. */
-export class UnresolvedValueError extends Error {
+export class UnresolvedValueError extends ConclaveError {
   constructor(readonly diagnostic: Diagnostic) {
     super(`${diagnostic.file}:${diagnostic.line}:${diagnostic.col}: ${diagnostic.message}`);
   }

@@ -1,3 +1,4 @@
+import { ConclaveError } from '../conclave-error.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { byPosition, hasErrors, type Diagnostic } from './diagnostic.js';
@@ -47,7 +48,11 @@ export interface LoadResult {
 }
 
 /** The workflow file itself could not be read. */
-export class WorkflowFileError extends Error {}
+export class WorkflowFileError extends ConclaveError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, ending: 'usage' });
+  }
+}
 
 /** The deepest a workflow's values may nest: the checks that walk them recurse, and no workflow comes near it. */
 export const MAX_DEPTH = 64;

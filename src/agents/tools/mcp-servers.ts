@@ -1,3 +1,4 @@
+import { ConclaveError } from '../../conclave-error.js';
 import type { McpCall, McpListing } from './mcp.js';
 import { COOKIE_NAME, newCookie, sweep } from './process-sweep.js';
 import type { ToolResult } from './tool.js';
@@ -15,7 +16,7 @@ export interface McpServerConfig {
 }
 
 /** A server did not start, or would not list its tools: the run stops before any model call. */
-export class McpStartError extends Error {
+export class McpStartError extends ConclaveError {
   constructor(
     message: string,
     /** The server's name under mcp_servers. */

@@ -1,3 +1,4 @@
+import { ConclaveError } from '../../conclave-error.js';
 import type { Channel } from '../../channel/channel.js';
 import type { SandboxPlan } from './sandbox.js';
 import type { Workspace } from './workspace-root.js';
@@ -35,7 +36,7 @@ export interface AgentTool {
 }
 
 /** The error a tool returns to the model for bad input: a tool result, never a thrown exception. */
-export class ToolInputError extends Error {}
+export class ToolInputError extends ConclaveError {}
 
 export function stringArg(input: Record<string, unknown>, name: string, fallback?: string): string {
   const value = input[name] ?? fallback;

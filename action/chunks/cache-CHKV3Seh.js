@@ -1,0 +1,1 @@
+export{r as CacheError,n as openCache}from"./cache-CH1-pYUv.js";

@@ -1,1 +1,0 @@
-var e=class extends Error{};function t(t,...n){try{return t()}catch(t){throw n.some(e=>t instanceof e)?new e(t.message):t}}export{t as n,e as t};
