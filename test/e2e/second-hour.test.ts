@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { fresh } from '../helpers/attack.js';
-import { BIN, conclave } from '../helpers/cli.js';
+import { BIN, conclave, NODE } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 
 /** What a new user still hit in the second hour (issue 23), each through the CLI. */
@@ -80,7 +80,7 @@ describe('a closed pipe', () => {
     server = await startFakeAnthropic({ lead: [{ text: '@helper go' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }], helper: [{ text: 'did it', delayMs: 300 }] });
     const dir = fresh('epipe');
     writeFileSync(join(dir, 'workflow.yml'), 'name: pipe\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n');
-    const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml'], { cwd: dir, env: { ...process.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(NODE, [BIN, 'run', 'workflow.yml'], { cwd: dir, env: { ...process.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] });
     // The reader takes the first lines, then goes away, as `head -2` does.
     for (const stream of [child.stdout, child.stderr]) stream.once('data', () => stream.destroy());
     const code = await new Promise<number | null>((done) => child.on('close', done));

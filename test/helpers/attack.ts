@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeAnthropic } from '../fake-anthropic/server.js';
-import { BIN } from './cli.js';
+import { BIN, NODE } from './cli.js';
 import { TEST_API_KEY } from './run-workflow.js';
 
 /**
@@ -33,7 +33,7 @@ export async function attack(dir: string, calls: { name: string; input: Record<s
   const server = await startFakeAnthropic({ lead: [{ tools: calls }, { text: 'done' }] });
   writeFileSync(join(dir, 'workflow.yml'), yml);
   const started = Date.now();
-  const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml', '--json', ...(options.args ?? [])], {
+  const child = spawn(NODE, [BIN, 'run', 'workflow.yml', '--json', ...(options.args ?? [])], {
     cwd: dir,
     env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, ...options.env },
   });

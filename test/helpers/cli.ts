@@ -4,6 +4,12 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../bin/conclave.js', import.meta.url));
 
+/**
+ * The Node that runs the built CLI: this one, or CONCLAVE_TEST_NODE (a path to another, such as
+ * a Node 24 from `npx -y node@24 -p process.execPath`) to run the CLI's tests on it.
+ */
+export const NODE = process.env.CONCLAVE_TEST_NODE || process.execPath;
+
 export interface CliResult {
   code: number;
   stdout: string;
@@ -14,7 +20,7 @@ export interface CliResult {
 export function conclave(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
-      process.execPath,
+      NODE,
       [BIN, ...args],
       { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
