@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConclaveError } from '../src/conclave-error.js';
 import { endingOfError, LimitReached } from '../src/engine/ending.js';
-import { CallAborted, ProviderError } from '../src/provider/errors.js';
+import { CallAborted, ProviderError } from '../src/provider/provider-errors.js';
 import { SessionFileError } from '../src/session/reader.js';
 import { UsageError } from '../src/cli/usage-error.js';
 

@@ -3,7 +3,7 @@ import { MAX_INPUT_DEPTH, TOO_DEEP } from '../provider/input-depth.js';
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { formatForAgent, type Message } from '../channel/message.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
-import { PromptTooLong } from '../provider/errors.js';
+import { PromptTooLong } from '../provider/provider-errors.js';
 import { keepWithin, type Compaction } from './compaction.js';
 import { afterCall, CHARS_PER_TOKEN, type Conversation } from './context.js';
 import type { AgentProfile } from './profile.js';

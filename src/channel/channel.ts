@@ -1,6 +1,6 @@
 import type { TeamGraph } from '../workflow/graph.js';
-import { ChannelError } from './errors.js';
-import type { ChannelEvent } from './events.js';
+import { ChannelError } from './channel-error.js';
+import type { ChannelEvent } from './channel-events.js';
 import { Inbox } from './inbox.js';
 import { SYSTEM, type Message, type MessageKind } from './message.js';
 import { checkVote, closedText, openedText, outcome, specify, viewOf, type Outcome, type ProposalRequest, type ProposalState, type ProposalView } from './proposal.js';

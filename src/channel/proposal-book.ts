@@ -1,5 +1,5 @@
-import { ChannelError } from './errors.js';
-import type { ChannelEvent } from './events.js';
+import { ChannelError } from './channel-error.js';
+import type { ChannelEvent } from './channel-events.js';
 import { viewOf, type ProposalState, type ProposalView } from './proposal.js';
 
 type ProposalEvent = Extract<ChannelEvent, { type: 'proposal_opened' | 'vote' | 'proposal_closed' }>;

@@ -1,5 +1,5 @@
 import { didYouMean } from '../workflow/suggest.js';
-import { ChannelError } from './errors.js';
+import { ChannelError } from './channel-error.js';
 
 export type Rule = 'plurality' | 'majority' | 'unanimous';
 export const RULES: readonly Rule[] = ['plurality', 'majority', 'unanimous'];

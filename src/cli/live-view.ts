@@ -1,5 +1,5 @@
 import { Listr, type ListrLogger } from 'listr2';
-import type { ProgressEvent, ProgressListener } from '../engine/events.js';
+import type { ProgressEvent, ProgressListener } from '../engine/progress-events.js';
 import { formatUsd } from '../provider/money.js';
 import { printable } from './terminal-text.js';
 import type { Limits } from '../workflow/limits.js';

@@ -67,8 +67,8 @@ withRunOptions(
     .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
     .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs')
     .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss'),
-).action(async (file: string, options: import('./run.js').RunCommandOptions) => {
-    const { runCommand } = await import('./run.js');
+).action(async (file: string, options: import('./run-workflow.js').RunCommandOptions) => {
+    const { runCommand } = await import('./run-workflow.js');
     process.exitCode = await runCommand(file, options);
   });
 
@@ -104,7 +104,7 @@ program
   .argument('<file>', 'workflow file')
   .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'json']).default('mermaid'))
   .action(async (file: string, options: { format: 'mermaid' | 'json' }) => {
-    const { graphCommand } = await import('./graph.js');
+    const { graphCommand } = await import('./graph-command.js');
     process.exitCode = graphCommand(file, options);
   });
 

@@ -1,4 +1,4 @@
-import type { ProgressEvent } from '../engine/events.js';
+import type { ProgressEvent } from '../engine/progress-events.js';
 import { formatUsd } from '../provider/money.js';
 import { printable } from './terminal-text.js';
 

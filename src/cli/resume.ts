@@ -12,7 +12,7 @@ import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
-import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run.js';
+import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 

@@ -1,5 +1,5 @@
 import { addUsage, costOf, NO_USAGE, priceOf, totalTokens, worstCaseCost, type Price, type TokenUsage } from '../provider/pricing.js';
-import { CallAborted } from '../provider/errors.js';
+import { CallAborted } from '../provider/provider-errors.js';
 import type { Limits } from '../workflow/limits.js';
 import { LimitReached } from './ending.js';
 import { formatUsd } from '../provider/money.js';

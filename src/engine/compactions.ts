@@ -1,5 +1,5 @@
 import type { Compaction } from '../agents/compaction.js';
-import type { ProgressListener } from './events.js';
+import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
 
 /**

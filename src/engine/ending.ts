@@ -1,5 +1,5 @@
 import { ConclaveError } from '../conclave-error.js';
-import { ProviderError } from '../provider/errors.js';
+import { ProviderError } from '../provider/provider-errors.js';
 import { TurnError } from '../agents/turn.js';
 import { EXIT, EXIT_OF, type EndStatus } from '../exit-codes.js';
 

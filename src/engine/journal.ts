@@ -2,7 +2,7 @@ import { ConclaveError } from '../conclave-error.js';
 import { VOLATILE_FIELDS, type EventBody, type EventOf, type RecordedLimits, type SessionEvent } from '../session/format.js';
 import { RAW_LINE } from '../session/reader.js';
 import { sameJson } from './same-json.js';
-import { CallAborted } from '../provider/errors.js';
+import { CallAborted } from '../provider/provider-errors.js';
 
 /** The run no longer produces what the session recorded: the workflow, inputs or environment differ. */
 export class DivergenceError extends ConclaveError {}

@@ -5,9 +5,9 @@ import { fillTemplate } from '../workflow/fill.js';
 import { durationMs } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import { mcpToolRef } from '../workflow/tool-names.js';
-import type { ProgressListener } from './events.js';
+import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
-import { SetupError } from './setup.js';
+import { SetupError } from './setup-error.js';
 
 const DEFAULT_CALL_TIMEOUT = '60s';
 

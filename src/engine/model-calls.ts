@@ -1,12 +1,12 @@
 import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
-import { CallAborted, PromptTooLong, ProviderError } from '../provider/errors.js';
+import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
 import { inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
 import { requestHash } from '../provider/request-hash.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { RecordedResponse } from '../session/format.js';
 import type { Accounting } from './accounting.js';
 import { NoRecordedAnswer } from './ending.js';
-import type { ProgressListener } from './events.js';
+import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
 import { RequestDeltas } from './request-delta.js';
 

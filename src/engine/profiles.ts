@@ -17,7 +17,7 @@ import type { Workflow } from '../workflow/load.js';
 import type { ModelSettings, WorkspaceTool } from '../workflow/types.js';
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
 
-const WORKSPACE_TOOLS: Record<WorkspaceTool, AgentTool> = {
+const WORKSPACE_TOOL_BY_NAME: Record<WorkspaceTool, AgentTool> = {
   read_file: readFile,
   write_file: writeFile,
   list_files: listFiles,
@@ -50,7 +50,7 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
       channelHistory,
       ...(team.length > FULL_ROSTER_UP_TO ? [roster] : []),
       ...(entry.isLead ? [completeTool(typedOutputs(spec))] : []),
-      ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOLS ? [WORKSPACE_TOOLS[t as WorkspaceTool]] : mcp?.toolsFor(t) ?? [])),
+      ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : mcp?.toolsFor(t) ?? [])),
     ];
     const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
     const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;

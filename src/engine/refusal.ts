@@ -2,7 +2,7 @@ import type { AgentProfile } from '../agents/profile.js';
 import type { TurnNotice } from '../agents/turn.js';
 import type { Channel } from '../channel/channel.js';
 import { ending, type Ending } from './ending.js';
-import type { ProgressEvent } from './events.js';
+import type { ProgressEvent } from './progress-events.js';
 
 /**
  * A refusal (docs/design.md: models) ends the agent's turn with nothing posted. Its manager is told, so that

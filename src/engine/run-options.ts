@@ -5,7 +5,7 @@ import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import type { Spend } from './accounting.js';
 import type { Ending } from './ending.js';
-import type { ProgressListener } from './events.js';
+import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
 import type { CallModel } from './model-calls.js';
 

@@ -9,7 +9,7 @@ import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { Accounting } from './accounting.js';
 import { ending, endingOfError, interrupted, limitEnding, type Ending } from './ending.js';
-import type { ProgressListener } from './events.js';
+import type { ProgressListener } from './progress-events.js';
 import { ModelCalls } from './model-calls.js';
 import { recordEnd, runResult } from './outputs.js';
 import { buildProfiles } from './profiles.js';

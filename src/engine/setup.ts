@@ -1,4 +1,3 @@
-import { ConclaveError } from '../conclave-error.js';
 import { runShell } from '../agents/tools/shell.js';
 import { sandboxPlan, type SandboxPlan } from '../agents/tools/sandbox.js';
 import { toolEnvironment } from '../agents/tools/tool-env.js';
@@ -7,17 +6,15 @@ import { fillTemplate } from '../workflow/fill.js';
 import { durationMs, sizeBytes } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar, SetupStepSpec } from '../workflow/types.js';
-import type { ProgressListener } from './events.js';
+import type { ProgressListener } from './progress-events.js';
 import { inputEnvName } from './inputs.js';
 import type { Journal } from './journal.js';
 import { connectMcp } from './mcp-setup.js';
+import { SetupError } from './setup-error.js';
 import type { McpToolbox } from '../agents/tools/mcp.js';
 
 export const DEFAULT_SETUP_TIMEOUT = '5m';
 export const DEFAULT_MAX_OUTPUT = '1MB';
-
-/** A setup step that failed: the run stops before any agent turn (exit 1). */
-export class SetupError extends ConclaveError {}
 
 /**
  * Runs one setup step with `sh -c` (the full environment, as a GitHub step has) and returns its

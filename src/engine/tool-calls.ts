@@ -1,5 +1,5 @@
 import type { ToolUse, TurnHooks } from '../agents/turn.js';
-import type { ProgressListener } from './events.js';
+import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
 
 type ToolHooks = Pick<TurnHooks, 'toolStarted' | 'external' | 'toolFinished'>;

@@ -1,7 +1,7 @@
 import { withBoundedInputs } from './input-depth.js';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
-import { CallAborted, ProviderError } from './errors.js';
+import { CallAborted, ProviderError } from './provider-errors.js';
 
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, 'stream'>;
 export type ModelResponse = Message;

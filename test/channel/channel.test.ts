@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../../src/channel/channel.js';
-import { ChannelError } from '../../src/channel/errors.js';
-import type { ChannelEvent } from '../../src/channel/events.js';
+import { ChannelError } from '../../src/channel/channel-error.js';
+import type { ChannelEvent } from '../../src/channel/channel-events.js';
 import { team } from './team.js';
 
 const recipientsOf = (channel: Channel, sender: string, text: string) => channel.post(sender, text).message!.recipients;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../../src/channel/channel.js';
-import { ChannelError } from '../../src/channel/errors.js';
+import { ChannelError } from '../../src/channel/channel-error.js';
 import type { ProposalRequest } from '../../src/channel/proposal.js';
 import { team } from './team.js';
 

@@ -1,4 +1,4 @@
-import { ChannelError } from '../../channel/errors.js';
+import { ChannelError } from '../../channel/channel-error.js';
 import { formatWithId } from '../../channel/message.js';
 import { RULES, type ProposalRequest } from '../../channel/proposal.js';
 import { outputsSchema } from '../../workflow/typed-outputs.js';
