@@ -91,6 +91,26 @@ describe('git, conclave and GitHub workflow files are out of the tools\' reach',
     expect(readFileSync(join(dir, 'src', 'ok.txt'), 'utf8')).toBe('fine');
   });
 
+  it("read_file and grep do not read .git (actions/checkout keeps the job's token in .git/config)", async () => {
+    const dir = fresh('git-read');
+    execFileSync('git', ['init', '-q', dir]);
+    execFileSync('git', ['-C', dir, 'config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldA==']);
+    const r = await attack(
+      dir,
+      [
+        { name: 'read_file', input: { path: '.git/config' } },
+        { name: 'read_file', input: { path: './.GIT/config' } },
+        { name: 'grep', input: { pattern: 'extraheader', path: '.git' } },
+        { name: 'grep', input: { pattern: 'extraheader' } },
+      ],
+      workflow('read_file, grep'),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.results.map((x) => x.is_error ?? false)).toEqual([true, true, true, false]);
+    for (const x of r.results) expect(x.content).not.toContain('eC1hY2Nlc3MtdG9rZW46');
+    expect(r.results[0]!.content).toMatch(/inside a \.git directory \(its config may hold the job's token\)/);
+  });
+
   it('edit_github_workflows: true lets write_file change .github/workflows, and nothing else more', async () => {
     const dir = fresh('gh-workflows');
     const r = await attack(

@@ -34,6 +34,7 @@ export const grep: AgentTool = {
     } catch (e) {
       throw new ToolInputError(`invalid pattern: ${(e as Error).message}`);
     }
+    workspace.checkReadable(stringArg(input, 'path', '.'));
     const { full } = workspace.existing(stringArg(input, 'path', '.'));
     const file = bundledWorker('grep-worker', import.meta.url);
     if (!file) return { content: 'grep is not available: its worker file is missing from this build of conclave', isError: true };

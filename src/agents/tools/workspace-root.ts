@@ -47,6 +47,7 @@ export class Workspace {
 
   /** An existing regular file, opened for reading. */
   openForReading(path: string): OpenFile {
+    this.checkReadable(path);
     const { full, stats } = this.existing(path);
     if (stats.isDirectory()) throw new ToolInputError(`${path} is a directory; use list_files`);
     return this.verify(path, openSync(full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK), full, false);
@@ -134,6 +135,15 @@ export class Workspace {
     if (parts.some((p) => p === '.git')) refuse("it is inside a .git directory (git's configuration and hooks run code)");
     if (parts.some((p) => p === '.conclave')) refuse("it is inside .conclave (conclave's sessions, cache and locks)");
     if (!this.options.githubWorkflows && parts[0] === '.github' && parts[1] === 'workflows') refuse('it is a GitHub workflow (set edit_github_workflows: true in the workflow to allow it)');
+  }
+
+  /**
+   * What the tools never read: git's own files. `actions/checkout` keeps the job's token in
+   * `.git/config` (an `extraheader`), which a model could quote into a comment or an output.
+   */
+  checkReadable(path: string): void {
+    const parts = this.checkShape(path).split(/[\\/]+/).map((p) => p.toLowerCase());
+    if (parts.includes('.git')) throw new ToolInputError(`${path}: it is inside a .git directory (its config may hold the job's token); the workspace tools do not read there: run git through run_command`);
   }
 
   private checkShape(path: string): string {
