@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { buildIsStale } from './helpers/fresh-build.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,17 +47,11 @@ function walk(dir: string): string[] {
 }
 
 /**
- * The end-to-end tests run the built CLI: a dist/ older than any source it is built from would
- * test yesterday's code, so it is built again first (`npm test` builds anyway; `npx vitest` may not).
+ * The end-to-end tests run the built CLI: a dist/ older than anything it is built from would test
+ * yesterday's code, so it is built again first (`npm test` builds anyway; `npx vitest` may not).
  */
 function buildIfStale(): void {
-  const built = join(ROOT, 'dist', 'conclave.js');
-  const sources = ['src', 'schemas', 'scripts', 'package.json'].flatMap((p) => {
-    const path = join(ROOT, p);
-    return statSync(path).isDirectory() ? walk(path) : [path];
-  });
-  const newest = Math.max(...sources.map((f) => statSync(f).mtimeMs));
-  if (existsSync(built) && statSync(built).mtimeMs >= newest) return;
-  process.stdout.write('dist/ is older than src/: building it first\n');
+  if (!buildIsStale()) return;
+  process.stdout.write('dist/ is older than what it is built from: building it first\n');
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, stdio: 'inherit' });
 }

@@ -1,8 +1,13 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { buildIsStale } from './fresh-build.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../bin/conclave.js', import.meta.url));
+
+// Each test file that runs the CLI loads this module again (in watch mode too): one whose build is
+// older than the sources would test yesterday's code, so it fails instead, saying what to do.
+if (buildIsStale()) throw new Error('dist/ is older than src/ (or the installed packages): run npm run build, or npm test, which builds first');
 
 /**
  * The Node that runs the built CLI: this one, or CONCLAVE_TEST_NODE (a path to another, such as
