@@ -51,7 +51,7 @@ describe('findings: the annotate tool', () => {
       'src/app.js has 5 lines: there is no line 9',
       expect.stringMatching(/^ENOENT|src\/missing\.js/),
       expect.stringMatching(/outside the workspace|\.\.\/outside\.js/),
-      'level must be one of notice, warning, failure (or error, the same as failure); got "critical"',
+      'level must be one of notice, warning, failure, error; got "critical"',
     ]);
 
     // GitHub Actions: an annotation on each finding's lines (stderr with --json).

@@ -1,6 +1,6 @@
 import { closeSync, readSync } from 'node:fs';
-import { guarded } from './workspace.js';
-import { numberArg, stringArg, ToolInputError, type AgentTool } from './tool.js';
+import { defineTool, input } from './define-tool.js';
+import { ToolInputError } from './tool.js';
 
 export const FINDING_LEVELS = ['notice', 'warning', 'failure'] as const;
 export type FindingLevel = (typeof FINDING_LEVELS)[number];
@@ -13,44 +13,35 @@ const READ_CAP = 16 * 1024 * 1024;
  * `show` and the job summary, an annotation on that line in GitHub Actions, a result in --sarif.
  * The path must be a workspace file and the lines must exist in it.
  */
-export const annotate: AgentTool = {
+export const annotate = defineTool({
+  name: 'annotate',
+  description: "Record a finding about lines of a workspace file: it is shown on those lines of the pull request (in GitHub Actions) and in the run's report.",
   readOnly: true,
   external: true,
-  definition: {
-    name: 'annotate',
-    description: 'Record a finding about lines of a workspace file: it is shown on those lines of the pull request (in GitHub Actions) and in the run\'s report.',
-    input_schema: {
-      type: 'object',
-      properties: {
-        path: { type: 'string', description: 'A file of the workspace, relative to it.' },
-        line: { type: 'integer', minimum: 1, description: 'The first line the finding concerns (from 1).' },
-        end_line: { type: 'integer', minimum: 1, description: 'The last line, when it spans several.' },
-        level: { type: 'string', enum: [...FINDING_LEVELS, 'error'], description: 'notice, warning, or failure (also called error).' },
-        title: { type: 'string', description: 'A short title.' },
-        message: { type: 'string', description: 'What is wrong, and what to do about it.' },
-      },
-      required: ['path', 'line', 'level', 'message'],
-    },
+  input: {
+    path: input.string({ description: 'A file of the workspace, relative to it.' }),
+    line: input.integer({ minimum: 1, description: 'The first line the finding concerns (from 1).' }),
+    end_line: input.integer({ minimum: 1, description: 'The last line, when it spans several.' }).optional(),
+    level: input.string({ enum: [...FINDING_LEVELS, 'error'], description: 'notice, warning, or failure (also called error).' }),
+    title: input.string({ description: 'A short title.' }).optional(),
+    message: input.string({ description: 'What is wrong, and what to do about it.' }),
   },
-  run: guarded((input, { workspace }) => {
-    const path = stringArg(input, 'path').replace(/^\.\//, '');
+  run: (given, { workspace }) => {
+    const path = given.path.replace(/^\.\//, '');
     // Recorded as given, and shown as the line's file by GitHub and SARIF: only the plain form.
     if (path.split('/').some((part) => part === '' || part === '.') || path.includes('\\')) {
       throw new ToolInputError(`${path}: name the file as the repository does, such as src/app.js (no trailing /, no // or ./ inside, no \\)`);
     }
-    const line = whole(numberArg(input, 'line', 0), 'line');
-    const endLine = input.end_line === undefined ? line : whole(numberArg(input, 'end_line', 0), 'end_line');
-    const level = stringArg(input, 'level');
-    if (![...FINDING_LEVELS, 'error'].includes(level)) throw new ToolInputError(`level must be one of ${FINDING_LEVELS.join(', ')} (or error, the same as failure); got ${JSON.stringify(level)}`);
-    const message = stringArg(input, 'message').trim();
-    if (message === '') throw new ToolInputError('message must say what the finding is');
-    if (input.title !== undefined) stringArg(input, 'title');
+    const line = whole(given.line, 'line');
+    const endLine = given.end_line === undefined ? line : whole(given.end_line, 'end_line');
+    const level = given.level === 'error' ? 'failure' : given.level;
+    if (given.message.trim() === '') throw new ToolInputError('message must say what the finding is');
     if (endLine < line) throw new ToolInputError(`end_line (${endLine}) is before line (${line})`);
     const lines = linesOf(workspace.openForReading(path));
     if (endLine > lines) throw new ToolInputError(`${path} has ${lines} line${lines === 1 ? '' : 's'}: there is no line ${endLine}`);
-    return { content: `Recorded: ${level === 'error' ? 'failure' : level} on ${path}:${line}${endLine > line ? `-${endLine}` : ''}.` };
-  }),
-};
+    return { content: `Recorded: ${level} on ${path}:${line}${endLine > line ? `-${endLine}` : ''}.` };
+  },
+});
 
 function whole(n: number, name: string): number {
   if (!Number.isSafeInteger(n) || n < 1) throw new ToolInputError(`${name} must be a line number, from 1`);

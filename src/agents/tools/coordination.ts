@@ -1,102 +1,76 @@
-import { ChannelError } from '../../channel/channel-error.js';
 import { formatWithId } from '../../channel/message.js';
 import { RULES, type ProposalRequest } from '../../channel/proposal.js';
 import { outputsSchema } from '../../workflow/typed-outputs.js';
 import { checkOutputs } from './outputs-check.js';
 import type { TypedOutput } from '../../workflow/types.js';
-import { numberArg, stringArg, ToolInputError, type AgentTool, type ToolResult } from './tool.js';
+import { defineTool, input } from './define-tool.js';
+import type { AgentTool, ToolResult } from './tool.js';
 
-/** A channel action's ChannelError or bad input becomes a tool error the model reads; anything else is a bug. */
-function asToolResult(act: () => string): ToolResult {
-  try {
-    return { content: act() };
-  } catch (e) {
-    if (e instanceof ChannelError || e instanceof ToolInputError) return { content: e.message, isError: true };
-    throw e;
-  }
-}
-
-/** A channel action whose result the model reads as JSON. */
+/** A channel action whose result the model reads as JSON (a ChannelError becomes a tool error, in defineTool). */
 function channelAction(act: () => unknown): ToolResult {
-  return asToolResult(() => JSON.stringify(act(), null, 1));
+  return { content: JSON.stringify(act(), null, 1) };
 }
 
-export const propose: AgentTool = {
+export const propose = defineTool({
+  name: 'propose',
+  description:
+    'Open a proposal for the team to vote on. The voters are told the question at once; the result is posted to you and them when the rule decides it or the deadline passes.',
   readOnly: false,
   external: false,
-  definition: {
-    name: 'propose',
-    description:
-      'Open a proposal for the team to vote on. The voters are told the question at once; the result is posted to you and them when the rule decides it or the deadline passes.',
-    input_schema: {
-      type: 'object',
-      properties: {
-        question: { type: 'string', description: 'What is being decided.' },
-        options: { type: 'array', items: { type: 'string' }, minItems: 2, description: 'The choices, at least two.' },
-        id: { type: 'string', description: 'A short id such as "verdict" (default: p1, p2, …).' },
-        voters: { type: 'array', items: { type: 'string' }, description: 'Agent names (default: every agent but you).' },
-        rule: { type: 'string', enum: [...RULES], description: 'plurality, majority (default) or unanimous.' },
-        quorum: { type: 'integer', minimum: 1, description: 'Votes needed for any decision (default 1).' },
-        deadline_turns: { type: 'integer', minimum: 1, description: 'Close after this many more agent turns.' },
-      },
-      required: ['question', 'options'],
-    },
+  input: {
+    question: input.string({ description: 'What is being decided.' }),
+    options: input.strings({ minItems: 2, description: 'The choices, at least two.' }),
+    id: input.string({ description: 'A short id such as "verdict" (default: p1, p2, …).' }).optional(),
+    voters: input.strings({ description: 'Agent names (default: every agent but you).' }).optional(),
+    rule: input.string({ enum: RULES, description: 'plurality, majority (default) or unanimous.' }).optional(),
+    quorum: input.integer({ minimum: 1, description: 'Votes needed for any decision (default 1).' }).optional(),
+    deadline_turns: input.integer({ minimum: 1, description: 'Close after this many more agent turns.' }).optional(),
   },
-  run: (input, { agent, channel }) => channelAction(() => channel.propose(agent, input as unknown as ProposalRequest)),
-};
+  // The channel checks the proposal as a whole (distinct options, known voters, the id's form).
+  run: (request, { agent, channel }) => channelAction(() => channel.propose(agent, withoutUndefined(request) as ProposalRequest)),
+});
 
-export const vote: AgentTool = {
+export const vote = defineTool({
+  name: 'vote',
+  description: 'Vote on an open proposal. You may change your vote until the proposal is decided.',
   readOnly: false,
   external: false,
-  definition: {
-    name: 'vote',
-    description: 'Vote on an open proposal. You may change your vote until the proposal is decided.',
-    input_schema: {
-      type: 'object',
-      properties: {
-        proposal: { type: 'string', description: 'The proposal id.' },
-        option: { type: 'string', description: 'One of its options, exactly.' },
-        reason: { type: 'string', description: 'Why, in a sentence.' },
-      },
-      required: ['proposal', 'option'],
-    },
+  input: {
+    proposal: input.string({ description: 'The proposal id.' }),
+    option: input.string({ description: 'One of its options, exactly.' }),
+    reason: input.string({ description: 'Why, in a sentence.' }).optional(),
   },
-  run: (input, { agent, channel }) =>
-    channelAction(() => channel.vote(agent, stringArg(input, 'proposal'), stringArg(input, 'option'), stringArg(input, 'reason', ''))),
-};
+  run: ({ proposal, option, reason = '' }, { agent, channel }) => channelAction(() => channel.vote(agent, proposal, option, reason)),
+});
 
-export const cancelProposal: AgentTool = {
+export const cancelProposal = defineTool({
+  name: 'cancel_proposal',
+  description: 'Cancel a proposal you opened.',
   readOnly: false,
   external: false,
-  definition: {
-    name: 'cancel_proposal',
-    description: 'Cancel a proposal you opened.',
-    input_schema: { type: 'object', properties: { proposal: { type: 'string' } }, required: ['proposal'] },
-  },
-  run: (input, { agent, channel }) => channelAction(() => channel.cancel(agent, stringArg(input, 'proposal'))),
-};
+  input: { proposal: input.string() },
+  run: ({ proposal }, { agent, channel }) => channelAction(() => channel.cancel(agent, proposal)),
+});
 
-export const channelHistory: AgentTool = {
+export const channelHistory = defineTool({
+  name: 'channel_history',
+  description: 'Read earlier messages of the team channel, including ones not addressed to you.',
   readOnly: true,
   external: false,
-  definition: {
-    name: 'channel_history',
-    description: 'Read earlier messages of the team channel, including ones not addressed to you.',
-    input_schema: {
-      type: 'object',
-      properties: {
-        sender: { type: 'string', description: 'Only messages from this agent (or "system").' },
-        last: { type: 'integer', minimum: 1, maximum: 200, description: 'How many of the latest messages (default 20).' },
-      },
-    },
+  input: {
+    sender: input.string({ description: 'Only messages from this agent (or "system").' }).optional(),
+    last: input.integer({ minimum: 1, maximum: 200, description: 'How many of the latest messages (default 20).' }).optional(),
   },
-  run: (input, { channel }) =>
-    asToolResult(() => {
-      const sender = input.sender === undefined ? undefined : stringArg(input, 'sender');
-      const messages = channel.history({ sender, last: numberArg(input, 'last', 20) });
-      return messages.length ? messages.map(formatWithId).join('\n\n') : 'No messages.';
-    }),
-};
+  run: ({ sender, last = 20 }, { channel }) => {
+    const messages = channel.history({ sender, last });
+    return { content: messages.length ? messages.map(formatWithId).join('\n\n') : 'No messages.' };
+  },
+});
+
+/** The fields the model gave (an optional field left out stays out, as the channel expects). */
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
 
 /** The lead's `complete`; with typed outputs (docs/design.md: outputs and the Action), it takes their values, checked against their declarations. */
 export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool {

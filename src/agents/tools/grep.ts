@@ -1,8 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import type { GrepJob } from './grep-worker.js';
 import { bundledWorker } from './worker-file.js';
-import { stringArg, ToolInputError, type AgentTool, type ToolResult } from './tool.js';
-import { cap, guarded, SKIPPED_DIRS } from './workspace.js';
+import { defineTool, input } from './define-tool.js';
+import { ToolInputError, type ToolResult } from './tool.js';
+import { cap, SKIPPED_DIRS } from './workspace.js';
 
 const GREP_MATCH_CAP = 200;
 const GREP_TIME_MS = 10_000;
@@ -11,34 +12,27 @@ const GREP_TIME_MS = 10_000;
  * `grep`: a regular expression over the workspace's text files, in a worker thread with a
  * deadline that holds however the pattern backtracks; matches found before it are kept.
  */
-export const grep: AgentTool = {
+export const grep = defineTool({
+  name: 'grep',
+  description: `Search the workspace's text files for a regular expression; prints file:line: text (skips ${[...SKIPPED_DIRS].join(' and ')}).`,
   readOnly: true,
   external: true,
-  definition: {
-    name: 'grep',
-    description: `Search the workspace's text files for a regular expression; prints file:line: text (skips ${[...SKIPPED_DIRS].join(' and ')}).`,
-    input_schema: {
-      type: 'object',
-      properties: {
-        pattern: { type: 'string', description: 'A JavaScript regular expression.' },
-        path: { type: 'string', description: 'A file or directory (default: the workspace root).' },
-        ignore_case: { type: 'boolean' },
-      },
-      required: ['pattern'],
-    },
+  input: {
+    pattern: input.string({ description: 'A JavaScript regular expression.' }),
+    path: input.string({ description: 'A file or directory (default: the workspace root).' }).optional(),
+    ignore_case: input.boolean().optional(),
   },
-  run: guarded(async (input, { workspace, signal }): Promise<ToolResult> => {
-    const pattern = stringArg(input, 'pattern');
+  run: async ({ pattern, path = '.', ignore_case }, { workspace, signal }): Promise<ToolResult> => {
     try {
       new RegExp(pattern);
     } catch (e) {
       throw new ToolInputError(`invalid pattern: ${(e as Error).message}`);
     }
-    workspace.checkReadable(stringArg(input, 'path', '.'));
-    const { full } = workspace.existing(stringArg(input, 'path', '.'));
+    workspace.checkReadable(path);
+    const { full } = workspace.existing(path);
     const file = bundledWorker('grep-worker', import.meta.url);
     if (!file) return { content: 'grep is not available: its worker file is missing from this build of conclave', isError: true };
-    const job: GrepJob = { root: workspace.root, start: full, pattern, ignoreCase: input.ignore_case === true, maxMatches: GREP_MATCH_CAP, skipped: [...SKIPPED_DIRS] };
+    const job: GrepJob = { root: workspace.root, start: full, pattern, ignoreCase: ignore_case === true, maxMatches: GREP_MATCH_CAP, skipped: [...SKIPPED_DIRS] };
     const matches: string[] = [];
     const note = await new Promise<string>((resolve) => {
       const worker = new Worker(file, { workerData: job, resourceLimits: { maxOldGenerationSizeMb: 256 } });
@@ -59,5 +53,5 @@ export const grep: AgentTool = {
       worker.on('exit', () => end(''));
     });
     return { content: cap([...matches, note].filter(Boolean).join('\n') || 'No matches.') };
-  }),
-};
+  },
+});

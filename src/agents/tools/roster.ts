@@ -1,5 +1,6 @@
 import type { TeamEntry } from '../preamble.js';
-import { numberArg, stringArg, ToolInputError, type AgentTool } from './tool.js';
+import { defineTool, input } from './define-tool.js';
+import type { AgentTool } from './tool.js';
 
 /** How many members the roster tool lists per call. */
 const PAGE = 100;
@@ -9,35 +10,24 @@ const PAGE = 100;
  * neighbourhood (docs/design.md: context): so that a prompt grows with what the agent received, not with the team.
  */
 export function rosterTool(team: readonly TeamEntry[]): AgentTool {
-  return {
+  return defineTool({
+    name: 'team_roster',
+    description: `List the members of the team (${team.length} agents), ${PAGE} at a time: name, role, whom each reports to and what each does.`,
     readOnly: true,
     external: false,
-    definition: {
-      name: 'team_roster',
-      description: `List the members of the team (${team.length} agents), ${PAGE} at a time: name, role, whom each reports to and what each does.`,
-      input_schema: {
-        type: 'object',
-        properties: {
-          reports_to: { type: 'string', description: 'Only the agents who report to this one.' },
-          page: { type: 'integer', minimum: 1, description: `Which ${PAGE} (default 1).` },
-        },
-      },
+    input: {
+      reports_to: input.string({ description: 'Only the agents who report to this one.' }).optional(),
+      page: input.integer({ minimum: 1, description: `Which ${PAGE} (default 1).` }).optional(),
     },
-    run: (input) => {
-      try {
-        const manager = input.reports_to === undefined ? undefined : stringArg(input, 'reports_to').replace(/^@/, '');
-        const page = numberArg(input, 'page', 1);
-        const chosen = manager === undefined ? team : team.filter((m) => m.reportsTo === manager);
-        const shown = chosen.slice((page - 1) * PAGE, page * PAGE);
-        if (shown.length === 0) return { content: chosen.length === 0 ? 'No agent matches.' : `There are ${chosen.length} matching agents: page ${page} is past the end.` };
-        const more = chosen.length > page * PAGE ? `\n(${chosen.length - page * PAGE} more: ask for page ${page + 1}.)` : '';
-        return { content: shown.map((m) => rosterLine(m)).join('\n') + more };
-      } catch (e) {
-        if (e instanceof ToolInputError) return { content: e.message, isError: true };
-        throw e;
-      }
+    run: ({ reports_to, page = 1 }) => {
+      const manager = reports_to?.replace(/^@/, '');
+      const chosen = manager === undefined ? team : team.filter((m) => m.reportsTo === manager);
+      const shown = chosen.slice((page - 1) * PAGE, page * PAGE);
+      if (shown.length === 0) return { content: chosen.length === 0 ? 'No agent matches.' : `There are ${chosen.length} matching agents: page ${page} is past the end.` };
+      const more = chosen.length > page * PAGE ? `\n(${chosen.length - page * PAGE} more: ask for page ${page + 1}.)` : '';
+      return { content: shown.map((m) => rosterLine(m)).join('\n') + more };
     },
-  };
+  });
 }
 
 export function rosterLine(m: TeamEntry, you?: string): string {

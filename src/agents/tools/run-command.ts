@@ -1,30 +1,24 @@
 import { COOKIE_NAME, newCookie, sweep } from './process-sweep.js';
 import { cutNote, runShell } from './shell.js';
-import { numberArg, stringArg, type AgentTool, type ToolResult } from './tool.js';
-import { guarded, OUTPUT_CAP } from './workspace.js';
+import { defineTool, input } from './define-tool.js';
+import type { ToolResult } from './tool.js';
+import { OUTPUT_CAP } from './workspace.js';
 
 /**
  * `run_command`: `sh -c` in the workspace, in the sandbox where there is one, with the tool
  * environment (docs/design.md: the tool boundary), in its own process group killed whole at its timeout or the run's end.
  */
-export const runCommand: AgentTool = {
+export const runCommand = defineTool({
+  name: 'run_command',
+  description: 'Run a shell command (sh -c) in the workspace directory; returns its exit code, stdout and stderr (each cut at 64 KiB).',
   readOnly: false,
   external: true,
-  definition: {
-    name: 'run_command',
-    description: 'Run a shell command (sh -c) in the workspace directory; returns its exit code, stdout and stderr (each cut at 64 KiB).',
-    input_schema: {
-      type: 'object',
-      properties: {
-        command: { type: 'string' },
-        timeout_seconds: { type: 'integer', minimum: 1, maximum: 600, description: 'Default 60.' },
-      },
-      required: ['command'],
-    },
+  input: {
+    command: input.string(),
+    timeout_seconds: input.integer({ minimum: 1, maximum: 600, description: 'Default 60.' }).optional(),
   },
-  run: guarded(async (input, { workspace, env, signal, sandbox }): Promise<ToolResult> => {
-    const command = stringArg(input, 'command');
-    const timeoutMs = Math.min(Math.max(numberArg(input, 'timeout_seconds', 60), 1), 600) * 1000;
+  run: async ({ command, timeout_seconds }, { workspace, env, signal, sandbox }): Promise<ToolResult> => {
+    const timeoutMs = Math.min(Math.max(timeout_seconds ?? 60, 1), 600) * 1000;
     // What the command started outside its process group (setsid) goes with it too.
     const cookie = newCookie();
     const r = await runShell({ command, cwd: workspace.root, env: { ...env, [COOKIE_NAME]: cookie }, timeoutMs, maxOutput: OUTPUT_CAP, signal, wrap: sandbox?.wrap }).finally(() => {
@@ -41,5 +35,5 @@ export const runCommand: AgentTool = {
           : `exit code ${r.code}`;
     const body = `${head}\n--- stdout ---\n${r.stdout}${cutNote(r.stdoutBytes, OUTPUT_CAP)}\n--- stderr ---\n${r.stderr}${cutNote(r.stderrBytes, OUTPUT_CAP)}`;
     return { content: body, isError: r.code !== 0 };
-  }),
-};
+  },
+});

@@ -37,15 +37,3 @@ export interface AgentTool {
 
 /** The error a tool returns to the model for bad input: a tool result, never a thrown exception. */
 export class ToolInputError extends ConclaveError {}
-
-export function stringArg(input: Record<string, unknown>, name: string, fallback?: string): string {
-  const value = input[name] ?? fallback;
-  if (typeof value !== 'string') throw new ToolInputError(`"${name}" must be a string`);
-  return value;
-}
-
-export function numberArg(input: Record<string, unknown>, name: string, fallback: number): number {
-  const value = input[name] ?? fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new ToolInputError(`"${name}" must be a number`);
-  return value;
-}

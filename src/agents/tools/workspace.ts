@@ -1,48 +1,27 @@
 import { closeSync, ftruncateSync, lstatSync, readdirSync, readSync, writeSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
-import { numberArg, stringArg, ToolInputError, type AgentTool, type ToolContext, type ToolResult } from './tool.js';
+import { defineTool, input } from './define-tool.js';
 
 export const OUTPUT_CAP = 64 * 1024;
 const LIST_CAP = 1000;
 export const SKIPPED_DIRS = new Set(['.git', 'node_modules', '.conclave']);
-
-/** Runs a workspace tool; bad input and refused paths come back as tool errors. */
-export function guarded(run: (input: Record<string, unknown>, context: ToolContext) => ToolResult | Promise<ToolResult>) {
-  return async (input: Record<string, unknown>, context: ToolContext): Promise<ToolResult> => {
-    try {
-      return await run(input, context);
-    } catch (e) {
-      if (e instanceof ToolInputError) return { content: e.message, isError: true };
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code) return { content: `${code}: ${(e as Error).message}`, isError: true };
-      throw e;
-    }
-  };
-}
 
 export function cap(text: string, limit = OUTPUT_CAP): string {
   if (Buffer.byteLength(text) <= limit) return text;
   return `${Buffer.from(text).subarray(0, limit).toString('utf8')}\n[… cut at ${limit} bytes]`;
 }
 
-export const readFile: AgentTool = {
+export const readFile = defineTool({
+  name: 'read_file',
+  description: 'Read a text file of the workspace.',
   readOnly: true,
   external: true,
-  definition: {
-    name: 'read_file',
-    description: 'Read a text file of the workspace.',
-    input_schema: {
-      type: 'object',
-      properties: {
-        path: { type: 'string', description: 'Relative to the workspace.' },
-        max_bytes: { type: 'integer', minimum: 1, description: `At most this many bytes (default and limit ${OUTPUT_CAP}).` },
-      },
-      required: ['path'],
-    },
+  input: {
+    path: input.string({ description: 'Relative to the workspace.' }),
+    max_bytes: input.integer({ minimum: 1, description: `At most this many bytes (default and limit ${OUTPUT_CAP}).` }).optional(),
   },
-  run: guarded((input, { workspace }) => {
-    const path = stringArg(input, 'path');
-    const limit = Math.max(1, Math.min(numberArg(input, 'max_bytes', OUTPUT_CAP), OUTPUT_CAP));
+  run: ({ path, max_bytes }, { workspace }) => {
+    const limit = Math.max(1, Math.min(max_bytes ?? OUTPUT_CAP, OUTPUT_CAP));
     const file = workspace.openForReading(path);
     try {
       // Only what is returned is read: memory follows max_bytes, not the file.
@@ -55,24 +34,17 @@ export const readFile: AgentTool = {
     } finally {
       closeSync(file.fd);
     }
-  }),
-};
+  },
+});
 
-export const writeFile: AgentTool = {
+export const writeFile = defineTool({
+  name: 'write_file',
+  description: 'Create or overwrite a file of the workspace (parent directories are created).',
   readOnly: false,
   external: true,
-  definition: {
-    name: 'write_file',
-    description: 'Create or overwrite a file of the workspace (parent directories are created).',
-    input_schema: {
-      type: 'object',
-      properties: { path: { type: 'string', description: 'Relative to the workspace.' }, content: { type: 'string' } },
-      required: ['path', 'content'],
-    },
-  },
-  run: guarded((input, { workspace }) => {
-    const path = stringArg(input, 'path');
-    const content = Buffer.from(stringArg(input, 'content'));
+  input: { path: input.string({ description: 'Relative to the workspace.' }), content: input.string() },
+  run: ({ path, content: text }, { workspace }) => {
+    const content = Buffer.from(text);
     const file = workspace.openForWriting(path);
     try {
       ftruncateSync(file.fd, 0);
@@ -81,22 +53,17 @@ export const writeFile: AgentTool = {
       closeSync(file.fd);
     }
     return { content: `wrote ${content.length} bytes to ${workspace.show(file.full)}` };
-  }),
-};
+  },
+});
 
-export const listFiles: AgentTool = {
+export const listFiles = defineTool({
+  name: 'list_files',
+  description: `List a directory of the workspace (recursive skips ${[...SKIPPED_DIRS].join(' and ')}).`,
   readOnly: true,
   external: true,
-  definition: {
-    name: 'list_files',
-    description: `List a directory of the workspace (recursive skips ${[...SKIPPED_DIRS].join(' and ')}).`,
-    input_schema: {
-      type: 'object',
-      properties: { path: { type: 'string', description: 'Default: the workspace root.' }, recursive: { type: 'boolean' } },
-    },
-  },
-  run: guarded((input, { workspace }) => {
-    const { full: start, stats } = workspace.existing(stringArg(input, 'path', '.'));
+  input: { path: input.string({ description: 'Default: the workspace root.' }).optional(), recursive: input.boolean().optional() },
+  run: ({ path = '.', recursive }, { workspace }) => {
+    const { full: start, stats } = workspace.existing(path);
     if (!stats.isDirectory()) return { content: `${workspace.show(start)} (${stats.size} bytes)` };
     const lines: string[] = [];
     const visit = (dir: string) => {
@@ -106,7 +73,7 @@ export const listFiles: AgentTool = {
         const shown = workspace.show(full);
         if (entry.isDirectory()) {
           lines.push(`${shown}/`);
-          if (input.recursive === true && !SKIPPED_DIRS.has(entry.name)) visit(full);
+          if (recursive && !SKIPPED_DIRS.has(entry.name)) visit(full);
         } else if (entry.isSymbolicLink()) {
           lines.push(`${shown} (link, not followed)`);
         } else if (entry.isFile()) {
@@ -119,8 +86,8 @@ export const listFiles: AgentTool = {
     visit(start);
     if (lines.length >= LIST_CAP) lines.push(`[… stopped at ${LIST_CAP} entries]`);
     return { content: lines.join('\n') || '(empty)' };
-  }),
-};
+  },
+});
 
 function sortedEntries(dir: string): Dirent[] {
   return readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
