@@ -45,7 +45,7 @@ export const input = {
   strings(o: { description?: string; minItems?: number } = {}) {
     return field<string[]>({ type: 'array', items: { type: 'string' }, ...(o.minItems === undefined ? {} : { minItems: o.minItems }), ...described(o.description) }, (value, name) => {
       if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new ToolInputError(`"${name}" must be a list of strings`);
-      if (o.minItems !== undefined && value.length < o.minItems) throw new ToolInputError(`"${name}" needs at least ${o.minItems} item${o.minItems === 1 ? "" : "s"}`);
+      if (o.minItems !== undefined && value.length < o.minItems) throw new ToolInputError(`"${name}" needs at least ${o.minItems} item${o.minItems === 1 ? '' : 's'}`);
       return value as string[];
     });
   },
