@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { random } from './helpers/random.js';
+import { mutateJson, random } from './helpers/random.js';
 import { annotate } from '../src/agents/tools/annotate.js';
 import { grep } from '../src/agents/tools/grep.js';
 import type { AgentTool, ToolContext } from '../src/agents/tools/tool.js';
@@ -71,22 +71,10 @@ function randomInput(tool: AgentTool, rand: () => number): Record<string, unknow
   return input;
 }
 
-/** Replaces, deletes or re-types one value somewhere in a copy of `value`. */
+/** A copy of `value` with one place replaced, deleted or re-typed. */
 function mutate(value: unknown, rand: () => number): unknown {
-  const copy = JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
-  const nodes: { parent: Record<string, unknown> | unknown[]; key: string | number }[] = [];
-  const visit = (v: unknown) => {
-    if (v && typeof v === 'object') {
-      for (const [k, child] of Object.entries(v)) {
-        nodes.push({ parent: v as Record<string, unknown>, key: Array.isArray(v) ? Number(k) : k });
-        visit(child);
-      }
-    }
-  };
-  visit(copy);
-  const { parent, key } = pick(nodes, rand);
-  if (rand() < 0.25 && !Array.isArray(parent)) delete parent[key as string];
-  else (parent as Record<string | number, unknown>)[key] = rand() < 0.1 ? deep(80) : pick(SCALARS, rand);
+  const copy = JSON.parse(JSON.stringify(value)) as unknown;
+  mutateJson(copy, rand, () => (rand() < 0.1 ? deep(80) : pick(SCALARS, rand)));
   return copy;
 }
 

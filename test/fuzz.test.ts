@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { random } from './helpers/random.js';
+import { mutateJson, random } from './helpers/random.js';
 import { mentionWarnings } from '../src/channel/mention-lint.js';
 import { readSession, SessionFileError } from '../src/session/reader.js';
 import { isFinished, replayable } from '../src/session/recording.js';
@@ -57,20 +57,7 @@ function mutateJsonLine(line: string, rand: () => number): string {
   } catch {
     return mutateText(line, rand);
   }
-  const nodes: { parent: Record<string, unknown> | unknown[]; key: string | number }[] = [];
-  const visit = (v: unknown) => {
-    if (v && typeof v === 'object') {
-      for (const [k, child] of Object.entries(v)) {
-        nodes.push({ parent: v as Record<string, unknown>, key: Array.isArray(v) ? Number(k) : k });
-        visit(child);
-      }
-    }
-  };
-  visit(value);
-  if (nodes.length === 0 || rand() < 0.15) return mutateText(line, rand);
-  const { parent, key } = nodes[Math.floor(rand() * nodes.length)]!;
-  if (rand() < 0.25 && !Array.isArray(parent)) delete parent[key as string];
-  else (parent as Record<string | number, unknown>)[key] = VALUES[Math.floor(rand() * VALUES.length)];
+  if (rand() < 0.15 || !mutateJson(value, rand, () => VALUES[Math.floor(rand() * VALUES.length)])) return mutateText(line, rand);
   return JSON.stringify(value);
 }
 

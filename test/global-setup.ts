@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { buildIsStale } from './helpers/fresh-build.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { buildIsStale, walk } from './helpers/fresh-build.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,17 +33,6 @@ export default function setup() {
     process.stdout.write(`secret sweep: ${sessions.length} session files hold no API key or secret value\n`);
     rmSync(root, { recursive: true, force: true });
   };
-}
-
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    try {
-      return statSync(path).isDirectory() ? walk(path) : [path];
-    } catch {
-      return [];
-    }
-  });
 }
 
 /**

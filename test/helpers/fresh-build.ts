@@ -7,7 +7,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** What dist/ is built from: the sources, the schema, the build scripts and the installed packages. */
 const INPUTS = ['src', 'schemas', 'scripts', 'package.json', 'package-lock.json', 'node_modules/.package-lock.json'];
 
-function walk(dir: string): string[] {
+/** Every file below `dir`. */
+export function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     try {
