@@ -121,25 +121,19 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   const run = new Run({
     workflow,
     inputs: options.inputs,
-    runId: options.runId,
-    sessionPath: options.scopeSession,
-    ownFiles: [writer.path, ...(options.responseCache?.file ? [options.responseCache.file] : [])],
-    workspace: options.workspace,
-    env: process.env,
-    modelOverride: options.model,
-    callModel: (request, signal, onRetry) => {
-      if (!provider) throw new Error('no model can be called in a replay');
-      return provider.call(request, signal, onRetry);
+    identity: { runId: options.runId, sessionPath: options.scopeSession, ownFiles: [writer.path, ...(options.responseCache?.file ? [options.responseCache.file] : [])] },
+    place: { workspace: options.workspace, env: process.env },
+    answers: {
+      call: (request, signal, onRetry) => {
+        if (!provider) throw new Error('no model can be called in a replay');
+        return provider.call(request, signal, onRetry);
+      },
+      modelOverride: options.model,
+      cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
+      live: provider !== undefined,
     },
-    journal,
-    limits: options.limits,
-    limitsOnLive: options.limitsOnLive,
-    onLive: options.onLive,
-    cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
-    liveCalls: provider !== undefined,
-    startServers: options.replayOf === undefined,
-    mask: (text) => options.masker.loose(text),
-    elapsedBeforeMs: options.elapsedBeforeMs,
+    recording: { journal, limits: options.limits, limitsOnLive: options.limitsOnLive, onLive: options.onLive, elapsedBeforeMs: options.elapsedBeforeMs },
+    servers: { start: options.replayOf === undefined, mask: (text) => options.masker.loose(text) },
     progress: options.quiet ? () => {} : (view?.listener ?? progressLines((line) => process.stderr.write(line), (text) => options.masker.text(text))),
   });
   const onInt = () => run.interrupt('SIGINT');

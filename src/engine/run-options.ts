@@ -12,38 +12,50 @@ import type { CallModel } from './model-calls.js';
 export interface RunOptions {
   workflow: Workflow;
   inputs: Record<string, Scalar>;
-  runId: string;
-  sessionPath: string;
-  /** The files this run keeps (its session file, the response cache's file): no tool may write them, wherever they are. */
-  ownFiles?: readonly string[];
-  /** The directory setup steps and workspace tools run in. */
-  workspace: string;
-  /** The process environment that setup steps and run_command start from. */
-  env: NodeJS.ProcessEnv;
-  modelOverride?: string;
-  callModel: CallModel;
-  /** Where events go; when resuming or replaying, also where recorded answers come from. */
-  journal: Journal;
-  /** The limits the run starts with: the workflow's, or for a resume those its recording started with. */
-  limits: Limits;
-  /**
-   * A resume's limits from where the recording ends: when they differ from the recorded ones, a
-   * `limits_changed` event records them at that point (after the `resumed` event).
-   */
-  limitsOnLive?: Limits;
-  /** Written first when the recording is used up (a resume's `resumed` event). */
-  onLive?: () => void;
-  /** False for --replay and --offline: a model call nothing recorded or cached can answer fails the run instead of reaching the network. */
-  liveCalls?: boolean;
-  /** Responses kept across runs (--cache): a hit costs nothing and calls no one. */
-  cache?: ResponseCache;
-  /** Time the run had already used before it was resumed, for limits.timeout. */
-  elapsedBeforeMs?: number;
+  /** Who the run is. */
+  identity: {
+    runId: string;
+    /** The session path the run's expressions see (`run.session`). */
+    sessionPath: string;
+    /** The files this run keeps (its session file, the response cache's file): no tool may write them, wherever they are. */
+    ownFiles?: readonly string[];
+  };
+  /** Where it runs. */
+  place: {
+    /** The directory setup steps and workspace tools run in. */
+    workspace: string;
+    /** The process environment that setup steps and run_command start from. */
+    env: NodeJS.ProcessEnv;
+  };
+  /** Where model answers come from. */
+  answers: {
+    call: CallModel;
+    /** --model: this model for every agent. */
+    modelOverride?: string;
+    /** Responses kept across runs (--cache): a hit costs nothing and calls no one. */
+    cache?: ResponseCache;
+    /** False for --replay and --offline: a model call nothing recorded or cached can answer fails the run instead of reaching the network. */
+    live?: boolean;
+  };
+  /** What the run re-executes first, and the limits it starts with. */
+  recording: {
+    /** Where events go; when resuming or replaying, also where recorded answers come from. */
+    journal: Journal;
+    /** The limits the run starts with: the workflow's, or for a resume those its recording started with. */
+    limits: Limits;
+    /**
+     * A resume's limits from where the recording ends: when they differ from the recorded ones, a
+     * `limits_changed` event records them at that point (after the `resumed` event).
+     */
+    limitsOnLive?: Limits;
+    /** Written first when the recording is used up (a resume's `resumed` event). */
+    onLive?: () => void;
+    /** Time the run had already used before it was resumed, for limits.timeout. */
+    elapsedBeforeMs?: number;
+  };
+  /** MCP servers: false for --replay (their tools come from the recording); what hides secrets in their answers. */
+  servers?: { start?: boolean; mask?: (text: string) => string };
   progress: ProgressListener;
-  /** False for --replay: MCP servers are not started, their tools come from the recording. */
-  startServers?: boolean;
-  /** Hides secrets in what tools outside conclave answer (MCP servers). */
-  mask?: (text: string) => string;
 }
 
 export interface RunResult extends Ending {

@@ -53,24 +53,24 @@ export class Run {
   constructor(private readonly options: RunOptions) {
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
-    this.limits = new RunLimits(options.limits, options.limitsOnLive, options.elapsedBeforeMs ?? 0, (end) => this.stop(end), () => this.accounting.recheck());
+    this.limits = new RunLimits(options.recording.limits, options.recording.limitsOnLive, options.recording.elapsedBeforeMs ?? 0, (end) => this.stop(end), () => this.accounting.recheck());
     this.accounting = new Accounting(() => this.limits.current, options.workflow.spec.pricing, (model) =>
       this.progress({ type: 'warning', message: `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: in the workflow` }),
     );
     this.calls = new ModelCalls({
-      journal: options.journal,
+      journal: options.recording.journal,
       accounting: this.accounting,
-      callModel: options.callModel,
-      liveCalls: options.liveCalls !== false,
-      cache: options.cache,
+      callModel: options.answers.call,
+      liveCalls: options.answers.live !== false,
+      cache: options.answers.cache,
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
     });
-    this.workspace = new Workspace(options.workspace, { protect: options.ownFiles ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
-    options.journal.listen({
+    this.workspace = new Workspace(options.place.workspace, { protect: options.identity.ownFiles ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
+    options.recording.journal.listen({
       onLive: () => {
-        options.onLive?.();
-        this.limits.goLive(options.journal);
+        options.recording.onLive?.();
+        this.limits.goLive(options.recording.journal);
       },
       onLimits: (limits) => this.limits.replayed(limits),
       onStall: (error) => this.stop(ending('error', error.message)),
@@ -78,13 +78,22 @@ export class Run {
   }
 
   async start(): Promise<RunResult> {
-    const { journal, workflow } = this.options;
+    const { workflow } = this.options;
+    const { journal } = this.options.recording;
     this.limits.start();
     let scope: Scope | undefined;
     try {
       journal.append({ type: 'run_started', workflow: workflow.spec.name, limits: recordOf(this.limits.current) });
       const setup = await runSetup({
-        ...this.options,
+        workflow,
+        inputs: this.options.inputs,
+        runId: this.options.identity.runId,
+        sessionPath: this.options.identity.sessionPath,
+        ownFiles: this.options.identity.ownFiles,
+        env: this.options.place.env,
+        journal,
+        startServers: this.options.servers?.start,
+        mask: this.options.servers?.mask,
         cwd: this.workspace.root,
         signal: this.controller.signal,
         progress: (event) => this.progress(event),
@@ -92,7 +101,7 @@ export class Run {
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        for (const profile of buildProfiles(workflow, scope, this.options.modelOverride, this.tools.mcp)) {
+        for (const profile of buildProfiles(workflow, scope, this.options.answers.modelOverride, this.tools.mcp)) {
           this.profiles.set(profile.name, profile);
           this.conversations.set(profile.name, emptyConversation());
           this.turns.set(profile.name, 0);
@@ -194,7 +203,7 @@ export class Run {
   }
 
   private async takeTurn(name: string, turn: number): Promise<void> {
-    const { journal } = this.options;
+    const { journal } = this.options.recording;
     const channel = this.channel!;
     const delivery = channel.deliver(name);
     const spentBefore = this.accounting.of(name);
@@ -255,11 +264,11 @@ export class Run {
 
   /** Progress, except while a resume re-executes its recording (a replay shows it: that is its point). */
   private progress(event: Parameters<ProgressListener>[0]): void {
-    if (!this.options.journal.replaying || this.options.liveCalls === false) this.options.progress(event);
+    if (!this.options.recording.journal.replaying || this.options.answers.live === false) this.options.progress(event);
   }
 
   private elapsedMs(): number {
-    return (this.options.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
+    return (this.options.recording.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
   }
 
   private reportProposal(p: ProposalView): void {
@@ -282,7 +291,8 @@ export class Run {
   }
 
   private finish(scope: Scope | undefined): RunResult {
-    const { workflow, journal } = this.options;
+    const { workflow } = this.options;
+    const { journal } = this.options.recording;
     const end = this.ending!;
     const channel = this.channel;
     const names = [...this.profiles.keys()];

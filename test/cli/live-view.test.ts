@@ -64,13 +64,10 @@ describe('the live view', () => {
     const run = new Run({
       workflow: workflow!,
       inputs: {},
-      runId: 'r',
-      sessionPath: 's',
-      workspace: dir,
-      env: {},
-      callModel: fakeModel,
-      journal,
-      limits: workflow!.limits,
+      identity: { runId: 'r', sessionPath: 's' },
+      place: { workspace: dir, env: {} },
+      answers: { call: fakeModel },
+      recording: { journal, limits: workflow!.limits },
       progress: view.listener,
     });
     const result = await run.start();
