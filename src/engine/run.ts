@@ -78,22 +78,13 @@ export class Run {
   }
 
   async start(): Promise<RunResult> {
-    const { workflow } = this.options;
-    const { journal } = this.options.recording;
+    const { workflow, recording: { journal } } = this.options;
     this.limits.start();
     let scope: Scope | undefined;
     try {
       journal.append({ type: 'run_started', workflow: workflow.spec.name, limits: recordOf(this.limits.current) });
       const setup = await runSetup({
-        workflow,
-        inputs: this.options.inputs,
-        runId: this.options.identity.runId,
-        sessionPath: this.options.identity.sessionPath,
-        ownFiles: this.options.identity.ownFiles,
-        env: this.options.place.env,
-        journal,
-        startServers: this.options.servers?.start,
-        mask: this.options.servers?.mask,
+        ...this.options,
         cwd: this.workspace.root,
         signal: this.controller.signal,
         progress: (event) => this.progress(event),
@@ -291,8 +282,7 @@ export class Run {
   }
 
   private finish(scope: Scope | undefined): RunResult {
-    const { workflow } = this.options;
-    const { journal } = this.options.recording;
+    const { workflow, recording: { journal } } = this.options;
     const end = this.ending!;
     const channel = this.channel;
     const names = [...this.profiles.keys()];

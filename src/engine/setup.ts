@@ -12,6 +12,7 @@ import type { Journal } from './journal.js';
 import { connectMcp } from './mcp-setup.js';
 import { SetupError } from './setup-error.js';
 import type { McpToolbox } from '../agents/tools/mcp.js';
+import type { RunOptions } from './run-options.js';
 
 export const DEFAULT_SETUP_TIMEOUT = '5m';
 export const DEFAULT_MAX_OUTPUT = '1MB';
@@ -58,23 +59,12 @@ export function declaredEnv(workflow: Workflow, base: Scope): Record<string, str
   return declared;
 }
 
-export interface SetupOptions {
-  workflow: Workflow;
-  inputs: Record<string, Scalar>;
-  runId: string;
-  sessionPath: string;
-  /** The files the run keeps (its session, the cache's file): read-only to commands. */
-  ownFiles?: readonly string[];
-  env: NodeJS.ProcessEnv;
+/** What setup needs of the run's options, and where and how it runs now. */
+export type SetupOptions = Pick<RunOptions, 'workflow' | 'inputs' | 'identity' | 'place' | 'recording' | 'servers'> & {
   cwd: string;
-  journal: Journal;
   signal: AbortSignal;
   progress: ProgressListener;
-  /** False for --replay: MCP servers are not started. */
-  startServers?: boolean;
-  /** Hides secrets in what MCP servers answer. */
-  mask?: (text: string) => string;
-}
+};
 
 /** What the agents' tools run with: their environment, run_command's sandbox, the MCP servers. */
 export interface ToolSetup {
@@ -89,8 +79,10 @@ export interface ToolSetup {
  * the tools run with.
  */
 export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; tools: ToolSetup }> {
-  const { workflow, inputs, env, journal, signal, progress } = options;
-  const base = baseScope(workflow, inputs, options.runId, options.sessionPath);
+  const { workflow, inputs, signal, progress } = options;
+  const { env } = options.place;
+  const { journal } = options.recording;
+  const base = baseScope(workflow, inputs, options.identity.runId, options.identity.sessionPath);
   const declared = declaredEnv(workflow, base);
   const inputEnv = Object.fromEntries(Object.entries(base.inputs as Record<string, Scalar>).map(([name, value]) => [inputEnvName(name), String(value)]));
   const shellEnv = { ...env, ...declared, ...inputEnv };
@@ -119,10 +111,10 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
   const toolEnv = toolEnvironment(env, declared, workflow.spec.tools_env ?? []);
   const mcp = signal.aborted
     ? undefined
-    : await connectMcp({ workflow, base, toolEnv, cwd: options.cwd, journal, startServers: options.startServers !== false, mask: options.mask ?? ((t) => t), signal, progress });
+    : await connectMcp({ workflow, base, toolEnv, cwd: options.cwd, journal, startServers: options.servers?.start !== false, mask: options.servers?.mask ?? ((t) => t), signal, progress });
   return {
     scope: { ...base, env: envScope, setup: outputs },
-    tools: { env: toolEnv, sandbox: sandboxFor(workflow, options.cwd, options.ownFiles ?? [], progress), ...(mcp ? { mcp } : {}) },
+    tools: { env: toolEnv, sandbox: sandboxFor(workflow, options.cwd, options.identity.ownFiles ?? [], progress), ...(mcp ? { mcp } : {}) },
   };
 }
 
