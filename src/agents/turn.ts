@@ -156,7 +156,7 @@ export async function runTurn(
     let result: ToolResult;
     if (step >= MAX_TOOL_STEPS) {
       result = { content: `Not run: this turn reached its limit of ${MAX_TOOL_STEPS} model calls. Reply without tools.`, isError: true };
-    } else if (isRecordLike(use.input) && TOO_DEEP in use.input) {
+    } else if (typeof use.input === 'object' && use.input !== null && TOO_DEEP in use.input) {
       result = { content: `Not run: the input was nested deeper than ${MAX_INPUT_DEPTH} levels. Call ${use.name} again with a flatter input.`, isError: true };
     } else if (!tool) {
       result = { content: `There is no tool "${use.name}". Your tools: ${[...tools.keys()].join(', ')}.`, isError: true };
@@ -188,8 +188,4 @@ function continuationNote(maxTokens: number, cutTool: string | undefined): strin
   const why = `[Your answer was cut off at the limit of ${maxTokens} output tokens.`;
   if (cutTool) return `${why} Your call of ${cutTool} was cut off too and was not run: make it again, with a shorter input if you can.]`;
   return `${why} Go on from where it stopped; what you wrote is kept and will be posted together with the rest.]`;
-}
-
-function isRecordLike(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object';
 }

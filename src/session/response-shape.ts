@@ -1,3 +1,5 @@
+import { isObject } from './event-shapes.js';
+
 /**
  * Whether a value read from outside (a cache entry any runner of the organisation may have
  * written) is a Messages API response conclave can use: its blocks of the kinds a turn reads,
@@ -5,19 +7,19 @@
  * taken for a miss, never followed into a TypeError.
  */
 export function isModelResponse(value: unknown): boolean {
-  if (!isRecord(value) || !Array.isArray(value.content)) return false;
+  if (!isObject(value) || !Array.isArray(value.content)) return false;
   if (!(value.stop_reason === null || typeof value.stop_reason === 'string')) return false;
   if (value.usage !== undefined && !isUsage(value.usage)) return false;
   return value.content.every(isBlock);
 }
 
 function isBlock(block: unknown): boolean {
-  if (!isRecord(block)) return false;
+  if (!isObject(block)) return false;
   switch (block.type) {
     case 'text':
       return typeof block.text === 'string';
     case 'tool_use':
-      return typeof block.id === 'string' && typeof block.name === 'string' && isRecord(block.input);
+      return typeof block.id === 'string' && typeof block.name === 'string' && isObject(block.input);
     case 'thinking':
       return typeof block.thinking === 'string' && typeof block.signature === 'string';
     case 'redacted_thinking':
@@ -28,14 +30,10 @@ function isBlock(block: unknown): boolean {
 }
 
 function isUsage(usage: unknown): boolean {
-  if (!isRecord(usage)) return false;
+  if (!isObject(usage)) return false;
   for (const field of ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens']) {
     const n = usage[field];
     if (n !== undefined && n !== null && !(Number.isSafeInteger(n) && (n as number) >= 0)) return false;
   }
   return true;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

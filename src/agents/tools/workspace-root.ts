@@ -78,7 +78,7 @@ export class Workspace {
    * false the last steps may be missing; with `makeParents` the missing directories are made.
    */
   private walk(path: string, mustExist: boolean, makeParents = false): string {
-    const parts = this.checkShape(path).split(/[\\/]+/).filter((p) => p !== '' && p !== '.');
+    const parts = this.partsOf(path);
     let full = this.root;
     for (const [i, part] of parts.entries()) {
       full = join(full, part);
@@ -128,7 +128,7 @@ export class Workspace {
    * locks), and the repository's GitHub workflows unless the workflow allows it.
    */
   private checkWritable(path: string): void {
-    const parts = this.checkShape(path).split(/[\\/]+/).filter((p) => p !== '' && p !== '.').map((p) => p.toLowerCase());
+    const parts = this.partsOf(path).map((p) => p.toLowerCase());
     const refuse = (why: string) => {
       throw new ToolInputError(`${path}: ${why}; the workspace tools do not write there`);
     };
@@ -142,8 +142,13 @@ export class Workspace {
    * `.git/config` (an `extraheader`), which a model could quote into a comment or an output.
    */
   checkReadable(path: string): void {
-    const parts = this.checkShape(path).split(/[\\/]+/).map((p) => p.toLowerCase());
+    const parts = this.partsOf(path).map((p) => p.toLowerCase());
     if (parts.includes('.git')) throw new ToolInputError(`${path}: it is inside a .git directory (its config may hold the job's token); the workspace tools do not read there: run git through run_command`);
+  }
+
+  /** The steps of a path (its shape checked first), without empty and `.` steps. */
+  private partsOf(path: string): string[] {
+    return this.checkShape(path).split(/[\\/]+/).filter((p) => p !== '' && p !== '.');
   }
 
   private checkShape(path: string): string {

@@ -1,1 +1,0 @@
-export{r as CacheError,n as openCache}from"./cache-CH1-pYUv.js";
