@@ -1,1 +1,0 @@
-function e(e){if(e.empty)return()=>{};let n=[process.stdout,process.stderr].map(n=>{let r=n.write;return n.write=((i,...a)=>{let o=typeof i==`string`?i:Buffer.from(i).toString(`utf8`);return r.call(n,t?o:e.text(o),...a)}),()=>n.write=r});return()=>n.forEach(e=>e())}let t=!1;function n(e){t=!0;try{e()}finally{t=!1}}export{n,e as t};
