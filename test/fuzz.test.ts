@@ -67,7 +67,7 @@ describe(`fuzzing (seed ${SEED})`, () => {
     ...readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.yml')).map((f) => join(ROOT, 'examples', f)),
     ...readdirSync(join(ROOT, 'test/corpus')).filter((f) => f.endsWith('.yml')).map((f) => join(ROOT, 'test/corpus', f)),
   ].map((f) => readFileSync(f, 'utf8'));
-  const sessions = ['finished.jsonl', 'stopped.jsonl', 'resumed.jsonl'].map((f) => readFileSync(join(ROOT, 'test/fixtures/format-1', f), 'utf8'));
+  const sessions = ['finished.jsonl', 'stopped.jsonl', 'resumed.jsonl'].map((f) => readFileSync(join(ROOT, 'test/fixtures/session/format-1', f), 'utf8'));
 
   it(`${CASES} mutated workflows end in diagnostics, never in an exception`, () => {
     const rand = random(SEED);

@@ -70,5 +70,5 @@ export function pushUser(conversation: MessageParam[], content: ContentBlockPara
  */
 export function assistantContent(response: ModelResponse, dropLast: boolean): ContentBlockParam[] {
   const blocks = dropLast ? response.content.slice(0, -1) : response.content;
-  return blocks.filter((b) => !(b.type === 'text' && b.text === '')) as unknown as ContentBlockParam[];
+  return blocks.filter((b) => !(b.type === 'text' && b.text === ''));
 }

@@ -134,7 +134,7 @@ export async function runTurn(
       continue;
     }
     // Complete tool calls are run whatever the stop reason: none is left without its result.
-    const uses = content.flatMap((b) => (b.type === 'tool_use' ? [b as unknown as ToolUse] : []));
+    const uses = content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
     const cut = stop === 'max_tokens' && continuations < MAX_CONTINUATIONS && step < MAX_TOOL_STEPS;
     if (!cut && uses.length === 0) return { text: reply(), conversation: current, steps: step, completion };
 

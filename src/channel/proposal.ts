@@ -1,3 +1,4 @@
+import type { ProposalSummary } from '../session/summary.js';
 import { didYouMean } from '../workflow/suggest.js';
 import { ChannelError } from './channel-error.js';
 
@@ -178,20 +179,8 @@ export function closedText(p: ProposalState): string {
   return `Proposal "${p.id}" ended with no decision: ${p.reason} (votes: ${counts}; rule: ${p.rule}).`;
 }
 
-/** A proposal as agents, the engine and the session see it. */
-export interface ProposalView {
-  id: string;
-  proposer: string;
-  question: string;
-  options: string[];
-  voters: string[];
-  rule: string;
-  status: string;
-  winner: string | null;
-  reason: string | null;
-  tally: Record<string, number>;
-  votes: Record<string, Vote>;
-}
+/** A proposal as agents, the engine and the session's summary see it (one shape: session/summary.ts). */
+export type ProposalView = Omit<ProposalSummary, 'refused'>;
 
 export function viewOf(p: ProposalState): ProposalView {
   return {

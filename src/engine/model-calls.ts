@@ -3,11 +3,11 @@ import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-
 import { inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
 import { requestHash } from '../provider/request-hash.js';
 import type { ResponseCache } from '../session/cache.js';
-import type { RecordedResponse } from '../session/format.js';
 import type { Accounting } from './accounting.js';
 import { NoRecordedAnswer } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
-import type { Journal } from './journal.js';
+import { DivergenceError, type Journal } from './journal.js';
+import { isModelResponse } from '../session/response-shape.js';
 import { RequestDeltas } from './request-delta.js';
 
 export type CallModel = (request: ModelRequest, signal: AbortSignal, onRetry: RetryListener) => Promise<ModelResponse>;
@@ -42,7 +42,8 @@ export class ModelCalls {
       const event = await recorded;
       if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
-      return this.record(agent, turn, step, request, event.request_sha256, event.response as unknown as ModelResponse, event.cached === true, false);
+      if (!isModelResponse(event.response)) throw new DivergenceError(`event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`);
+      return this.record(agent, turn, step, request, event.request_sha256, event.response, event.cached === true, false);
     }
     await journal.live(signal);
     const hash = requestHash(request);
@@ -90,7 +91,7 @@ export class ModelCalls {
       step,
       request: this.deltas.of(agent, request),
       request_sha256: hash,
-      response: response as unknown as RecordedResponse,
+      response,
       cost_usd: spend.costUsd,
       ...(cached ? { cached: true as const } : {}),
     });

@@ -1,4 +1,5 @@
 import type { ModelRequest } from '../provider/client.js';
+import { deepFreeze } from '../provider/deep-freeze.js';
 
 /**
  * What a model call asked, as the session keeps it: the system prompt and tools when they
@@ -13,7 +14,8 @@ export class RequestDeltas {
     // and so are the messages a conversation keeps: a compacted one has new ones, and is kept whole.
     const previous = this.last.get(agent);
     const from = previous && extends_(request.messages, previous.messages) ? Math.max(0, previous.messages.length - 1) : 0;
-    this.last.set(agent, { system: request.system, tools: request.tools, messages: request.messages });
+    // Compared by identity at the next call: frozen, so that none can change in place meanwhile.
+    this.last.set(agent, deepFreeze({ system: request.system, tools: request.tools, messages: [...request.messages] }));
     return {
       model: request.model,
       max_tokens: request.max_tokens,

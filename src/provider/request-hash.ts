@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ModelRequest } from './client.js';
+import { deepFreeze } from './deep-freeze.js';
 
 const partHashes = new WeakMap<object, string>();
 
@@ -12,7 +13,7 @@ function hashOf(part: unknown): string {
   if (part === null || typeof part !== 'object') return sha256(JSON.stringify(part) ?? 'undefined');
   let hash = partHashes.get(part);
   if (hash === undefined) {
-    hash = sha256(JSON.stringify(part));
+    hash = sha256(JSON.stringify(deepFreeze(part)));
     partHashes.set(part, hash);
   }
   return hash;
@@ -26,6 +27,7 @@ function chainOf(messages: readonly object[]): string {
   for (const message of messages) {
     let links = chains.get(message);
     if (!links) {
+      deepFreeze(message);
       links = new Map();
       chains.set(message, links);
     }

@@ -1,127 +1,26 @@
-/** The session file's format version; a file of a newer major version is refused. */
+import type { Infer } from './schema.js';
+import type { EVENTS, HEADER, LIMITS, MESSAGE, PROPOSAL, RESPONSE, USAGE } from './session-events.js';
+
+/**
+ * The session file's format version; a file of a newer version is refused. Each version's files
+ * are kept under test/fixtures/session/format-N/, and every one of them must still read
+ * (docs/session-format.md: compatibility).
+ */
 export const SESSION_FORMAT = 1;
 
-/** The first line of a session file. */
-export interface SessionHeader {
-  type: 'header';
-  format: number;
-  run_id: string;
-  conclave_version: string;
-  workflow: { path: string; sha256: string };
-  /** The input values, secrets masked as "***". */
-  inputs: Record<string, unknown>;
-  /**
-   * Per secret input given, a salted scrypt digest of its value (`scrypt$SALT$HASH`, base64):
-   * enough for a resume to tell that the value given again differs, not to recover it.
-   */
-  secret_checks?: Record<string, string>;
-  /** The session path the run started with: `$<< run.session >>` keeps this value when resumed. */
-  session: string;
-  started_at: string;
-  /** Set in a file made by `resume --at`. */
-  forked_from?: { path: string; seq: number };
-  /** Set in a file recorded against the test server, such as the offline demo's. */
-  note?: string;
-}
-
+/** The first line of a session file (docs/session-format.md: the header). */
+export type SessionHeader = Infer<typeof HEADER>;
 /** The limits in force, as recorded (`maxTokensTotal` is null for no limit). */
-export interface RecordedLimits {
-  timeoutMs: number;
-  maxTurns: number;
-  maxTurnsPerAgent: number;
-  budgetUsd: number;
-  maxTokensTotal: number | null;
-  concurrency: number;
-}
-
-export interface RecordedMessage {
-  id: number;
-  kind: string;
-  sender: string;
-  text: string;
-  recipients: string[];
-}
-
-export interface RecordedProposal {
-  id: string;
-  proposer: string;
-  question: string;
-  options: string[];
-  voters: string[];
-  rule: string;
-  quorum: number;
-  deadline_turns: number | null;
-  opened_at_turn: number;
-}
-
-export interface RecordedUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_input_tokens: number;
-  cache_read_input_tokens: number;
-}
-
+export type RecordedLimits = Infer<typeof LIMITS>;
+export type RecordedMessage = Infer<typeof MESSAGE>;
+export type RecordedProposal = Infer<typeof PROPOSAL>;
+export type RecordedUsage = Infer<typeof USAGE>;
 /** A model's response as the API sent it: every content block is kept verbatim. */
-export interface RecordedResponse {
-  content: ({ type: string } & Record<string, unknown>)[];
-  stop_reason: string | null;
-  usage?: Partial<Record<keyof RecordedUsage, number | null>>;
-  [field: string]: unknown;
-}
+export type RecordedResponse = Infer<typeof RESPONSE>;
 
+type Events = typeof EVENTS;
 /** Every event a run writes, by type (docs/session-format.md), without its `seq`. */
-export type EventBody =
-  | { type: 'run_started'; workflow: string; limits: RecordedLimits }
-  | { type: 'limits_changed'; limits: RecordedLimits; changed: string[] }
-  | { type: 'setup_finished'; id: string; stdout: string }
-  | { type: 'setup_failed'; id: string; error: string }
-  | { type: 'mcp_tools'; server: string; tools: { name: string; description: string; input_schema: Record<string, unknown>; read_only: boolean }[] }
-  | { type: 'message'; message: RecordedMessage }
-  | { type: 'ack'; agent: string; through: number }
-  | { type: 'proposal_opened'; proposal: RecordedProposal }
-  | { type: 'vote'; proposal: string; voter: string; option: string; reason: string }
-  | { type: 'proposal_closed'; proposal: string; status: string; winner: string | null; reason: string | null }
-  | { type: 'turn_counted'; agent: string }
-  | { type: 'turn_started'; agent: string; turn: number; through: number; messages: number[] }
-  | {
-      type: 'model_call';
-      agent: string;
-      turn: number;
-      step: number;
-      request: Record<string, unknown>;
-      request_sha256: string;
-      response: RecordedResponse;
-      cost_usd: number;
-      cached?: true;
-    }
-  | { type: 'context_exceeded'; agent: string; turn: number; step: number; error: string }
-  | {
-      type: 'context_compacted';
-      agent: string;
-      turn: number;
-      reason: 'threshold' | 'too_long';
-      tokens_before: number;
-      tokens_after: number;
-      cleared: number;
-      summary: string | null;
-      left_out: number;
-    }
-  | { type: 'tool_call'; agent: string; turn: number; tool: string; tool_use_id: string; input: unknown }
-  | { type: 'tool_result'; agent: string; turn: number; tool: string; tool_use_id: string; content: string; is_error: boolean }
-  | { type: 'turn_ended'; agent: string; turn: number; elapsed_ms: number }
-  | { type: 'turn_failed'; agent: string; turn: number; error: string }
-  | {
-      type: 'run_ended';
-      status: string;
-      exit_code: number;
-      reason: string;
-      summary: string;
-      outputs: Record<string, string>;
-      output_errors: string[];
-      usage: { calls: number; usage: RecordedUsage; costUsd: number };
-    }
-  | { type: 'resumed'; replayed_through: number; at: string; conclave_version: string }
-  | { type: 'repair'; torn_bytes: number; kept: string | undefined };
+export type EventBody = { [T in keyof Events]: { type: T } & Infer<Events[T]['schema']> }[keyof Events];
 
 export type EventType = EventBody['type'];
 

@@ -1,6 +1,6 @@
 import { ConclaveError } from '../conclave-error.js';
 import { readFileSync } from 'node:fs';
-import { isKnownType, isObject, shapeProblem } from './event-shapes.js';
+import { assertEvent, assertHeader, isKnownType } from './session-events.js';
 import { FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } from './format.js';
 
 /** The line an event was read from, kept on the event (JSON.stringify skips symbol keys). */
@@ -65,8 +65,7 @@ export function readSession(path: string): SessionRecord {
     const by = typeof header.conclave_version === 'string' ? ` by conclave ${header.conclave_version}` : '';
     throw new SessionFileError(`${path}: written in session format ${JSON.stringify(header.format ?? null)}${by}; this conclave reads format ${SESSION_FORMAT} and older: upgrade conclave`);
   }
-  const headerProblem = headerShapeProblem(header);
-  if (headerProblem) throw new SessionFileError(`${path}:1: the session header is damaged: ${headerProblem}`);
+  assertHeader<SessionHeader>(header, (problem) => new SessionFileError(`${path}:1: the session header is damaged: ${problem}`));
   const events: SessionEvent[] = [];
   let lastSeq = 0;
   for (let i = 1; i < lines.length; i++) {
@@ -78,24 +77,11 @@ export function readSession(path: string): SessionRecord {
     lastSeq = event.seq as number;
     if (typeof event.type !== 'string') throw new SessionFileError(`${path}:${i + 1}: this event has no "type"`);
     if (!isKnownType(event.type)) continue;
-    const problem = shapeProblem(event, event.type);
-    if (problem) throw new SessionFileError(`${path}:${i + 1}: a damaged ${event.type} event: ${problem}`);
+    assertEvent<SessionEvent>(event, event.type, (problem) => new SessionFileError(`${path}:${i + 1}: a damaged ${event.type} event: ${problem}`));
     (event as Record<string | symbol, unknown>)[RAW_LINE] = lines[i]!;
-    events.push(event as unknown as SessionEvent);
+    events.push(event);
   }
-  return { path, header: header as unknown as SessionHeader, events, effective: effectiveEvents(events), lastSeq, torn, bytes: Buffer.byteLength(text) };
-}
-
-function headerShapeProblem(header: Record<string, unknown>): string | undefined {
-  const text = (field: string) => (typeof header[field] === 'string' ? undefined : `"${field}" must be a string`);
-  const workflow = header.workflow;
-  if (!isObject(workflow) || typeof workflow.path !== 'string' || workflow.path === '' || typeof workflow.sha256 !== 'string') {
-    return '"workflow" must hold the workflow file\'s "path" and "sha256"';
-  }
-  if (!isObject(header.inputs)) return '"inputs" must be an object';
-  if (header.forked_from !== undefined && !isObject(header.forked_from)) return '"forked_from" must be an object';
-  if (header.secret_checks !== undefined && !isObject(header.secret_checks)) return '"secret_checks" must be an object';
-  return text('run_id') ?? text('conclave_version') ?? text('session') ?? text('started_at');
+  return { path, header, events, effective: effectiveEvents(events), lastSeq, torn, bytes: Buffer.byteLength(text) };
 }
 
 function effectiveEvents(events: readonly SessionEvent[]): SessionEvent[] {

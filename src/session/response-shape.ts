@@ -1,12 +1,13 @@
-import { isObject } from './event-shapes.js';
+import type { ModelResponse } from '../provider/client.js';
+import { isObject } from './schema.js';
 
 /**
  * Whether a value read from outside (a cache entry any runner of the organisation may have
- * written) is a Messages API response conclave can use: its blocks of the kinds a turn reads,
- * each with the fields it reads, a stop reason, and usage in whole numbers. Anything else is
- * taken for a miss, never followed into a TypeError.
+ * written, or a session file's `model_call`) is a Messages API response conclave can use: its
+ * blocks of the kinds a turn reads, each with the fields it reads, a stop reason, and usage in
+ * whole numbers. Anything else is taken for a miss, never followed into a TypeError.
  */
-export function isModelResponse(value: unknown): boolean {
+export function isModelResponse(value: unknown): value is ModelResponse {
   if (!isObject(value) || !Array.isArray(value.content)) return false;
   if (!(value.stop_reason === null || typeof value.stop_reason === 'string')) return false;
   if (value.usage !== undefined && !isUsage(value.usage)) return false;

@@ -1,5 +1,6 @@
 import type { SessionEvent, SessionHeader } from './format.js';
 import type { SessionRecord } from './reader.js';
+import { isObject } from './schema.js';
 
 export interface TranscriptMessage {
   id: number;
@@ -9,6 +10,7 @@ export interface TranscriptMessage {
   text: string;
 }
 
+/** A proposal, its votes and its outcome: what agents, the engine and `show` see of one. */
 export interface ProposalSummary {
   id: string;
   proposer: string;
@@ -81,7 +83,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   const proposals = new Map<string, ProposalSummary>();
   const agents: Record<string, AgentUsage> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NONE });
-  const votes = new Map<string, { voter: string; input: { proposal?: unknown; option?: unknown } }>();
+  const votes = new Map<string, { voter: string; input: Record<string, unknown> }>();
   let end: SessionSummary['end'];
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NONE });
@@ -114,8 +116,9 @@ export function summarize(record: SessionRecord): SessionSummary {
         return;
       case 'tool_call':
         usage(e.agent).tools++;
-        if (e.tool === 'vote') votes.set(e.tool_use_id, { voter: e.agent, input: e.input as { proposal?: unknown; option?: unknown } });
-        if (e.tool === 'annotate' && e.input !== null && typeof e.input === 'object') annotations.set(`${e.agent}/${e.tool_use_id}`, e.input as Record<string, unknown>);
+        if (!isObject(e.input)) return;
+        if (e.tool === 'vote') votes.set(e.tool_use_id, { voter: e.agent, input: e.input });
+        if (e.tool === 'annotate') annotations.set(`${e.agent}/${e.tool_use_id}`, e.input);
         return;
       case 'tool_result': {
         const finding = annotations.get(`${e.agent}/${e.tool_use_id}`);

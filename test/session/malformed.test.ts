@@ -9,7 +9,7 @@ import { conclave, ROOT } from '../helpers/cli.js';
  * must end in exit 2 with one plain sentence naming the file (and the line, where there is one),
  * never a stack trace. Each is made from a valid format-1 session by one change.
  */
-const BASE = readFileSync(join(ROOT, 'test/fixtures/format-1/stopped.jsonl'), 'utf8').trimEnd().split('\n');
+const BASE = readFileSync(join(ROOT, 'test/fixtures/session/format-1/stopped.jsonl'), 'utf8').trimEnd().split('\n');
 const header = () => JSON.parse(BASE[0]!) as Record<string, unknown>;
 const event = (i: number) => JSON.parse(BASE[i]!) as Record<string, unknown>;
 const indexOf = (type: string) => BASE.findIndex((l, i) => i > 0 && JSON.parse(l).type === type);
@@ -95,7 +95,7 @@ describe('malformed session files', () => {
   it(`${CASES.length} of them, given to show, resume and run: exit 2, the file and line named, no stack trace`, async () => {
     expect(CASES.length).toBeGreaterThanOrEqual(40);
     const dir = mkdtempSync(join(tmpdir(), 'conclave-malformed-'));
-    cpSync(join(ROOT, 'test/fixtures/format-1/workflow.yml'), join(dir, 'workflow.yml'));
+    cpSync(join(ROOT, 'test/fixtures/session/format-1/workflow.yml'), join(dir, 'workflow.yml'));
     const files = CASES.map(([name, content], i) => {
       const file = `${String(i).padStart(2, '0')}-${name.replace(/\W+/g, '-')}.jsonl`;
       writeFileSync(join(dir, file), content);

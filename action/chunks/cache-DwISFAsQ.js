@@ -1,0 +1,1 @@
+export{r as CacheError,n as openCache}from"./cache-DGTDfu2V.js";

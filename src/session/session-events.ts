@@ -1,0 +1,122 @@
+import { array, boolean, integer, json, nullable, number, object, oneOf, optional, record, string, text, type ObjectSchema, type Schema } from './schema.js';
+
+/**
+ * The session file's lines, each defined once: format.ts takes their types from here, the reader
+ * checks every line against them, and docs/session-format.md's tables are made from them (a test
+ * keeps the page equal to `sessionReference()`).
+ */
+
+const anyObject = (): Schema<Record<string, unknown>> => ({ ...record(json()), doc: 'object', problem: record(json()).problem });
+
+export const HEADER = object({
+  type: oneOf('header'),
+  format: integer(),
+  run_id: string(),
+  conclave_version: string(),
+  workflow: object({ path: text(), sha256: string() }),
+  inputs: anyObject(),
+  secret_checks: optional(record(string())),
+  session: string(),
+  started_at: string(),
+  forked_from: optional(object({ path: string(), seq: integer() })),
+  note: optional(string()),
+});
+
+export const LIMITS = object({
+  timeoutMs: number(),
+  maxTurns: integer(),
+  maxTurnsPerAgent: integer(),
+  budgetUsd: number(),
+  maxTokensTotal: nullable(number()),
+  concurrency: integer(),
+});
+
+export const MESSAGE = object({ id: integer(), kind: string(), sender: string(), text: string(), recipients: array(string()) });
+
+export const PROPOSAL = object({
+  id: string(),
+  proposer: string(),
+  question: string(),
+  options: array(string()),
+  voters: array(string()),
+  rule: string(),
+  quorum: integer(),
+  deadline_turns: nullable(integer()),
+  opened_at_turn: integer(),
+});
+
+const TOKENS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
+export const USAGE = object({ input_tokens: integer(), output_tokens: integer(), cache_creation_input_tokens: integer(), cache_read_input_tokens: integer() });
+const API_USAGE = object(Object.fromEntries(TOKENS.map((t) => [t, optional(nullable(integer()))])) as Record<(typeof TOKENS)[number], Schema<number | null> & { optional: true }>);
+
+/** A model's response as the API sent it: every field and content block is kept verbatim (unnamed fields pass unchecked). */
+export const RESPONSE = object({ content: array(object({ type: string() })), stop_reason: nullable(string()), usage: optional(API_USAGE) });
+
+const MCP_TOOL = object({ name: string(), description: string(), input_schema: anyObject(), read_only: boolean() });
+const AGENT_TURN = { agent: string(), turn: integer() };
+
+interface EventDefinition<S extends ObjectSchema<Record<string, Schema<unknown>>>> {
+  schema: S;
+  /** What the event records, for the reference. */
+  about: string;
+}
+const event = <const F extends Record<string, Schema<unknown>>>(fields: F, about: string): EventDefinition<ObjectSchema<F>> => ({ schema: object(fields), about });
+
+export const EVENTS = {
+  run_started: event({ workflow: string(), limits: LIMITS }, 'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`)'),
+  limits_changed: event({ limits: LIMITS, changed: array(string()) }, 'a resume raised limits (`--budget-usd`, `--max-turns`, `--max-turns-per-agent`, `--timeout`): from here on the run has these limits; `changed` names the fields that changed'),
+  setup_finished: event({ id: string(), stdout: string() }, "a setup step's output; resume and replay use it instead of running the step"),
+  setup_failed: event({ id: string(), error: string() }, 'a setup step failed: the run stopped'),
+  mcp_tools: event({ server: string(), tools: array(MCP_TOOL) }, "an MCP server's tools, listed when it started: a resume compares them, a replay uses them and starts no server; each call is a `tool_call` and `tool_result` like a workspace tool's"),
+  message: event({ message: MESSAGE }, 'a channel message, with its recipients as resolved when written'),
+  ack: event({ agent: string(), through: integer() }, "a finished turn handled the agent's inbox up to entry `through`"),
+  proposal_opened: event({ proposal: PROPOSAL }, 'a proposal was opened'),
+  vote: event({ proposal: string(), voter: string(), option: string(), reason: string() }, 'a vote the channel accepted'),
+  proposal_closed: event({ proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) }, 'a proposal closed'),
+  turn_counted: event({ agent: string() }, 'a turn ended, for proposal deadlines'),
+  turn_started: event({ ...AGENT_TURN, through: integer(), messages: array(integer()) }, "an agent's turn began with these unread messages (ids)"),
+  model_call: event(
+    { ...AGENT_TURN, step: integer(), request: anyObject(), request_sha256: string(), response: RESPONSE, cost_usd: number(), cached: optional(boolean()) },
+    "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous call (`messages_from`); `request_sha256` is over the whole request; `step` numbers the turn's calls, a compaction's summary call included; `cached` when the answer came from the shared cache",
+  ),
+  context_exceeded: event({ ...AGENT_TURN, step: integer(), error: string() }, 'the API refused call `step` as too long ("prompt is too long"): the conversation is compacted and the call made again; resume and replay meet the refusal at the same place'),
+  context_compacted: event(
+    { ...AGENT_TURN, reason: oneOf('threshold', 'too_long'), tokens_before: integer(), tokens_after: integer(), cleared: integer(), summary: nullable(string()), left_out: integer() },
+    "the agent's conversation was kept within its `compact_at`: `cleared` old tool results emptied, and, when `summary` is not null, its earlier turns replaced by that summary (written by the agent in the `model_call` just before; `left_out` earlier turns did not fit in that call)",
+  ),
+  tool_call: event({ ...AGENT_TURN, tool: string(), tool_use_id: string(), input: json() }, 'a tool began'),
+  tool_result: event({ ...AGENT_TURN, tool: string(), tool_use_id: string(), content: string(), is_error: boolean() }, 'its result'),
+  turn_ended: event({ ...AGENT_TURN, elapsed_ms: number() }, 'the turn finished: its messages are handled'),
+  turn_failed: event({ ...AGENT_TURN, error: string() }, 'the turn failed: the run stopped'),
+  run_ended: event(
+    {
+      status: string(),
+      exit_code: integer(),
+      reason: string(),
+      summary: string(),
+      outputs: record(string()),
+      output_errors: optional(array(string())),
+      usage: optional(object({ calls: integer(), usage: USAGE, costUsd: number() })),
+    },
+    'the end',
+  ),
+  resumed: event({ replayed_through: integer(), at: string(), conclave_version: string() }, 'a resume took over after event `replayed_through`'),
+  repair: event({ torn_bytes: integer(), kept: optional(string()) }, 'a torn last line was cut off and kept in the file `kept`'),
+};
+
+/** Whether `type` is an event this version knows (others are skipped when read). */
+export function isKnownType(type: string): type is keyof typeof EVENTS {
+  return Object.hasOwn(EVENTS, type);
+}
+
+/** Throws `refuse(problem)` unless the event of a known type has the fields its schema gives. */
+export function assertEvent<E>(event: Record<string, unknown>, type: keyof typeof EVENTS, refuse: (problem: string) => Error): asserts event is Record<string, unknown> & E {
+  const problem = EVENTS[type].schema.problem(event, '');
+  if (problem) throw refuse(problem);
+}
+
+/** Throws `refuse(problem)` unless the header has the fields its schema gives. */
+export function assertHeader<H>(header: Record<string, unknown>, refuse: (problem: string) => Error): asserts header is Record<string, unknown> & H {
+  const problem = HEADER.problem(header, '');
+  if (problem) throw refuse(problem);
+}
