@@ -183,6 +183,8 @@ function resultJson(result: RunResult, session: string) {
     outputs: result.outputs,
     output_errors: result.outputErrors,
     usage: { ...result.usage.usage, cost_usd: round(result.usage.costUsd) },
+    // What this process paid: a resume or replay pays nothing for the answers it took from the recording.
+    paid_usd: round(result.paidUsd),
     from_cache: { answers: result.cached.calls, tokens: result.cached.tokens },
     agents: Object.fromEntries(
       Object.entries(result.agents).map(([name, a]) => [name, { turns: a.turns, calls: a.spend.calls, ...a.spend.usage, cost_usd: round(a.spend.costUsd) }]),

@@ -31,7 +31,8 @@ export function lockSession(path: string): () => void {
   throw holder ? locked(path, holder) : new SessionLockedError(`could not lock ${path}`);
 }
 
-function takeOver(lock: string, stale: number, mine: string): boolean {
+/** Replaces a lock left by the dead process `stale` with one naming `mine`; false when another process got there first. */
+export function takeOver(lock: string, stale: number, mine: string): boolean {
   const takeover = `${lock}.takeover`;
   if (!create(takeover, mine)) {
     try {

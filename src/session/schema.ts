@@ -38,11 +38,6 @@ export const boolean = (): Schema<boolean> => leaf('boolean', 'true or false', (
 /** Any JSON value. */
 export const json = (): Schema<unknown> => leaf('any', 'present', (v) => v !== undefined);
 
-export function literal<const L extends string>(...values: L[]): Schema<L> {
-  const words = values.map((v) => JSON.stringify(v)).join(' or ');
-  return leaf(values.map((v) => `\`"${v}"\``).join(' \\| '), words, (v) => (values as unknown[]).includes(v));
-}
-
 /** A string whose value is one of `values` in this version, any string in a later one. */
 export function oneOf<const L extends string>(...values: L[]): Schema<L> {
   return { ...string(), doc: values.map((v) => `\`${v}\``).join(', ') } as Schema<L>;
@@ -101,18 +96,14 @@ export function nullable<T>(schema: Schema<T>): Schema<T | null> {
     problem: (v, path) => {
       if (v === null) return undefined;
       const problem = schema.problem(v, path);
-      return problem && problem.replace(/; found/, ' or null; found');
+      // "or null" belongs to this field's own problem, not to one of a field inside it.
+      return problem?.startsWith(`"${path}" must be`) ? problem.replace(/; found/, ' or null; found') : problem;
     },
   };
 }
 
 export function optional<T>(schema: Schema<T>): Schema<T> & { optional: true } {
   return { ...schema, optional: true };
-}
-
-/** Whether `value` fits, as a type guard. */
-export function fits<T>(schema: Schema<T>, value: unknown): value is T {
-  return schema.problem(value, '') === undefined;
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { Workspace } from '../../src/agents/tools/workspace-root.js';
 import { requestHash } from '../../src/provider/request-hash.js';
 import type { ModelRequest } from '../../src/provider/client.js';
-import { Masker } from '../../src/session/masker.js';
 import { shellQuote } from '../../src/workflow/evaluate.js';
 import { tighterLimits, limitsProblem, DEFAULT_LIMITS } from '../../src/workflow/limits.js';
 
@@ -23,32 +22,6 @@ describe('shellQuote keeps every value data', () => {
       expect(out).toBe(value);
     });
   }
-});
-
-describe('the masker', () => {
-  const secret = 'p@ss"w0rd-42/x';
-  const masker = new Masker([secret, 'short', 'line one secret\nline two secret']);
-
-  it('masks the raw value, its JSON-escaped, URL-encoded and base64 forms, and each line of a multi-line one', () => {
-    expect(masker.text(`raw ${secret} end`)).toBe('raw *** end');
-    expect(masker.text(JSON.stringify({ v: secret }))).not.toContain('w0rd');
-    expect(masker.text(encodeURIComponent(secret))).toBe('***');
-    for (const prefix of ['', 'x', 'xy']) expect(masker.text(Buffer.from(prefix + secret).toString('base64'))).not.toContain(Buffer.from(secret).toString('base64').slice(4, 12));
-    expect(masker.text('only line two secret here')).toBe('only *** here');
-  });
-
-  it('writes JSON lines whose string values are masked, keys and structure kept, even where the secret needs escaping in JSON', () => {
-    const line = masker.line({ [secret]: `said ${secret}`, n: 1 });
-    expect(JSON.parse(line)).toEqual({ [secret]: 'said ***', n: 1 });
-    // The JSON-line forms: a secret with a quote is escaped inside the line, and is still found.
-    expect(masker.line({ v: `"${secret}"` })).not.toContain('w0rd');
-  });
-
-  it('loose: a secret broken across lines, and the whole base64 run around one', () => {
-    expect(masker.loose(`a ${secret.slice(0, 6)}\n${secret.slice(6)} b`)).toBe('a *** b');
-    const b64 = Buffer.from(`user:${secret}`).toString('base64');
-    expect(masker.loose(`token ${b64} end`)).toBe('token *** end');
-  });
 });
 
 describe('the workspace root', () => {

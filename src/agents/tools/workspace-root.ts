@@ -111,7 +111,7 @@ export class Workspace {
       const stats = fstatSync(fd);
       this.checkKind(path, stats);
       const real = realOf(fd, full);
-      if (real !== this.root && !real.startsWith(this.root + sep)) {
+      if (!isWithin(this.root, real)) {
         if (created) unlinkSync(real);
         throw new ToolInputError(`${path}: leads outside the workspace (a link was swapped in); refused`);
       }
@@ -158,6 +158,11 @@ export class Workspace {
     if (path.split(/[\\/]/).includes('..')) throw new ToolInputError(`${path}: paths may not contain ".."`);
     return path;
   }
+}
+
+/** Whether `path` is `root` or below it: compared with the separator, so that a sibling `/ws-evil` is not inside `/ws`. */
+export function isWithin(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 /** A file's path with its directory's links resolved, as `walk` builds paths under the real root. */

@@ -1,0 +1,1 @@
+export{r as CacheError,n as openCache}from"./cache-O7wKupY0.js";

@@ -1,1 +1,0 @@
-export{r as CacheError,n as openCache}from"./cache-DGTDfu2V.js";

@@ -1,0 +1,1 @@
+export{t as summarize}from"./summary-Ct8mTX3s.js";

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { Accounting } from '../../src/engine/accounting.js';
+import { LimitReached } from '../../src/engine/ending.js';
+import { CallAborted } from '../../src/provider/provider-errors.js';
+import { DEFAULT_LIMITS, type Limits } from '../../src/workflow/limits.js';
+
+/** $1 per million tokens of any kind: a call's worst case is (input + max_tokens) / 1e6 dollars. */
+const PRICE = { m: { input: 1, output: 1, cache_write: 1 } };
+const usage = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+const signal = () => new AbortController().signal;
+
+function accounting(limits: Partial<Limits>, onUnknown?: (model: string) => void) {
+  return new Accounting(() => ({ ...DEFAULT_LIMITS, ...limits }), PRICE, onUnknown);
+}
+
+describe('budget reservation', () => {
+  it('admits a call whose worst case fits exactly, and refuses one a token over when none is in flight', async () => {
+    const a = accounting({ budgetUsd: 1 });
+    const release = await a.admit('m', 400_000, 600_000, signal());
+    release();
+    await expect(a.admit('m', 400_001, 600_000, signal())).rejects.toThrow(LimitReached);
+    await expect(a.admit('m', 400_001, 600_000, signal())).rejects.toThrow('limit reached: budget_usd (spent $0.00 of $1.00; the next call could cost up to $1.00)');
+  });
+
+  it('counts what was spent: a call that fits alone is refused after spending', async () => {
+    const a = accounting({ budgetUsd: 1 });
+    const release = await a.admit('m', 100, 100, signal());
+    a.record('x', 'm', usage(500_000, 0), true);
+    release();
+    await expect(a.admit('m', 300_000, 300_000, signal())).rejects.toThrow(LimitReached);
+    expect(a.total.costUsd).toBeCloseTo(0.5, 9);
+  });
+
+  it('a call that does not fit beside the ones in flight waits, and is admitted when one gives its reservation back', async () => {
+    const a = accounting({ budgetUsd: 1 });
+    const first = await a.admit('m', 300_000, 300_000, signal());
+    let admitted = false;
+    const second = a.admit('m', 300_000, 300_000, signal()).then((r) => ((admitted = true), r));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(admitted).toBe(false);
+    a.record('x', 'm', usage(100_000, 0), true);
+    first();
+    (await second)();
+    expect(admitted).toBe(true);
+  });
+
+  it('a waiting call that can never fit is refused once the calls in flight end', async () => {
+    const a = accounting({ budgetUsd: 1 });
+    const first = await a.admit('m', 300_000, 300_000, signal());
+    const second = a.admit('m', 300_000, 300_000, signal());
+    a.record('x', 'm', usage(600_000, 0), true);
+    first();
+    await expect(second).rejects.toThrow(LimitReached);
+  });
+
+  it('a released reservation is given back once only', async () => {
+    const a = accounting({ budgetUsd: 1 });
+    const first = await a.admit('m', 250_000, 250_000, signal());
+    const second = await a.admit('m', 250_000, 250_000, signal());
+    first();
+    first();
+    // Had the first been given back twice, a third call of 0.75 would fit beside the second.
+    const third = a.admit('m', 375_000, 375_000, signal());
+    let settled = false;
+    void third.then(() => (settled = true), () => (settled = true));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(settled).toBe(false);
+    second();
+    (await third)();
+  });
+
+  it('an aborted wait is refused as aborted, and an aborted signal is refused at once', async () => {
+    const a = accounting({ budgetUsd: 1 });
+    const first = await a.admit('m', 300_000, 300_000, signal());
+    const controller = new AbortController();
+    const waiting = a.admit('m', 300_000, 300_000, controller.signal);
+    controller.abort();
+    await expect(waiting).rejects.toThrow(CallAborted);
+    first();
+    await expect(a.admit('m', 1, 1, controller.signal)).rejects.toThrow(CallAborted);
+    // The aborted waiter is gone: a call that fits is admitted at once.
+    (await a.admit('m', 300_000, 300_000, signal()))();
+  });
+
+  it('holds max_tokens_total too, and says which limit stopped the call', async () => {
+    const a = accounting({ budgetUsd: 100, maxTokensTotal: 1_000 });
+    (await a.admit('m', 400, 600, signal()))();
+    a.record('x', 'm', usage(300, 100), true);
+    const refused = a.admit('m', 300, 301, signal());
+    await expect(refused).rejects.toThrow('limit reached: max_tokens_total (400 of 1000 tokens used; the next call could use up to 601)');
+  });
+});
+
+describe('spend', () => {
+  it('is counted per agent and for the run; only live calls are paid now', () => {
+    const a = accounting({});
+    a.record('lead', 'm', usage(1_000_000, 0), true);
+    a.record('lead', 'm', usage(0, 2_000_000), false);
+    a.record('helper', 'm', usage(500_000, 500_000), true);
+    expect(a.of('lead')).toEqual({ calls: 2, usage: usage(1_000_000, 2_000_000), costUsd: 3 });
+    expect(a.of('helper').costUsd).toBeCloseTo(1, 9);
+    expect(a.of('nobody')).toEqual({ calls: 0, usage: usage(0, 0), costUsd: 0 });
+    expect(a.total.calls).toBe(3);
+    expect(a.total.costUsd).toBeCloseTo(4, 9);
+    expect(a.paidUsd).toBeCloseTo(2, 9);
+  });
+
+  it('answers from the cache count their tokens apart, at no cost', () => {
+    const a = accounting({});
+    a.recordCached(usage(10, 5));
+    a.recordCached(usage(1, 1));
+    expect(a.cached).toEqual({ calls: 2, tokens: 17 });
+    expect(a.total.costUsd).toBe(0);
+  });
+
+  it('warns once per model the price table does not know', () => {
+    const told: string[] = [];
+    const a = accounting({}, (model) => told.push(model));
+    a.priceOf('m');
+    a.priceOf('claude-unknown-9');
+    a.priceOf('claude-unknown-9');
+    expect(told).toEqual(['claude-unknown-9']);
+  });
+});

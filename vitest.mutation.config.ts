@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The tests Stryker runs against each mutant (npm run mutation): the ones that import the
+ * mutated modules from source. The CLI tests run the built bundle, which no mutant reaches.
+ */
+export default defineConfig({
+  test: {
+    include: [
+      'test/units/**/*.test.ts',
+      'test/channel/mentions.test.ts',
+      'test/channel/proposals.test.ts',
+      'test/engine/budget.test.ts',
+      'test/workflow/expression.test.ts',
+    ],
+    testTimeout: 20_000,
+  },
+});
