@@ -36,7 +36,15 @@ function response(text, id) {
 }
 
 function run(workflow, dir, journal, callModel) {
-  return new Run({ workflow, limits: workflow.limits, inputs: {}, runId: 'bench', sessionPath: 'bench.jsonl', workspace: dir, env: {}, callModel, journal, progress: () => {} });
+  return new Run({
+    workflow,
+    inputs: {},
+    identity: { runId: 'bench', sessionPath: 'bench.jsonl' },
+    place: { workspace: dir, env: {} },
+    answers: { call: callModel },
+    recording: { journal, limits: workflow.limits },
+    progress: () => {},
+  });
 }
 
 // A ring of 500 workers passing a token: every turn one model call and six events.

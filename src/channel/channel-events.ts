@@ -19,4 +19,6 @@ export type ChannelEvent =
       reason: string | null;
     }
   /** A turn of `agent` ended; proposal deadlines count these. */
-  | { type: 'turn_counted'; agent: string };
+  | { type: 'turn_counted'; agent: string }
+  /** `agent`, an instance of `template`, joined, reporting to `parent`, `depth` levels below a declared agent. */
+  | { type: 'agent_spawned'; agent: string; template: string; role: 'manager' | 'worker'; parent: string; depth: number };

@@ -2,13 +2,13 @@ import type { TeamGraph } from '../workflow/graph.js';
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
 import { Inbox } from './inbox.js';
-import { SYSTEM, type Message, type MessageKind } from './message.js';
+import { Members } from './members.js';
+import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.js';
 import { checkVote, closedText, openedText, outcome, specify, viewOf, type Outcome, type ProposalRequest, type ProposalState, type ProposalView } from './proposal.js';
 import { ProposalBook } from './proposal-book.js';
 import { route, unknownMentionNotice } from './routing.js';
 
 export type { ProposalView } from './proposal.js';
-
 /** The unread messages handed to one turn of an agent. */
 export interface Delivery {
   agent: string;
@@ -30,7 +30,7 @@ export interface ChannelSnapshot {
  * through `apply` and passed to the listener, so that `Channel.replay` rebuilds it exactly.
  */
 export class Channel {
-  private readonly names: ReadonlySet<string>;
+  private readonly members: Members;
   private readonly messages: Message[] = [];
   private readonly inboxes = new Map<string, Inbox>();
   private readonly proposals = new ProposalBook();
@@ -38,16 +38,14 @@ export class Channel {
   private readonly pending = new Map<string, Delivery>();
   /** Agents with unread messages, so that a scheduler need not ask every inbox. */
   private readonly unread = new Set<string>();
-  private readonly order: ReadonlyMap<string, number>;
   private turns = 0;
 
   constructor(
-    private readonly team: TeamGraph,
+    team: TeamGraph,
     private readonly listener: (event: ChannelEvent) => void = () => {},
   ) {
-    this.names = new Set(team.members.keys());
-    this.order = new Map([...this.names].map((name, i) => [name, i]));
-    for (const name of this.names) this.inboxes.set(name, new Inbox());
+    this.members = new Members(team);
+    for (const name of this.members.names) this.inboxes.set(name, new Inbox());
   }
 
   /** Rebuilds a channel from the events another one emitted. */
@@ -56,8 +54,6 @@ export class Channel {
     for (const event of events) channel.apply(event);
     return channel;
   }
-
-  // --- writing -------------------------------------------------------------------------------
 
   /** The kickoff, from `system`; without mentions it goes to the lead. */
   postKickoff(text: string): Message {
@@ -74,6 +70,13 @@ export class Channel {
     return this.postRouted('agent', sender, text);
   }
 
+  /** A spawned agent joins, reporting to its spawner; `task` is its first message, from the spawner. */
+  join(spawned: { agent: string; template: string; role: 'manager' | 'worker'; parent: string; depth: number }, task: string): Message {
+    if (this.members.names.has(spawned.agent) || !this.members.names.has(spawned.parent)) throw new Error(`cannot spawn @${spawned.agent} for @${spawned.parent}`);
+    this.emit({ type: 'agent_spawned', ...spawned });
+    return this.write('agent', spawned.parent, task, [spawned.agent]);
+  }
+
   /** A message from conclave to chosen agents. */
   postSystem(text: string, recipients: readonly string[]): Message {
     return this.write('system', SYSTEM, text, [...new Set(recipients)]);
@@ -81,7 +84,7 @@ export class Channel {
 
   propose(proposer: string, request: ProposalRequest): ProposalView {
     this.requireAgent(proposer);
-    const spec = specify(request, proposer, [...this.names], (id) => this.proposals.has(id), this.proposals.nextId(), this.turns);
+    const spec = specify(request, proposer, [...this.members.names], (id) => this.proposals.has(id), this.proposals.nextId(), this.turns);
     this.emit({ type: 'proposal_opened', proposal: spec });
     this.postSystem(openedText(spec), spec.voters.filter((v) => v !== proposer));
     return this.proposals.view(spec.id)!;
@@ -134,7 +137,7 @@ export class Channel {
   deliver(agent: string): Delivery {
     if (this.pending.has(agent)) throw new Error(`@${agent} already has a turn in progress`);
     const inbox = this.inbox(agent);
-    const rank = (m: Message) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.order.get(m.sender)!);
+    const rank = (m: Message) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.members.rankOf(m.sender));
     const messages = inbox.unread().map((id) => this.messages[id - 1]!);
     messages.sort((a, b) => rank(a) - rank(b) || a.id - b.id);
     const delivery = { agent, messages, through: inbox.size };
@@ -165,7 +168,7 @@ export class Channel {
 
   /** The agents with unread messages, in roster order. */
   withUnread(): string[] {
-    return [...this.unread].sort((a, b) => this.order.get(a)! - this.order.get(b)!);
+    return [...this.unread].sort((a, b) => this.members.rankOf(a) - this.members.rankOf(b));
   }
 
   // --- reading -------------------------------------------------------------------------------
@@ -184,13 +187,7 @@ export class Channel {
 
   /** Earlier messages for `channel_history`: the last `last` (default 20), from `sender` if given. */
   history(options: { sender?: string; last?: number } = {}): Message[] {
-    const last = Math.max(1, Math.min(options.last ?? 20, 200));
-    const out: Message[] = [];
-    for (let i = this.messages.length - 1; i >= 0 && out.length < last; i--) {
-      const m = this.messages[i]!;
-      if (options.sender === undefined || m.sender === options.sender) out.push(m);
-    }
-    return out.reverse();
+    return lastMessages(this.messages, options);
   }
 
   lastMessageFrom(agent: string): Message | undefined {
@@ -252,16 +249,20 @@ export class Channel {
       case 'turn_counted':
         this.turns++;
         return;
+      case 'agent_spawned':
+        this.members.add({ name: event.agent, role: event.role, reportsTo: event.parent });
+        this.inboxes.set(event.agent, new Inbox());
+        return;
     }
   }
 
   // --- helpers -------------------------------------------------------------------------------
 
   private postRouted(kind: MessageKind, sender: string, text: string): { message?: Message; notice?: Message } {
-    const { recipients, unknown } = route(this.team, this.names, kind, sender, text);
+    const { recipients, unknown } = route(this.members, this.members.names, kind, sender, text);
     const message = this.write(kind, sender, text, recipients);
     if (unknown.length === 0 || kind !== 'agent') return { message };
-    return { message, notice: this.postSystem(unknownMentionNotice(unknown, this.names), [sender]) };
+    return { message, notice: this.postSystem(unknownMentionNotice(unknown, this.members.names), [sender]) };
   }
 
   private write(kind: MessageKind, sender: string, text: string, recipients: string[]): Message {
@@ -295,6 +296,4 @@ export class Channel {
   private requireAgent(agent: string): void {
     this.inbox(agent);
   }
-
-
 }

@@ -30,3 +30,14 @@ export function formatWithId(message: Message): string {
 function senderOf(message: Message): string {
   return message.kind === 'agent' ? `@${message.sender}` : message.kind === 'kickoff' ? 'kickoff' : SYSTEM;
 }
+
+/** The last `last` messages (default 20, at most 200), from `sender` if given, oldest first. */
+export function lastMessages(messages: readonly Message[], options: { sender?: string; last?: number }): Message[] {
+  const last = Math.max(1, Math.min(options.last ?? 20, 200));
+  const out: Message[] = [];
+  for (let i = messages.length - 1; i >= 0 && out.length < last; i--) {
+    const m = messages[i]!;
+    if (options.sender === undefined || m.sender === options.sender) out.push(m);
+  }
+  return out.reverse();
+}

@@ -28,8 +28,17 @@ export function graphJson(workflow: Workflow) {
         description: agent.description ?? null,
         model: agent.model ?? spec.defaults?.model ?? DEFAULT_MODEL,
         tools: agent.tools ?? [],
+        spawns: agent.spawns ?? [],
       };
     }),
+    templates: Object.entries(spec.templates ?? {}).map(([name, t]) => ({
+      name,
+      role: t.role ?? 'worker',
+      description: t.description ?? null,
+      model: t.model ?? spec.defaults?.model ?? DEFAULT_MODEL,
+      tools: t.tools ?? [],
+      spawns: t.spawns ?? [],
+    })),
   };
 }
 
@@ -50,5 +59,14 @@ export function mermaid(workflow: Workflow): string {
   for (const m of members) {
     if (m.reportsTo) lines.push(`  ${ids.get(m.reportsTo)} --> ${ids.get(m.name)}`);
   }
+  // Templates: one node each, drawn apart (a stadium shape), with a dotted edge from each agent or template that spawns it.
+  const templates = Object.entries(workflow.spec.templates ?? {});
+  const templateId = (name: string) => `template_${name}`;
+  for (const [name, t] of templates) {
+    const label = `${name}-N (template, ${t.role ?? 'worker'})${t.description ? `<br/>${t.description}` : ''}`;
+    lines.push(`  ${templateId(name)}(["${label.replace(/"/g, '#quot;').replace(/\n/g, ' ')}"])`);
+  }
+  const spawners: [string, string[] | undefined][] = [...members.map((m) => [ids.get(m.name)!, workflow.spec.agents[m.name]?.spawns] as [string, string[] | undefined]), ...templates.map(([name, t]) => [templateId(name), t.spawns] as [string, string[] | undefined])];
+  for (const [from, spawns] of spawners) for (const name of spawns ?? []) lines.push(`  ${from} -. spawns .-> ${templateId(name)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -14,7 +14,9 @@ import { fillTemplate } from '../workflow/fill.js';
 import { defaultMaxTokens, modelInfo } from '../provider/models.js';
 import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
-import type { ModelSettings, WorkspaceTool } from '../workflow/types.js';
+import type { AgentSpec, ModelSettings, TemplateSpec, WorkspaceTool } from '../workflow/types.js';
+import type { LocatedTemplate } from '../workflow/load.js';
+import { spawnTool } from '../agents/tools/spawn.js';
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
 
 const WORKSPACE_TOOL_BY_NAME: Record<WorkspaceTool, AgentTool> = {
@@ -26,8 +28,17 @@ const WORKSPACE_TOOL_BY_NAME: Record<WorkspaceTool, AgentTool> = {
   annotate,
 };
 
-/** Every agent's profile, in file order, with its prompts interpolated from `scope`. */
-export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: string, mcp?: McpToolbox): AgentProfile[] {
+/** What a profile is built from, besides the agent's own entry. */
+export interface ProfileSources {
+  workflow: Workflow;
+  scope: Scope;
+  modelOverride?: string;
+  mcp?: McpToolbox;
+}
+
+/** Every declared agent's profile, in file order, with its prompts interpolated from `scope`. */
+export function buildProfiles(sources: ProfileSources): AgentProfile[] {
+  const { workflow, scope } = sources;
   const { spec, graph } = workflow;
   const team: TeamEntry[] = [...graph.members.values()].map((m) => {
     const description = workflow.templates.get(`agents.${m.name}.description`);
@@ -39,39 +50,51 @@ export function buildProfiles(workflow: Workflow, scope: Scope, modelOverride?: 
       description: description ? fillTemplate(description, scope) : '',
     };
   });
-  const roster = rosterTool(team);
-  return team.map((entry) => {
-    const agent = spec.agents[entry.name]!;
-    const system = workflow.system[entry.name];
-    const tools = [
-      propose,
-      vote,
-      cancelProposal,
-      channelHistory,
-      ...(team.length > FULL_ROSTER_UP_TO ? [roster] : []),
-      ...(entry.isLead ? [completeTool(typedOutputs(spec))] : []),
-      ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : mcp?.toolsFor(t) ?? [])),
-    ];
-    const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
-    const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;
-    return {
-      ...entry,
-      model,
-      maxTokens: settings.max_tokens ?? defaultMaxTokens(model),
-      ...(settings.effort ? { effort: settings.effort } : {}),
-      ...thinkingOf(settings, model),
-      wake: agent.wake ?? (entry.role === 'manager' ? 'all' : 'each'),
-      ...contextOf(settings, model),
-      tools,
-      system: systemPrompt({
-        workflow: spec,
-        agent: entry,
-        team,
-        toolNames: tools.map((t) => t.definition.name),
-        instructions: system ? fillTemplate(system, scope) : '',
-      }),
-    };
-  });
+  const roster = team.length > FULL_ROSTER_UP_TO ? [rosterTool(team)] : [];
+  return team.map((entry) => profileOf(sources, entry, spec.agents[entry.name]!, workflow.system[entry.name], team, roster));
+}
+
+/** The profile of `name`, an instance of `template` spawned by `parent`: the template's settings, and the declared team as its roster. */
+export function instanceProfile(sources: ProfileSources, template: string, name: string, parent: string): AgentProfile {
+  const { workflow, scope } = sources;
+  const spec = workflow.spec.templates![template]!;
+  const description = workflow.templates.get(`templates.${template}.description`);
+  const entry: TeamEntry = { name, role: spec.role ?? 'worker', isLead: false, reportsTo: parent, description: description ? fillTemplate(description, scope) : '' };
+  const team = [...workflow.graph.members.values()].map((m) => ({ name: m.name, role: m.role, isLead: m.name === workflow.graph.lead, reportsTo: m.reportsTo, description: '' }));
+  return profileOf(sources, entry, { ...spec, wake: 'all' as const }, workflow.templates.get(`templates.${template}.system`), [...team, entry], []);
+}
+
+function profileOf(sources: ProfileSources, entry: TeamEntry, agent: AgentSpec | TemplateSpec, system: LocatedTemplate | undefined, team: TeamEntry[], roster: AgentTool[]): AgentProfile {
+  const { workflow: { spec }, scope, modelOverride, mcp } = sources;
+  const tools = [
+    propose,
+    vote,
+    cancelProposal,
+    channelHistory,
+    ...roster,
+    ...(agent.spawns?.length ? [spawnTool] : []),
+    ...(entry.isLead ? [completeTool(typedOutputs(spec))] : []),
+    ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : mcp?.toolsFor(t) ?? [])),
+  ];
+  const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
+  const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;
+  return {
+    ...entry,
+    model,
+    maxTokens: settings.max_tokens ?? defaultMaxTokens(model),
+    ...(settings.effort ? { effort: settings.effort } : {}),
+    ...thinkingOf(settings, model),
+    wake: ('wake' in agent ? agent.wake : undefined) ?? (entry.role === 'manager' ? 'all' : 'each'),
+    ...contextOf(settings, model),
+    tools,
+    system: systemPrompt({
+      workflow: spec,
+      agent: entry,
+      team,
+      toolNames: tools.map((t) => t.definition.name),
+      instructions: system ? fillTemplate(system, scope) : '',
+    }),
+  };
 }
 
 /** The agent's own model settings that it sets (the others come from `defaults`). */

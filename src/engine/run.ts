@@ -19,6 +19,8 @@ import { runSetup, type ToolSetup } from './setup.js';
 import { toolHooks } from './tool-calls.js';
 import { compactionHook } from './compactions.js';
 import { VoteReminders } from './vote-reminders.js';
+import { Spawner } from './spawner.js';
+import { FanIn } from './fan-in.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 
 export type { EndStatus } from '../exit-codes.js';
@@ -42,6 +44,8 @@ export class Run {
   /** Proposals whose end was already shown. */
   private readonly reported = new Set<string>();
   private channel: Channel | undefined;
+  private spawner: Spawner | undefined;
+  private fanIn: FanIn | undefined;
   private readonly workspace: Workspace;
   private tools: ToolSetup = { env: {} };
   private teamTurns = 0;
@@ -92,12 +96,11 @@ export class Run {
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        for (const profile of buildProfiles(workflow, scope, this.options.answers.modelOverride, this.tools.mcp)) {
-          this.profiles.set(profile.name, profile);
-          this.conversations.set(profile.name, emptyConversation());
-          this.turns.set(profile.name, 0);
-        }
+        const sources = { workflow, scope, modelOverride: this.options.answers.modelOverride, mcp: this.tools.mcp };
+        for (const profile of buildProfiles(sources)) this.addAgent(profile);
         this.channel = new Channel(workflow.graph, (event) => journal.append(event));
+        this.spawner = new Spawner(sources, this.channel, this.profiles.size, (profile) => this.addAgent(profile));
+        this.fanIn = new FanIn({ channel: this.channel, spawner: this.spawner, profiles: this.profiles, running: this.running, hasTurnsLeft: (n) => this.hasTurnsLeft(n) });
         this.reminders = new VoteReminders(this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
@@ -112,6 +115,12 @@ export class Run {
     this.limits.stop();
     journal.close();
     return this.finish(scope);
+  }
+
+  private addAgent(profile: AgentProfile): void {
+    this.profiles.set(profile.name, profile);
+    this.conversations.set(profile.name, emptyConversation());
+    this.turns.set(profile.name, 0);
   }
 
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143. */
@@ -137,28 +146,9 @@ export class Run {
     for (const name of channel.withUnread()) {
       if (this.running.size >= this.limits.current.concurrency || this.teamTurns >= this.limits.current.maxTurns) return;
       if (this.running.has(name) || !this.hasTurnsLeft(name)) continue;
-      if (!ignoreFanIn && this.waitsForFanIn(name)) continue;
+      if (!ignoreFanIn && this.fanIn!.waits(name)) continue;
       this.startTurn(name);
     }
-  }
-
-  /**
-   * Fan-in (docs/design.md: turns): a manager with `wake: all` waits while the agents its last message
-   * addressed still have that work running or queued, and is then woken once with every answer.
-   * A sub-manager it addressed counts as busy while the work it delegated in turn is.
-   */
-  private waitsForFanIn(name: string): boolean {
-    return this.profiles.get(name)!.wake === 'all' && this.delegatesBusy(name, new Set([name]));
-  }
-
-  private delegatesBusy(manager: string, seen: Set<string>): boolean {
-    const last = this.channel!.lastMessageFrom(manager);
-    return (last?.recipients ?? []).some((r) => {
-      if (seen.has(r)) return false;
-      seen.add(r);
-      if (this.running.has(r) || (this.channel!.hasUnread(r) && this.hasTurnsLeft(r))) return true;
-      return this.profiles.get(r)?.role === 'manager' && this.delegatesBusy(r, seen);
-    });
   }
 
   private nothingRuns(): void {
@@ -208,7 +198,7 @@ export class Run {
         this.conversations.get(name)!,
         delivery.messages,
         this.limits.statusLine(turn, this.teamTurns),
-        { agent: name, channel, workspace: this.workspace, ...this.tools, signal },
+        { agent: name, channel, workspace: this.workspace, ...this.tools, signal, spawn: (template, tasks) => this.spawner!.spawn(name, template, tasks) },
         {
           call: (request, call) => this.calls.call(name, turn, call, request),
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),

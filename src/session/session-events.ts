@@ -74,6 +74,10 @@ export const EVENTS = {
   vote: event({ proposal: string(), voter: string(), option: string(), reason: string() }, 'a vote the channel accepted'),
   proposal_closed: event({ proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) }, 'a proposal closed'),
   turn_counted: event({ agent: string() }, 'a turn ended, for proposal deadlines'),
+  agent_spawned: event(
+    { agent: string(), template: string(), role: oneOf('manager', 'worker'), parent: string(), depth: integer() },
+    "`parent` spawned `agent`, an instance of `template`, `depth` levels below a declared agent; the next event is its task, a message from `parent` to it",
+  ),
   turn_started: event({ ...AGENT_TURN, through: integer(), messages: array(integer()) }, "an agent's turn began with these unread messages (ids)"),
   model_call: event(
     { ...AGENT_TURN, step: integer(), request: anyObject(), request_sha256: string(), response: RESPONSE, cost_usd: number(), cached: optional(boolean()) },

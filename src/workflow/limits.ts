@@ -51,6 +51,11 @@ export function sizeBytes(value: string | number): number {
   return Number(match[1]) * UNIT_BYTES[match[2]!]!;
 }
 
+/** Agents in a run, declared and spawned, unless `limits.max_agents` says otherwise. */
+export const DEFAULT_MAX_AGENTS = 64;
+/** How deep spawned agents nest below a declared one, unless `limits.max_depth` says otherwise. */
+export const DEFAULT_MAX_DEPTH = 3;
+
 export function resolveLimits(spec: LimitsSpec = {}): Limits {
   return {
     timeoutMs: spec.timeout === undefined ? DEFAULT_LIMITS.timeoutMs : durationMs(spec.timeout),

@@ -13,6 +13,7 @@ import { labelOf, schemaErrors } from './schema-check.js';
 import { WorkflowSource, type Path } from './source.js';
 import { quote } from './suggest.js';
 import { parseTemplate, type TemplatePart } from './template.js';
+import { spawnProblems } from './spawn-checks.js';
 import type { WorkflowSpec } from './types.js';
 
 /** A text that is interpolated, with its parsed template. */
@@ -106,7 +107,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
   diagnostics.push(...inputProblems(source, spec));
   diagnostics.push(...setupIdProblems(source, spec));
   diagnostics.push(...durationProblems(source, spec), ...thinkingProblems(source, spec), ...compactAtProblems(source, spec), ...toolsEnvProblems(source, spec));
-  diagnostics.push(...outputProblems(source, spec), ...toolNameProblems(source, spec), ...mcpServerProblems(source, spec));
+  diagnostics.push(...outputProblems(source, spec), ...toolNameProblems(source, spec), ...mcpServerProblems(source, spec), ...spawnProblems(source, spec));
   const system = systemTexts(source, spec, diagnostics);
   const templates = collectTemplates(source, spec, system, diagnostics);
   diagnostics.push(...strayExpressions(source, data, templates));
@@ -206,6 +207,11 @@ function collectTemplates(
     const text = system.get(name);
     if (text) add(text, 'prompt');
     if (isRecord(agent)) addValue(['agents', name, 'description'], 'prompt', agent.description);
+  }
+  for (const [name, template] of Object.entries(recordOf(spec.templates))) {
+    if (!isRecord(template)) continue;
+    addValue(['templates', name, 'system'], 'prompt', template.system);
+    addValue(['templates', name, 'description'], 'prompt', template.description);
   }
   addValue(['kickoff'], 'prompt', spec.kickoff);
   for (const [key, value] of Object.entries(recordOf(spec.outputs))) addValue(['outputs', key], 'outputs', value);

@@ -15,7 +15,8 @@ export function mcpToolRef(entry: string): { server: string; pattern: string } |
 export function toolNameProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
   const servers = Object.keys(recordOf(spec.mcp_servers));
   const out: Diagnostic[] = [];
-  for (const [name, agent] of Object.entries(recordOf(spec.agents))) {
+  const entries = (['agents', 'templates'] as const).flatMap((section) => Object.entries(recordOf(spec[section])).map(([name, agent]) => [section, name, agent] as const));
+  for (const [section, name, agent] of entries) {
     if (!isRecord(agent) || !Array.isArray(agent.tools)) continue;
     agent.tools.forEach((entry, i) => {
       if (typeof entry !== 'string') return;
@@ -25,7 +26,7 @@ export function toolNameProblems(source: WorkflowSource, spec: WorkflowSpec): Di
       const also = servers.length ? `, or name a server of mcp_servers (${servers.join(', ')})` : '';
       const hint = didYouMean(entry.includes('.') ? ref.server : entry, entry.includes('.') ? servers : [...WORKSPACE_TOOLS, ...servers]);
       const what = entry.includes('.') ? `names the server "${ref.server}", which mcp_servers does not declare${hint}` : `must be one of ${known}${also}; found the string "${entry}"${hint}`;
-      out.push(source.error(source.valuePosition(['agents', name, 'tools', i]), `agents.${name}.tools[${i}] ${what}`));
+      out.push(source.error(source.valuePosition([section, name, 'tools', i]), `${section}.${name}.tools[${i}] ${what}`));
     });
   }
   return out;

@@ -45,6 +45,17 @@ export interface AgentSpec extends ModelSettings {
   /** Workspace tools, and MCP tools as SERVER.TOOL, SERVER.pattern* or SERVER. */
   tools?: string[];
   wake?: 'all' | 'each';
+  /** Templates whose instances this agent may spawn. */
+  spawns?: string[];
+}
+
+/** An agent created at run time by `spawn` (docs/workflow.md: templates). */
+export interface TemplateSpec extends ModelSettings {
+  role?: 'manager' | 'worker';
+  description?: string;
+  system?: string;
+  tools?: string[];
+  spawns?: string[];
 }
 
 export interface LimitsSpec {
@@ -54,6 +65,8 @@ export interface LimitsSpec {
   budget_usd?: number;
   max_tokens_total?: number;
   concurrency?: number;
+  max_agents?: number;
+  max_depth?: number;
 }
 
 /** US dollars per million tokens. */
@@ -79,6 +92,7 @@ export interface WorkflowSpec {
   limits?: LimitsSpec;
   pricing?: Record<string, PriceSpec>;
   agents: Record<string, AgentSpec>;
+  templates?: Record<string, TemplateSpec>;
   kickoff: string;
   /** An expression, or a typed declaration (a JSON Schema fragment) the lead fills. */
   outputs?: Record<string, string | TypedOutput>;

@@ -17,6 +17,8 @@ export interface ToolContext {
   /** How run_command is sandboxed. */
   sandbox?: SandboxPlan;
   signal: AbortSignal;
+  /** Starts an instance of `template` per task, reporting to this agent; their names (docs/workflow.md: templates). */
+  spawn?(template: string, tasks: readonly string[]): string[];
   /** The lead's `complete`: ends the run, with the values of its typed outputs. */
   complete(status: 'success' | 'failure', summary: string, outputs?: Record<string, unknown>): void;
 }

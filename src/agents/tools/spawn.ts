@@ -1,0 +1,24 @@
+import { defineTool, input } from './define-tool.js';
+import { ToolInputError } from './tool.js';
+
+/**
+ * Starts agents at run time (docs/workflow.md: templates): one instance of a template per task,
+ * each reporting to the caller, all running at once. The caller is woken once, when every one
+ * of them has answered. It acts on the run's own state, so a resume runs it again.
+ */
+export const spawnTool = defineTool({
+  name: 'spawn',
+  description:
+    'Start agents from a template, one per task; they work in parallel and each answers you when done. You are woken once, with every answer, when all have answered. Returns their names (TEMPLATE-N), which you can @mention.',
+  readOnly: false,
+  external: false,
+  input: {
+    template: input.string({ description: 'One of the templates you may spawn.' }),
+    tasks: input.strings({ minItems: 1, description: 'One task per agent to start: what it must do, in full (it sees nothing else of the run).' }),
+  },
+  run: ({ template, tasks }, { spawn }) => {
+    if (!spawn) throw new ToolInputError('this agent cannot spawn');
+    const names = spawn(template, tasks);
+    return { content: `Started ${names.map((n) => `@${n}`).join(', ')}. Each has its task; you will be woken when all have answered.` };
+  },
+});

@@ -1,0 +1,41 @@
+import type { Diagnostic } from './diagnostic.js';
+import type { WorkflowSource } from './source.js';
+import { isRecord, recordOf } from './value-checks.js';
+import { didYouMean } from './suggest.js';
+import type { WorkflowSpec } from './types.js';
+
+/** An instance's name: `TEMPLATE-N`, N from 1 (docs/workflow.md: templates). */
+export function instanceName(template: string, n: number): string {
+  return `${template}-${n}`;
+}
+
+/**
+ * What `spawns:` and `templates:` must hold: each spawns entry names a template; no declared
+ * agent has a template's name or an instance's (`reviewer-2` would be two agents); a template no
+ * agent can spawn is dead code.
+ */
+export function spawnProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const templates = Object.keys(recordOf(spec.templates));
+  const spawned = new Set<string>();
+  for (const section of ['agents', 'templates'] as const) {
+    for (const [name, agent] of Object.entries(recordOf(spec[section]))) {
+      if (!isRecord(agent) || !Array.isArray(agent.spawns)) continue;
+      agent.spawns.forEach((entry, i) => {
+        if (typeof entry !== 'string') return;
+        spawned.add(entry);
+        if (templates.includes(entry)) return;
+        const known = templates.length ? `; the templates are ${templates.join(', ')}` : '; declare it under templates:';
+        out.push(source.error(source.valuePosition([section, name, 'spawns', i]), `${section}.${name}.spawns[${i}] names "${entry}", which is not a template${didYouMean(entry, templates)}${known}`));
+      });
+    }
+  }
+  for (const agent of Object.keys(recordOf(spec.agents))) {
+    const clash = templates.find((t) => agent === t || new RegExp(`^${t}-[0-9]+$`).test(agent));
+    if (clash) out.push(source.error(source.keyPosition(['agents', agent]), `agent "${agent}" has the name of ${agent === clash ? 'a template' : `an instance of template "${clash}"`}; rename one of them`));
+  }
+  for (const template of templates) {
+    if (!spawned.has(template)) out.push(source.warning(source.keyPosition(['templates', template]), `template "${template}" is spawned by no agent; add it to an agent's spawns:`));
+  }
+  return out;
+}
