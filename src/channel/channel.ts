@@ -259,7 +259,7 @@ export class Channel {
   // --- helpers -------------------------------------------------------------------------------
 
   private postRouted(kind: MessageKind, sender: string, text: string): { message?: Message; notice?: Message } {
-    const { recipients, unknown } = route(this.members, this.members.names, kind, sender, text);
+    const { recipients, unknown } = route(this.members, this.members.mentionable, kind, sender, text);
     const message = this.write(kind, sender, text, recipients);
     if (unknown.length === 0 || kind !== 'agent') return { message };
     return { message, notice: this.postSystem(unknownMentionNotice(unknown, this.members.names), [sender]) };

@@ -15,7 +15,8 @@ export interface Routing {
  */
 export function route(team: TeamGraph, names: ReadonlySet<string>, kind: MessageKind, sender: string, text: string): Routing {
   const scan = findMentions(text, names);
-  const mentioned = scan.all ? [...names] : scan.known.map((m) => m.name);
+  // A group's name (an agent with for_each) stands for each of its instances.
+  const mentioned = (scan.all ? [...names] : scan.known.map((m) => m.name)).flatMap((name) => team.groups?.get(name) ?? [name]);
   const recipients = [...new Set(mentioned)].filter((name) => name !== sender || kind !== 'agent');
   if (recipients.length === 0) {
     const fallback = kind === 'kickoff' ? team.lead : kind === 'agent' ? team.members.get(sender)?.reportsTo : null;

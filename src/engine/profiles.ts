@@ -10,6 +10,7 @@ import { grep } from '../agents/tools/grep.js';
 import { runCommand } from '../agents/tools/run-command.js';
 import { listFiles, readFile, writeFile } from '../agents/tools/workspace.js';
 import type { Scope } from '../workflow/evaluate.js';
+import type { ExpandedTeam } from './for-each.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { defaultMaxTokens, modelInfo } from '../provider/models.js';
 import { DEFAULT_MODEL } from '../workflow/limits.js';
@@ -36,22 +37,34 @@ export interface ProfileSources {
   mcp?: McpToolbox;
 }
 
-/** Every declared agent's profile, in file order, with its prompts interpolated from `scope`. */
-export function buildProfiles(sources: ProfileSources): AgentProfile[] {
+/**
+ * Every agent's profile, in file order, with its prompts interpolated from `scope`: an agent with
+ * `for_each` gives one profile per instance, whose prompts also read `item` and `item_index`.
+ */
+export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): AgentProfile[] {
   const { workflow, scope } = sources;
-  const { spec, graph } = workflow;
+  const { spec } = workflow;
+  const { graph, instances } = expanded;
+  const declaredOf = (name: string) => instances.get(name)?.agent ?? name;
+  const scopeOf = (name: string): Scope => {
+    const instance = instances.get(name);
+    return instance ? { ...scope, item: instance.item, item_index: instance.index } : scope;
+  };
   const team: TeamEntry[] = [...graph.members.values()].map((m) => {
-    const description = workflow.templates.get(`agents.${m.name}.description`);
+    const description = workflow.templates.get(`agents.${declaredOf(m.name)}.description`);
     return {
       name: m.name,
       role: m.role,
       isLead: m.name === graph.lead,
       reportsTo: m.reportsTo,
-      description: description ? fillTemplate(description, scope) : '',
+      description: description ? fillTemplate(description, scopeOf(m.name)) : '',
     };
   });
   const roster = team.length > FULL_ROSTER_UP_TO ? [rosterTool(team)] : [];
-  return team.map((entry) => profileOf(sources, entry, spec.agents[entry.name]!, workflow.system[entry.name], team, roster));
+  return team.map((entry) => {
+    const declared = declaredOf(entry.name);
+    return profileOf({ ...sources, scope: scopeOf(entry.name) }, entry, spec.agents[declared]!, workflow.system[declared], team, roster);
+  });
 }
 
 /** The profile of `name`, an instance of `template` spawned by `parent`: the template's settings, and the declared team as its roster. */

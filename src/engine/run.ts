@@ -21,6 +21,7 @@ import { compactionHook } from './compactions.js';
 import { VoteReminders } from './vote-reminders.js';
 import { Spawner } from './spawner.js';
 import { FanIn } from './fan-in.js';
+import { expandTeam } from './for-each.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 
 export type { EndStatus } from '../exit-codes.js';
@@ -97,8 +98,9 @@ export class Run {
       this.tools = setup.tools;
       if (!this.ending) {
         const sources = { workflow, scope, modelOverride: this.options.answers.modelOverride, mcp: this.tools.mcp };
-        for (const profile of buildProfiles(sources)) this.addAgent(profile);
-        this.channel = new Channel(workflow.graph, (event) => journal.append(event));
+        const team = expandTeam(workflow, scope);
+        for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
+        this.channel = new Channel(team.graph, (event) => journal.append(event));
         this.spawner = new Spawner(sources, this.channel, this.profiles.size, (profile) => this.addAgent(profile));
         this.fanIn = new FanIn({ channel: this.channel, spawner: this.spawner, profiles: this.profiles, running: this.running, hasTurnsLeft: (n) => this.hasTurnsLeft(n) });
         this.reminders = new VoteReminders(this.channel);

@@ -15,7 +15,25 @@ export class MissingValueError extends ConclaveError {
   }
 }
 
+/** A value an expression read cannot be used as it must be (`from_json` of text that is not JSON). */
+export class ExpressionValueError extends ConclaveError {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(message);
+  }
+}
+
 const MISSING = Symbol('missing');
+
+function fromJson(text: string, offset: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ExpressionValueError(`from_json: the text is not JSON (${(e as Error).message}): ${JSON.stringify(text.slice(0, 60))}`, offset);
+  }
+}
 
 export function evaluate(expr: Expr, scope: Scope): unknown {
   const value = evaluateOrMissing(expr, scope);
@@ -48,6 +66,8 @@ function evaluateOrMissing(expr: Expr, scope: Scope): unknown {
       const value = evaluate(first!, scope);
       if (expr.name === 'json') return JSON.stringify(value) ?? 'null';
       if (expr.name === 'trim') return render(value).trim();
+      if (expr.name === 'lines') return render(value).split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+      if (expr.name === 'from_json') return fromJson(render(value), expr.offset);
       throw new Error(`function ${expr.name} has no implementation`);
     }
   }

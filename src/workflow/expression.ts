@@ -17,6 +17,8 @@ export const FUNCTIONS: Record<string, { arity: number; doc: string }> = {
   json: { arity: 1, doc: 'json(x): x as JSON text' },
   default: { arity: 2, doc: 'default(x, y): x, or y when x is missing, null or empty' },
   trim: { arity: 1, doc: 'trim(x): x without leading and trailing white space' },
+  lines: { arity: 1, doc: 'lines(x): the lines of x, each trimmed, empty ones left out (a list)' },
+  from_json: { arity: 1, doc: 'from_json(x): the value the JSON text x holds' },
 };
 
 export class ExpressionSyntaxError extends ConclaveError {

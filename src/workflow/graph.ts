@@ -13,6 +13,8 @@ export interface TeamMember {
 export interface TeamGraph {
   lead: string;
   members: ReadonlyMap<string, TeamMember>;
+  /** Names that stand for several agents: an agent with for_each and its instances. */
+  groups?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Where in an agent's entry a problem belongs. */

@@ -13,7 +13,7 @@ import { labelOf, schemaErrors } from './schema-check.js';
 import { WorkflowSource, type Path } from './source.js';
 import { quote } from './suggest.js';
 import { parseTemplate, type TemplatePart } from './template.js';
-import { spawnProblems } from './spawn-checks.js';
+import { forEachProblems, spawnProblems } from './spawn-checks.js';
 import type { WorkflowSpec } from './types.js';
 
 /** A text that is interpolated, with its parsed template. */
@@ -107,7 +107,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
   diagnostics.push(...inputProblems(source, spec));
   diagnostics.push(...setupIdProblems(source, spec));
   diagnostics.push(...durationProblems(source, spec), ...thinkingProblems(source, spec), ...compactAtProblems(source, spec), ...toolsEnvProblems(source, spec));
-  diagnostics.push(...outputProblems(source, spec), ...toolNameProblems(source, spec), ...mcpServerProblems(source, spec), ...spawnProblems(source, spec));
+  diagnostics.push(...outputProblems(source, spec), ...toolNameProblems(source, spec), ...mcpServerProblems(source, spec), ...spawnProblems(source, spec), ...forEachProblems(source, spec));
   const system = systemTexts(source, spec, diagnostics);
   const templates = collectTemplates(source, spec, system, diagnostics);
   diagnostics.push(...strayExpressions(source, data, templates));
@@ -168,14 +168,14 @@ function collectTemplates(
   const setupIds = (Array.isArray(spec.setup) ? spec.setup : []).map((s) => (isRecord(s) ? String(s.id) : ''));
   const agents = Object.keys(recordOf(spec.agents));
 
-  const add = (located: LocatedText, field: Field, setupIndex?: number) => {
+  const add = (located: LocatedText, field: Field, setupIndex?: number, item = false) => {
     const { parts, errors } = parseTemplate(located.text);
     for (const e of errors) {
       diagnostics.push(at(located, e.start, e.end, e.at, e.message));
     }
     for (const part of parts) {
       if (part.kind !== 'expr') continue;
-      for (const e of checkReferences(part.expr, { field, inputs, setupIds, setupIndex, agents })) {
+      for (const e of checkReferences(part.expr, { field, inputs, setupIds, setupIndex, agents, item })) {
         diagnostics.push(at(located, part.start, part.end, part.exprStart + e.offset, e.message));
       }
       if (field === 'setup' && insideDoubleQuotes(located.text, part.start)) {
@@ -191,8 +191,8 @@ function collectTemplates(
     }
     templates.set(located.label, { ...located, field, parts });
   };
-  const addValue = (path: Path, field: Field, value: unknown, setupIndex?: number) => {
-    if (typeof value === 'string') add(textInSource(source, path, labelOf(path), value), field, setupIndex);
+  const addValue = (path: Path, field: Field, value: unknown, setupIndex?: number, item = false) => {
+    if (typeof value === 'string') add(textInSource(source, path, labelOf(path), value), field, setupIndex, item);
   };
 
   for (const [key, value] of Object.entries(recordOf(spec.env))) addValue(['env', key], 'env', value);
@@ -204,9 +204,11 @@ function collectTemplates(
     if (isRecord(step)) addValue(['setup', i, 'run'], 'setup', step.run, i);
   });
   for (const [name, agent] of Object.entries(recordOf(spec.agents))) {
+    const item = isRecord(agent) && agent.for_each !== undefined;
     const text = system.get(name);
-    if (text) add(text, 'prompt');
-    if (isRecord(agent)) addValue(['agents', name, 'description'], 'prompt', agent.description);
+    if (text) add(text, 'prompt', undefined, item);
+    if (isRecord(agent)) addValue(['agents', name, 'description'], 'prompt', agent.description, undefined, item);
+    if (isRecord(agent)) addValue(['agents', name, 'for_each'], 'prompt', agent.for_each);
   }
   for (const [name, template] of Object.entries(recordOf(spec.templates))) {
     if (!isRecord(template)) continue;

@@ -12,6 +12,8 @@ export interface ReferenceScope {
   /** In a setup step: its index; it may read only the steps before it. */
   setupIndex?: number;
   agents: readonly string[];
+  /** In the system or description of an agent with `for_each`: `item` and `item_index` are its instance's. */
+  item?: boolean;
 }
 
 export interface ReferenceError {
@@ -19,7 +21,8 @@ export interface ReferenceError {
   message: string;
 }
 
-const ROOTS = ['inputs', 'env', 'setup', 'workflow', 'run', 'result', 'agents', 'proposals', 'usage'];
+const ROOTS = ['inputs', 'env', 'setup', 'workflow', 'run', 'result', 'agents', 'proposals', 'usage', 'item', 'item_index'];
+const ITEM_ROOTS = ['item', 'item_index'];
 const RUN_END_ROOTS = new Set(['result', 'agents', 'proposals', 'usage']);
 const ALLOWED: Record<Field, readonly string[]> = {
   env: ['inputs', 'workflow'],
@@ -67,6 +70,10 @@ function checkPath(path: PathExpr, scope: ReferenceScope): string | undefined {
     const hint = GITHUB_CONTEXTS[root] ?? (didYouMean(root, ROOTS) || `; here an expression can read ${ALLOWED[scope.field].join(', ')}`);
     return `unknown name "${root}"${hint}`;
   }
+  if (ITEM_ROOTS.includes(root)) {
+    if (!scope.item) return `${root} is only known in the system and description of an agent with for_each`;
+    return root === 'item_index' ? tooDeepOf(path, 0) : undefined;
+  }
   if (!ALLOWED[scope.field].includes(root)) {
     if (RUN_END_ROOTS.has(root)) return `${root} is only known when the run ends: use it in outputs`;
     return `${root} cannot be used in ${FIELD_WORDS[scope.field]}; they can read ${ALLOWED[scope.field].join(' and ')}`;
@@ -105,6 +112,10 @@ function checkPath(path: PathExpr, scope: ReferenceScope): string | undefined {
       return tooDeep(1);
     }
   }
+}
+
+function tooDeepOf({ root, keys }: PathExpr, depth: number): string | undefined {
+  return keys.length > depth ? `${[root, ...keys.slice(0, depth)].join('.')} is a single value; it has no field ${JSON.stringify(keys[depth])}` : undefined;
 }
 
 function checkSetup(id: string, scope: ReferenceScope): string | undefined {

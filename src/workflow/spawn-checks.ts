@@ -39,3 +39,19 @@ export function spawnProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
   }
   return out;
 }
+
+/**
+ * `for_each:` is on a worker (its instances answer to its manager), and a string is one
+ * expression whose value is the list: `$<< lines(setup.files) >>`.
+ */
+export function forEachProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const [name, agent] of Object.entries(recordOf(spec.agents))) {
+    if (!isRecord(agent) || agent.for_each === undefined) continue;
+    if (agent.role !== 'worker') out.push(source.error(source.keyPosition(['agents', name, 'for_each']), `agents.${name}.for_each: only a worker can have instances per item (a manager leads one team)`));
+    if (typeof agent.for_each === 'string' && !/^\s*\$<<[^]*>>\s*$/.test(agent.for_each)) {
+      out.push(source.error(source.valuePosition(['agents', name, 'for_each']), `agents.${name}.for_each must be a list, or one expression giving a list, such as "$<< lines(setup.files) >>"`));
+    }
+  }
+  return out;
+}

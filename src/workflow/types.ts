@@ -47,6 +47,8 @@ export interface AgentSpec extends ModelSettings {
   wake?: 'all' | 'each';
   /** Templates whose instances this agent may spawn. */
   spawns?: string[];
+  /** One instance per item: a list, or one expression giving a list. */
+  for_each?: unknown[] | string;
 }
 
 /** An agent created at run time by `spawn` (docs/workflow.md: templates). */

@@ -58,7 +58,7 @@ describe('expressions', () => {
     ['inputs[a]', "expected a quoted key or a list index after '['", 7],
     ["inputs.a | 'b'", "unexpected character '|' (the fallback operator is '||': a || 'default')", 9],
     ["inputs.a ?? 'b'", "unexpected character '?' (the fallback operator is '||': a || 'default')", 9],
-    ['foo(1)', 'unknown function "foo" (functions: json, default, trim)', 0],
+    ['foo(1)', 'unknown function "foo" (functions: json, default, trim, lines, from_json)', 0],
     ['json(1, 2)', 'json() takes 1 argument, not 2', 0],
     ["'open", 'this string has no closing quote', 0],
     ['inputs.a inputs.b', 'unexpected text after the expression', 9],
