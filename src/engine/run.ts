@@ -119,6 +119,12 @@ export class Run {
     return this.finish(scope);
   }
 
+  /** Spawned agents start at once, beside the turn that spawned them (not when it ends). */
+  private spawned(names: string[]): string[] {
+    queueMicrotask(() => this.pump());
+    return names;
+  }
+
   private addAgent(profile: AgentProfile): void {
     this.profiles.set(profile.name, profile);
     this.conversations.set(profile.name, emptyConversation());
@@ -200,7 +206,7 @@ export class Run {
         this.conversations.get(name)!,
         delivery.messages,
         this.limits.statusLine(turn, this.teamTurns),
-        { agent: name, channel, workspace: this.workspace, ...this.tools, signal, spawn: (template, tasks) => this.spawner!.spawn(name, template, tasks) },
+        { agent: name, channel, workspace: this.workspace, ...this.tools, signal, spawn: (template, tasks) => this.spawned(this.spawner!.spawn(name, template, tasks)) },
         {
           call: (request, call) => this.calls.call(name, turn, call, request),
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),

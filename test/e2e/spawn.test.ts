@@ -87,8 +87,9 @@ describe('spawn', () => {
   });
 
   it('resume after the run stopped mid-fan-out: no spawn repeated, no recorded call made again, the same names', async () => {
+    const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
     server = await startFakeAnthropic({
-      lead: [spawnCall(['Review a.ts', 'Review b.ts']), { text: 'Spawned.' }, { text: 'Both reviewed.' }],
+      lead: (r) => (sent(r).includes('b.ts: fine') ? { text: 'Both reviewed.' } : sent(r).includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Review a.ts', 'Review b.ts'])),
       'reviewer-1': [{ text: 'a.ts: fine' }],
       'reviewer-2': [{ error: { status: 400, type: 'invalid_request_error' } }, { text: 'b.ts: fine' }],
     });
@@ -96,9 +97,12 @@ describe('spawn', () => {
     expect(run.code).toBe(1);
     const before = server.requests.length;
     const resumed = await conclave(['resume', join(run.dir, String(run.json.session)), '--json'], { cwd: run.dir, env: env() });
-    expect(resumed.code, resumed.stderr).toBe(0);
-    // Only reviewer-2's failed call and the lead's last turn are made again.
-    expect(server.requests.slice(before).map((r) => r.agent)).toEqual(['reviewer-2', 'lead']);
+    expect(resumed.code, resumed.stderr + resumed.stdout).toBe(0);
+    // reviewer-1's answer and the lead's spawn came from the session; reviewer-2's failed call is made again.
+    const again = server.requests.slice(before);
+    expect(again.filter((r) => r.agent === 'reviewer-1')).toHaveLength(0);
+    expect(again.filter((r) => r.agent === 'reviewer-2')).toHaveLength(1);
+    expect(again.filter((r) => r.agent === 'lead' && !sent(r).includes('Started @'))).toHaveLength(0);
     const lines = readFileSync(join(run.dir, String(run.json.session)), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toEqual(['reviewer-1', 'reviewer-2']);
     // The replay of the whole session, with no network, gives the same end.
@@ -108,8 +112,9 @@ describe('spawn', () => {
   });
 
   it('kill -9 while spawned agents are mid-call, then resume: no extra spawn, no recorded call made again', async () => {
+    const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
     server = await startFakeAnthropic({
-      lead: [spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts']), { text: 'Spawned.' }, { text: 'All three reviewed.' }],
+      lead: (r) => (sent(r).includes('c.ts: fine') ? { text: 'All three reviewed.' } : sent(r).includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts'])),
       'reviewer-1': [{ text: 'a.ts: fine' }],
       'reviewer-2': [{ text: 'b.ts: fine' }],
       'reviewer-3': [{ text: 'c.ts: slow', delayMs: 60_000 }, { text: 'c.ts: fine' }],
@@ -128,13 +133,54 @@ describe('spawn', () => {
     const before = readFileSync(file(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(before.filter((e) => e.type === 'agent_spawned')).toHaveLength(3);
     expect(before.some((e) => e.type === 'run_ended')).toBe(false);
-    const sent = server.requests.length;
+    const sentBefore = server.requests.length;
     const resumed = await conclave(['resume', file(), '--json'], { cwd: dir, env: env() });
     expect(resumed.code, resumed.stderr).toBe(0);
-    // Only reviewer-3's call, cut by the kill, and the lead's fan-in turn go out again.
-    expect(server.requests.slice(sent).map((r) => r.agent)).toEqual(['reviewer-3', 'lead']);
+    // reviewer-3's call, cut by the kill, goes out again; the answers recorded before it do not.
+    const again = server.requests.slice(sentBefore);
+    expect(again.filter((r) => r.agent === 'reviewer-3')).toHaveLength(1);
+    expect(again.filter((r) => r.agent === 'reviewer-1' || r.agent === 'reviewer-2')).toHaveLength(0);
+    const recordedLead = before.filter((e) => e.type === 'model_call' && e.agent === 'lead').length;
+    // The lead needs three calls in all (the spawn, its reply, the fan-in): those recorded are not made again.
+    expect(recordedLead).toBeGreaterThanOrEqual(1);
+    expect(again.filter((r) => r.agent === 'lead')).toHaveLength(3 - recordedLead);
     const after = readFileSync(file(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(after.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toEqual(['reviewer-1', 'reviewer-2', 'reviewer-3']);
     expect(JSON.stringify(server.of('lead').at(-1)!.body.messages.at(-1))).toContain('c.ts: fine');
   }, 60_000);
+
+  it('a timeout ends a three-level tree whose agents run commands: the run stops at once, every command is killed', async () => {
+    const marker = `conclave-tree-${process.pid}-${Date.now()}`;
+    const sleeper = { tools: [{ name: 'run_command', input: { command: `sh -c 'sleep 30; echo ${marker}' # ${marker}`, timeout_seconds: 60 } }] };
+    server = await startFakeAnthropic({
+      lead: [spawnCall(['level one'], 'manager_t'), { text: 'waiting' }],
+      'manager_t-1': [spawnCall(['level two'], 'worker_t'), sleeper],
+      'worker_t-1': [sleeper],
+    });
+    const workflow = `
+name: tree
+limits: { timeout: 3s, max_depth: 2 }
+sandbox: off
+agents:
+  lead: { role: manager, spawns: [manager_t] }
+templates:
+  manager_t: { role: manager, spawns: [worker_t], tools: [run_command] }
+  worker_t: { tools: [run_command] }
+kickoff: Go.
+`;
+    const started = Date.now();
+    const run = await runWorkflow(server, workflow);
+    expect(run.code).toBe(3);
+    expect(run.json.reason).toContain('limit reached: timeout');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.events.filter((e) => e.type === 'agent_spawned').map((e) => [e.agent, e.depth])).toEqual([
+      ['manager_t-1', 1],
+      ['worker_t-1', 2],
+    ]);
+    // Both commands had started; neither outlives the run.
+    expect(run.events.filter((e) => e.type === 'tool_call' && e.tool === 'run_command').map((e) => e.agent).sort()).toEqual(['manager_t-1', 'worker_t-1']);
+    const { execFileSync } = await import('node:child_process');
+    const left = execFileSync('sh', ['-c', `ps -eo args | grep -c '[${marker[0]}]${marker.slice(1)}' || true`], { encoding: 'utf8' }).trim();
+    expect(left).toBe('0');
+  }, 30_000);
 });
