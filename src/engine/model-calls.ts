@@ -33,8 +33,9 @@ export class ModelCalls {
 
   constructor(private readonly options: ModelCallsOptions) {}
 
-  async call(agent: string, turn: number, step: number, request: ModelRequest): Promise<ModelResponse> {
-    const { journal, signal, cache } = this.options;
+  /** One call; `signal` is the turn's (an agent cancelled mid-call stops its own call only). */
+  async call(agent: string, turn: number, step: number, request: ModelRequest, signal = this.options.signal): Promise<ModelResponse> {
+    const { journal, cache } = this.options;
     if (signal.aborted) throw new CallAborted();
     const recorded = journal.response(agent, turn, step, signal);
     if (recorded) {

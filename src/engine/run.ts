@@ -3,6 +3,7 @@ import type { AgentProfile } from '../agents/profile.js';
 import { emptyConversation, type Conversation } from '../agents/context.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
+import type { ToolContext } from '../agents/tools/tool.js';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import { totalTokens } from '../provider/pricing.js';
 import type { Scope } from '../workflow/evaluate.js';
@@ -101,7 +102,7 @@ export class Run {
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
         this.channel = new Channel(team.graph, (event) => journal.append(event));
-        this.spawner = new Spawner(sources, this.channel, this.profiles.size, (profile) => this.addAgent(profile));
+        this.spawner = new Spawner(sources, this.channel, this.profiles.size, { register: (profile) => this.addAgent(profile), record: (event) => journal.append(event) });
         this.fanIn = new FanIn({ channel: this.channel, spawner: this.spawner, profiles: this.profiles, running: this.running, hasTurnsLeft: (n) => this.hasTurnsLeft(n) });
         this.reminders = new VoteReminders(this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
@@ -119,10 +120,10 @@ export class Run {
     return this.finish(scope);
   }
 
-  /** Spawned agents start at once, beside the turn that spawned them (not when it ends). */
-  private spawned(names: string[]): string[] {
-    queueMicrotask(() => this.pump());
-    return names;
+  /** spawn and cancel; what they change is scheduled at once, beside the turn that calls them (not when it ends). */
+  private teamTools(name: string): { spawn: ToolContext['spawn']; cancel: ToolContext['cancel'] } {
+    const soon = <T>(value: T): T => (queueMicrotask(() => this.pump()), value);
+    return { spawn: (template, tasks) => soon(this.spawner!.spawn(name, template, tasks)), cancel: (agent) => soon(this.spawner!.cancel(name, agent)) };
   }
 
   private addAgent(profile: AgentProfile): void {
@@ -161,7 +162,7 @@ export class Run {
 
   private nothingRuns(): void {
     const channel = this.channel!;
-    const wanting = channel.withUnread();
+    const wanting = channel.withUnread().filter((n) => !this.spawner!.isEnded(n));
     if (wanting.length > 0) {
       if (this.teamTurns >= this.limits.current.maxTurns) return this.stop(limitEnding('max_turns', `(${this.limits.current.maxTurns} turns for the team)`));
       const capped = wanting.map((n) => `@${n}`).join(', ');
@@ -175,7 +176,7 @@ export class Run {
   }
 
   private hasTurnsLeft(name: string): boolean {
-    return this.turns.get(name)! < this.limits.current.maxTurnsPerAgent;
+    return this.turns.get(name)! < this.limits.current.maxTurnsPerAgent && !this.spawner!.isEnded(name);
   }
 
   // --- one turn ------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ export class Run {
     const channel = this.channel!;
     const delivery = channel.deliver(name);
     const spentBefore = this.accounting.of(name);
-    const signal = this.controller.signal;
+    const signal = this.spawner!.signalOf(name, this.controller.signal);
     let handled = false;
     try {
       journal.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
@@ -206,15 +207,15 @@ export class Run {
         this.conversations.get(name)!,
         delivery.messages,
         this.limits.statusLine(turn, this.teamTurns),
-        { agent: name, channel, workspace: this.workspace, ...this.tools, signal, spawn: (template, tasks) => this.spawned(this.spawner!.spawn(name, template, tasks)) },
+        { agent: name, channel, workspace: this.workspace, ...this.tools, signal, ...this.teamTools(name) },
         {
-          call: (request, call) => this.calls.call(name, turn, call, request),
+          call: (request, call) => this.calls.call(name, turn, call, request, signal),
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
           ...toolHooks(journal, name, turn, signal, (e) => this.progress(e)),
           notice: (n) => this.progress(noticeEvent(name, n)),
         },
       );
-      if (this.ending) return channel.release(delivery);
+      if (this.ending || this.spawner!.isEnded(name)) return channel.release(delivery);
       this.conversations.set(name, outcome.conversation);
       const posted = outcome.text ? channel.post(name, outcome.text).message : undefined;
       if (posted) this.progress({ type: 'posted', agent: name, recipients: posted.recipients, text: posted.text });
@@ -236,6 +237,7 @@ export class Run {
       }
     } catch (e) {
       if (!handled) channel.release(delivery);
+      if (this.spawner!.isEnded(name)) return; // cancelled: its turn was aborted on purpose
       const end = this.ending ? undefined : endingOfError(e, name);
       if (!end) return;
       const error = e instanceof Error ? e.message : String(e);

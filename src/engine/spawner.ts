@@ -9,6 +9,14 @@ interface Spawned {
   template: string;
   parent: string;
   depth: number;
+  /** Aborts this agent's turn in flight when it is cancelled. */
+  controller: AbortController;
+}
+
+/** What the spawner does to the run: add an agent, and record an event in the session. */
+export interface SpawnerHooks {
+  register(profile: AgentProfile): void;
+  record(event: { type: 'agent_ended'; agent: string; status: 'cancelled'; by: string }): void;
 }
 
 /**
@@ -21,13 +29,14 @@ export class Spawner {
   private readonly spawned = new Map<string, Spawned>();
   private readonly children = new Map<string, string[]>();
   private readonly counts = new Map<string, number>();
+  private readonly ended = new Set<string>();
   private agents: number;
 
   constructor(
     private readonly sources: ProfileSources,
     private readonly channel: Channel,
     declared: number,
-    private readonly register: (profile: AgentProfile) => void,
+    private readonly hooks: SpawnerHooks,
   ) {
     this.agents = declared;
   }
@@ -51,18 +60,59 @@ export class Spawner {
       this.counts.set(template, n);
       const agent = instanceName(template, n);
       const profile = instanceProfile(this.sources, template, agent, parent);
-      this.spawned.set(agent, { template, parent, depth });
+      this.spawned.set(agent, { template, parent, depth, controller: new AbortController() });
       this.children.set(parent, [...this.childrenOf(parent), agent]);
       this.agents++;
-      this.register(profile);
+      this.hooks.register(profile);
       this.channel.join({ agent, template, role: profile.role, parent, depth }, task);
       return agent;
     });
   }
 
+  /**
+   * Cancels `target`, which `caller` spawned (or an agent below one it spawned), and every agent
+   * below it, deepest first: each one's turn in flight is aborted, and it takes no more turns.
+   * Its spawner, when not the caller, is told. Returns what the caller is told.
+   */
+  cancel(caller: string, target: string): string {
+    if (!this.isBelow(target, caller)) throw new ToolInputError(`you can cancel only agents you spawned, or spawned below them; @${target} is not one`);
+    if (this.ended.has(target)) throw new ToolInputError(`@${target} has ended already`);
+    const subtree = this.subtree(target).filter((a) => !this.ended.has(a));
+    for (const agent of subtree.reverse()) {
+      this.ended.add(agent);
+      this.spawned.get(agent)!.controller.abort();
+      this.hooks.record({ type: 'agent_ended', agent, status: 'cancelled', by: caller });
+    }
+    const parent = this.spawned.get(target)!.parent;
+    const what = `@${target}${subtree.length > 1 ? ` and the ${subtree.length - 1} agent${subtree.length === 2 ? '' : 's'} below it` : ''}`;
+    if (parent !== caller) this.channel.postSystem(`@${caller} cancelled ${what}.`, [parent]);
+    return `Cancelled ${what}: ${subtree.length === 1 ? 'it takes' : 'they take'} no more turns.`;
+  }
+
+  /** Whether `agent` was cancelled: it takes no more turns, and no one waits for it. */
+  isEnded(agent: string): boolean {
+    return this.ended.has(agent);
+  }
+
+  /** The signal an agent's turn listens to: the run's, and for a spawned agent its own cancellation. */
+  signalOf(agent: string, run: AbortSignal): AbortSignal {
+    const spawned = this.spawned.get(agent);
+    return spawned ? AbortSignal.any([run, spawned.controller.signal]) : run;
+  }
+
   /** The agents `parent` spawned, in order. */
   childrenOf(parent: string): readonly string[] {
     return this.children.get(parent) ?? [];
+  }
+
+  private isBelow(agent: string, ancestor: string): boolean {
+    for (let at = this.spawned.get(agent); at; at = this.spawned.get(at.parent)) if (at.parent === ancestor) return true;
+    return false;
+  }
+
+  /** `agent` and every agent below it, parents before their children. */
+  private subtree(agent: string): string[] {
+    return [agent, ...this.childrenOf(agent).flatMap((child) => this.subtree(child))];
   }
 
   private spawnsOf(agent: string): string[] {

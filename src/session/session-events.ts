@@ -74,6 +74,7 @@ export const EVENTS = {
   vote: event({ proposal: string(), voter: string(), option: string(), reason: string() }, 'a vote the channel accepted'),
   proposal_closed: event({ proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) }, 'a proposal closed'),
   turn_counted: event({ agent: string() }, 'a turn ended, for proposal deadlines'),
+  agent_ended: event({ agent: string(), status: oneOf('cancelled'), by: string() }, '`by` cancelled `agent` (with the `cancel` tool): its turn in flight was aborted, and it takes no more turns'),
   agent_spawned: event(
     { agent: string(), template: string(), role: oneOf('manager', 'worker'), parent: string(), depth: integer() },
     "`parent` spawned `agent`, an instance of `template`, `depth` levels below a declared agent; the next event is its task, a message from `parent` to it",

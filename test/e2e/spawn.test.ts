@@ -183,4 +183,47 @@ kickoff: Go.
     const left = execFileSync('sh', ['-c', `ps -eo args | grep -c '[${marker[0]}]${marker.slice(1)}' || true`], { encoding: 'utf8' }).trim();
     expect(left).toBe('0');
   }, 30_000);
+
+  it('cancel ends an agent and everything below it, deepest first, mid-call; the run goes on and ends normally', async () => {
+    server = await startFakeAnthropic({
+      lead: [
+        spawnCall(['Run the checks'], 'manager_t'),
+        { tools: [{ name: 'run_command', input: { command: 'sleep 1' } }] },
+        { tools: [{ name: 'cancel', input: { agent: '@manager_t-1' } }] },
+        { text: 'Cancelled the checks.' },
+        { text: 'Noted.' },
+      ],
+      'manager_t-1': [spawnCall(['check one', 'check two'], 'worker_t'), { text: 'Spawned.' }],
+      'worker_t-1': [{ text: 'slow', delayMs: 30_000 }],
+      'worker_t-2': [{ text: 'slow', delayMs: 30_000 }],
+    });
+    const workflow = `
+name: cancel
+limits: { max_depth: 2 }
+agents:
+  lead: { role: manager, spawns: [manager_t], tools: [run_command] }
+templates:
+  manager_t: { role: manager, spawns: [worker_t] }
+  worker_t: {}
+kickoff: Go.
+`;
+    const started = Date.now();
+    const run = await runWorkflow(server, workflow);
+    expect(run.code, run.stderr + JSON.stringify(run.json.reason)).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(run.events.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status, e.by])).toEqual([
+      ['worker_t-2', 'cancelled', 'lead'],
+      ['worker_t-1', 'cancelled', 'lead'],
+      ['manager_t-1', 'cancelled', 'lead'],
+    ]);
+    const told = run.events.find((e) => e.type === 'tool_result' && e.tool === 'cancel');
+    expect(told?.content).toBe('Cancelled @manager_t-1 and the 2 agents below it: they take no more turns.');
+    expect(run.events.some((e) => e.type === 'turn_failed')).toBe(false);
+    // The cancelled workers' calls were asked, then abandoned: no answer of theirs reached the channel.
+    expect(server.of('worker_t-1')).toHaveLength(1);
+    expect(JSON.stringify(run.events.filter((e) => e.type === 'message'))).not.toContain('slow');
+    // The session replays offline to the same end.
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(replay.code, replay.stderr).toBe(0);
+  }, 30_000);
 });

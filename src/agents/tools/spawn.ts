@@ -22,3 +22,17 @@ export const spawnTool = defineTool({
     return { content: `Started ${names.map((n) => `@${n}`).join(', ')}. Each has its task; you will be woken when all have answered.` };
   },
 });
+
+export const cancelTool = defineTool({
+  name: 'cancel',
+  description: 'Cancel an agent you spawned (or one spawned below it) and every agent below it, deepest first: their work in flight stops and they take no more turns. Its answer no longer comes.',
+  readOnly: false,
+  external: false,
+  input: {
+    agent: input.string({ description: 'The agent to cancel, as TEMPLATE-N (with or without @).' }),
+  },
+  run: ({ agent }, { cancel }) => {
+    if (!cancel) throw new ToolInputError('this agent cannot cancel agents');
+    return { content: cancel(agent.replace(/^@/, '')) };
+  },
+});

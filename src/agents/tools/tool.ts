@@ -19,6 +19,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Starts an instance of `template` per task, reporting to this agent; their names (docs/workflow.md: templates). */
   spawn?(template: string, tasks: readonly string[]): string[];
+  /** Cancels an agent this one spawned (or below one), and everything below it; what to tell the model. */
+  cancel?(agent: string): string;
   /** The lead's `complete`: ends the run, with the values of its typed outputs. */
   complete(status: 'success' | 'failure', summary: string, outputs?: Record<string, unknown>): void;
 }
