@@ -1,4 +1,4 @@
-import type { SessionSummary } from '../session/summary.js';
+import type { AgentUsage, SessionSummary } from '../session/summary.js';
 
 /** Text for a Markdown table cell: pipes escaped, line breaks as <br>. */
 export function cell(text: string): string {
@@ -33,11 +33,45 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
 }
 
 export function usageTable(s: SessionSummary, title: string): string[] {
-  const rows = [...Object.entries(s.agents), ['**total**', s.total] as const].map(
-    ([name, u]) => `| ${name} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} |`,
-  );
-  return [title, '', '| agent | turns | calls | input tokens | output tokens | cost |', '|---|---|---|---|---|---|', ...rows];
+  const rows = agentTree(s).map(({ name, depth, usage: u, below }) => {
+    const label = `${depth ? `${'&nbsp;&nbsp;'.repeat(depth)}↳ ` : ''}${name}${s.spawned[name]?.ended ? ` (${s.spawned[name]!.ended})` : ''}`;
+    return `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (${below.agents} agents)` : ''} |`;
+  });
+  rows.push(`| **total** | ${s.total.turns} | ${s.total.calls} | ${s.total.input_tokens} | ${s.total.output_tokens} | ${dollars(s.total.cost_usd)} | |`);
+  return [title, '', '| agent | turns | calls | input tokens | output tokens | cost | with the agents it spawned |', '|---|---|---|---|---|---|---|', ...rows];
 }
+
+export interface AgentRow {
+  name: string;
+  /** 0 for a declared agent; n for one spawned n levels below. */
+  depth: number;
+  usage: AgentUsage;
+  /** For an agent that spawned others: the cost of it and every agent below it, and how many those are. */
+  below?: { costUsd: number; agents: number };
+}
+
+/** The agents in tree order: each spawned agent under the agent that spawned it, in the order spawned. */
+export function agentTree(s: SessionSummary): AgentRow[] {
+  const children = new Map<string, string[]>();
+  for (const [name, a] of Object.entries(s.spawned)) children.set(a.parent, [...(children.get(a.parent) ?? []), name]);
+  const rows: AgentRow[] = [];
+  const visit = (name: string, depth: number): { costUsd: number; agents: number } => {
+    const row: AgentRow = { name, depth, usage: s.agents[name] ?? NO_AGENT_USAGE };
+    rows.push(row);
+    const total = { costUsd: row.usage.cost_usd, agents: 1 };
+    for (const child of children.get(name) ?? []) {
+      const sub = visit(child, depth + 1);
+      total.costUsd += sub.costUsd;
+      total.agents += sub.agents;
+    }
+    if (total.agents > 1) row.below = total;
+    return total;
+  };
+  for (const name of Object.keys(s.agents)) if (!s.spawned[name]) visit(name, 0);
+  return rows;
+}
+
+const NO_AGENT_USAGE: AgentUsage = { turns: 0, calls: 0, tools: 0, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost_usd: 0 };
 
 /** Each compaction of an agent's conversation (docs/design.md: context): when, how much, and what it kept. */
 export function compactionsTable(s: SessionSummary, heading: string): string[] {

@@ -3,7 +3,7 @@ import { printable } from './terminal-text.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../exit-codes.js';
-import { compactionsTable, dollars, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
+import { agentTree, compactionsTable, dollars, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
 import { asUsageError } from './usage-error.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
@@ -48,9 +48,13 @@ function text(s: SessionSummary): string {
     if (c.summary !== null) lines.push(...c.summary.split('\n').map((l) => `    ${l}`));
   }
   lines.push('', 'Usage:');
-  for (const [name, u] of [...Object.entries(s.agents), ['total', s.total] as const]) {
-    lines.push(`  ${name.padEnd(12)} ${String(u.turns).padStart(3)} turns ${String(u.calls).padStart(4)} calls ${String(u.input_tokens).padStart(9)} in ${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}`);
+  const usageLine = (label: string, u: SessionSummary['total'], after = '') =>
+    `  ${label.padEnd(16)} ${String(u.turns).padStart(3)} turns ${String(u.calls).padStart(4)} calls ${String(u.input_tokens).padStart(9)} in ${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}${after}`;
+  for (const { name, depth, usage, below } of agentTree(s)) {
+    const ended = s.spawned[name]?.ended;
+    lines.push(usageLine(`${'  '.repeat(depth)}${name}`, usage, `${below ? ` · ${dollars(below.costUsd)} with the ${below.agents - 1} below` : ''}${ended ? ` (${ended})` : ''}`));
   }
+  lines.push(usageLine('total', s.total));
   if (s.end) {
     lines.push('', `Ended: ${s.end.status} (exit ${s.end.exit_code}) — ${s.end.reason}`);
     for (const [k, v] of Object.entries(s.end.outputs)) lines.push(`  output ${k}: ${v}`);

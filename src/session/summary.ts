@@ -60,8 +60,18 @@ export interface CompactionSummary {
   summary: string | null;
 }
 
+/** An agent spawned at run time: from which template, by whom, how deep, and how it ended if it was cancelled. */
+export interface SpawnedAgent {
+  template: string;
+  parent: string;
+  depth: number;
+  ended: string | null;
+}
+
 export interface SessionSummary {
   header: SessionHeader;
+  /** The agents spawned at run time, in the order they were spawned. */
+  spawned: Record<string, SpawnedAgent>;
   messages: TranscriptMessage[];
   findings: Finding[];
   compactions: CompactionSummary[];
@@ -82,12 +92,13 @@ export function summarize(record: SessionRecord): SessionSummary {
   const annotations = new Map<string, Record<string, unknown>>();
   const proposals = new Map<string, ProposalSummary>();
   const agents: Record<string, AgentUsage> = {};
+  const spawned: Record<string, SpawnedAgent> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NONE });
   const votes = new Map<string, { voter: string; input: Record<string, unknown> }>();
   let end: SessionSummary['end'];
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NONE });
-  return { header: record.header, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
+  return { header: record.header, spawned, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
 
   function apply(e: SessionEvent): void {
     switch (e.type) {
@@ -113,6 +124,13 @@ export function summarize(record: SessionRecord): SessionSummary {
       }
       case 'turn_started':
         usage(e.agent).turns++;
+        return;
+      case 'agent_spawned':
+        spawned[e.agent] = { template: e.template, parent: e.parent, depth: e.depth, ended: null };
+        usage(e.agent);
+        return;
+      case 'agent_ended':
+        if (spawned[e.agent]) spawned[e.agent]!.ended = `${e.status} by @${e.by}`;
         return;
       case 'tool_call':
         usage(e.agent).tools++;

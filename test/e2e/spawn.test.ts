@@ -222,6 +222,16 @@ kickoff: Go.
     // The cancelled workers' calls were asked, then abandoned: no answer of theirs reached the channel.
     expect(server.of('worker_t-1')).toHaveLength(1);
     expect(JSON.stringify(run.events.filter((e) => e.type === 'message'))).not.toContain('slow');
+    // show prints the tree: each agent under its spawner, with what its subtree cost and how it ended.
+    const shown = await conclave(['show', String(run.json.session)], { cwd: run.dir });
+    const usage = shown.stdout.slice(shown.stdout.indexOf('Usage:')).split('\n');
+    expect(usage.map((l) => l.trimEnd().match(/^ {2}( *\S+)/)?.[1]).filter(Boolean)).toEqual(['lead', '  manager_t-1', '    worker_t-1', '    worker_t-2', 'total']);
+    expect(usage.find((l) => l.includes('lead'))).toMatch(/with the 3 below/);
+    expect(usage.find((l) => l.includes('worker_t-2'))).toContain('(cancelled by @lead)');
+    const markdown = await conclave(['show', String(run.json.session), '--format', 'markdown'], { cwd: run.dir });
+    expect(markdown.stdout).toMatch(/\| &nbsp;&nbsp;&nbsp;&nbsp;↳ worker_t-1 \(cancelled by @lead\) \|/);
+    const json = JSON.parse((await conclave(['show', String(run.json.session), '--format', 'json'], { cwd: run.dir })).stdout);
+    expect(json.spawned['worker_t-1']).toEqual({ template: 'worker_t', parent: 'manager_t-1', depth: 2, ended: 'cancelled by @lead' });
     // The session replays offline to the same end.
     const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(replay.code, replay.stderr).toBe(0);

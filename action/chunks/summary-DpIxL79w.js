@@ -1,1 +1,0 @@
-export{t as summarize}from"./summary-Ct8mTX3s.js";

@@ -1,0 +1,1 @@
+export{t as summarize}from"./summary-2Q6yXDNA.js";
