@@ -5,6 +5,7 @@ import { coldStart } from './cold-start.js';
 import { longRun, wideTeam } from './context.js';
 import { fanOut, historyGrowth } from './fan-out.js';
 import { resumeCost, writeCost } from './session.js';
+import { spawnFanOut, AGENTS } from './spawn-fan-out.js';
 import { toolMemory } from './tool-memory.js';
 
 const results = [];
@@ -42,6 +43,14 @@ results.push({
   ratio: Number(fan.ratio.toFixed(3)),
   target: '≤ 1.15 × (3 × 1,000 ms + --help), lead: 2 calls',
   ok: fan.ratio <= 1.15 && fan.leadCalls === 2,
+});
+const spawned = await spawnFanOut();
+results.push({
+  benchmark: `run: lead spawning ${AGENTS} agents in one call, 200 ms per call`,
+  measured: `${spawned.wallMs.toFixed(0)} ms wall; first request ${spawned.firstRequestMs} ms after start; the ${AGENTS} requests within ${spawned.spreadMs} ms; ${spawned.perAgentMs.toFixed(2)} ms per agent over the critical path`,
+  ratio: Number(spawned.ratio.toFixed(3)),
+  target: '≤ 1.50 × (3 × 200 ms + --help); first request ≤ 120 ms; ≤ 1 ms per agent',
+  ok: spawned.ratio <= 1.5 && spawned.firstRequestMs <= 120 && spawned.perAgentMs <= 1,
 });
 const history = await historyGrowth();
 results.push({

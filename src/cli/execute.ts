@@ -108,7 +108,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   const journal = new Journal(
     {
       write: (event) => writer.append(event),
-      sync: () => writer.sync(),
+      sync: () => writer.syncSoon(),
       lineOf: (event) => writer.lineOf(event),
     },
     options.recording,
