@@ -30,10 +30,13 @@ const env = () => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API
 describe('spawn', () => {
   it('starts one agent per task in one call; they run at once; the spawner is woken once with every answer', async () => {
     server = await startFakeAnthropic({
-      lead: [spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts']), { text: 'Spawned.' }, { text: 'All three reviewed.' }],
+      lead: (r) => {
+        const sent = JSON.stringify(r.body.messages);
+        return sent.includes('c.ts: fine') ? { text: 'All three reviewed.' } : sent.includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts']);
+      },
       'reviewer-1': [{ text: 'a.ts: fine' }],
       'reviewer-2': [{ text: 'b.ts: one bug' }],
-      'reviewer-3': [{ text: 'c.ts: fine' }],
+      'reviewer-3': [{ text: 'c.ts: fine' }, { text: 'c.ts: fine' }],
     });
     const run = await runWorkflow(server, TEAM());
     expect(run.code, run.stderr).toBe(0);
@@ -61,6 +64,15 @@ describe('spawn', () => {
     expect(Math.max(...asked) - Math.min(...asked)).toBeLessThan(1000);
     expect(channelOf(run).filter(([sender]) => sender.startsWith('reviewer-')).map(([, to]) => to)).toEqual([['lead'], ['lead'], ['lead']]);
     expect(Object.keys(run.json.agents as object)).toEqual(['lead', 'reviewer-1', 'reviewer-2', 'reviewer-3']);
+
+    // resume --at crosses the spawn: a fork taken after reviewer-2 answered re-runs only what came after.
+    const answered = run.events.find((e) => e.type === 'turn_ended' && e.agent === 'reviewer-2')!;
+    const before = server.requests.length;
+    const fork = await conclave(['resume', String(run.json.session), '--at', String(answered.seq), '--out', 'fork.jsonl', '--json'], { cwd: run.dir, env: env() });
+    expect(fork.code, fork.stderr + fork.stdout).toBe(0);
+    const forked = readFileSync(join(run.dir, 'fork.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(forked.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toEqual(['reviewer-1', 'reviewer-2', 'reviewer-3']);
+    expect(server.requests.slice(before).every((r) => r.agent === 'lead' || r.agent === 'reviewer-3')).toBe(true);
   });
 
   it('refuses a spawn past limits.max_agents or limits.max_depth, or of a template the agent may not spawn, as a tool error', async () => {
