@@ -165,7 +165,7 @@ export async function runTurn(
     } else {
       await hooks.toolStarted(use);
       const complete = (s: 'success' | 'failure', summary: string, outputs?: Record<string, unknown>) => (completion = { status: s, summary, outputs });
-      const run = async () => tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete });
+      const run = async () => tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete, forkPoint: { messages: current.messages, toolUseId: use.id } });
       result = tool.external ? await hooks.external(use, tool.readOnly, run) : await run();
       hooks.toolFinished(use, result);
       if (tool.external) {

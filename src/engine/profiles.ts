@@ -17,7 +17,7 @@ import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { AgentSpec, ModelSettings, TemplateSpec, WorkspaceTool } from '../workflow/types.js';
 import type { LocatedTemplate } from '../workflow/load.js';
-import { cancelTool, spawnTool } from '../agents/tools/spawn.js';
+import { cancelTool, forkTool, spawnTool } from '../agents/tools/spawn.js';
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
 
 const WORKSPACE_TOOL_BY_NAME: Record<WorkspaceTool, AgentTool> = {
@@ -85,7 +85,9 @@ function profileOf(sources: ProfileSources, entry: TeamEntry, agent: AgentSpec |
     cancelProposal,
     channelHistory,
     ...roster,
-    ...(agent.spawns?.length ? [spawnTool, cancelTool] : []),
+    ...(agent.spawns?.length ? [spawnTool] : []),
+    ...(agent.fork ? [forkTool] : []),
+    ...(agent.spawns?.length || agent.fork ? [cancelTool] : []),
     ...(entry.isLead ? [completeTool(typedOutputs(spec))] : []),
     ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : mcp?.toolsFor(t) ?? [])),
   ];

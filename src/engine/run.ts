@@ -3,7 +3,7 @@ import type { AgentProfile } from '../agents/profile.js';
 import { emptyConversation, type Conversation } from '../agents/context.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
-import type { ToolContext } from '../agents/tools/tool.js';
+import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import { totalTokens } from '../provider/pricing.js';
 import type { Scope } from '../workflow/evaluate.js';
@@ -102,7 +102,11 @@ export class Run {
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
         this.channel = new Channel(team.graph, (event) => journal.append(event));
-        this.spawner = new Spawner(sources, this.channel, this.profiles.size, { register: (profile) => this.addAgent(profile), record: (event) => journal.append(event) });
+        this.spawner = new Spawner(sources, this.channel, this.profiles.size, {
+          register: (profile, messages) => this.addAgent(profile, messages),
+          profile: (agent) => this.profiles.get(agent)!,
+          record: (event) => journal.append(event),
+        });
         this.fanIn = new FanIn({ channel: this.channel, spawner: this.spawner, profiles: this.profiles, running: this.running, hasTurnsLeft: (n) => this.hasTurnsLeft(n) });
         this.reminders = new VoteReminders(this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
@@ -120,15 +124,9 @@ export class Run {
     return this.finish(scope);
   }
 
-  /** spawn and cancel; what they change is scheduled at once, beside the turn that calls them (not when it ends). */
-  private teamTools(name: string): { spawn: ToolContext['spawn']; cancel: ToolContext['cancel'] } {
-    const soon = <T>(value: T): T => (queueMicrotask(() => this.pump()), value);
-    return { spawn: (template, tasks) => soon(this.spawner!.spawn(name, template, tasks)), cancel: (agent) => soon(this.spawner!.cancel(name, agent)) };
-  }
-
-  private addAgent(profile: AgentProfile): void {
+  private addAgent(profile: AgentProfile, messages?: MessageParam[]): void {
     this.profiles.set(profile.name, profile);
-    this.conversations.set(profile.name, emptyConversation());
+    this.conversations.set(profile.name, messages ? { messages } : emptyConversation());
     this.turns.set(profile.name, 0);
   }
 
@@ -207,7 +205,7 @@ export class Run {
         this.conversations.get(name)!,
         delivery.messages,
         this.limits.statusLine(turn, this.teamTurns),
-        { agent: name, channel, workspace: this.workspace, ...this.tools, signal, ...this.teamTools(name) },
+        { agent: name, channel, workspace: this.workspace, ...this.tools, signal, ...this.spawner!.toolsFor(name, () => this.pump()) },
         {
           call: (request, call) => this.calls.call(name, turn, call, request, signal),
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
@@ -231,7 +229,7 @@ export class Run {
       for (const p of channel.allProposals()) if (p.status !== 'open') this.reportProposal(p);
       const refusal = outcome.refused ? afterRefusal(this.profiles.get(name)!, turn, channel) : undefined;
       if (refusal) this.stop(refusal);
-      if (outcome.completion) {
+      if (outcome.completion && this.profiles.get(name)!.isLead) {
         const { status, summary, outputs } = outcome.completion;
         this.stop({ ...ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary), outputs });
       }

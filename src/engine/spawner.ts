@@ -1,9 +1,13 @@
 import type { AgentProfile } from '../agents/profile.js';
-import { ToolInputError } from '../agents/tools/tool.js';
+import { ToolInputError, type ForkPoint, type ToolContext } from '../agents/tools/tool.js';
+import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Channel } from '../channel/channel.js';
 import { DEFAULT_MAX_AGENTS, DEFAULT_MAX_DEPTH } from '../workflow/limits.js';
 import { instanceName } from '../workflow/spawn-checks.js';
 import { instanceProfile, type ProfileSources } from './profiles.js';
+
+/** The `template` an agent_spawned event gives for a fork (no template's name has parentheses). */
+export const FORK = '(fork)';
 
 interface Spawned {
   template: string;
@@ -15,7 +19,8 @@ interface Spawned {
 
 /** What the spawner does to the run: add an agent, and record an event in the session. */
 export interface SpawnerHooks {
-  register(profile: AgentProfile): void;
+  register(profile: AgentProfile, messages?: MessageParam[]): void;
+  profile(agent: string): AgentProfile;
   record(event: { type: 'agent_ended'; agent: string; status: 'cancelled'; by: string }): void;
 }
 
@@ -41,30 +46,43 @@ export class Spawner {
     this.agents = declared;
   }
 
+  /** spawn, fork and cancel as `agent`'s tools call them; what they change is scheduled at once (`changed`), beside the turn that calls them. */
+  toolsFor(agent: string, changed: () => void): Pick<ToolContext, 'spawn' | 'fork' | 'cancel'> {
+    const soon = <T>(value: T): T => (queueMicrotask(changed), value);
+    return { spawn: (t, tasks) => soon(this.spawn(agent, t, tasks)), fork: (tasks, at) => soon(this.fork(agent, tasks, at)), cancel: (target) => soon(this.cancel(agent, target)) };
+  }
+
   /** Starts one instance of `template` per task under `parent`; a refusal is a tool error naming the limit. */
   spawn(parent: string, template: string, tasks: readonly string[]): string[] {
-    const { spec } = this.sources.workflow;
     const allowed = this.spawnsOf(parent);
     if (!allowed.includes(template)) {
       throw new ToolInputError(allowed.length ? `you may spawn ${allowed.map((t) => `"${t}"`).join(', ')}, not "${template}"` : 'you may not spawn agents');
     }
-    const maxAgents = spec.limits?.max_agents ?? DEFAULT_MAX_AGENTS;
-    if (this.agents + tasks.length > maxAgents) {
-      throw new ToolInputError(`spawn refused: limits.max_agents is ${maxAgents} and the run has ${this.agents} agents; ${tasks.length} more would pass it`);
-    }
-    const depth = (this.spawned.get(parent)?.depth ?? 0) + 1;
-    const maxDepth = spec.limits?.max_depth ?? DEFAULT_MAX_DEPTH;
-    if (depth > maxDepth) throw new ToolInputError(`spawn refused: limits.max_depth is ${maxDepth}, and agents you spawn would be ${depth} levels deep`);
+    const depth = this.checkRoom(parent, tasks.length, 'spawn');
     return tasks.map((task) => {
-      const n = (this.counts.get(template) ?? 0) + 1;
-      this.counts.set(template, n);
-      const agent = instanceName(template, n);
-      const profile = instanceProfile(this.sources, template, agent, parent);
-      this.spawned.set(agent, { template, parent, depth, controller: new AbortController() });
-      this.children.set(parent, [...this.childrenOf(parent), agent]);
-      this.agents++;
-      this.hooks.register(profile);
-      this.channel.join({ agent, template, role: profile.role, parent, depth }, task);
+      const agent = instanceName(template, this.next(template));
+      this.add(agent, template, parent, depth, instanceProfile(this.sources, template, agent, parent), undefined, task);
+      return agent;
+    });
+  }
+
+  /**
+   * Forks `parent` once per task (docs/workflow.md: fork): each fork is `parent` as it is now, the
+   * same system prompt, tools and conversation (shared, not copied), so its first request begins
+   * with `parent`'s bytes and reads the prompt cache; its task comes as the next user message.
+   */
+  fork(parent: string, tasks: readonly string[], point: ForkPoint): string[] {
+    if (!this.mayFork(parent)) throw new ToolInputError('you may not fork (set fork: true in the workflow)');
+    const depth = this.checkRoom(parent, tasks.length, 'fork');
+    const last = point.messages.at(-1);
+    const uses = last?.role === 'assistant' && Array.isArray(last.content) ? last.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])) : [];
+    return tasks.map((task) => {
+      const agent = `${parent}-fork-${this.next(`${parent}-fork`)}`;
+      const intro = `You are @${agent}, a fork of @${parent} made at this call: you have its conversation so far, and one task, below. Do only that task; your answer goes to @${parent}. (The agent you were until now goes on without you.)`;
+      const results = uses.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: id === point.toolUseId ? intro : 'Not run in this fork.' }));
+      const messages = [...point.messages, { role: 'user' as const, content: results }];
+      const profile = { ...this.hooks.profile(parent), name: agent, role: 'worker' as const, isLead: false, reportsTo: parent };
+      this.add(agent, FORK, parent, depth, profile, messages, task);
       return agent;
     });
   }
@@ -105,6 +123,38 @@ export class Spawner {
     return this.children.get(parent) ?? [];
   }
 
+  private next(key: string): number {
+    const n = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, n);
+    return n;
+  }
+
+  /** The depth new agents under `parent` would have, once max_agents and max_depth allow `count` more. */
+  private checkRoom(parent: string, count: number, what: string): number {
+    const { spec } = this.sources.workflow;
+    const maxAgents = spec.limits?.max_agents ?? DEFAULT_MAX_AGENTS;
+    if (this.agents + count > maxAgents) throw new ToolInputError(`${what} refused: limits.max_agents is ${maxAgents} and the run has ${this.agents} agents; ${count} more would pass it`);
+    const depth = (this.spawned.get(parent)?.depth ?? 0) + 1;
+    const maxDepth = spec.limits?.max_depth ?? DEFAULT_MAX_DEPTH;
+    if (depth > maxDepth) throw new ToolInputError(`${what} refused: limits.max_depth is ${maxDepth}, and agents you ${what} would be ${depth} levels deep`);
+    return depth;
+  }
+
+  private add(agent: string, template: string, parent: string, depth: number, profile: AgentProfile, messages: MessageParam[] | undefined, task: string): void {
+    this.spawned.set(agent, { template, parent, depth, controller: new AbortController() });
+    this.children.set(parent, [...this.childrenOf(parent), agent]);
+    this.agents++;
+    this.hooks.register(profile, messages);
+    this.channel.join({ agent, template, role: profile.role, parent, depth }, task);
+  }
+
+  private mayFork(agent: string): boolean {
+    const { spec } = this.sources.workflow;
+    const spawned = this.spawned.get(agent);
+    if (spawned?.template === FORK) return this.mayFork(spawned.parent);
+    return (spawned ? spec.templates?.[spawned.template]?.fork : spec.agents[agent]?.fork) === true;
+  }
+
   private isBelow(agent: string, ancestor: string): boolean {
     for (let at = this.spawned.get(agent); at; at = this.spawned.get(at.parent)) if (at.parent === ancestor) return true;
     return false;
@@ -118,6 +168,7 @@ export class Spawner {
   private spawnsOf(agent: string): string[] {
     const { spec } = this.sources.workflow;
     const spawned = this.spawned.get(agent);
+    if (spawned?.template === FORK) return this.spawnsOf(spawned.parent);
     return (spawned ? spec.templates?.[spawned.template]?.spawns : spec.agents[agent]?.spawns) ?? [];
   }
 }

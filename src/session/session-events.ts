@@ -77,7 +77,7 @@ export const EVENTS = {
   agent_ended: event({ agent: string(), status: oneOf('cancelled'), by: string() }, '`by` cancelled `agent` (with the `cancel` tool): its turn in flight was aborted, and it takes no more turns'),
   agent_spawned: event(
     { agent: string(), template: string(), role: oneOf('manager', 'worker'), parent: string(), depth: integer() },
-    "`parent` spawned `agent`, an instance of `template`, `depth` levels below a declared agent; the next event is its task, a message from `parent` to it",
+    "`parent` spawned `agent`, an instance of `template` (`(fork)` for a fork of `parent`), `depth` levels below a declared agent; the next event is its task, a message from `parent` to it",
   ),
   turn_started: event({ ...AGENT_TURN, through: integer(), messages: array(integer()) }, "an agent's turn began with these unread messages (ids)"),
   model_call: event(

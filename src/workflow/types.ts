@@ -49,6 +49,8 @@ export interface AgentSpec extends ModelSettings {
   spawns?: string[];
   /** One instance per item: a list, or one expression giving a list. */
   for_each?: unknown[] | string;
+  /** This agent may fork itself. */
+  fork?: boolean;
 }
 
 /** An agent created at run time by `spawn` (docs/workflow.md: templates). */
@@ -58,6 +60,7 @@ export interface TemplateSpec extends ModelSettings {
   system?: string;
   tools?: string[];
   spawns?: string[];
+  fork?: boolean;
 }
 
 export interface LimitsSpec {

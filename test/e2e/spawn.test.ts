@@ -248,4 +248,50 @@ kickoff: Go.
     const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(replay.code, replay.stderr).toBe(0);
   }, 30_000);
+
+  it("fork: each fork starts as the caller is, its requests beginning with the caller's messages; the event is small; the caller is woken once", async () => {
+    const last = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages.at(-1));
+    const all = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
+    server = await startFakeAnthropic({
+      // The forks keep the lead's system prompt (so the server sees @lead): they are told apart by their task.
+      lead: (r) => {
+        if (last(r).includes('You are @lead-fork-1')) return { text: 'part A fine' };
+        if (last(r).includes('You are @lead-fork-2')) return { text: 'part B fine' };
+        if (all(r).includes('part A fine')) return { text: 'Both parts fine.' };
+        if (last(r).includes('Forked @')) return { text: 'Forked.' };
+        return { tools: [{ name: 'fork', input: { tasks: ['check part A', 'check part B'] } }] };
+      },
+    });
+    const workflow = `
+name: fork
+agents:
+  lead: { role: manager, fork: true, system: ${JSON.stringify('A long history: ' + 'x'.repeat(20_000))} }
+kickoff: Check both parts.
+`;
+    const run = await runWorkflow(server, workflow);
+    expect(run.code, run.stderr).toBe(0);
+    const [first, ...rest] = server.of('lead');
+    const forks = rest.filter((r) => last(r).includes('You are @lead-fork-'));
+    expect(forks).toHaveLength(2);
+    for (const fork of forks) {
+      // The same system prompt and tools, and the caller's messages, unchanged, then its call to fork.
+      expect(fork.body.system).toEqual(first!.body.system);
+      expect(fork.body.tools).toEqual(first!.body.tools);
+      // (but for the cache breakpoint each request puts on its own last message)
+      const unmarked = (messages: unknown[]) => JSON.parse(JSON.stringify(messages).replace(/,?"cache_control":\{"type":"ephemeral"\}/g, ''));
+      expect(unmarked(fork.body.messages.slice(0, first!.body.messages.length))).toEqual(unmarked(first!.body.messages));
+      expect(JSON.stringify(fork.body.messages[first!.body.messages.length])).toContain('"name":"fork"');
+    }
+    expect(last(forks[0]!)).toContain('check part A');
+    const events = readFileSync(join(run.dir, String(run.json.session)), 'utf8').trim().split('\n');
+    const forked = events.filter((l) => l.includes('"type":"agent_spawned"'));
+    expect(forked.map((l) => JSON.parse(l).template)).toEqual(['(fork)', '(fork)']);
+    for (const line of forked) expect(Buffer.byteLength(line)).toBeLessThan(300);
+    // The lead is woken once, with both answers.
+    const woken = server.of('lead').filter((r) => all(r).includes('part A fine') && !last(r).includes('You are @lead-fork'));
+    expect(woken).toHaveLength(1);
+    expect(last(woken[0]!)).toContain('part B fine');
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(replay.code, replay.stderr).toBe(0);
+  });
 });

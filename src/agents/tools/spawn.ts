@@ -36,3 +36,19 @@ export const cancelTool = defineTool({
     return { content: cancel(agent.replace(/^@/, '')) };
   },
 });
+
+export const forkTool = defineTool({
+  name: 'fork',
+  description:
+    'Fork yourself, once per task: each fork starts as you are now, with this whole conversation, and does its one task in parallel; each answers you when done. You are woken once, with every answer, when all have answered. Returns their names.',
+  readOnly: false,
+  external: false,
+  input: {
+    tasks: input.strings({ minItems: 1, description: 'One task per fork: what that fork must do.' }),
+  },
+  run: ({ tasks }, { fork, forkPoint }) => {
+    if (!fork || !forkPoint) throw new ToolInputError('this agent cannot fork');
+    const names = fork(tasks, forkPoint);
+    return { content: `Forked ${names.map((n) => `@${n}`).join(', ')}. Each has its task; you will be woken when all have answered.` };
+  },
+});

@@ -1,11 +1,18 @@
 import { ConclaveError } from '../../conclave-error.js';
 import type { Channel } from '../../channel/channel.js';
+import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { SandboxPlan } from './sandbox.js';
 import type { Workspace } from './workspace-root.js';
 
 export interface ToolResult {
   content: string;
   isError?: boolean;
+}
+
+/** The conversation as it stands while a tool runs, and that tool call's id. */
+export interface ForkPoint {
+  messages: readonly MessageParam[];
+  toolUseId: string;
 }
 
 export interface ToolContext {
@@ -19,6 +26,10 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Starts an instance of `template` per task, reporting to this agent; their names (docs/workflow.md: templates). */
   spawn?(template: string, tasks: readonly string[]): string[];
+  /** Forks this agent once per task at `point`, its conversation as it is now; the forks' names. */
+  fork?(tasks: readonly string[], point: ForkPoint): string[];
+  /** Where a fork made by the tool running now starts: the conversation up to this call. */
+  forkPoint?: ForkPoint;
   /** Cancels an agent this one spawned (or below one), and everything below it; what to tell the model. */
   cancel?(agent: string): string;
   /** The lead's `complete`: ends the run, with the values of its typed outputs. */
