@@ -7,7 +7,7 @@ import type { SessionWriter } from '../session/writer.js';
 import { durationMs, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import { typedOutputs } from '../workflow/typed-outputs.js';
-import type { Scalar } from '../workflow/types.js';
+import type { Scalar, WorkflowSpec } from '../workflow/types.js';
 import { addMask, inGitHubActions } from './github.js';
 import { printableJson, writeCommand } from './command-guard.js';
 import type { LimitFlags } from './limit-flags.js';
@@ -116,7 +116,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   // The live view is for a person at a terminal; CI logs and pipes get plain lines.
   // A terminal too narrow for a line per agent (or one that says 0 columns) gets the plain lines too.
   const interactive = !options.quiet && !options.json && !github && process.stdout.isTTY === true && !process.env.CI && (process.stdout.columns ?? 0) >= MIN_LIVE_COLUMNS;
-  const view = interactive ? (await import('./live-view.js')).liveView(Object.keys(workflow.spec.agents), options.limitsOnLive ?? options.limits) : undefined;
+  const view = interactive ? (await import('./live-view.js')).liveView(viewLines(workflow.spec), options.limitsOnLive ?? options.limits) : undefined;
   await view?.ready;
   const run = new Run({
     workflow,
@@ -212,4 +212,12 @@ function repeatedWarningsOnce(): () => void {
     warn(...args);
   };
   return () => (console.warn = warn);
+}
+
+/** The live view's lines: each declared agent, then one folded line per source of agents made at run time. */
+function viewLines(spec: WorkflowSpec): string[] {
+  const agents = Object.entries(spec.agents);
+  const templates = Object.entries(spec.templates ?? {});
+  const forkers = [...agents, ...templates].filter(([, a]) => a.fork === true).map(([name]) => `${name}-fork`);
+  return [...agents.map(([name]) => name), ...templates.map(([name]) => name), ...forkers];
 }

@@ -23,10 +23,25 @@ export interface LiveView {
  * The terminal view of a run (listr2): a line per agent with its state (waiting, thinking,
  * using a tool and which, idle, done, stopped mid-turn, failed), turns, tokens and cost, and a team line with the
  * elapsed time, spend against the budget and turns against max_turns. NO_COLOR is honoured by
- * listr2's colours.
+ * listr2's colours. Agents made at run time are folded into one line each under the name they
+ * come from (a template, an agent with for_each, `NAME-fork`): `@reviewer-*  12 agents: 3
+ * thinking, 9 idle`, however many there are.
  */
 export function liveView(agents: readonly string[], limits: Limits, options: { renderer?: 'default' | 'test'; logger?: ListrLogger } = {}): LiveView {
   const lines = new Map<string, AgentLine>(agents.map((a) => [a, { state: 'waiting', turns: 0, tokens: 0, costUsd: 0 }]));
+  /** For a folded line: its agents, each with its own line. */
+  const members = new Map<string, Map<string, AgentLine>>();
+  const lineOf = (agent: string): { key: string; line: AgentLine } | undefined => {
+    const own = lines.get(agent);
+    if (own && !members.has(agent)) return { key: agent, line: own };
+    const key = agent.replace(/-[0-9]+$/, '');
+    if (!lines.has(key) || key === agent) return undefined;
+    const group = members.get(key) ?? new Map<string, AgentLine>();
+    members.set(key, group);
+    const line = group.get(agent) ?? { state: 'waiting', turns: 0, tokens: 0, costUsd: 0 };
+    group.set(agent, line);
+    return { key, line };
+  };
   const titles = new Map<string, (title: string) => void>();
   const started = Date.now();
   const warnings: string[] = [];
@@ -41,6 +56,15 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
   };
 
   const agentTitle = (name: string) => {
+    const group = members.get(name);
+    if (group) {
+      const all = [...group.values()];
+      const states = new Map<string, number>();
+      for (const l of all) states.set(l.state, (states.get(l.state) ?? 0) + 1);
+      const sum = (f: (l: AgentLine) => number) => all.reduce((n, l) => n + f(l), 0);
+      const counts = [...states].map(([state, n]) => `${n} ${state}`).join(', ');
+      return `@${name}-*  ${all.length} agent${all.length === 1 ? '' : 's'}: ${counts} · ${sum((l) => l.turns)} turns · ${sum((l) => l.tokens)} tokens · ${formatUsd(sum((l) => l.costUsd))}`;
+    }
     const l = lines.get(name)!;
     return `@${name}  ${l.state} · ${l.turns} turn${l.turns === 1 ? '' : 's'} · ${l.tokens} tokens · ${formatUsd(l.costUsd)}`;
   };
@@ -59,7 +83,7 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
           show(name);
           registered();
           await ended;
-          if (lines.get(name)!.state === 'failed') throw new Error(agentTitle(name));
+          if (lines.get(name)!.state === 'failed' || [...(members.get(name)?.values() ?? [])].some((l) => l.state === 'failed')) throw new Error(agentTitle(name));
         },
       })),
       {
@@ -89,26 +113,30 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
   const running = tasks.run().catch(() => {});
 
   const set = (name: string, state: string) => {
-    const line = lines.get(name);
-    if (!line) return;
-    line.state = state;
-    show(name);
+    const found = lineOf(name);
+    if (!found) return;
+    found.line.state = state;
+    show(found.key);
   };
   const listener = (e: ProgressEvent) => {
     switch (e.type) {
-      case 'turn_started':
+      case 'turn_started': {
         teamTurns++;
-        lines.get(e.agent)!.turns = e.turn;
+        const found = lineOf(e.agent);
+        if (found) found.line.turns = e.turn;
         set(e.agent, 'starting');
         return showTeam();
+      }
       case 'thinking':
         return set(e.agent, 'thinking');
       case 'tool':
         return set(e.agent, `using ${printable(e.tool)}`);
       case 'turn_ended': {
-        const line = lines.get(e.agent)!;
-        line.tokens += e.tokens;
-        line.costUsd += e.costUsd;
+        const line = lineOf(e.agent)?.line;
+        if (line) {
+          line.tokens += e.tokens;
+          line.costUsd += e.costUsd;
+        }
         spent += e.costUsd;
         set(e.agent, 'idle');
         return showTeam();
@@ -131,7 +159,10 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
     listener,
     finish: async () => {
       // An agent still in a turn when the run ended (Ctrl-C, a limit, the lead's complete) was stopped, not done.
-      for (const [name, line] of lines) if (line.state !== 'failed') set(name, line.state === 'idle' || line.state === 'waiting' ? 'done' : 'stopped');
+      const finished = (line: AgentLine) => (line.state === 'failed' ? 'failed' : line.state === 'idle' || line.state === 'waiting' ? 'done' : 'stopped');
+      for (const group of members.values()) for (const line of group.values()) line.state = finished(line);
+      for (const [name, line] of lines) if (!members.has(name)) line.state = finished(line);
+      for (const name of lines.keys()) show(name);
       end();
       await running;
       for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);

@@ -30,9 +30,13 @@ export function spawnProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
       });
     }
   }
-  for (const agent of Object.keys(recordOf(spec.agents))) {
-    const clash = templates.find((t) => agent === t || new RegExp(`^${t}-[0-9]+$`).test(agent));
-    if (clash) out.push(source.error(source.keyPosition(['agents', agent]), `agent "${agent}" has the name of ${agent === clash ? 'a template' : `an instance of template "${clash}"`}; rename one of them`));
+  const agents = Object.entries(recordOf(spec.agents));
+  const forEach = agents.filter(([, a]) => isRecord(a) && a.for_each !== undefined).map(([name]) => name);
+  const forks = [...agents, ...Object.entries(recordOf(spec.templates))].filter(([, a]) => isRecord(a) && a.fork === true).map(([name]) => `${name}-fork`);
+  for (const [agent] of agents) {
+    const instanceOf = (source: string) => agent.startsWith(`${source}-`) && /^[0-9]+$/.test(agent.slice(source.length + 1));
+    const clash = templates.find((t) => agent === t || instanceOf(t)) ?? forEach.find(instanceOf) ?? forks.find(instanceOf);
+    if (clash) out.push(source.error(source.keyPosition(['agents', agent]), `agent "${agent}" has the name of ${agent === clash ? 'a template' : `an instance of "${clash}"`}; rename one of them`));
   }
   for (const template of templates) {
     if (!spawned.has(template)) out.push(source.warning(source.keyPosition(['templates', template]), `template "${template}" is spawned by no agent; add it to an agent's spawns:`));

@@ -87,6 +87,43 @@ describe('the live view', () => {
   });
 });
 
+describe('the live view of a team that grows', () => {
+  it('folds the agents spawned from a template into one line, whatever their number', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-live-'));
+    writeFileSync(join(dir, 'workflow.yml'), 'name: grow\nagents:\n  lead: { role: manager, spawns: [checker] }\ntemplates:\n  checker: {}\nkickoff: Go.\n');
+    const { workflow } = loadWorkflow(join(dir, 'workflow.yml'));
+    const logger = new Captured();
+    const view = liveView(['lead', 'checker'], workflow!.limits, { renderer: 'test', logger });
+    await view.ready;
+    const journal = new Journal({ write: () => {}, sync: () => {}, lineOf: (e) => JSON.stringify(e) });
+    const model = async (request: ModelRequest): Promise<ModelResponse> => {
+      const system = (request.system as { text: string }[])[0]!.text;
+      const said = JSON.stringify(request.messages);
+      await new Promise((r) => setTimeout(r, 10));
+      if (!system.startsWith('You are @lead')) return reply([{ type: 'text', text: 'checked', citations: null }]);
+      if ((said.match(/from @checker-/g) ?? []).length >= 5) return reply([{ type: 'tool_use', id: 'toolu_9', name: 'complete', input: { status: 'success', summary: 'ok' } }], 'tool_use');
+      if (said.includes('Started @')) return reply([{ type: 'text', text: 'spawned', citations: null }]);
+      return reply([{ type: 'tool_use', id: 'toolu_1', name: 'spawn', input: { template: 'checker', tasks: ['1', '2', '3', '4', '5'] } }], 'tool_use');
+    };
+    const run = new Run({
+      workflow: workflow!,
+      inputs: {},
+      identity: { runId: 'r', sessionPath: 's' },
+      place: { workspace: dir, env: {} },
+      answers: { call: model },
+      recording: { journal, limits: workflow!.limits },
+      progress: view.listener,
+    });
+    const result = await run.start();
+    await view.finish();
+    expect(result.status, result.reason).toBe('success');
+    const titles = logger.lines.map((l) => JSON.parse(l) as { event: string; data: string }).filter((e) => e.event === 'TITLE').map((e) => e.data);
+    expect(titles.some((t) => /^@checker-\* {2}5 agents: .*thinking/.test(t))).toBe(true);
+    expect(titles.filter((t) => t.startsWith('@checker')).at(-1)).toMatch(/^@checker-\* {2}5 agents: 5 done · 5 turns · 550 tokens · \$0\.\d+$/);
+    expect(titles.filter((t) => t.startsWith('@lead ')).at(-1)).toMatch(/^@lead {2}done · 2 turns/);
+  });
+});
+
 describe('without a terminal', () => {
   let server: FakeAnthropic;
   afterEach(() => server?.close());

@@ -95,7 +95,7 @@ describe('spawn', () => {
     const result = await conclave(['validate', 'bad.yml'], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stdout + result.stderr).toContain('agents.lead.spawns[0] names "reviewr", which is not a template (did you mean "reviewer"?)');
-    expect(result.stdout + result.stderr).toContain('agent "reviewer-2" has the name of an instance of template "reviewer"');
+    expect(result.stdout + result.stderr).toContain('agent "reviewer-2" has the name of an instance of "reviewer"');
   });
 
   it('resume after the run stopped mid-fan-out: no spawn repeated, no recorded call made again, the same names', async () => {

@@ -1,1 +1,0 @@
-export{s as runCommand}from"./run-workflow-B3w3HuD8.js";
