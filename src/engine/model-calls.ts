@@ -21,6 +21,8 @@ export interface ModelCallsOptions {
   cache?: ResponseCache;
   signal: AbortSignal;
   progress: ProgressListener;
+  /** Whether `agent`'s failed call is recorded (`call_failed`): a spawned agent's ends only it, not the run. */
+  failureIsRecorded?: (agent: string) => boolean;
 }
 
 /**
@@ -41,6 +43,7 @@ export class ModelCalls {
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
+      if (event.type === 'call_failed') throw this.failed(agent, turn, step, new ProviderError(event.error, event.kind, event.status ?? undefined));
       if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
       if (!isModelResponse(event.response)) throw new DivergenceError(`event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`);
@@ -66,7 +69,9 @@ export class ModelCalls {
       this.options.progress({ type: 'thinking', agent, step });
       const response = await this.options.callModel(request, signal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs })).catch((e: unknown) => {
         const tooLong = PromptTooLong.of(e);
-        throw tooLong ? this.tooLong(agent, turn, step, tooLong) : e;
+        if (tooLong) throw this.tooLong(agent, turn, step, tooLong);
+        // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
+        throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.failed(agent, turn, step, e) : e;
       });
       this.record(agent, turn, step, request, hash, response, false, true);
       await cache?.set(hash, response, signal);
@@ -74,6 +79,12 @@ export class ModelCalls {
     } finally {
       release();
     }
+  }
+
+  /** A spawned agent's call that failed for good, recorded at its place so that resume and replay meet it too. */
+  private failed(agent: string, turn: number, step: number, error: ProviderError): ProviderError {
+    this.options.journal.append({ type: 'call_failed', agent, turn, step, error: error.message, kind: error.kind, status: error.status ?? null });
+    return error;
   }
 
   /** A "prompt is too long" refusal, recorded at its place so that resume and replay meet it too. */

@@ -71,6 +71,7 @@ export class Run {
       cache: options.answers.cache,
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
+      failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,
     });
     this.workspace = new Workspace(options.place.workspace, { protect: options.identity.ownFiles ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
     options.recording.journal.listen({
@@ -89,12 +90,7 @@ export class Run {
     let scope: Scope | undefined;
     try {
       journal.append({ type: 'run_started', workflow: workflow.spec.name, limits: recordOf(this.limits.current) });
-      const setup = await runSetup({
-        ...this.options,
-        cwd: this.workspace.root,
-        signal: this.controller.signal,
-        progress: (event) => this.progress(event),
-      });
+      const setup = await runSetup({ ...this.options, cwd: this.workspace.root, signal: this.controller.signal, progress: (event) => this.progress(event) });
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
@@ -102,11 +98,8 @@ export class Run {
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
         this.channel = new Channel(team.graph, (event) => journal.append(event));
-        this.spawner = new Spawner(sources, this.channel, this.profiles.size, {
-          register: (profile, messages) => this.addAgent(profile, messages),
-          profile: (agent) => this.profiles.get(agent)!,
-          record: (event) => journal.append(event),
-        });
+        const hooks = { register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m), profile: (a: string) => this.profiles.get(a)! };
+        this.spawner = new Spawner(sources, this.channel, this.profiles.size, { ...hooks, record: (event) => journal.append(event) });
         this.fanIn = new FanIn({ channel: this.channel, spawner: this.spawner, profiles: this.profiles, running: this.running, hasTurnsLeft: (n) => this.hasTurnsLeft(n) });
         this.reminders = new VoteReminders(this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
@@ -163,6 +156,10 @@ export class Run {
     const wanting = channel.withUnread().filter((n) => !this.spawner!.isEnded(n));
     if (wanting.length > 0) {
       if (this.teamTurns >= this.limits.current.maxTurns) return this.stop(limitEnding('max_turns', `(${this.limits.current.maxTurns} turns for the team)`));
+      // A spawned agent out of turns ends, and its spawner is told; a declared one stops the run.
+      const max = this.limits.current.maxTurnsPerAgent;
+      const ended = wanting.filter((n) => this.spawner!.end(n, 'limit', `stopped: it reached max_turns_per_agent (${max}) with messages it did not handle`));
+      if (ended.length > 0) return this.pump();
       const capped = wanting.map((n) => `@${n}`).join(', ');
       return this.stop(
         limitEnding('max_turns_per_agent', `(${this.limits.current.maxTurnsPerAgent}) for ${capped}, who still ${wanting.length === 1 ? 'has' : 'have'} messages to handle`),
@@ -239,6 +236,7 @@ export class Run {
       const end = this.ending ? undefined : endingOfError(e, name);
       if (!end) return;
       const error = e instanceof Error ? e.message : String(e);
+      if ((end.status === 'error' || end.status === 'provider_error') && this.spawner!.end(name, 'failed', `failed: ${error}`)) return;
       if (!journal.diverged) {
         try {
           journal.append({ type: 'turn_failed', agent: name, turn, error });

@@ -21,7 +21,7 @@ interface Spawned {
 export interface SpawnerHooks {
   register(profile: AgentProfile, messages?: MessageParam[]): void;
   profile(agent: string): AgentProfile;
-  record(event: { type: 'agent_ended'; agent: string; status: 'cancelled'; by: string }): void;
+  record(event: { type: 'agent_ended'; agent: string; status: 'cancelled' | 'limit' | 'failed'; reason: string }): void;
 }
 
 /**
@@ -99,7 +99,7 @@ export class Spawner {
     for (const agent of subtree.reverse()) {
       this.ended.add(agent);
       this.spawned.get(agent)!.controller.abort();
-      this.hooks.record({ type: 'agent_ended', agent, status: 'cancelled', by: caller });
+      this.hooks.record({ type: 'agent_ended', agent, status: 'cancelled', reason: `cancelled by @${caller}` });
     }
     const parent = this.spawned.get(target)!.parent;
     const what = `@${target}${subtree.length > 1 ? ` and the ${subtree.length - 1} agent${subtree.length === 2 ? '' : 's'} below it` : ''}`;
@@ -107,7 +107,26 @@ export class Spawner {
     return `Cancelled ${what}: ${subtree.length === 1 ? 'it takes' : 'they take'} no more turns.`;
   }
 
-  /** Whether `agent` was cancelled: it takes no more turns, and no one waits for it. */
+  /**
+   * Ends a spawned agent that failed or ran out of its turns: its spawner is told why, as it would
+   * be told its answer, and the run goes on. False for a declared agent (its failure is the run's).
+   */
+  end(agent: string, status: 'limit' | 'failed', reason: string): boolean {
+    const spawned = this.spawned.get(agent);
+    if (!spawned || this.ended.has(agent)) return false;
+    this.ended.add(agent);
+    spawned.controller.abort();
+    this.hooks.record({ type: 'agent_ended', agent, status, reason });
+    this.channel.postSystem(`@${agent} ${reason}. It takes no more turns.`, [spawned.parent]);
+    return true;
+  }
+
+  /** Whether `agent` was made at run time (its failure is its own, not the run's). */
+  isSpawned(agent: string): boolean {
+    return this.spawned.has(agent);
+  }
+
+  /** Whether `agent` ended (cancelled, failed, out of turns): it takes no more turns, and no one waits for it. */
   isEnded(agent: string): boolean {
     return this.ended.has(agent);
   }

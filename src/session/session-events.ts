@@ -74,7 +74,14 @@ export const EVENTS = {
   vote: event({ proposal: string(), voter: string(), option: string(), reason: string() }, 'a vote the channel accepted'),
   proposal_closed: event({ proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) }, 'a proposal closed'),
   turn_counted: event({ agent: string() }, 'a turn ended, for proposal deadlines'),
-  agent_ended: event({ agent: string(), status: oneOf('cancelled'), by: string() }, '`by` cancelled `agent` (with the `cancel` tool): its turn in flight was aborted, and it takes no more turns'),
+  agent_ended: event(
+    { agent: string(), status: oneOf('cancelled', 'limit', 'failed'), reason: string() },
+    'a spawned agent ended before the run: cancelled (the `cancel` tool; its turn in flight aborted), stopped by its own limit, or failed; its spawner was told, and it takes no more turns',
+  ),
+  call_failed: event(
+    { ...AGENT_TURN, step: integer(), error: string(), kind: oneOf('auth', 'outage', 'request'), status: nullable(integer()) },
+    'a spawned agent\'s model call failed for good (after retries): resume and replay meet the same failure at the same place, and the agent ends with `agent_ended`',
+  ),
   agent_spawned: event(
     { agent: string(), template: string(), role: oneOf('manager', 'worker'), parent: string(), depth: integer() },
     "`parent` spawned `agent`, an instance of `template` (`(fork)` for a fork of `parent`), `depth` levels below a declared agent; the next event is its task, a message from `parent` to it",

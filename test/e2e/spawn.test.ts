@@ -98,23 +98,22 @@ describe('spawn', () => {
     expect(result.stdout + result.stderr).toContain('agent "reviewer-2" has the name of an instance of "reviewer"');
   });
 
-  it('resume after the run stopped mid-fan-out: no spawn repeated, no recorded call made again, the same names', async () => {
+  it('resume after the run stopped mid-fan-out (a limit): no spawn repeated, no recorded call made again, the same names', async () => {
     const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
     server = await startFakeAnthropic({
       lead: (r) => (sent(r).includes('b.ts: fine') ? { text: 'Both reviewed.' } : sent(r).includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Review a.ts', 'Review b.ts'])),
       'reviewer-1': [{ text: 'a.ts: fine' }],
-      'reviewer-2': [{ error: { status: 400, type: 'invalid_request_error' } }, { text: 'b.ts: fine' }],
+      'reviewer-2': [{ text: 'b.ts: fine' }],
     });
-    const run = await runWorkflow(server, TEAM());
-    expect(run.code).toBe(1);
+    // Three team turns: the lead's, then the two reviewers'; the lead's fan-in turn is past the limit.
+    const run = await runWorkflow(server, TEAM('limits: { max_turns: 3 }'));
+    expect(run.code).toBe(3);
     const before = server.requests.length;
-    const resumed = await conclave(['resume', join(run.dir, String(run.json.session)), '--json'], { cwd: run.dir, env: env() });
+    const resumed = await conclave(['resume', join(run.dir, String(run.json.session)), '--max-turns', '10', '--json'], { cwd: run.dir, env: env() });
     expect(resumed.code, resumed.stderr + resumed.stdout).toBe(0);
-    // reviewer-1's answer and the lead's spawn came from the session; reviewer-2's failed call is made again.
-    const again = server.requests.slice(before);
-    expect(again.filter((r) => r.agent === 'reviewer-1')).toHaveLength(0);
-    expect(again.filter((r) => r.agent === 'reviewer-2')).toHaveLength(1);
-    expect(again.filter((r) => r.agent === 'lead' && !sent(r).includes('Started @'))).toHaveLength(0);
+    // Only the lead's fan-in turn is new: every reviewer answer came from the session.
+    expect(server.requests.slice(before).map((r) => r.agent)).toEqual(['lead']);
+    expect(sent(server.requests.at(-1)!)).toContain('b.ts: fine');
     const lines = readFileSync(join(run.dir, String(run.json.session)), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toEqual(['reviewer-1', 'reviewer-2']);
     // The replay of the whole session, with no network, gives the same end.
@@ -223,10 +222,10 @@ kickoff: Go.
     const run = await runWorkflow(server, workflow);
     expect(run.code, run.stderr + JSON.stringify(run.json.reason)).toBe(0);
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(run.events.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status, e.by])).toEqual([
-      ['worker_t-2', 'cancelled', 'lead'],
-      ['worker_t-1', 'cancelled', 'lead'],
-      ['manager_t-1', 'cancelled', 'lead'],
+    expect(run.events.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status, e.reason])).toEqual([
+      ['worker_t-2', 'cancelled', 'cancelled by @lead'],
+      ['worker_t-1', 'cancelled', 'cancelled by @lead'],
+      ['manager_t-1', 'cancelled', 'cancelled by @lead'],
     ]);
     const told = run.events.find((e) => e.type === 'tool_result' && e.tool === 'cancel');
     expect(told?.content).toBe('Cancelled @manager_t-1 and the 2 agents below it: they take no more turns.');
@@ -293,5 +292,36 @@ kickoff: Check both parts.
     expect(last(woken[0]!)).toContain('part B fine');
     const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(replay.code, replay.stderr).toBe(0);
+  });
+
+  it('a spawned agent that fails, or runs out of turns, ends with its status and its spawner is told; the run goes on, and replays the same', async () => {
+    const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
+    server = await startFakeAnthropic({
+      lead: (r) =>
+        sent(r).includes('which branch')
+          ? { text: '@reviewer-3 main. @reviewer-1 tell @reviewer-3 the base too.' }
+          : sent(r).includes('Started @')
+            ? { text: 'Spawned.' }
+            : spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts']),
+      'reviewer-1': [{ text: 'a.ts: fine' }, { text: '@reviewer-3 the base is main' }],
+      'reviewer-2': () => ({ error: { status: 529, type: 'overloaded_error', message: 'Overloaded', retryAfterMs: 5 } }),
+      'reviewer-3': () => ({ text: '@lead which branch?' }),
+    });
+    const run = await runWorkflow(server, TEAM('limits: { max_turns_per_agent: 2 }'));
+    const ended = run.events.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status, e.reason]);
+    expect(ended).toEqual([
+      ['reviewer-2', 'failed', 'failed: 529 overloaded_error Overloaded'],
+      ['reviewer-3', 'limit', 'stopped: it reached max_turns_per_agent (2) with messages it did not handle'],
+    ]);
+    expect(run.events.filter((e) => e.type === 'call_failed').map((e) => e.agent)).toEqual(['reviewer-2']);
+    expect(run.events.some((e) => e.type === 'turn_failed')).toBe(false);
+    // The lead was told of both, in the channel; the run went on until the lead, a declared agent, ran out of turns.
+    const told = run.events.filter((e) => e.type === 'message' && (e.message as { sender: string }).sender === 'system').map((e) => (e.message as { text: string }).text);
+    expect(told).toContain('@reviewer-2 failed: 529 overloaded_error Overloaded. It takes no more turns.');
+    expect(run.json.reason).toBe('limit reached: max_turns_per_agent (2) for @lead, who still has messages to handle');
+    // The replay meets the same failure at the same place, with no network.
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(replay.code, replay.stdout.slice(0, 600)).toBe(3);
+    expect(JSON.parse(replay.stdout).reason).toBe(run.json.reason);
   });
 });

@@ -1,1 +1,0 @@
-export{t as summarize}from"./summary-2Q6yXDNA.js";
