@@ -2,15 +2,10 @@
 // after 200 ms: the critical path is 3 calls (the lead's spawn, the 256 agents at once beside the
 // lead's reply, the lead's fan-in) plus the CLI's start. Also: how long from the process's start
 // to the first model request.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { helpMs, runCliTimed } from './fan-out.js';
 import { loadSource } from './load-source.js';
 
-const root = fileURLToPath(new URL('../', import.meta.url));
-const bin = join(root, 'bin/conclave.js');
 const { startFakeAnthropic } = await loadSource('test/fake-anthropic/server.ts');
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const LATENCY = 200;
@@ -25,31 +20,6 @@ templates:
   checker: { description: checks one module }
 kickoff: Check every module.
 `;
-
-function runCli(server) {
-  const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-spawn-'));
-  writeFileSync(join(dir, 'workflow.yml'), WORKFLOW);
-  const started = Date.now();
-  const hr = process.hrtime.bigint();
-  const child = spawn(process.execPath, [bin, 'run', 'workflow.yml', '--quiet'], {
-    cwd: dir,
-    env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-bench' },
-    stdio: 'ignore',
-  });
-  return new Promise((resolve, reject) =>
-    child.on('close', (code) => (code === 0 ? resolve({ wallMs: Number(process.hrtime.bigint() - hr) / 1e6, started }) : reject(new Error(`conclave exited ${code}`)))),
-  );
-}
-
-function helpMs() {
-  const times = [];
-  for (let i = 0; i < 7; i++) {
-    const start = process.hrtime.bigint();
-    spawnSync(process.execPath, [bin, '--help'], { stdio: 'ignore' });
-    times.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return median(times);
-}
 
 export async function spawnFanOut(rounds = 3) {
   const walls = [];
@@ -70,7 +40,7 @@ export async function spawnFanOut(rounds = 3) {
       { latencyMs: LATENCY },
     );
     try {
-      const { wallMs, started } = await runCli(server);
+      const { wallMs, startedAt: started } = await runCliTimed(WORKFLOW, server);
       walls.push(wallMs);
       firsts.push(server.requests[0].receivedAt - started);
       const asked = server.requests.filter((r) => r.agent.startsWith('checker-')).map((r) => r.receivedAt);

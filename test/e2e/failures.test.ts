@@ -5,17 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { BIN } from '../helpers/cli.js';
-import { channelOf, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+import { channelOf, runWorkflow, TEST_API_KEY, PAIR } from '../helpers/run-workflow.js';
 
-const PAIR = (limits = '') => `
-name: pair
-${limits}
-defaults: { max_tokens: 4096 }
-agents:
-  lead: { role: manager }
-  helper: { role: worker }
-kickoff: Start.
-`;
 
 let server: FakeAnthropic;
 afterEach(() => server?.close());

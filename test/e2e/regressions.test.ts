@@ -3,21 +3,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
-import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+import { runWorkflow, TEST_API_KEY, PAIR } from '../helpers/run-workflow.js';
 
 /**
  * Regressions a hand mutation test found that no test saw (issue 24): each test here fails when
  * the mutation it names is made to the code.
  */
-const PAIR = (extra = '') => `
-name: pair
-${extra}
-defaults: { max_tokens: 4096 }
-agents:
-  lead: { role: manager }
-  helper: { role: worker }
-kickoff: Start.
-`;
 
 let server: FakeAnthropic;
 afterEach(() => server?.close());

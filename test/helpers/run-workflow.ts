@@ -6,6 +6,17 @@ import { conclave, type CliResult } from './cli.js';
 
 export const TEST_API_KEY = 'sk-ant-test-0123456789abcdef';
 
+/** A lead and one helper, with `extra` (such as limits) at the top level. */
+export const PAIR = (extra = '') => `
+name: pair
+${extra}
+defaults: { max_tokens: 4096 }
+agents:
+  lead: { role: manager }
+  helper: { role: worker }
+kickoff: Start.
+`;
+
 export interface WorkflowRun extends CliResult {
   dir: string;
   /** The session file's events (the header excluded). */

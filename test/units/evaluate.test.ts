@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, interpolate, MissingValueError, render, shellQuote } from '../../src/workflow/evaluate.js';
+import { evaluate, ExpressionValueError, interpolate, MissingValueError, render, shellQuote } from '../../src/workflow/evaluate.js';
 import { parseExpression } from '../../src/workflow/expression.js';
 import { parseTemplate } from '../../src/workflow/template.js';
 
@@ -54,6 +54,22 @@ describe('expressions', () => {
     expect(value('trim(inputs.spaced)')).toBe('pad');
     expect(value('trim(inputs.count)')).toBe('3');
     expect(missing('json(inputs.gone)')).toEqual(['inputs.gone', 5]);
+  });
+});
+
+describe('lines() and from_json()', () => {
+  it('lines: each line trimmed, empty ones left out; from_json: the value, or an error naming the text', () => {
+    const scope = { setup: { files: 'a.ts\r\n  b.ts  \n\n\nc.ts\n', json: '[1, {"a": "b"}]', bad: 'not json' } };
+    expect(value('lines(setup.files)', scope)).toEqual(['a.ts', 'b.ts', 'c.ts']);
+    expect(value("lines('')", scope)).toEqual([]);
+    expect(value('from_json(setup.json)', scope)).toEqual([1, { a: 'b' }]);
+    expect(() => value('from_json(setup.bad)', scope)).toThrow(ExpressionValueError);
+    expect(() => value('from_json(setup.bad)', scope)).toThrow(/^from_json: the text is not JSON \(.*\): "not json"$/);
+    try {
+      value('from_json(setup.bad)', scope);
+    } catch (e) {
+      expect((e as ExpressionValueError).offset).toBe(0);
+    }
   });
 });
 

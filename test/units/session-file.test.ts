@@ -98,6 +98,22 @@ describe('the session writer and reader', () => {
     expect(readdirSync(dirname(file)).filter((f) => f.includes('.torn-'))).toEqual([]);
   });
 
+  it('syncSoon, before and after close, leaves the file whole and throws nothing', async () => {
+    const file = path();
+    const writer = SessionWriter.create(file, HEADER, new Masker([]));
+    writer.append(turnCounted('a'));
+    writer.syncSoon();
+    writer.syncSoon();
+    await new Promise((r) => setImmediate(r));
+    writer.append(turnCounted('b'));
+    writer.syncSoon();
+    writer.close(); // the sync scheduled above must not touch the closed descriptor
+    await new Promise((r) => setImmediate(r));
+    writer.syncSoon();
+    await new Promise((r) => setImmediate(r));
+    expect(readSession(file).events.map((e) => e.seq)).toEqual([1, 2]);
+  });
+
   it('a resumed event voids what its run recorded after the point it replayed through', () => {
     const file = written(4);
     appendFileSync(file, `${JSON.stringify({ seq: 5, type: 'resumed', replayed_through: 2, at: 'now', conclave_version: '0.1.0' })}\n`);
