@@ -1,5 +1,5 @@
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
-import type { Effort } from '../workflow/types.js';
+import type { Effort, QueueMode } from '../workflow/types.js';
 import type { AgentTool } from './tools/tool.js';
 
 /** Everything one agent's turns need to know about it, fixed for the run. */
@@ -16,6 +16,8 @@ export interface AgentProfile {
   /** Sent as `thinking` when set; otherwise the model thinks as it does by default. */
   thinking?: ThinkingConfigParam;
   wake: 'all' | 'each';
+  /** What happens to messages that arrive during a turn. */
+  queue: QueueMode;
   /** The conversation is compacted before a request would pass this many tokens (docs/design.md: context). */
   compactAt: number;
   /** What one turn's tool results may hold together, in tokens. */

@@ -36,6 +36,8 @@ export interface TurnHooks {
   notice?(notice: TurnNotice): void;
   /** The conversation was compacted or its old tool results cleared: the engine records it. */
   compacted?(compaction: Compaction): void;
+  /** `queue: steer`: the messages that arrived since, to add to call `step`. */
+  steer?(step: number): Promise<readonly Message[]>;
 }
 
 export interface TurnOutcome {
@@ -99,6 +101,13 @@ export async function runTurn(
   };
 
   for (let step = 1; ; step++) {
+    // queue: steer — what arrived since joins this call, after the tools that ran (never during one).
+    const steered = step > 1 && hooks.steer ? await hooks.steer(step) : [];
+    if (steered.length > 0) {
+      const messages = [...current.messages];
+      pushUser(messages, [{ type: 'text', text: steered.map(formatForAgent).join('\n\n') }]);
+      current = { ...current, messages };
+    }
     let response: ModelResponse;
     try {
       response = await fitAndCall();

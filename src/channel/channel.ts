@@ -1,6 +1,7 @@
 import type { TeamGraph } from '../workflow/graph.js';
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
+import type { Delivery } from './delivery.js';
 import { Inbox } from './inbox.js';
 import { Members } from './members.js';
 import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.js';
@@ -9,14 +10,7 @@ import { ProposalBook } from './proposal-book.js';
 import { route, unknownMentionNotice } from './routing.js';
 
 export type { ProposalView } from './proposal.js';
-/** The unread messages handed to one turn of an agent. */
-export interface Delivery {
-  agent: string;
-  messages: Message[];
-  /** The inbox entry the turn handles up to, once it finishes. */
-  through: number;
-}
-
+export type { Delivery } from './delivery.js';
 export interface ChannelSnapshot {
   messages: Message[];
   inboxes: Record<string, { ids: number[]; handled: number }>;
@@ -129,20 +123,26 @@ export class Channel {
   // --- inboxes -------------------------------------------------------------------------------
 
   /**
-   * The agent's unread messages, for one turn. Until it is acknowledged or released, no other.
-   * They come in an order that does not depend on when they arrived (the kickoff, conclave's
-   * notices, then each agent's in roster order), so that a fan-in whose answers raced reads the
-   * same on every run, and an identical rerun hits the response cache.
+   * The agent's unread messages for one turn (`one`: the first only, for `queue: followup`); until
+   * acknowledged or released, no other. In an order that does not depend on when they arrived (the
+   * kickoff, conclave's notices, then each agent's in roster order): a fan-in reads the same on every run.
    */
-  deliver(agent: string): Delivery {
+  deliver(agent: string, one = false): Delivery {
     if (this.pending.has(agent)) throw new Error(`@${agent} already has a turn in progress`);
     const inbox = this.inbox(agent);
     const rank = (m: Message) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.members.rankOf(m.sender));
-    const messages = inbox.unread().map((id) => this.messages[id - 1]!);
+    const messages = inbox.unread().slice(0, one ? 1 : undefined).map((id) => this.messages[id - 1]!);
     messages.sort((a, b) => rank(a) - rank(b) || a.id - b.id);
-    const delivery = { agent, messages, through: inbox.size };
+    const delivery = { agent, messages, through: one ? Math.min(inbox.acknowledged + 1, inbox.size) : inbox.size };
     this.pending.set(agent, delivery);
     return delivery;
+  }
+
+  /** `queue: steer`: what arrived for a turn in progress (up to inbox entry `through`), which it now handles too. */
+  steer(delivery: Delivery, through = this.inbox(delivery.agent).size): Message[] {
+    const more = this.inbox(delivery.agent).entries(delivery.through, through).map((id) => this.messages[id - 1]!);
+    delivery.through = Math.max(delivery.through, through);
+    return more;
   }
 
   /** The turn that received `delivery` finished: its messages are handled. */

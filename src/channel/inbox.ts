@@ -27,6 +27,11 @@ export class Inbox {
     return this.ids.slice(this.handled);
   }
 
+  /** The ids of entries `from` (inclusive) to `to` (exclusive). */
+  entries(from: number, to = this.ids.length): number[] {
+    return this.ids.slice(from, to);
+  }
+
   /** Marks the first `through` entries handled; a cursor never moves back. */
   acknowledge(through: number): void {
     if (through < this.handled || through > this.ids.length) {

@@ -8,7 +8,6 @@ import { CallAborted } from '../provider/provider-errors.js';
 export class DivergenceError extends ConclaveError {}
 
 export type EventInput = EventBody;
-
 /** How long re-execution may make no progress before the recording is judged unable to answer. */
 const STALL_MS = 1500;
 
@@ -59,6 +58,7 @@ export class Journal {
   ) {
     recording.forEach((event, index) => {
       if (event.type === 'model_call' || event.type === 'context_exceeded' || event.type === 'call_failed') this.responses.set(callKey(event.agent, event.turn, event.step), index);
+      else if (event.type === 'steered') this.responses.set(callKey(event.agent, event.turn, `steer ${event.step}`), index);
       else if (event.type === 'tool_call') this.toolCalls.set(callKey(event.agent, event.turn, event.tool_use_id), index);
       else if (event.type === 'tool_result') {
         const key = callKey(event.agent, event.turn, event.tool_use_id);
@@ -108,7 +108,6 @@ export class Journal {
     this.scheduleRelease();
   }
 
-  /** The run ended: no more waiting on the recording. */
   close(): void {
     clearInterval(this.watchdog);
     this.watchdog = undefined;
@@ -121,6 +120,16 @@ export class Journal {
   /** The recorded model response (or refusal as too long) of an agent's turn and call, once the run reaches it; undefined if none was recorded. */
   response(agent: string, turn: number, step: number, signal: AbortSignal): Promise<EventOf<'model_call' | 'context_exceeded' | 'call_failed'>> | undefined {
     return this.recorded<'model_call' | 'context_exceeded' | 'call_failed'>(this.responses.get(callKey(agent, turn, step)), signal);
+  }
+
+  /**
+   * `queue: steer` at a call: its recorded `steered` event (once reached); null when the call was
+   * recorded with no messages added to it; undefined when the call is new (decide live).
+   */
+  steered(agent: string, turn: number, step: number, signal: AbortSignal): Promise<EventOf<'steered'>> | null | undefined {
+    const index = this.responses.get(callKey(agent, turn, `steer ${step}`));
+    if (index !== undefined) return this.recorded<'steered'>(index, signal);
+    return this.responses.has(callKey(agent, turn, step)) ? null : undefined;
   }
 
   /** Whether a tool call was recorded as started. */
@@ -173,17 +182,8 @@ export class Journal {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
         reject(new CallAborted());
       };
-      const waiter = {
-        index,
-        resolve: () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        reject: (e: Error) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(e);
-        },
-      };
+      const done = () => signal.removeEventListener('abort', onAbort);
+      const waiter = { index, resolve: () => (done(), resolve()), reject: (e: Error) => (done(), reject(e)) };
       this.waiters.push(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
       this.scheduleRelease();

@@ -100,6 +100,7 @@ function profileOf(sources: ProfileSources, entry: TeamEntry, agent: AgentSpec |
     ...(settings.effort ? { effort: settings.effort } : {}),
     ...thinkingOf(settings, model),
     wake: ('wake' in agent ? agent.wake : undefined) ?? (entry.role === 'manager' ? 'all' : 'each'),
+    queue: agent.queue ?? 'collect',
     ...contextOf(settings, model),
     tools,
     system: systemPrompt({

@@ -23,6 +23,7 @@ import { VoteReminders } from './vote-reminders.js';
 import { Spawner } from './spawner.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
+import { steering } from './steering.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 
 export type { EndStatus } from '../exit-codes.js';
@@ -190,7 +191,7 @@ export class Run {
   private async takeTurn(name: string, turn: number): Promise<void> {
     const { journal } = this.options.recording;
     const channel = this.channel!;
-    const delivery = channel.deliver(name);
+    const delivery = channel.deliver(name, this.profiles.get(name)!.queue === 'followup');
     const spentBefore = this.accounting.of(name);
     const signal = this.spawner!.signalOf(name, this.controller.signal);
     let handled = false;
@@ -208,6 +209,7 @@ export class Run {
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
           ...toolHooks(journal, name, turn, signal, (e) => this.progress(e)),
           notice: (n) => this.progress(noticeEvent(name, n)),
+          ...(this.profiles.get(name)!.queue === 'steer' ? { steer: steering(journal, channel, delivery, turn, signal) } : {}),
         },
       );
       if (this.ending || this.spawner!.isEnded(name)) return channel.release(delivery);

@@ -91,6 +91,10 @@ export const EVENTS = {
     { ...AGENT_TURN, step: integer(), request: anyObject(), request_sha256: string(), response: RESPONSE, cost_usd: number(), cached: optional(boolean()) },
     "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous call (`messages_from`); `request_sha256` is over the whole request; `step` numbers the turn's calls, a compaction's summary call included; `cached` when the answer came from the shared cache",
   ),
+  steered: event(
+    { ...AGENT_TURN, step: integer(), through: integer(), messages: array(integer()) },
+    '`queue: steer`: messages that arrived during the turn (ids) joined it at call `step`; the turn handles its inbox up to entry `through`',
+  ),
   context_exceeded: event({ ...AGENT_TURN, step: integer(), error: string() }, 'the API refused call `step` as too long ("prompt is too long"): the conversation is compacted and the call made again; resume and replay meet the refusal at the same place'),
   context_compacted: event(
     { ...AGENT_TURN, reason: oneOf('threshold', 'too_long'), tokens_before: integer(), tokens_after: integer(), cleared: integer(), summary: nullable(string()), left_out: integer() },

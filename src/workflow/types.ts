@@ -51,7 +51,11 @@ export interface AgentSpec extends ModelSettings {
   for_each?: unknown[] | string;
   /** This agent may fork itself. */
   fork?: boolean;
+  queue?: QueueMode;
 }
+
+/** What happens to messages that arrive while an agent is in a turn (docs/workflow.md: queue). */
+export type QueueMode = 'collect' | 'followup' | 'steer';
 
 /** An agent created at run time by `spawn` (docs/workflow.md: templates). */
 export interface TemplateSpec extends ModelSettings {
@@ -61,6 +65,7 @@ export interface TemplateSpec extends ModelSettings {
   tools?: string[];
   spawns?: string[];
   fork?: boolean;
+  queue?: QueueMode;
 }
 
 export interface LimitsSpec {

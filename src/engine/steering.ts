@@ -1,0 +1,22 @@
+import type { Channel, Delivery } from '../channel/channel.js';
+import type { Message } from '../channel/message.js';
+import type { Journal } from './journal.js';
+
+/**
+ * `queue: steer` (docs/workflow.md: queue): before each further call of a turn, the messages that
+ * arrived for the agent since join the call, and the turn handles them. When they arrived depends
+ * on timing, so each such join is recorded (`steered`); a resume or replay makes the same joins at
+ * the same calls, and none where the recorded call had none.
+ */
+export function steering(journal: Journal, channel: Channel, delivery: Delivery, turn: number, signal: AbortSignal): (step: number) => Promise<readonly Message[]> {
+  const agent = delivery.agent;
+  return async (step) => {
+    const recorded = journal.steered(agent, turn, step, signal);
+    if (recorded === null) return [];
+    const through = recorded ? (await recorded).through : (await journal.live(signal), undefined);
+    const messages = channel.steer(delivery, through);
+    if (messages.length === 0) return [];
+    journal.append({ type: 'steered', agent, turn, step, through: delivery.through, messages: messages.map((m) => m.id) });
+    return messages;
+  };
+}

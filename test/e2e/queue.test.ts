@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { conclave } from '../helpers/cli.js';
+import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+
+let server: FakeAnthropic;
+afterEach(() => server?.close());
+const all = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
+const replayOf = (dir: string, session: unknown) => conclave(['run', 'workflow.yml', '--replay', String(session), '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+
+describe('queue modes', () => {
+  const FAN = (queue: string) => `
+name: fan
+agents:
+  lead: { role: manager, queue: ${queue} }
+  a: { role: worker }
+  b: { role: worker }
+kickoff: Start.
+`;
+  const fanScript = () => ({
+    lead: (r: { body: { messages: unknown[] } }) => (all(r).includes('from @a') || all(r).includes('from @b') ? { text: 'noted' } : { text: '@a @b go' }),
+    a: [{ text: 'a done' }],
+    b: [{ text: 'b done' }],
+  });
+
+  it('collect (the default): the answers that arrived together come in one turn; followup: one turn each', async () => {
+    server = await startFakeAnthropic(fanScript());
+    const collect = await runWorkflow(server, FAN('collect'));
+    expect(collect.code, collect.stderr).toBe(0);
+    const turns = (run: typeof collect) => run.events.filter((e) => e.type === 'turn_started' && e.agent === 'lead').map((e) => (e.messages as number[]).length);
+    expect(turns(collect)).toEqual([1, 2]);
+    await server.close();
+    server = await startFakeAnthropic(fanScript());
+    const followup = await runWorkflow(server, FAN('followup'));
+    expect(followup.code, followup.stderr).toBe(0);
+    expect(turns(followup)).toEqual([1, 1, 1]);
+    expect((await replayOf(followup.dir, followup.json.session)).code).toBe(0);
+  });
+
+  const STEER = (queue: string) => `
+name: steer
+agents:
+  lead: { role: manager, queue: ${queue}, tools: [run_command] }
+  a: { role: worker }
+kickoff: "@lead @a start"
+`;
+  const steerScript = () => ({
+    lead: (r: { body: { messages: unknown[] } }) => {
+      if (all(r).includes('"tool_result"')) return { text: all(r).includes('found the bug') ? 'Steered: a found it.' : 'Nothing new.' };
+      if (all(r).includes('found the bug')) return { text: 'noted later' };
+      return { tools: [{ name: 'run_command', input: { command: 'sleep 1' } }] };
+    },
+    a: [{ text: 'I found the bug' }],
+  });
+
+  it('steer: a message that arrives while a tool runs joins the next call of the same turn, never the running tool', async () => {
+    server = await startFakeAnthropic(steerScript());
+    const run = await runWorkflow(server, STEER('steer'));
+    expect(run.code, run.stderr).toBe(0);
+    const [, second] = server.of('lead');
+    // The tool's result, then @a's message, in the user message of the turn's second call.
+    const last = JSON.stringify(second!.body.messages.at(-1));
+    expect(last.indexOf('"tool_result"')).toBeGreaterThan(-1);
+    expect(last.indexOf('[from @a]')).toBeGreaterThan(last.indexOf('"tool_result"'));
+    expect(run.events.filter((e) => e.type === 'steered').map((e) => [e.agent, e.step])).toEqual([['lead', 2]]);
+    // Handled in that turn: the lead takes no second turn for it.
+    expect(run.events.filter((e) => e.type === 'turn_started' && e.agent === 'lead')).toHaveLength(1);
+    expect((await replayOf(run.dir, run.json.session)).code).toBe(0);
+    await server.close();
+    // collect, the same run: the message waits for the next turn.
+    server = await startFakeAnthropic(steerScript());
+    const collected = await runWorkflow(server, STEER('collect'));
+    expect(JSON.stringify(server.of('lead')[1]!.body.messages.at(-1))).not.toContain('[from @a]');
+    expect(collected.events.filter((e) => e.type === 'turn_started' && e.agent === 'lead')).toHaveLength(2);
+  });
+});
