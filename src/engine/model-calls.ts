@@ -1,6 +1,6 @@
 import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
 import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
-import { inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
+import { inputTokensAtMost, NO_USAGE, worstCaseCost, type TokenUsage } from '../provider/pricing.js';
 import { requestHash } from '../provider/request-hash.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { Accounting } from './accounting.js';
@@ -9,6 +9,7 @@ import type { ProgressListener } from './progress-events.js';
 import { DivergenceError, type Journal } from './journal.js';
 import { isModelResponse } from '../session/response-shape.js';
 import { RequestDeltas } from './request-delta.js';
+import { SpawnBudgetReached } from './spawner.js';
 
 export type CallModel = (request: ModelRequest, signal: AbortSignal, onRetry: RetryListener) => Promise<ModelResponse>;
 
@@ -23,6 +24,8 @@ export interface ModelCallsOptions {
   progress: ProgressListener;
   /** Whether `agent`'s failed call is recorded (`call_failed`): a spawned agent's ends only it, not the run. */
   failureIsRecorded?: (agent: string) => boolean;
+  /** Reserves a call's worst case against the budget_usd a spawned agent was given; gives back the release. */
+  reserve?: (agent: string, worstUsd: number) => () => void;
 }
 
 /**
@@ -43,7 +46,7 @@ export class ModelCalls {
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
-      if (event.type === 'call_failed') throw this.failed(agent, turn, step, new ProviderError(event.error, event.kind, event.status ?? undefined));
+      if (event.type === 'call_failed') throw this.failed(agent, turn, step, event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined));
       if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
       if (!isModelResponse(event.response)) throw new DivergenceError(`event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`);
@@ -64,7 +67,16 @@ export class ModelCalls {
     }
     // The SDK serialises the request to send it anyway: measuring it here is of the same order.
     const inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)));
-    const release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal);
+    let releaseOwn: (() => void) | undefined;
+    try {
+      releaseOwn = this.options.reserve?.(agent, worstCaseCost(inputTokens, request.max_tokens, this.options.accounting.priceOf(request.model)));
+    } catch (e) {
+      throw e instanceof SpawnBudgetReached ? this.failed(agent, turn, step, e) : e;
+    }
+    const release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal).catch((e: unknown) => {
+      releaseOwn?.();
+      throw e;
+    });
     try {
       this.options.progress({ type: 'thinking', agent, step });
       const response = await this.options.callModel(request, signal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs })).catch((e: unknown) => {
@@ -78,12 +90,14 @@ export class ModelCalls {
       return response;
     } finally {
       release();
+      releaseOwn?.();
     }
   }
 
   /** A spawned agent's call that failed for good, recorded at its place so that resume and replay meet it too. */
-  private failed(agent: string, turn: number, step: number, error: ProviderError): ProviderError {
-    this.options.journal.append({ type: 'call_failed', agent, turn, step, error: error.message, kind: error.kind, status: error.status ?? null });
+  private failed<E extends ProviderError | SpawnBudgetReached>(agent: string, turn: number, step: number, error: E): E {
+    const [kind, status] = error instanceof ProviderError ? [error.kind, error.status ?? null] : (['budget', null] as const);
+    this.options.journal.append({ type: 'call_failed', agent, turn, step, error: error.message, kind, status });
     return error;
   }
 

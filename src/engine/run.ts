@@ -20,7 +20,7 @@ import { runSetup, type ToolSetup } from './setup.js';
 import { toolHooks } from './tool-calls.js';
 import { compactionHook } from './compactions.js';
 import { VoteReminders } from './vote-reminders.js';
-import { Spawner } from './spawner.js';
+import { SpawnBudgetReached, Spawner } from './spawner.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
 import { steering } from './steering.js';
@@ -73,6 +73,7 @@ export class Run {
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
       failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,
+      reserve: (agent, worstUsd) => this.spawner?.reserve(agent, worstUsd) ?? (() => {}),
     });
     this.workspace = new Workspace(options.place.workspace, { protect: options.identity.ownFiles ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
     options.recording.journal.listen({
@@ -99,7 +100,7 @@ export class Run {
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
         this.channel = new Channel(team.graph, (event) => journal.append(event));
-        const hooks = { register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m), profile: (a: string) => this.profiles.get(a)! };
+        const hooks = { register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m), profile: (a: string) => this.profiles.get(a)!, spent: (a: string) => this.accounting.of(a).costUsd };
         this.spawner = new Spawner(sources, this.channel, this.profiles.size, { ...hooks, record: (event) => journal.append(event) });
         this.fanIn = new FanIn({ channel: this.channel, spawner: this.spawner, profiles: this.profiles, running: this.running, hasTurnsLeft: (n) => this.hasTurnsLeft(n) });
         this.reminders = new VoteReminders(this.channel);
@@ -158,8 +159,7 @@ export class Run {
     if (wanting.length > 0) {
       if (this.teamTurns >= this.limits.current.maxTurns) return this.stop(limitEnding('max_turns', `(${this.limits.current.maxTurns} turns for the team)`));
       // A spawned agent out of turns ends, and its spawner is told; a declared one stops the run.
-      const max = this.limits.current.maxTurnsPerAgent;
-      const ended = wanting.filter((n) => this.spawner!.end(n, 'limit', `stopped: it reached max_turns_per_agent (${max}) with messages it did not handle`));
+      const ended = wanting.filter((n) => this.spawner!.end(n, 'limit', `stopped: it reached ${this.spawner!.maxTurnsOf(n) ? 'its max_turns' : 'max_turns_per_agent'} (${this.turnLimitOf(n)}) with messages it did not handle`));
       if (ended.length > 0) return this.pump();
       const capped = wanting.map((n) => `@${n}`).join(', ');
       return this.stop(
@@ -172,10 +172,12 @@ export class Run {
   }
 
   private hasTurnsLeft(name: string): boolean {
-    return this.turns.get(name)! < this.limits.current.maxTurnsPerAgent && !this.spawner!.isEnded(name);
+    return this.turns.get(name)! < this.turnLimitOf(name) && !this.spawner!.isEnded(name);
   }
 
-  // --- one turn ------------------------------------------------------------------------------
+  private turnLimitOf(name: string): number {
+    return Math.min(this.limits.current.maxTurnsPerAgent, this.spawner!.maxTurnsOf(name) ?? Infinity);
+  }
 
   private startTurn(name: string): void {
     this.running.add(name);
@@ -238,7 +240,7 @@ export class Run {
       const end = this.ending ? undefined : endingOfError(e, name);
       if (!end) return;
       const error = e instanceof Error ? e.message : String(e);
-      if ((end.status === 'error' || end.status === 'provider_error') && this.spawner!.end(name, 'failed', `failed: ${error}`)) return;
+      if (e instanceof SpawnBudgetReached ? this.spawner!.end(name, 'limit', error) : (end.status === 'error' || end.status === 'provider_error') && this.spawner!.end(name, 'failed', `failed: ${error}`)) return;
       if (!journal.diverged) {
         try {
           journal.append({ type: 'turn_failed', agent: name, turn, error });
@@ -265,8 +267,6 @@ export class Run {
     this.reported.add(p.id);
     this.progress({ type: 'proposal', id: p.id, status: p.status, winner: p.winner });
   }
-
-  // --- the end -------------------------------------------------------------------------------
 
   private stop(end: Ending): void {
     if (this.ending) return;

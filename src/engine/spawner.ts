@@ -1,5 +1,6 @@
 import type { AgentProfile } from '../agents/profile.js';
-import { ToolInputError, type ForkPoint, type ToolContext } from '../agents/tools/tool.js';
+import { ConclaveError } from '../conclave-error.js';
+import { ToolInputError, type ForkPoint, type SpawnCaps, type ToolContext } from '../agents/tools/tool.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Channel } from '../channel/channel.js';
 import { DEFAULT_MAX_AGENTS, DEFAULT_MAX_DEPTH } from '../workflow/limits.js';
@@ -15,12 +16,25 @@ interface Spawned {
   depth: number;
   /** Aborts this agent's turn in flight when it is cancelled. */
   controller: AbortController;
+  maxTurns?: number;
+  /** Dollars for it and every agent below it, and what their calls in flight have reserved of it. */
+  budgetUsd?: number;
+  reservedUsd: number;
+}
+
+/** A spawned agent's call would take it, with the agents below it, past its budget_usd: it ends, not the run. */
+export class SpawnBudgetReached extends ConclaveError {
+  constructor(message: string) {
+    super(message, { ending: 'limit' });
+  }
 }
 
 /** What the spawner does to the run: add an agent, and record an event in the session. */
 export interface SpawnerHooks {
   register(profile: AgentProfile, messages?: MessageParam[]): void;
   profile(agent: string): AgentProfile;
+  /** What an agent's calls have cost so far. */
+  spent(agent: string): number;
   record(event: { type: 'agent_ended'; agent: string; status: 'cancelled' | 'limit' | 'failed'; reason: string }): void;
 }
 
@@ -49,21 +63,50 @@ export class Spawner {
   /** spawn, fork and cancel as `agent`'s tools call them; what they change is scheduled at once (`changed`), beside the turn that calls them. */
   toolsFor(agent: string, changed: () => void): Pick<ToolContext, 'spawn' | 'fork' | 'cancel'> {
     const soon = <T>(value: T): T => (queueMicrotask(changed), value);
-    return { spawn: (t, tasks) => soon(this.spawn(agent, t, tasks)), fork: (tasks, at) => soon(this.fork(agent, tasks, at)), cancel: (target) => soon(this.cancel(agent, target)) };
+    return { spawn: (t, tasks, caps) => soon(this.spawn(agent, t, tasks, caps)), fork: (tasks, at) => soon(this.fork(agent, tasks, at)), cancel: (target) => soon(this.cancel(agent, target)) };
   }
 
   /** Starts one instance of `template` per task under `parent`; a refusal is a tool error naming the limit. */
-  spawn(parent: string, template: string, tasks: readonly string[]): string[] {
+  spawn(parent: string, template: string, tasks: readonly string[], caps: SpawnCaps = {}): string[] {
     const allowed = this.spawnsOf(parent);
     if (!allowed.includes(template)) {
       throw new ToolInputError(allowed.length ? `you may spawn ${allowed.map((t) => `"${t}"`).join(', ')}, not "${template}"` : 'you may not spawn agents');
     }
     const depth = this.checkRoom(parent, tasks.length, 'spawn');
+    const left = this.budgetLeft(parent);
+    if (caps.budgetUsd !== undefined && left !== undefined && caps.budgetUsd * tasks.length > left) {
+      throw new ToolInputError(`spawn refused: ${tasks.length} × $${caps.budgetUsd} is more than the $${left.toFixed(4)} left of your budget_usd`);
+    }
     return tasks.map((task) => {
       const agent = instanceName(template, this.next(template));
-      this.add(agent, template, parent, depth, instanceProfile(this.sources, template, agent, parent), undefined, task);
+      this.add(agent, template, parent, depth, instanceProfile(this.sources, template, agent, parent), undefined, task, caps);
       return agent;
     });
+  }
+
+  /** The turns `agent` may take, when it was spawned with max_turns. */
+  maxTurnsOf(agent: string): number | undefined {
+    return this.spawned.get(agent)?.maxTurns;
+  }
+
+  /**
+   * Reserves a call's worst case against the budget_usd of `agent` and of every capped agent above
+   * it, as the run's budget is reserved (a ceiling, with the calls in flight counted); the returned
+   * function gives it back. Throws SpawnBudgetReached when it does not fit.
+   */
+  reserve(agent: string, worstUsd: number): () => void {
+    const capped = this.lineOf(agent).filter((a) => this.spawned.get(a)?.budgetUsd !== undefined);
+    for (const a of capped) {
+      const s = this.spawned.get(a)!;
+      const spent = this.subtree(a).reduce((sum, x) => sum + this.hooks.spent(x), 0);
+      if (spent + s.reservedUsd + worstUsd > s.budgetUsd!) {
+        throw new SpawnBudgetReached(`reached its budget_usd ($${spent.toFixed(4)} of $${s.budgetUsd} spent${a === agent ? '' : ` by @${a} and the agents below it`}; the next call could cost up to $${worstUsd.toFixed(4)})`);
+      }
+    }
+    for (const a of capped) this.spawned.get(a)!.reservedUsd += worstUsd;
+    return () => {
+      for (const a of capped) this.spawned.get(a)!.reservedUsd -= worstUsd;
+    };
   }
 
   /**
@@ -159,8 +202,8 @@ export class Spawner {
     return depth;
   }
 
-  private add(agent: string, template: string, parent: string, depth: number, profile: AgentProfile, messages: MessageParam[] | undefined, task: string): void {
-    this.spawned.set(agent, { template, parent, depth, controller: new AbortController() });
+  private add(agent: string, template: string, parent: string, depth: number, profile: AgentProfile, messages: MessageParam[] | undefined, task: string, caps: SpawnCaps = {}): void {
+    this.spawned.set(agent, { template, parent, depth, controller: new AbortController(), ...caps, reservedUsd: 0 });
     this.children.set(parent, [...this.childrenOf(parent), agent]);
     this.agents++;
     this.hooks.register(profile, messages);
@@ -172,6 +215,22 @@ export class Spawner {
     const spawned = this.spawned.get(agent);
     if (spawned?.template === FORK) return this.mayFork(spawned.parent);
     return (spawned ? spec.templates?.[spawned.template]?.fork : spec.agents[agent]?.fork) === true;
+  }
+
+  /** `agent`, then each agent above it that was spawned. */
+  private lineOf(agent: string): string[] {
+    const line: string[] = [];
+    for (let at: string | undefined = agent; at !== undefined && this.spawned.has(at); at = this.spawned.get(at)!.parent) line.push(at);
+    return line;
+  }
+
+  /** What is left of the nearest budget_usd at or above `agent`; undefined when none is set. */
+  private budgetLeft(agent: string): number | undefined {
+    const capped = this.lineOf(agent).find((a) => this.spawned.get(a)!.budgetUsd !== undefined);
+    if (capped === undefined) return undefined;
+    // Its own spend, and for each child what it was given (or, given nothing, what it and its agents spent).
+    const children = this.childrenOf(capped).map((c) => this.spawned.get(c)!.budgetUsd ?? this.subtree(c).reduce((sum, x) => sum + this.hooks.spent(x), 0));
+    return this.spawned.get(capped)!.budgetUsd! - this.hooks.spent(capped) - children.reduce((a, b) => a + b, 0);
   }
 
   private isBelow(agent: string, ancestor: string): boolean {

@@ -79,8 +79,8 @@ export const EVENTS = {
     'a spawned agent ended before the run: cancelled (the `cancel` tool; its turn in flight aborted), stopped by its own limit, or failed; its spawner was told, and it takes no more turns',
   ),
   call_failed: event(
-    { ...AGENT_TURN, step: integer(), error: string(), kind: oneOf('auth', 'outage', 'request'), status: nullable(integer()) },
-    'a spawned agent\'s model call failed for good (after retries): resume and replay meet the same failure at the same place, and the agent ends with `agent_ended`',
+    { ...AGENT_TURN, step: integer(), error: string(), kind: oneOf('auth', 'outage', 'request', 'budget'), status: nullable(integer()) },
+    'a spawned agent\'s model call failed for good (after retries), or was not made (`budget`: it would pass the budget_usd the agent was spawned with): resume and replay meet the same at the same place, and the agent ends with `agent_ended`',
   ),
   agent_spawned: event(
     { agent: string(), template: string(), role: oneOf('manager', 'worker'), parent: string(), depth: integer() },

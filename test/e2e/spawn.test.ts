@@ -324,4 +324,43 @@ kickoff: Check both parts.
     expect(replay.code, replay.stdout.slice(0, 600)).toBe(3);
     expect(JSON.parse(replay.stdout).reason).toBe(run.json.reason);
   });
+
+  it('spawn with max_turns and budget_usd: each agent is held to its own, carved out of its spawner\'s; the run goes on', async () => {
+    const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
+    server = await startFakeAnthropic({
+      lead: (r) =>
+        sent(r).includes('Started @')
+          ? { text: '@worker_t-1 one more thing' }
+          : { tools: [{ name: 'spawn', input: { template: 'manager_t', tasks: ['plan'], budget_usd: 1 } }, { name: 'spawn', input: { template: 'worker_t', tasks: ['a', 'b'], max_turns: 1 } }] },
+      'manager_t-1': (r) =>
+        sent(r).includes('"tool_result"') ? { text: 'done planning' } : { tools: [{ name: 'spawn', input: { template: 'worker_t', tasks: ['x', 'y'], budget_usd: 0.6 } }, { name: 'spawn', input: { template: 'worker_t', tasks: ['z'], budget_usd: 0.001 } }] },
+      'worker_t-1': () => ({ text: 'w1' }),
+      'worker_t-2': () => ({ text: 'w2' }),
+      'worker_t-3': () => ({ text: 'never asked' }),
+    });
+    const workflow = `
+name: caps
+limits: { max_depth: 2 }
+defaults: { max_tokens: 2048 }
+agents:
+  lead: { role: manager, spawns: [manager_t, worker_t] }
+templates:
+  manager_t: { role: manager, spawns: [worker_t] }
+  worker_t: {}
+kickoff: Go.
+`;
+    const run = await runWorkflow(server, workflow);
+    const results = run.events.filter((e) => e.type === 'tool_result' && e.tool === 'spawn').map((e) => [e.agent, e.content]);
+    // 2 × $0.60 is more than manager_t-1's $1 (the refusal); one of $0.001 fits, but its first call cannot.
+    expect(results.find(([agent, content]) => agent === 'manager_t-1' && String(content).startsWith('spawn refused'))?.[1]).toMatch(/^spawn refused: 2 × \$0\.6 is more than the \$0\.99\d\d left of your budget_usd$/);
+    expect(results).toContainEqual(['manager_t-1', 'Started @worker_t-3. Each has its task; you will be woken when all have answered.']);
+    const ended = run.events.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status, String(e.reason).replace(/\$[0-9.]+/g, '$N')]);
+    expect(ended).toContainEqual(['worker_t-3', 'limit', 'reached its budget_usd ($N of $N spent; the next call could cost up to $N)']);
+    // worker_t-1 was spawned with max_turns 1: the lead's second message finds it out of turns.
+    expect(ended).toContainEqual(['worker_t-1', 'limit', 'stopped: it reached its max_turns (1) with messages it did not handle']);
+    expect(server.of('worker_t-3')).toHaveLength(0);
+    expect(run.events.filter((e) => e.type === 'call_failed').map((e) => [e.agent, e.kind])).toEqual([['worker_t-3', 'budget']]);
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(replay.code, replay.stdout.slice(0, 400)).toBe(run.code);
+  });
 });

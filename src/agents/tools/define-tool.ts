@@ -38,6 +38,15 @@ export const input = {
       return value;
     });
   },
+  /** A number, such as dollars (the schema's `number`). */
+  number(o: { description?: string; exclusiveMinimum?: number } = {}) {
+    const bound = o.exclusiveMinimum === undefined ? {} : { exclusiveMinimum: o.exclusiveMinimum };
+    return field<number>({ type: 'number', ...bound, ...described(o.description) }, (value, name) => {
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw new ToolInputError(`"${name}" must be a number`);
+      if (o.exclusiveMinimum !== undefined && value <= o.exclusiveMinimum) throw new ToolInputError(`"${name}" must be more than ${o.exclusiveMinimum}`);
+      return value;
+    });
+  },
   boolean(o: { description?: string } = {}) {
     // Only `true` counts: anything else is false, as a flag the model may leave out.
     return field<boolean>({ type: 'boolean', ...described(o.description) }, (value) => value === true);

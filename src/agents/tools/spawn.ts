@@ -15,10 +15,13 @@ export const spawnTool = defineTool({
   input: {
     template: input.string({ description: 'One of the templates you may spawn.' }),
     tasks: input.strings({ minItems: 1, description: 'One task per agent to start: what it must do, in full (it sees nothing else of the run).' }),
+    max_turns: input.integer({ minimum: 1, description: 'Turns each may take (default: the run\'s max_turns_per_agent).' }).optional(),
+    budget_usd: input.number({ exclusiveMinimum: 0, description: 'Dollars each may spend, with the agents it spawns in turn; carved out of what you have left.' }).optional(),
   },
-  run: ({ template, tasks }, { spawn }) => {
+  run: ({ template, tasks, max_turns, budget_usd }, { spawn }) => {
     if (!spawn) throw new ToolInputError('this agent cannot spawn');
-    const names = spawn(template, tasks);
+    if (max_turns !== undefined && (!Number.isInteger(max_turns) || max_turns < 1)) throw new ToolInputError('"max_turns" must be a whole number of at least 1');
+    const names = spawn(template, tasks, { maxTurns: max_turns, budgetUsd: budget_usd });
     return { content: `Started ${names.map((n) => `@${n}`).join(', ')}. Each has its task; you will be woken when all have answered.` };
   },
 });

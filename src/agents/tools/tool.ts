@@ -9,6 +9,12 @@ export interface ToolResult {
   isError?: boolean;
 }
 
+/** What one spawned agent may use of its own: turns, and dollars for it and every agent below it. */
+export interface SpawnCaps {
+  maxTurns?: number;
+  budgetUsd?: number;
+}
+
 /** The conversation as it stands while a tool runs, and that tool call's id. */
 export interface ForkPoint {
   messages: readonly MessageParam[];
@@ -25,7 +31,7 @@ export interface ToolContext {
   sandbox?: SandboxPlan;
   signal: AbortSignal;
   /** Starts an instance of `template` per task, reporting to this agent; their names (docs/workflow.md: templates). */
-  spawn?(template: string, tasks: readonly string[]): string[];
+  spawn?(template: string, tasks: readonly string[], caps?: SpawnCaps): string[];
   /** Forks this agent once per task at `point`, its conversation as it is now; the forks' names. */
   fork?(tasks: readonly string[], point: ForkPoint): string[];
   /** Where a fork made by the tool running now starts: the conversation up to this call. */
