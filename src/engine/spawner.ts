@@ -73,6 +73,8 @@ export class Spawner {
       throw new ToolInputError(allowed.length ? `you may spawn ${allowed.map((t) => `"${t}"`).join(', ')}, not "${template}"` : 'you may not spawn agents');
     }
     const depth = this.checkRoom(parent, tasks.length, 'spawn');
+    const own = this.sources.workflow.spec.templates?.[template]?.limits;
+    caps = { maxTurns: caps.maxTurns ?? own?.max_turns, budgetUsd: caps.budgetUsd ?? own?.budget_usd };
     const left = this.budgetLeft(parent);
     if (caps.budgetUsd !== undefined && left !== undefined && caps.budgetUsd * tasks.length > left) {
       throw new ToolInputError(`spawn refused: ${tasks.length} × $${caps.budgetUsd} is more than the $${left.toFixed(4)} left of your budget_usd`);

@@ -1,5 +1,6 @@
 import type { Diagnostic } from './diagnostic.js';
 import type { WorkflowSource } from './source.js';
+import { DEFAULT_MAX_DEPTH } from './limits.js';
 import { isRecord, recordOf } from './value-checks.js';
 import { didYouMean } from './suggest.js';
 import type { WorkflowSpec } from './types.js';
@@ -38,8 +39,12 @@ export function spawnProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
     const clash = templates.find((t) => agent === t || instanceOf(t)) ?? forEach.find(instanceOf) ?? forks.find(instanceOf);
     if (clash) out.push(source.error(source.keyPosition(['agents', agent]), `agent "${agent}" has the name of ${agent === clash ? 'a template' : `an instance of "${clash}"`}; rename one of them`));
   }
-  for (const template of templates) {
+  const maxDepth = spec.limits?.max_depth ?? DEFAULT_MAX_DEPTH;
+  for (const [template, t] of Object.entries(recordOf(spec.templates))) {
     if (!spawned.has(template)) out.push(source.warning(source.keyPosition(['templates', template]), `template "${template}" is spawned by no agent; add it to an agent's spawns:`));
+    if (isRecord(t) && Array.isArray(t.spawns) && t.spawns.includes(template)) {
+      out.push(source.warning(source.keyPosition(['templates', template, 'spawns']), `template "${template}" spawns itself: its instances nest until limits.max_depth (${maxDepth}) refuses the next spawn`));
+    }
   }
   return out;
 }

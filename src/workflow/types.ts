@@ -66,6 +66,8 @@ export interface TemplateSpec extends ModelSettings {
   spawns?: string[];
   fork?: boolean;
   queue?: QueueMode;
+  /** Each instance's own limits, unless its spawn gives others. */
+  limits?: { max_turns?: number; budget_usd?: number };
 }
 
 export interface LimitsSpec {

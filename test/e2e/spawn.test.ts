@@ -96,6 +96,10 @@ describe('spawn', () => {
     expect(result.code).toBe(2);
     expect(result.stdout + result.stderr).toContain('agents.lead.spawns[0] names "reviewr", which is not a template (did you mean "reviewer"?)');
     expect(result.stdout + result.stderr).toContain('agent "reviewer-2" has the name of an instance of "reviewer"');
+    writeFileSync(join(dir, 'self.yml'), TEAM().replace('system: Review', 'spawns: [reviewer]\n    system: Review'));
+    const self = await conclave(['validate', 'self.yml'], { cwd: dir });
+    expect(self.code).toBe(0);
+    expect(self.stdout + self.stderr).toContain('template "reviewer" spawns itself: its instances nest until limits.max_depth (3) refuses the next spawn');
   });
 
   it('resume after the run stopped mid-fan-out (a limit): no spawn repeated, no recorded call made again, the same names', async () => {
@@ -331,7 +335,7 @@ kickoff: Check both parts.
       lead: (r) =>
         sent(r).includes('Started @')
           ? { text: '@worker_t-1 one more thing' }
-          : { tools: [{ name: 'spawn', input: { template: 'manager_t', tasks: ['plan'], budget_usd: 1 } }, { name: 'spawn', input: { template: 'worker_t', tasks: ['a', 'b'], max_turns: 1 } }] },
+          : { tools: [{ name: 'spawn', input: { template: 'manager_t', tasks: ['plan'], budget_usd: 1 } }, { name: 'spawn', input: { template: 'worker_t', tasks: ['a', 'b'] } }] },
       'manager_t-1': (r) =>
         sent(r).includes('"tool_result"') ? { text: 'done planning' } : { tools: [{ name: 'spawn', input: { template: 'worker_t', tasks: ['x', 'y'], budget_usd: 0.6 } }, { name: 'spawn', input: { template: 'worker_t', tasks: ['z'], budget_usd: 0.001 } }] },
       'worker_t-1': () => ({ text: 'w1' }),
@@ -346,7 +350,7 @@ agents:
   lead: { role: manager, spawns: [manager_t, worker_t] }
 templates:
   manager_t: { role: manager, spawns: [worker_t] }
-  worker_t: {}
+  worker_t: { limits: { max_turns: 1 } }
 kickoff: Go.
 `;
     const run = await runWorkflow(server, workflow);
@@ -356,7 +360,7 @@ kickoff: Go.
     expect(results).toContainEqual(['manager_t-1', 'Started @worker_t-3. Each has its task; you will be woken when all have answered.']);
     const ended = run.events.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status, String(e.reason).replace(/\$[0-9.]+/g, '$N')]);
     expect(ended).toContainEqual(['worker_t-3', 'limit', 'reached its budget_usd ($N of $N spent; the next call could cost up to $N)']);
-    // worker_t-1 was spawned with max_turns 1: the lead's second message finds it out of turns.
+    // worker_t's own limits give each instance 1 turn: the lead's second message finds worker_t-1 out of turns.
     expect(ended).toContainEqual(['worker_t-1', 'limit', 'stopped: it reached its max_turns (1) with messages it did not handle']);
     expect(server.of('worker_t-3')).toHaveLength(0);
     expect(run.events.filter((e) => e.type === 'call_failed').map((e) => [e.agent, e.kind])).toEqual([['worker_t-3', 'budget']]);
