@@ -292,6 +292,7 @@ export class Run {
       cached: this.accounting.cached,
       limits: this.limits.current,
     });
+    if (!journal.replaying && !journal.diverged) this.spawner?.stopAll(result.reason);
     recordEnd(journal, result);
     return result;
   }

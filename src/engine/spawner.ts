@@ -35,7 +35,7 @@ export interface SpawnerHooks {
   profile(agent: string): AgentProfile;
   /** What an agent's calls have cost so far. */
   spent(agent: string): number;
-  record(event: { type: 'agent_ended'; agent: string; status: 'cancelled' | 'limit' | 'failed'; reason: string }): void;
+  record(event: { type: 'agent_ended'; agent: string; status: 'cancelled' | 'limit' | 'failed' | 'stopped'; reason: string }): void;
 }
 
 /**
@@ -164,6 +164,15 @@ export class Spawner {
     this.hooks.record({ type: 'agent_ended', agent, status, reason });
     this.channel.postSystem(`@${agent} ${reason}. It takes no more turns.`, [spawned.parent]);
     return true;
+  }
+
+  /** The run ended: every spawned agent still going ends with it, deepest first, each recorded. */
+  stopAll(reason: string): void {
+    const going = [...this.spawned].filter(([agent]) => !this.ended.has(agent));
+    for (const [agent] of going.sort(([, a], [, b]) => b.depth - a.depth)) {
+      this.ended.add(agent);
+      this.hooks.record({ type: 'agent_ended', agent, status: 'stopped', reason: `the run ended: ${reason}` });
+    }
   }
 
   /** Whether `agent` was made at run time (its failure is its own, not the run's). */

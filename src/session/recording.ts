@@ -14,7 +14,8 @@ export function isFinished(record: SessionRecord): boolean {
 
 /** What a resume re-executes: the run's events up to where it stopped. */
 export function replayable(events: readonly SessionEvent[]): SessionEvent[] {
-  const stop = events.findIndex((e) => STOP_EVENTS.has(e.type));
+  // The spawned agents stopped with the run are part of its end, written just before run_ended.
+  const stop = events.findIndex((e) => STOP_EVENTS.has(e.type) || (e.type === 'agent_ended' && e.status === 'stopped'));
   return stop === -1 ? [...events] : events.slice(0, stop);
 }
 

@@ -75,8 +75,8 @@ export const EVENTS = {
   proposal_closed: event({ proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) }, 'a proposal closed'),
   turn_counted: event({ agent: string() }, 'a turn ended, for proposal deadlines'),
   agent_ended: event(
-    { agent: string(), status: oneOf('cancelled', 'limit', 'failed'), reason: string() },
-    'a spawned agent ended before the run: cancelled (the `cancel` tool; its turn in flight aborted), stopped by its own limit, or failed; its spawner was told, and it takes no more turns',
+    { agent: string(), status: oneOf('cancelled', 'limit', 'failed', 'stopped'), reason: string() },
+    'a spawned agent ended: cancelled (the `cancel` tool; its turn in flight aborted), stopped by its own limit, or failed, its spawner told; or `stopped` with the run (written deepest first just before `run_ended`; a resume replays up to the first of them)',
   ),
   call_failed: event(
     { ...AGENT_TURN, step: integer(), error: string(), kind: oneOf('auth', 'outage', 'request', 'budget'), status: nullable(integer()) },

@@ -130,7 +130,7 @@ export function summarize(record: SessionRecord): SessionSummary {
         usage(e.agent);
         return;
       case 'agent_ended':
-        if (spawned[e.agent]) spawned[e.agent]!.ended = e.reason;
+        if (spawned[e.agent] && e.status !== 'stopped') spawned[e.agent]!.ended = e.reason;
         return;
       case 'tool_call':
         usage(e.agent).tools++;

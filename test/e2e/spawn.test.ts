@@ -192,6 +192,11 @@ kickoff: Go.
       ['manager_t-1', 1],
       ['worker_t-1', 2],
     ]);
+    // Each spawned agent ends with the run, deepest first, recorded.
+    expect(run.events.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status])).toEqual([
+      ['worker_t-1', 'stopped'],
+      ['manager_t-1', 'stopped'],
+    ]);
     // Both commands had started; neither outlives the run.
     expect(run.events.filter((e) => e.type === 'tool_call' && e.tool === 'run_command').map((e) => e.agent).sort()).toEqual(['manager_t-1', 'worker_t-1']);
     const { execFileSync } = await import('node:child_process');
@@ -316,7 +321,11 @@ kickoff: Check both parts.
     expect(ended).toEqual([
       ['reviewer-2', 'failed', 'failed: 529 overloaded_error Overloaded'],
       ['reviewer-3', 'limit', 'stopped: it reached max_turns_per_agent (2) with messages it did not handle'],
+      // reviewer-1, still there when the run stopped, ends with it.
+      ['reviewer-1', 'stopped', 'the run ended: limit reached: max_turns_per_agent (2) for @lead, who still has messages to handle'],
     ]);
+    // Written just before run_ended: the end of the run, which a resume does not replay.
+    expect(run.events.at(-2)).toMatchObject({ type: 'agent_ended', status: 'stopped' });
     expect(run.events.filter((e) => e.type === 'call_failed').map((e) => e.agent)).toEqual(['reviewer-2']);
     expect(run.events.some((e) => e.type === 'turn_failed')).toBe(false);
     // The lead was told of both, in the channel; the run went on until the lead, a declared agent, ran out of turns.

@@ -1,0 +1,1 @@
+export{t as summarize}from"./summary-Capdhx27.js";

@@ -1,1 +1,0 @@
-export{t as summarize}from"./summary-DCiltkR8.js";
