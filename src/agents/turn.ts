@@ -3,7 +3,7 @@ import { MAX_INPUT_DEPTH, TOO_DEEP } from '../provider/input-depth.js';
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { formatForAgent, type Message } from '../channel/message.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
-import { PromptTooLong } from '../provider/provider-errors.js';
+import { CallInterrupted, PromptTooLong } from '../provider/provider-errors.js';
 import { keepWithin, type Compaction } from './compaction.js';
 import { afterCall, CHARS_PER_TOKEN, type Conversation } from './context.js';
 import type { AgentProfile } from './profile.js';
@@ -115,6 +115,7 @@ export async function runTurn(
         response = await fitAndCall(new PromptTooLong('stop reason model_context_window_exceeded'));
       }
     } catch (e) {
+      if (e instanceof CallInterrupted) continue; // queue: interrupt — the next call carries what arrived
       const tooLong = PromptTooLong.of(e);
       if (!tooLong) throw e;
       response = await fitAndCall(tooLong);

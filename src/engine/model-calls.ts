@@ -1,5 +1,5 @@
 import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
-import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
+import { CallAborted, CallInterrupted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
 import { inputTokensAtMost, NO_USAGE, worstCaseCost, type TokenUsage } from '../provider/pricing.js';
 import { requestHash } from '../provider/request-hash.js';
 import type { ResponseCache } from '../session/cache.js';
@@ -39,13 +39,14 @@ export class ModelCalls {
   constructor(private readonly options: ModelCallsOptions) {}
 
   /** One call; `signal` is the turn's (an agent cancelled mid-call stops its own call only). */
-  async call(agent: string, turn: number, step: number, request: ModelRequest, signal = this.options.signal): Promise<ModelResponse> {
+  async call(agent: string, turn: number, step: number, request: ModelRequest, signal = this.options.signal, interrupt?: AbortSignal): Promise<ModelResponse> {
     const { journal, cache } = this.options;
     if (signal.aborted) throw new CallAborted();
     const recorded = journal.response(agent, turn, step, signal);
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
+      if (event.type === 'call_interrupted') throw this.interrupted(agent, turn, step, request, false);
       if (event.type === 'call_failed') throw this.failed(agent, turn, step, event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined));
       if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
@@ -79,7 +80,9 @@ export class ModelCalls {
     });
     try {
       this.options.progress({ type: 'thinking', agent, step });
-      const response = await this.options.callModel(request, signal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs })).catch((e: unknown) => {
+      const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
+      const response = await this.options.callModel(request, callSignal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs })).catch((e: unknown) => {
+        if (interrupt?.aborted && !signal.aborted) throw this.interrupted(agent, turn, step, request, true);
         const tooLong = PromptTooLong.of(e);
         if (tooLong) throw this.tooLong(agent, turn, step, tooLong);
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
@@ -99,6 +102,17 @@ export class ModelCalls {
     const [kind, status] = error instanceof ProviderError ? [error.kind, error.status ?? null] : (['budget', null] as const);
     this.options.journal.append({ type: 'call_failed', agent, turn, step, error: error.message, kind, status });
     return error;
+  }
+
+  /**
+   * A call abandoned for a message that arrived (`queue: interrupt`): its prompt is counted as paid,
+   * estimated from its size as a reservation is, and recorded at its place for resume and replay.
+   */
+  private interrupted(agent: string, turn: number, step: number, request: ModelRequest, live: boolean): CallInterrupted {
+    const usage = { ...NO_USAGE, input_tokens: inputTokensAtMost(Buffer.byteLength(JSON.stringify(request))) };
+    const spend = this.options.accounting.record(agent, request.model, usage, live);
+    this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });
+    return new CallInterrupted();
   }
 
   /** A "prompt is too long" refusal, recorded at its place so that resume and replay meet it too. */

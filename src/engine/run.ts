@@ -23,7 +23,7 @@ import { VoteReminders } from './vote-reminders.js';
 import { SpawnBudgetReached, Spawner } from './spawner.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
-import { steering } from './steering.js';
+import { Interrupts, steering } from './steering.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 
 export type { EndStatus } from '../exit-codes.js';
@@ -44,11 +44,11 @@ export class Run {
   private readonly turns = new Map<string, number>();
   private readonly running = new Set<string>();
   private reminders: VoteReminders | undefined;
-  /** Proposals whose end was already shown. */
-  private readonly reported = new Set<string>();
+  private readonly shownProposals = new Set<string>();
   private channel: Channel | undefined;
   private spawner: Spawner | undefined;
   private fanIn: FanIn | undefined;
+  private readonly interrupts = new Interrupts();
   private readonly workspace: Workspace;
   private tools: ToolSetup = { env: {} };
   private teamTurns = 0;
@@ -99,7 +99,7 @@ export class Run {
         const sources = { workflow, scope, modelOverride: this.options.answers.modelOverride, mcp: this.tools.mcp };
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
-        this.channel = new Channel(team.graph, (event) => journal.append(event));
+        this.channel = new Channel(team.graph, (event) => (journal.append(event), this.interrupts.arrived(event, journal.replaying)));
         const hooks = { register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m), profile: (a: string) => this.profiles.get(a)!, spent: (a: string) => this.accounting.of(a).costUsd };
         this.spawner = new Spawner(sources, this.channel, this.profiles.size, { ...hooks, record: (event) => journal.append(event) });
         this.fanIn = new FanIn({ channel: this.channel, spawner: this.spawner, profiles: this.profiles, running: this.running, hasTurnsLeft: (n) => this.hasTurnsLeft(n) });
@@ -193,7 +193,8 @@ export class Run {
   private async takeTurn(name: string, turn: number): Promise<void> {
     const { journal } = this.options.recording;
     const channel = this.channel!;
-    const delivery = channel.deliver(name, this.profiles.get(name)!.queue === 'followup');
+    const queue = this.profiles.get(name)!.queue;
+    const delivery = channel.deliver(name, queue === 'followup');
     const spentBefore = this.accounting.of(name);
     const signal = this.spawner!.signalOf(name, this.controller.signal);
     let handled = false;
@@ -207,11 +208,11 @@ export class Run {
         this.limits.statusLine(turn, this.teamTurns),
         { agent: name, channel, workspace: this.workspace, ...this.tools, signal, ...this.spawner!.toolsFor(name, () => this.pump()) },
         {
-          call: (request, call) => this.calls.call(name, turn, call, request, signal),
+          call: (request, call) => (queue === 'interrupt' ? this.interrupts.call(name, (i) => this.calls.call(name, turn, call, request, signal, i)) : this.calls.call(name, turn, call, request, signal)),
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
           ...toolHooks(journal, name, turn, signal, (e) => this.progress(e)),
           notice: (n) => this.progress(noticeEvent(name, n)),
-          ...(this.profiles.get(name)!.queue === 'steer' ? { steer: steering(journal, channel, delivery, turn, signal) } : {}),
+          ...(queue === 'steer' || queue === 'interrupt' ? { steer: steering(journal, channel, delivery, turn, signal) } : {}),
         },
       );
       if (this.ending || this.spawner!.isEnded(name)) return channel.release(delivery);
@@ -263,8 +264,8 @@ export class Run {
   }
 
   private reportProposal(p: ProposalView): void {
-    if (this.reported.has(p.id)) return;
-    this.reported.add(p.id);
+    if (this.shownProposals.has(p.id)) return;
+    this.shownProposals.add(p.id);
     this.progress({ type: 'proposal', id: p.id, status: p.status, winner: p.winner });
   }
 

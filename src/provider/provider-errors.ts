@@ -21,6 +21,13 @@ export class CallAborted extends ConclaveError {
   }
 }
 
+/** `queue: interrupt`: a message arrived for the agent, and its call in flight was abandoned to make it again with it. */
+export class CallInterrupted extends ConclaveError {
+  constructor() {
+    super('the model call was abandoned for a message that arrived', { ending: 'aborted' });
+  }
+}
+
 /**
  * The API refused a request as longer than the model's context window ("prompt is too long"),
  * or stopped an answer at the window (stop reason model_context_window_exceeded). The agent's

@@ -91,6 +91,10 @@ export const EVENTS = {
     { ...AGENT_TURN, step: integer(), request: anyObject(), request_sha256: string(), response: RESPONSE, cost_usd: number(), cached: optional(boolean()) },
     "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous call (`messages_from`); `request_sha256` is over the whole request; `step` numbers the turn's calls, a compaction's summary call included; `cached` when the answer came from the shared cache",
   ),
+  call_interrupted: event(
+    { ...AGENT_TURN, step: integer(), cost_usd: number() },
+    '`queue: interrupt`: call `step` was abandoned when a message arrived; its prompt is counted as paid (`cost_usd`, estimated from its size), and the call is made again with the message (a `steered` event)',
+  ),
   steered: event(
     { ...AGENT_TURN, step: integer(), through: integer(), messages: array(integer()) },
     '`queue: steer`: messages that arrived during the turn (ids) joined it at call `step`; the turn handles its inbox up to entry `through`',

@@ -55,7 +55,7 @@ export interface AgentSpec extends ModelSettings {
 }
 
 /** What happens to messages that arrive while an agent is in a turn (docs/workflow.md: queue). */
-export type QueueMode = 'collect' | 'followup' | 'steer';
+export type QueueMode = 'collect' | 'followup' | 'steer' | 'interrupt';
 
 /** An agent created at run time by `spawn` (docs/workflow.md: templates). */
 export interface TemplateSpec extends ModelSettings {

@@ -73,4 +73,27 @@ kickoff: "@lead @a start"
     expect(JSON.stringify(server.of('lead')[1]!.body.messages.at(-1))).not.toContain('[from @a]');
     expect(collected.events.filter((e) => e.type === 'turn_started' && e.agent === 'lead')).toHaveLength(2);
   });
+
+  it('interrupt: a message that arrives during a model call abandons it (its prompt counted as paid) and the call is made again with it', async () => {
+    server = await startFakeAnthropic({
+      lead: (r) => (all(r).includes('found the bug') ? { text: 'Interrupted: a found it.' } : { text: 'slow answer', delayMs: 3000 }),
+      a: [{ text: 'I found the bug' }],
+    });
+    const started = Date.now();
+    const run = await runWorkflow(server, STEER('interrupt'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(server.of('lead')).toHaveLength(2);
+    const interrupted = run.events.filter((e) => e.type === 'call_interrupted');
+    expect(interrupted.map((e) => [e.agent, e.step])).toEqual([['lead', 1]]);
+    expect(interrupted[0]!.cost_usd).toBeGreaterThan(0);
+    expect(run.events.filter((e) => e.type === 'steered').map((e) => [e.agent, e.step])).toEqual([['lead', 2]]);
+    expect(JSON.stringify(server.of('lead')[1]!.body.messages.at(-1))).toContain('[from @a]');
+    expect(run.events.filter((e) => e.type === 'turn_started' && e.agent === 'lead')).toHaveLength(1);
+    // Counted: the run's cost holds the abandoned prompt.
+    const calls = run.events.filter((e) => e.type === 'model_call').reduce((sum, e) => sum + Number(e.cost_usd), 0);
+    expect((run.json.usage as { cost_usd: number }).cost_usd).toBeCloseTo(calls + Number(interrupted[0]!.cost_usd), 5);
+    const replay = await replayOf(run.dir, run.json.session);
+    expect(replay.code, replay.stdout.slice(0, 300)).toBe(0);
+  });
 });
