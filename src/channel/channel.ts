@@ -1,7 +1,7 @@
 import type { TeamGraph } from '../workflow/graph.js';
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
-import type { Delivery } from './delivery.js';
+import type { ChannelSnapshot, Delivery } from './channel-types.js';
 import { Inbox } from './inbox.js';
 import { Members } from './members.js';
 import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.js';
@@ -10,13 +10,7 @@ import { ProposalBook } from './proposal-book.js';
 import { route, unknownMentionNotice } from './routing.js';
 
 export type { ProposalView } from './proposal.js';
-export type { Delivery } from './delivery.js';
-export interface ChannelSnapshot {
-  messages: Message[];
-  inboxes: Record<string, { ids: number[]; handled: number }>;
-  proposals: ProposalView[];
-  turns: number;
-}
+export type { ChannelSnapshot, Delivery } from './channel-types.js';
 
 /**
  * One run's shared channel (docs/design.md: routing, turns): messages with recipients resolved when written,
@@ -156,6 +150,10 @@ export class Channel {
   /** The turn that received `delivery` failed: its messages stay unread. */
   release(delivery: Delivery): void {
     this.endDelivery(delivery);
+  }
+
+  hasMember(name: string): boolean {
+    return this.members.mentionable.has(name);
   }
 
   hasUnread(agent: string): boolean {

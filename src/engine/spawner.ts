@@ -74,13 +74,17 @@ export class Spawner {
     }
     const depth = this.checkRoom(parent, tasks.length, 'spawn');
     const own = this.sources.workflow.spec.templates?.[template]?.limits;
+    if (caps.name !== undefined && (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(caps.name) || this.channel.hasMember(caps.name) || ['all', 'system'].includes(caps.name))) {
+      throw new ToolInputError(`"${caps.name}" cannot be a new agent's name: it must be letters, digits, - and _, and no agent's name already`);
+    }
+    const named = caps.name;
     caps = { maxTurns: caps.maxTurns ?? own?.max_turns, budgetUsd: caps.budgetUsd ?? own?.budget_usd };
     const left = this.budgetLeft(parent);
     if (caps.budgetUsd !== undefined && left !== undefined && caps.budgetUsd * tasks.length > left) {
       throw new ToolInputError(`spawn refused: ${tasks.length} × $${caps.budgetUsd} is more than the $${left.toFixed(4)} left of your budget_usd`);
     }
     return tasks.map((task) => {
-      const agent = instanceName(template, this.next(template));
+      const agent = named ?? instanceName(template, this.next(template));
       this.add(agent, template, parent, depth, instanceProfile(this.sources, template, agent, parent), undefined, task, caps);
       return agent;
     });

@@ -346,10 +346,21 @@ kickoff: Check both parts.
           ? { text: '@worker_t-1 one more thing' }
           : { tools: [{ name: 'spawn', input: { template: 'manager_t', tasks: ['plan'], budget_usd: 1 } }, { name: 'spawn', input: { template: 'worker_t', tasks: ['a', 'b'] } }] },
       'manager_t-1': (r) =>
-        sent(r).includes('"tool_result"') ? { text: 'done planning' } : { tools: [{ name: 'spawn', input: { template: 'worker_t', tasks: ['x', 'y'], budget_usd: 0.6 } }, { name: 'spawn', input: { template: 'worker_t', tasks: ['z'], budget_usd: 0.001 } }] },
+        sent(r).includes('"tool_result"')
+          ? { text: 'done planning' }
+          : {
+              tools: [
+                { name: 'spawn', input: { template: 'worker_t', tasks: ['x', 'y'], budget_usd: 0.6 } },
+                { name: 'spawn', input: { template: 'worker_t', tasks: ['z'], budget_usd: 0.001 } },
+                { name: 'spawn', input: { template: 'worker_t', tasks: ['p', 'q'], name: 'named' } },
+                { name: 'spawn', input: { template: 'worker_t', tasks: ['p'], name: 'lead' } },
+                { name: 'spawn', input: { template: 'worker_t', tasks: ['solo'], name: 'solo-worker' } },
+              ],
+            },
       'worker_t-1': () => ({ text: 'w1' }),
       'worker_t-2': () => ({ text: 'w2' }),
       'worker_t-3': () => ({ text: 'never asked' }),
+      'solo-worker': () => ({ text: 'solo done' }),
     });
     const workflow = `
 name: caps
@@ -367,6 +378,12 @@ kickoff: Go.
     // 2 × $0.60 is more than manager_t-1's $1 (the refusal); one of $0.001 fits, but its first call cannot.
     expect(results.find(([agent, content]) => agent === 'manager_t-1' && String(content).startsWith('spawn refused'))?.[1]).toMatch(/^spawn refused: 2 × \$0\.6 is more than the \$0\.99\d\d left of your budget_usd$/);
     expect(results).toContainEqual(['manager_t-1', 'Started @worker_t-3. Each has its task; you will be woken when all have answered.']);
+    expect(run.events.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toContain('solo-worker');
+    expect(server.of('solo-worker')).toHaveLength(1);
+    // A name is for one agent, and only one no agent has.
+    expect(run.events.filter((e) => e.type === 'tool_result' && e.agent === 'manager_t-1' && e.is_error).map((e) => e.content)).toEqual(
+      expect.arrayContaining(['"name" names one agent: give one task with it', '"lead" cannot be a new agent\'s name: it must be letters, digits, - and _, and no agent\'s name already']),
+    );
     const ended = run.events.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status, String(e.reason).replace(/\$[0-9.]+/g, '$N')]);
     expect(ended).toContainEqual(['worker_t-3', 'limit', 'reached its budget_usd ($N of $N spent; the next call could cost up to $N)']);
     // worker_t's own limits give each instance 1 turn: the lead's second message finds worker_t-1 out of turns.

@@ -17,11 +17,13 @@ export const spawnTool = defineTool({
     tasks: input.strings({ minItems: 1, description: 'One task per agent to start: what it must do, in full (it sees nothing else of the run).' }),
     max_turns: input.integer({ minimum: 1, description: 'Turns each may take (default: the run\'s max_turns_per_agent).' }).optional(),
     budget_usd: input.number({ exclusiveMinimum: 0, description: 'Dollars each may spend, with the agents it spawns in turn; carved out of what you have left.' }).optional(),
+    name: input.string({ description: 'A name for the agent, instead of TEMPLATE-N (one task only): letters, digits, - and _.' }).optional(),
   },
-  run: ({ template, tasks, max_turns, budget_usd }, { spawn }) => {
+  run: ({ template, tasks, max_turns, budget_usd, name }, { spawn }) => {
     if (!spawn) throw new ToolInputError('this agent cannot spawn');
     if (max_turns !== undefined && (!Number.isInteger(max_turns) || max_turns < 1)) throw new ToolInputError('"max_turns" must be a whole number of at least 1');
-    const names = spawn(template, tasks, { maxTurns: max_turns, budgetUsd: budget_usd });
+    if (name !== undefined && tasks.length !== 1) throw new ToolInputError('"name" names one agent: give one task with it');
+    const names = spawn(template, tasks, { maxTurns: max_turns, budgetUsd: budget_usd, name });
     return { content: `Started ${names.map((n) => `@${n}`).join(', ')}. Each has its task; you will be woken when all have answered.` };
   },
 });

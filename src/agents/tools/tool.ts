@@ -13,6 +13,8 @@ export interface ToolResult {
 export interface SpawnCaps {
   maxTurns?: number;
   budgetUsd?: number;
+  /** The name of the one agent spawned, instead of TEMPLATE-N. */
+  name?: string;
 }
 
 /** The conversation as it stands while a tool runs, and that tool call's id. */
