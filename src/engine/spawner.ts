@@ -3,7 +3,7 @@ import { ConclaveError } from '../conclave-error.js';
 import { ToolInputError, type ForkPoint, type SpawnCaps, type ToolContext } from '../agents/tools/tool.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Channel } from '../channel/channel.js';
-import { DEFAULT_MAX_AGENTS, DEFAULT_MAX_DEPTH } from '../workflow/limits.js';
+import { DEFAULT_MAX_DEPTH, maxAgentsOf } from '../workflow/limits.js';
 import { instanceName } from '../workflow/spawn-checks.js';
 import { instanceProfile, type ProfileSources } from './profiles.js';
 
@@ -209,7 +209,7 @@ export class Spawner {
   /** The depth new agents under `parent` would have, once max_agents and max_depth allow `count` more. */
   private checkRoom(parent: string, count: number, what: string): number {
     const { spec } = this.sources.workflow;
-    const maxAgents = spec.limits?.max_agents ?? DEFAULT_MAX_AGENTS;
+    const maxAgents = maxAgentsOf(spec);
     if (this.agents + count > maxAgents) throw new ToolInputError(`${what} refused: limits.max_agents is ${maxAgents} and the run has ${this.agents} agents; ${count} more would pass it`);
     const depth = (this.spawned.get(parent)?.depth ?? 0) + 1;
     const maxDepth = spec.limits?.max_depth ?? DEFAULT_MAX_DEPTH;

@@ -51,8 +51,13 @@ export function sizeBytes(value: string | number): number {
   return Number(match[1]) * UNIT_BYTES[match[2]!]!;
 }
 
-/** Agents in a run, declared and spawned, unless `limits.max_agents` says otherwise. */
+/** Agents in a run, declared and spawned, unless `limits.max_agents` says otherwise (or the file declares more). */
 export const DEFAULT_MAX_AGENTS = 64;
+
+/** `limits.max_agents`, or its default: 64, or as many as the file declares when it declares more. */
+export function maxAgentsOf(spec: { limits?: LimitsSpec; agents: Record<string, unknown> }): number {
+  return spec.limits?.max_agents ?? Math.max(DEFAULT_MAX_AGENTS, Object.keys(spec.agents).length);
+}
 /** How deep spawned agents nest below a declared one, unless `limits.max_depth` says otherwise. */
 export const DEFAULT_MAX_DEPTH = 3;
 

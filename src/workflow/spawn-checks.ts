@@ -39,6 +39,10 @@ export function spawnProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
     const clash = templates.find((t) => agent === t || instanceOf(t)) ?? forEach.find(instanceOf) ?? forks.find(instanceOf);
     if (clash) out.push(source.error(source.keyPosition(['agents', agent]), `agent "${agent}" has the name of ${agent === clash ? 'a template' : `an instance of "${clash}"`}; rename one of them`));
   }
+  const declared = Object.keys(recordOf(spec.agents)).length;
+  if (typeof spec.limits?.max_agents === 'number' && spec.limits.max_agents < declared) {
+    out.push(source.error(source.valuePosition(['limits', 'max_agents']), `limits.max_agents is ${spec.limits.max_agents}, fewer than the ${declared} agents the file declares`));
+  }
   const maxDepth = spec.limits?.max_depth ?? DEFAULT_MAX_DEPTH;
   for (const [template, t] of Object.entries(recordOf(spec.templates))) {
     if (!spawned.has(template)) out.push(source.warning(source.keyPosition(['templates', template]), `template "${template}" is spawned by no agent; add it to an agent's spawns:`));

@@ -393,4 +393,18 @@ kickoff: Go.
     const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(replay.code, replay.stdout.slice(0, 400)).toBe(run.code);
   });
+
+  it('a file that declares more than 64 agents runs: max_agents defaults to as many; one set below them is refused by validate', async () => {
+    const workers = Array.from({ length: 70 }, (_, i) => `  w${i}: { role: worker }`).join('\n');
+    const wide = `name: wide\nagents:\n  lead: { role: manager, spawns: [extra] }\n${workers}\ntemplates:\n  extra: {}\nkickoff: Go.\n`;
+    server = await startFakeAnthropic({ lead: [spawnCall(['one more'], 'extra'), { text: 'done' }], 'extra-1': [{ text: 'ok' }] });
+    const run = await runWorkflow(server, wide);
+    expect(run.code, run.stderr).toBe(0);
+    // 71 declared: the default is 71, so a 72nd is refused.
+    expect(run.events.find((e) => e.type === 'tool_result' && e.tool === 'spawn')?.content).toBe('spawn refused: limits.max_agents is 71 and the run has 71 agents; 1 more would pass it');
+    writeFileSync(join(run.dir, 'low.yml'), wide.replace('kickoff:', 'limits: { max_agents: 10 }\nkickoff:'));
+    const low = await conclave(['validate', 'low.yml'], { cwd: run.dir });
+    expect(low.code).toBe(2);
+    expect(low.stdout + low.stderr).toContain('limits.max_agents is 10, fewer than the 71 agents the file declares');
+  });
 });
