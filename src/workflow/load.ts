@@ -207,13 +207,12 @@ function collectTemplates(
     const item = isRecord(agent) && agent.for_each !== undefined;
     const text = system.get(name);
     if (text) add(text, 'prompt', undefined, item);
-    if (isRecord(agent)) addValue(['agents', name, 'description'], 'prompt', agent.description, undefined, item);
-    if (isRecord(agent)) addValue(['agents', name, 'for_each'], 'prompt', agent.for_each);
+    if (!isRecord(agent)) continue;
+    addValue(['agents', name, 'description'], 'prompt', agent.description, undefined, item);
+    addValue(['agents', name, 'for_each'], 'prompt', agent.for_each);
   }
   for (const [name, template] of Object.entries(recordOf(spec.templates))) {
-    if (!isRecord(template)) continue;
-    addValue(['templates', name, 'system'], 'prompt', template.system);
-    addValue(['templates', name, 'description'], 'prompt', template.description);
+    for (const field of ['system', 'description'] as const) if (isRecord(template)) addValue(['templates', name, field], 'prompt', template[field]);
   }
   addValue(['kickoff'], 'prompt', spec.kickoff);
   for (const [key, value] of Object.entries(recordOf(spec.outputs))) addValue(['outputs', key], 'outputs', value);
