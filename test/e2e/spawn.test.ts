@@ -77,7 +77,7 @@ describe('spawn', () => {
 
   it('refuses a spawn past limits.max_agents or limits.max_depth, or of a template the agent may not spawn, as a tool error', async () => {
     server = await startFakeAnthropic({
-      lead: [spawnCall(['one', 'two', 'three']), spawnCall(['x'], 'other'), spawnCall(['one']), { text: 'ok' }, { text: 'done' }],
+      lead: [spawnCall(['one', 'two', 'three']), spawnCall(['x'], 'other'), { tools: [{ name: 'spawn', input: { template: 'reviewer' } }] }, spawnCall(['one']), { text: 'ok' }, { text: 'done' }],
       'reviewer-1': [spawnCall(['deeper'])],
       'reviewer-1b': [],
     });
@@ -86,6 +86,7 @@ describe('spawn', () => {
     const results = run.events.filter((e) => e.type === 'tool_result').map((e) => [e.agent, e.content, e.is_error]);
     expect(results).toContainEqual(['lead', 'spawn refused: limits.max_agents is 3 and the run has 1 agents; 3 more would pass it', true]);
     expect(results).toContainEqual(['lead', 'you may spawn "reviewer", not "other"', true]);
+    expect(results).toContainEqual(['lead', 'give "tasks" (a list) or "task" (one), not both and not neither', true]);
     expect(results).toContainEqual(['reviewer-1', 'spawn refused: limits.max_depth is 1, and agents you spawn would be 2 levels deep', true]);
   });
 
@@ -168,7 +169,7 @@ describe('spawn', () => {
     const marker = `conclave-tree-${process.pid}-${Date.now()}`;
     const sleeper = { tools: [{ name: 'run_command', input: { command: `sh -c 'sleep 30; echo ${marker}' # ${marker}`, timeout_seconds: 60 } }] };
     server = await startFakeAnthropic({
-      lead: [spawnCall(['level one'], 'manager_t'), { text: 'waiting' }],
+      lead: [{ tools: [{ name: 'spawn', input: { template: 'manager_t', task: 'level one' } }] }, { text: 'waiting' }],
       'manager_t-1': [spawnCall(['level two'], 'worker_t'), sleeper],
       'worker_t-1': [sleeper],
     });

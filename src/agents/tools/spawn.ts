@@ -14,13 +14,15 @@ export const spawnTool = defineTool({
   external: false,
   input: {
     template: input.string({ description: 'One of the templates you may spawn.' }),
-    tasks: input.strings({ minItems: 1, description: 'One task per agent to start: what it must do, in full (it sees nothing else of the run).' }),
+    tasks: input.strings({ minItems: 1, description: 'One task per agent to start: what it must do, in full (it sees nothing else of the run).' }).optional(),
+    task: input.string({ description: 'Or one task, for one agent.' }).optional(),
     max_turns: input.integer({ minimum: 1, description: 'Turns each may take (default: the run\'s max_turns_per_agent).' }).optional(),
     budget_usd: input.number({ exclusiveMinimum: 0, description: 'Dollars each may spend, with the agents it spawns in turn; carved out of what you have left.' }).optional(),
     name: input.string({ description: 'A name for the agent, instead of TEMPLATE-N (one task only): letters, digits, - and _.' }).optional(),
   },
-  run: ({ template, tasks, max_turns, budget_usd, name }, { spawn }) => {
+  run: ({ template, task, max_turns, budget_usd, name, ...rest }, { spawn }) => {
     if (!spawn) throw new ToolInputError('this agent cannot spawn');
+    const tasks = tasksOf(rest.tasks, task);
     if (max_turns !== undefined && (!Number.isInteger(max_turns) || max_turns < 1)) throw new ToolInputError('"max_turns" must be a whole number of at least 1');
     if (name !== undefined && tasks.length !== 1) throw new ToolInputError('"name" names one agent: give one task with it');
     const names = spawn(template, tasks, { maxTurns: max_turns, budgetUsd: budget_usd, name });
@@ -49,11 +51,18 @@ export const forkTool = defineTool({
   readOnly: false,
   external: false,
   input: {
-    tasks: input.strings({ minItems: 1, description: 'One task per fork: what that fork must do.' }),
+    tasks: input.strings({ minItems: 1, description: 'One task per fork: what that fork must do.' }).optional(),
+    task: input.string({ description: 'Or one task, for one fork.' }).optional(),
   },
-  run: ({ tasks }, { fork, forkPoint }) => {
+  run: ({ tasks, task }, { fork, forkPoint }) => {
     if (!fork || !forkPoint) throw new ToolInputError('this agent cannot fork');
-    const names = fork(tasks, forkPoint);
+    const names = fork(tasksOf(tasks, task), forkPoint);
     return { content: `Forked ${names.map((n) => `@${n}`).join(', ')}. Each has its task; you will be woken when all have answered.` };
   },
 });
+
+/** `tasks`, or `task` as a list of one: exactly one of them. */
+function tasksOf(tasks: string[] | undefined, task: string | undefined): string[] {
+  if ((tasks === undefined) === (task === undefined)) throw new ToolInputError('give "tasks" (a list) or "task" (one), not both and not neither');
+  return tasks ?? [task!];
+}
