@@ -1,4 +1,4 @@
-import type { AgentUsage, SessionSummary } from '../session/summary.js';
+import { NO_AGENT_USAGE, type AgentUsage, type SessionSummary } from '../session/summary.js';
 
 /** Text for a Markdown table cell: pipes escaped, line breaks as <br>. */
 export function cell(text: string): string {
@@ -70,8 +70,6 @@ export function agentTree(s: SessionSummary): AgentRow[] {
   for (const name of Object.keys(s.agents)) if (!s.spawned[name]) visit(name, 0);
   return rows;
 }
-
-const NO_AGENT_USAGE: AgentUsage = { turns: 0, calls: 0, tools: 0, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost_usd: 0 };
 
 /** Each compaction of an agent's conversation (docs/design.md: context): when, how much, and what it kept. */
 export function compactionsTable(s: SessionSummary, heading: string): string[] {

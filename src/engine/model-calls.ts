@@ -82,7 +82,7 @@ export class ModelCalls {
       this.options.progress({ type: 'thinking', agent, step });
       const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
       const response = await this.options.callModel(request, callSignal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs })).catch((e: unknown) => {
-        if (interrupt?.aborted && !signal.aborted) throw this.interrupted(agent, turn, step, request, true);
+        if (interrupt?.aborted && !signal.aborted) throw this.interrupted(agent, turn, step, request, true, inputTokens);
         const tooLong = PromptTooLong.of(e);
         if (tooLong) throw this.tooLong(agent, turn, step, tooLong);
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
@@ -108,8 +108,8 @@ export class ModelCalls {
    * A call abandoned for a message that arrived (`queue: interrupt`): its prompt is counted as paid,
    * estimated from its size as a reservation is, and recorded at its place for resume and replay.
    */
-  private interrupted(agent: string, turn: number, step: number, request: ModelRequest, live: boolean): CallInterrupted {
-    const usage = { ...NO_USAGE, input_tokens: inputTokensAtMost(Buffer.byteLength(JSON.stringify(request))) };
+  private interrupted(agent: string, turn: number, step: number, request: ModelRequest, live: boolean, inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)))): CallInterrupted {
+    const usage = { ...NO_USAGE, input_tokens: inputTokens };
     const spend = this.options.accounting.record(agent, request.model, usage, live);
     this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });
     return new CallInterrupted();

@@ -104,7 +104,7 @@ export class Spawner {
     const capped = this.lineOf(agent).filter((a) => this.spawned.get(a)?.budgetUsd !== undefined);
     for (const a of capped) {
       const s = this.spawned.get(a)!;
-      const spent = this.subtree(a).reduce((sum, x) => sum + this.hooks.spent(x), 0);
+      const spent = this.subtreeSpent(a);
       if (spent + s.reservedUsd + worstUsd > s.budgetUsd!) {
         throw new SpawnBudgetReached(`reached its budget_usd ($${spent.toFixed(4)} of $${s.budgetUsd} spent${a === agent ? '' : ` by @${a} and the agents below it`}; the next call could cost up to $${worstUsd.toFixed(4)})`);
       }
@@ -219,7 +219,9 @@ export class Spawner {
 
   private add(agent: string, template: string, parent: string, depth: number, profile: AgentProfile, messages: MessageParam[] | undefined, task: string, caps: SpawnCaps = {}): void {
     this.spawned.set(agent, { template, parent, depth, controller: new AbortController(), ...caps, reservedUsd: 0 });
-    this.children.set(parent, [...this.childrenOf(parent), agent]);
+    const siblings = this.children.get(parent) ?? [];
+    this.children.set(parent, siblings);
+    siblings.push(agent);
     this.agents++;
     this.hooks.register(profile, messages);
     this.channel.join({ agent, template, role: profile.role, parent, depth }, task);
@@ -244,13 +246,18 @@ export class Spawner {
     const capped = this.lineOf(agent).find((a) => this.spawned.get(a)!.budgetUsd !== undefined);
     if (capped === undefined) return undefined;
     // Its own spend, and for each child what it was given (or, given nothing, what it and its agents spent).
-    const children = this.childrenOf(capped).map((c) => this.spawned.get(c)!.budgetUsd ?? this.subtree(c).reduce((sum, x) => sum + this.hooks.spent(x), 0));
+    const children = this.childrenOf(capped).map((c) => this.spawned.get(c)!.budgetUsd ?? this.subtreeSpent(c));
     return this.spawned.get(capped)!.budgetUsd! - this.hooks.spent(capped) - children.reduce((a, b) => a + b, 0);
   }
 
   private isBelow(agent: string, ancestor: string): boolean {
     for (let at = this.spawned.get(agent); at; at = this.spawned.get(at.parent)) if (at.parent === ancestor) return true;
     return false;
+  }
+
+  /** What `agent` and every agent below it have spent. */
+  private subtreeSpent(agent: string): number {
+    return this.subtree(agent).reduce((sum, x) => sum + this.hooks.spent(x), 0);
   }
 
   /** `agent` and every agent below it, parents before their children. */

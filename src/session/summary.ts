@@ -82,7 +82,8 @@ export interface SessionSummary {
   end?: { status: string; exit_code: number; reason: string; summary: string; outputs: Record<string, string> };
 }
 
-const NONE: AgentUsage = { turns: 0, calls: 0, tools: 0, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost_usd: 0 };
+/** An agent that used nothing. */
+export const NO_AGENT_USAGE: AgentUsage = { turns: 0, calls: 0, tools: 0, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost_usd: 0 };
 
 /** What a session says happened: the transcript, the proposals, usage and cost, and the end. */
 export function summarize(record: SessionRecord): SessionSummary {
@@ -93,11 +94,11 @@ export function summarize(record: SessionRecord): SessionSummary {
   const proposals = new Map<string, ProposalSummary>();
   const agents: Record<string, AgentUsage> = {};
   const spawned: Record<string, SpawnedAgent> = {};
-  const usage = (agent: string) => (agents[agent] ??= { ...NONE });
+  const usage = (agent: string) => (agents[agent] ??= { ...NO_AGENT_USAGE });
   const votes = new Map<string, { voter: string; input: Record<string, unknown> }>();
   let end: SessionSummary['end'];
   for (const e of record.effective) apply(e);
-  const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NONE });
+  const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NO_AGENT_USAGE });
   return { header: record.header, spawned, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
 
   function apply(e: SessionEvent): void {

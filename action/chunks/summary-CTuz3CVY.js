@@ -1,1 +1,0 @@
-export{t as summarize}from"./summary-Capdhx27.js";
