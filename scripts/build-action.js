@@ -18,7 +18,7 @@ export async function buildAction(dir) {
     logLevel: 'warn',
     resolve: { alias: { yaml: path('node_modules/yaml/browser/index.js') } },
     // The cache stores' drivers: found in the user's project when a workflow asks for a cache.
-    external: [/^@keyv\/(sqlite|redis|postgres)$/, /^sqlite3$/],
+    external: [/^@keyv\/(sqlite|redis|postgres)$/, /^sqlite3$/, /^pg-native$/],
     output: { dir, format: 'esm', minify: true, entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js' },
   });
   await build(options({ main: path('src/cli/action.ts'), conclave: path('src/cli/main.ts') }));

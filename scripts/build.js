@@ -19,7 +19,7 @@ const options = (input) => ({
   // bundler can drop what is unused and skip CommonJS wrappers: ~20 ms less at every start.
   resolve: { alias: { yaml: new URL('node_modules/yaml/browser/index.js', root).pathname } },
   // The response cache's store: keyv with a native SQLite binding, or an adapter the user installs.
-  external: [/^keyv$/, /^@keyv\//, /^sqlite3$/],
+  external: [/^keyv$/, /^@keyv\//, /^sqlite3$/, /^pg-native$/],
   output: {
     dir: new URL('dist/', root).pathname,
     format: 'esm',

@@ -11,13 +11,14 @@ import type { Scalar, WorkflowSpec } from '../workflow/types.js';
 import { addMask, inGitHubActions } from './github.js';
 import { printableJson, writeCommand } from './command-guard.js';
 import type { LimitFlags } from './limit-flags.js';
+import type { Organisation, OrganisationFlags } from './organisation.js';
 import { progressLines } from './progress-lines.js';
 import { resultText } from './result-text.js';
 import { UsageError } from './usage-error.js';
 import { maskStreams, writeUnmasked } from './masked-streams.js';
 import type { Masker } from '../session/masker.js';
 
-export interface OutputOptions extends LimitFlags {
+export interface OutputOptions extends LimitFlags, OrganisationFlags {
   json?: boolean;
   quiet?: boolean;
   /** --cache: true for the default SQLite file, or a file or URL. */
@@ -83,6 +84,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   masker: Masker;
   responseCache?: ResponseCache;
   elapsedBeforeMs?: number;
+  /** Pacing under the API's rate limits, and the spend pools: for a run that calls the API. */
+  organisation?: Organisation;
   model?: string;
   workspace: string;
 }
@@ -103,7 +106,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   const unmask = maskStreams(options.masker);
   const warnOnce = repeatedWarningsOnce();
   const provider = options.apiKey && !options.offline
-    ? new Provider({ apiKey: options.apiKey, maxRetries: MAX_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS })
+    ? new Provider({ apiKey: options.apiKey, maxRetries: MAX_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
     : undefined;
   const journal = new Journal(
     {
@@ -131,6 +134,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       modelOverride: options.model,
       cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
       live: provider !== undefined,
+      pools: provider ? options.organisation?.pools : undefined,
     },
     recording: { journal, limits: options.limits, limitsOnLive: options.limitsOnLive, onLive: options.onLive, elapsedBeforeMs: options.elapsedBeforeMs },
     servers: { start: options.replayOf === undefined, mask: (text) => options.masker.loose(text) },
@@ -154,6 +158,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       // a full disk: the run's result already says so
     }
     await options.responseCache?.close();
+    await options.organisation?.close();
   }
   if (options.sarif || github) {
     const summary = await summaryOf(writer.path, options.replayOf);

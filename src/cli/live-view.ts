@@ -2,6 +2,7 @@ import { Listr, type ListrLogger } from 'listr2';
 import type { ProgressEvent, ProgressListener } from '../engine/progress-events.js';
 import { formatUsd } from '../provider/money.js';
 import { printable } from './terminal-text.js';
+import { WAIT_WORDS } from './progress-lines.js';
 import type { Limits } from '../workflow/limits.js';
 
 interface AgentLine {
@@ -131,6 +132,8 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
         return set(e.agent, 'thinking');
       case 'tool':
         return set(e.agent, `using ${printable(e.tool)}`);
+      case 'waiting':
+        return set(e.agent, `waiting for ${WAIT_WORDS[e.reason]}`);
       case 'turn_ended': {
         const line = lineOf(e.agent)?.line;
         if (line) {

@@ -119,6 +119,9 @@ function withRunOptions(command: Command): Command {
   .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
   .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
   .option('--timeout <duration>', 'set limits.timeout, such as 90s, 15m, 1h (on resume: from the time already used)')
+  .option('--rate-limit <limits>', 'pace calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000 (others are learned from the API)')
+  .option('--coordinate <url>', "a redis:// or postgres:// server every runner of the organisation shares: rate limits and spend pools are kept there")
+  .option('--spend-pool <pool>', 'a ceiling across runs, kept in --coordinate, such as org=200/day (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
   .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
   .option('--json', 'print one JSON object with the result at the end')
   .option('--quiet', 'print only the result');

@@ -8,6 +8,14 @@ export const STOP_WORDS = {
   refusal: 'declined to answer (refusal): nothing posted',
 } as const;
 
+/** What a call waits for, in words. */
+export const WAIT_WORDS = {
+  requests: 'the rate limit on requests',
+  input_tokens: 'the rate limit on input tokens',
+  output_tokens: 'the rate limit on output tokens',
+  retry_after: "the API's retry-after",
+} as const;
+
 /** Progress as plain lines, each with a time and the agent it concerns: for CI logs and pipes. */
 export function progressLines(write: (line: string) => void, mask: (text: string) => string = (t) => t): (event: ProgressEvent) => void {
   return (event) => {
@@ -34,6 +42,8 @@ function describe(e: ProgressEvent): string | undefined {
     }
     case 'retry':
       return `@${e.agent} retrying in ${(e.waitMs / 1000).toFixed(1)} s: ${e.error}`;
+    case 'waiting':
+      return `@${e.agent} waiting for ${WAIT_WORDS[e.reason]}`;
     case 'turn_ended':
       return `@${e.agent} turn ${e.turn} done · ${e.tokens} tokens · ${formatUsd(e.costUsd)}`;
     case 'turn_failed':

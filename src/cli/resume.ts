@@ -12,7 +12,8 @@ import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { cacheOf, executeRun, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
-import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
+import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256, warning } from './run-workflow.js';
+import { organisationOf } from './organisation.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
@@ -79,6 +80,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const limitsOnLive = withLimitFlags(tighterLimits(last, workflow.limits), options);
   const apiKey = apiKeyFor(options, true);
   const cache = await cacheOf(options);
+  const organisation = options.offline ? undefined : await organisationOf(options, header.run_id, warning);
 
   const lastReplayed = recording.at(-1)?.seq ?? 0;
   const { masker, secrets } = maskerFor(workflow, inputs, apiKey, header.run_id, header.session);
@@ -96,6 +98,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     onLive: () => writer.append({ type: 'resumed', replayed_through: lastReplayed, at: new Date().toISOString(), conclave_version: pkg.version }),
     apiKey,
     responseCache: cache,
+    organisation,
     secrets,
     masker,
     elapsedBeforeMs: elapsedOf(recording),

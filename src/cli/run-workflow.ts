@@ -17,6 +17,7 @@ import { writeCommand } from './command-guard.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadChecked } from './load-checked.js';
 import { maskedInputs, maskerFor, secretChecks, secretInputs } from './secrets.js';
+import { organisationOf } from './organisation.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface RunCommandOptions extends OutputOptions {
@@ -93,6 +94,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
 
   const cache = await cacheOf(options);
   const runId = newRunId();
+  const organisation = recording || options.offline ? undefined : await organisationOf(options, runId, warning);
   const sessionPath = options.session ?? join('.conclave', 'sessions', `${runId}.jsonl`);
   if (sessionPath.trim() === '') throw new UsageError('--session needs a file path');
   if (existsSync(sessionPath)) throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
@@ -127,10 +129,16 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     ...(options.replay ? { replayOf: options.replay } : {}),
     apiKey: recording ? undefined : apiKey,
     responseCache: cache,
+    organisation,
     secrets,
     masker,
     workspace,
   });
+}
+
+/** A warning of the run's setup, such as a store that failed: on stderr, as the cache's are. */
+export function warning(message: string): void {
+  process.stderr.write(`conclave: warning: ${message}\n`);
 }
 
 /** Recorded inputs (secrets aside) that the command line does not give, as `-i` pairs. */

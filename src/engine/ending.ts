@@ -16,7 +16,7 @@ export interface Ending {
   limit?: LimitName;
 }
 
-export type LimitName = 'timeout' | 'max_turns' | 'max_turns_per_agent' | 'budget_usd' | 'max_tokens_total';
+export type LimitName = 'timeout' | 'max_turns' | 'max_turns_per_agent' | 'budget_usd' | 'max_tokens_total' | 'spend_pool';
 
 export function ending(status: Exclude<EndStatus, 'interrupted'>, reason: string, summary = ''): Ending {
   return { status, exitCode: EXIT_OF[status], reason, summary };

@@ -8,6 +8,8 @@ import { CallAborted } from '../provider/provider-errors.js';
 export class DivergenceError extends ConclaveError {}
 
 export type EventInput = EventBody;
+/** Events a re-execution does not produce again: a resume's limit changes, and notes of what live calls met (rate limits, spend pools). */
+const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools']);
 /** How long re-execution may make no progress before the recording is judged unable to answer. */
 const STALL_MS = 1500;
 
@@ -97,11 +99,12 @@ export class Journal {
     this.advance();
   }
 
-  /** Past the event the run just produced, and past the recorded limit changes that follow it. */
+  /** Past the event the run just produced, and past the recorded limit changes and notes that follow it. */
   private advance(): void {
     this.cursor++;
-    while (this.replaying && this.recording[this.cursor]!.type === 'limits_changed') {
-      this.listener.onLimits?.((this.recording[this.cursor] as EventOf<'limits_changed'>).limits);
+    while (this.replaying && NOT_PRODUCED.has(this.recording[this.cursor]!.type)) {
+      const event = this.recording[this.cursor]!;
+      if (event.type === 'limits_changed') this.listener.onLimits?.(event.limits);
       this.cursor++;
     }
     if (!this.replaying) this.goLive();

@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelResponse, RetryListener } from '../provider/client.js';
+import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, CallInterrupted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
 import { inputTokensAtMost, NO_USAGE, worstCaseCost, type TokenUsage } from '../provider/pricing.js';
 import { requestHash } from '../provider/request-hash.js';
@@ -11,7 +11,7 @@ import { isModelResponse } from '../session/response-shape.js';
 import { RequestDeltas } from './request-delta.js';
 import { SpawnBudgetReached } from './spawner.js';
 
-export type CallModel = (request: ModelRequest, signal: AbortSignal, onRetry: RetryListener) => Promise<ModelResponse>;
+export type CallModel = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners) => Promise<ModelResponse>;
 
 export interface ModelCallsOptions {
   journal: Journal;
@@ -26,6 +26,13 @@ export interface ModelCallsOptions {
   failureIsRecorded?: (agent: string) => boolean;
   /** Reserves a call's worst case against the budget_usd a spawned agent was given; gives back the release. */
   reserve?: (agent: string, worstUsd: number) => () => void;
+  /** Holds a call's worst case in the spend pools shared across runs; gives back the settle, told what the call cost. */
+  pools?: {
+    readonly specs: readonly { name: string; capUsd: number; per: string }[];
+    /** The store, as the user may see it. */
+    readonly store: string;
+    reserve(worstUsd: number, signal: AbortSignal): Promise<(costUsd: number) => Promise<void>>;
+  };
 }
 
 /**
@@ -35,6 +42,7 @@ export interface ModelCallsOptions {
  */
 export class ModelCalls {
   private readonly deltas = new RequestDeltas();
+  private poolsNoted = false;
 
   constructor(private readonly options: ModelCallsOptions) {}
 
@@ -51,13 +59,13 @@ export class ModelCalls {
       if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
       if (!isModelResponse(event.response)) throw new DivergenceError(`event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`);
-      return this.record(agent, turn, step, request, event.request_sha256, event.response, event.cached === true, false);
+      return this.record(agent, turn, step, request, event.request_sha256, event.response, event.cached === true, false).response;
     }
     await journal.live(signal);
     const hash = requestHash(request);
     const hit = await cache?.get(hash, signal);
     if (signal.aborted) throw new CallAborted();
-    if (hit) return this.record(agent, turn, step, request, hash, hit, true, false);
+    if (hit) return this.record(agent, turn, step, request, hash, hit, true, false).response;
     if (!this.options.liveCalls) {
       throw new NoRecordedAnswer(
         cache
@@ -68,33 +76,62 @@ export class ModelCalls {
     }
     // The SDK serialises the request to send it anyway: measuring it here is of the same order.
     const inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)));
+    const worstUsd = worstCaseCost(inputTokens, request.max_tokens, this.options.accounting.priceOf(request.model));
     let releaseOwn: (() => void) | undefined;
     try {
-      releaseOwn = this.options.reserve?.(agent, worstCaseCost(inputTokens, request.max_tokens, this.options.accounting.priceOf(request.model)));
+      releaseOwn = this.options.reserve?.(agent, worstUsd);
     } catch (e) {
       throw e instanceof SpawnBudgetReached ? this.failed(agent, turn, step, e) : e;
     }
-    const release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal).catch((e: unknown) => {
-      releaseOwn?.();
-      throw e;
-    });
+    let release: (() => void) | undefined;
+    let settle: ((costUsd: number) => Promise<void>) | undefined;
+    let costUsd = 0;
     try {
+      release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal);
+      settle = await this.drawFromPools(worstUsd, signal);
       this.options.progress({ type: 'thinking', agent, step });
       const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
-      const response = await this.options.callModel(request, callSignal, (error, waitMs) => this.options.progress({ type: 'retry', agent, error, waitMs })).catch((e: unknown) => {
-        if (interrupt?.aborted && !signal.aborted) throw this.interrupted(agent, turn, step, request, true, inputTokens);
+      const response = await this.options.callModel(request, callSignal, this.listeners(agent, turn, step, inputTokens)).catch((e: unknown) => {
+        if (interrupt?.aborted && !signal.aborted) {
+          const error = this.interrupted(agent, turn, step, request, true, inputTokens);
+          costUsd = error.costUsd;
+          throw error;
+        }
         const tooLong = PromptTooLong.of(e);
         if (tooLong) throw this.tooLong(agent, turn, step, tooLong);
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
         throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.failed(agent, turn, step, e) : e;
       });
-      this.record(agent, turn, step, request, hash, response, false, true);
+      costUsd = this.record(agent, turn, step, request, hash, response, false, true).costUsd;
       await cache?.set(hash, response, signal);
       return response;
     } finally {
-      release();
+      await settle?.(costUsd);
+      release?.();
       releaseOwn?.();
     }
+  }
+
+  /** The spend pools' hold of a live call; the first of a process notes which pools its calls draw from. */
+  private drawFromPools(worstUsd: number, signal: AbortSignal): Promise<(costUsd: number) => Promise<void>> | undefined {
+    const { pools, journal } = this.options;
+    if (!pools) return undefined;
+    if (!this.poolsNoted) {
+      this.poolsNoted = true;
+      journal.append({ type: 'spend_pools', store: pools.store, pools: pools.specs.map((p) => ({ name: p.name, cap_usd: p.capUsd, per: p.per })) });
+    }
+    return pools.reserve(worstUsd, signal);
+  }
+
+  /** What the provider tells of a live call: retries and waits for rate limits show; a wait is recorded. */
+  private listeners(agent: string, turn: number, step: number, inputTokens: number): CallListeners {
+    const { progress, journal } = this.options;
+    return {
+      inputTokens,
+      onRetry: (error, waitMs) => progress({ type: 'retry', agent, error, waitMs }),
+      onWait: (reason, waitMs) => progress({ type: 'waiting', agent, reason, waitMs }),
+      onPaced: (waitedMs, reason) => journal.append({ type: 'rate_waited', agent, turn, step, waited_ms: waitedMs, reason }),
+    };
   }
 
   /** A spawned agent's call that failed for good, recorded at its place so that resume and replay meet it too. */
@@ -112,7 +149,7 @@ export class ModelCalls {
     const usage = { ...NO_USAGE, input_tokens: inputTokens };
     const spend = this.options.accounting.record(agent, request.model, usage, live);
     this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });
-    return new CallInterrupted();
+    return new CallInterrupted(spend.costUsd);
   }
 
   /** A "prompt is too long" refusal, recorded at its place so that resume and replay meet it too. */
@@ -121,7 +158,7 @@ export class ModelCalls {
     return error;
   }
 
-  private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean, live: boolean): ModelResponse {
+  private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean, live: boolean): { response: ModelResponse; costUsd: number } {
     if (cached) this.options.accounting.recordCached(usageOf(response.usage));
     const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live);
     this.options.journal.append({
@@ -135,7 +172,7 @@ export class ModelCalls {
       cost_usd: spend.costUsd,
       ...(cached ? { cached: true as const } : {}),
     });
-    return response;
+    return { response, costUsd: spend.costUsd };
   }
 }
 

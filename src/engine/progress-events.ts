@@ -1,3 +1,5 @@
+import type { WaitReason } from '../provider/pacer.js';
+
 /** What the engine tells whoever shows a run's progress (the terminal, CI logs). */
 export type ProgressEvent =
   | { type: 'setup'; id: string; state: 'running' | 'done' | 'failed' }
@@ -6,6 +8,8 @@ export type ProgressEvent =
   | { type: 'tool'; agent: string; tool: string }
   | { type: 'posted'; agent: string; recipients: string[]; text: string }
   | { type: 'retry'; agent: string; error: string; waitMs: number }
+  /** A call waits for a rate limit (docs/organisation.md: pacing); `waitMs` is how long at most before it looks again. */
+  | { type: 'waiting'; agent: string; reason: WaitReason; waitMs: number }
   | { type: 'turn_ended'; agent: string; turn: number; recipients: string[] | null; costUsd: number; tokens: number }
   | { type: 'turn_failed'; agent: string; turn: number; error: string }
   | { type: 'proposal'; id: string; status: string; winner: string | null }

@@ -7,7 +7,7 @@ import type { Spend } from './accounting.js';
 import type { Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
-import type { CallModel } from './model-calls.js';
+import type { CallModel, ModelCallsOptions } from './model-calls.js';
 
 export interface RunOptions {
   workflow: Workflow;
@@ -36,6 +36,8 @@ export interface RunOptions {
     cache?: ResponseCache;
     /** False for --replay and --offline: a model call nothing recorded or cached can answer fails the run instead of reaching the network. */
     live?: boolean;
+    /** --spend-pool: ceilings shared with the organisation's other runs. */
+    pools?: ModelCallsOptions['pools'];
   };
   /** What the run re-executes first, and the limits it starts with. */
   recording: {

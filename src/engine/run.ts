@@ -69,7 +69,7 @@ export class Run {
       accounting: this.accounting,
       callModel: options.answers.call,
       liveCalls: options.answers.live !== false,
-      cache: options.answers.cache,
+      cache: options.answers.cache, pools: options.answers.pools,
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
       failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,

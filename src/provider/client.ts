@@ -1,7 +1,10 @@
 import { withBoundedInputs } from './input-depth.js';
 import Anthropic from '@anthropic-ai/sdk';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Pacer, WaitListener, WaitReason } from './pacer.js';
 import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { CallAborted, ProviderError } from './provider-errors.js';
+import { inputTokensAtMost } from './pricing.js';
 
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, 'stream'>;
 export type ModelResponse = Message;
@@ -12,10 +15,28 @@ export interface ProviderOptions {
   maxRetries: number;
   /** One request's time limit, in milliseconds. */
   requestTimeoutMs: number;
+  /** Paces every HTTP request, the SDK's retries included, under the API's rate limits. */
+  pacer?: Pacer;
 }
 
 /** Told before each retry of ours, with the error and the wait. */
 export type RetryListener = (error: string, waitMs: number, attempt: number) => void;
+
+/** What a call is told as it goes, and what its pacing needs to know. */
+export interface CallListeners {
+  onRetry?: RetryListener;
+  /** A request starts to wait for a rate limit. */
+  onWait?: WaitListener;
+  /** A request went after waiting this long, last for this reason. */
+  onPaced?: (waitedMs: number, reason: WaitReason) => void;
+  /** The request's input tokens at most, as its budget reservation measured them. */
+  inputTokens?: number;
+}
+
+interface PacedCall {
+  request: ModelRequest;
+  listeners: CallListeners;
+}
 
 /**
  * The Anthropic Messages API through the official SDK, streaming. The base URL comes from
@@ -23,23 +44,50 @@ export type RetryListener = (error: string, waitMs: number, attempt: number) => 
  */
 export class Provider {
   private readonly client: Anthropic;
+  /** The call each HTTP request belongs to: the SDK's fetch is one for every call. */
+  private readonly calls = new AsyncLocalStorage<PacedCall>();
 
   constructor(private readonly options: ProviderOptions) {
-    this.client = new Anthropic({ apiKey: options.apiKey, maxRetries: options.maxRetries, timeout: options.requestTimeoutMs });
+    const pacer = options.pacer;
+    this.client = new Anthropic({
+      apiKey: options.apiKey,
+      maxRetries: options.maxRetries,
+      timeout: options.requestTimeoutMs,
+      ...(pacer ? { fetch: (url: string | URL | Request, init?: RequestInit) => this.pacedFetch(pacer, url, init) } : {}),
+    });
   }
 
-  async call(request: ModelRequest, signal: AbortSignal, onRetry?: RetryListener): Promise<ModelResponse> {
+  async call(request: ModelRequest, signal: AbortSignal, listeners: CallListeners = {}): Promise<ModelResponse> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return withBoundedInputs(await this.client.messages.stream(request, { signal }).finalMessage());
+        return withBoundedInputs(await this.calls.run({ request, listeners }, () => this.client.messages.stream(request, { signal }).finalMessage()));
       } catch (e) {
         if (signal.aborted) throw new CallAborted();
         const retryable = isMidStreamFailure(e) && attempt <= this.options.maxRetries;
         if (!retryable) throw classify(e);
         const waitMs = Math.min(500 * 2 ** (attempt - 1), 8000) * (0.75 + Math.random() * 0.25);
-        onRetry?.(describe(e), waitMs, attempt);
+        listeners.onRetry?.(describe(e), waitMs, attempt);
         await sleep(waitMs, signal);
       }
+    }
+  }
+
+  /** One HTTP request of a call, first and retried alike: it waits its turn, and its response's headers are read. */
+  private async pacedFetch(pacer: Pacer, url: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const call = this.calls.getStore();
+    if (!call) return fetch(url, init);
+    const { request, listeners } = call;
+    const inputTokens = listeners.inputTokens ?? inputTokensAtMost(typeof init?.body === 'string' ? Buffer.byteLength(init.body) : 0);
+    const need = { requests: 1, input_tokens: inputTokens, output_tokens: request.max_tokens };
+    const admission = await pacer.admit(request.model, need, init?.signal ?? new AbortController().signal, listeners.onWait);
+    if (admission.waitedMs > 0 && admission.reason) listeners.onPaced?.(admission.waitedMs, admission.reason);
+    try {
+      const response = await fetch(url, init);
+      pacer.observe(admission, response);
+      return response;
+    } catch (e) {
+      pacer.observe(admission);
+      throw e;
     }
   }
 }

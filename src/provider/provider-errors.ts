@@ -23,7 +23,10 @@ export class CallAborted extends ConclaveError {
 
 /** `queue: interrupt`: a message arrived for the agent, and its call in flight was abandoned to make it again with it. */
 export class CallInterrupted extends ConclaveError {
-  constructor() {
+  constructor(
+    /** What its prompt is counted as costing. */
+    readonly costUsd = 0,
+  ) {
     super('the model call was abandoned for a message that arrived', { ending: 'aborted' });
   }
 }

@@ -4,6 +4,9 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { NodeSqliteStore, type DatabaseClass } from './node-sqlite-store.js';
+import { DEFAULT_CACHE, shownSpec } from '../provider/store-url.js';
+
+export { DEFAULT_CACHE, withoutCredentials } from '../provider/store-url.js';
 
 /** The cache could not be opened: a bad URL or file, an adapter that is not installed, a store that does not answer. */
 export class CacheError extends ConclaveError {
@@ -12,7 +15,6 @@ export class CacheError extends ConclaveError {
   }
 }
 
-export const DEFAULT_CACHE = '.conclave/cache.sqlite';
 
 /** How long a store may take to connect before it is taken for unreachable. */
 export const CONNECT_TIMEOUT_MS = 3_000;
@@ -23,23 +25,6 @@ export interface CacheStore {
   shown: string;
   /** The SQLite file, for a file store. */
   file?: string;
-}
-
-/** The spec as the user may see it: a URL's user and password hidden, in the authority (up to its last `@`) and in the query. */
-export function shownSpec(spec: string | true): string {
-  if (spec === true) return DEFAULT_CACHE;
-  let shown = spec.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
-  for (const value of queryCredentials(spec)) shown = shown.replaceAll(value, '***');
-  return shown;
-}
-
-/** Values of credential-like query parameters (`?password=…`, `sslkey=…`), raw as written. */
-function queryCredentials(spec: string): string[] {
-  const query = spec.split('?')[1]?.split('#')[0] ?? '';
-  return query.split('&').flatMap((pair) => {
-    const [name = '', value = ''] = pair.split('=');
-    return /pass|secret|token|key|auth|cred/i.test(name) && value.length > 0 ? [value] : [];
-  });
 }
 
 /**
@@ -91,26 +76,6 @@ export async function cacheStore(spec: string | true, cwd: string): Promise<Cach
     };
   }
   throw new CacheError(`--cache takes a file, an sqlite://, redis:// or postgres:// URL; got ${shown}`);
-}
-
-/** An error text from a store's driver, with the spec's credentials hidden. */
-export function withoutCredentials(text: string, spec: string | true): string {
-  if (spec === true) return text;
-  let hidden = text.replaceAll(spec, shownSpec(spec));
-  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(spec)?.[1] ?? '';
-  const password = userinfo.includes(':') ? userinfo.slice(userinfo.indexOf(':') + 1) : '';
-  for (const secret of [password, ...queryCredentials(spec)].flatMap((p) => [p, safeDecode(p)])) {
-    if (secret.length >= 4) hidden = hidden.replaceAll(secret, '***');
-  }
-  return hidden;
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
 
 type AdapterClass = new (...args: unknown[]) => unknown;

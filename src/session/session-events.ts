@@ -99,6 +99,14 @@ export const EVENTS = {
     { ...AGENT_TURN, step: integer(), through: integer(), messages: array(integer()) },
     '`queue: steer`: messages that arrived during the turn (ids) joined it at call `step`; the turn handles its inbox up to entry `through`',
   ),
+  rate_waited: event(
+    { ...AGENT_TURN, step: integer(), waited_ms: number(), reason: oneOf('requests', 'input_tokens', 'output_tokens', 'retry_after') },
+    "call `step` waited `waited_ms` for the API's rate limits (`reason`: the last limit it waited for, or a refusal's retry-after) before it went; a note for the reader: resume and replay skip it",
+  ),
+  spend_pools: event(
+    { store: string(), pools: array(object({ name: string(), cap_usd: number(), per: string() })) },
+    "the live calls that follow, up to the next `resumed`, drew from these spend pools (`--spend-pool NAME=CAP/WINDOW`) kept in `store` (`--coordinate`, its password hidden); a note: resume and replay skip it",
+  ),
   context_exceeded: event({ ...AGENT_TURN, step: integer(), error: string() }, 'the API refused call `step` as too long ("prompt is too long"): the conversation is compacted and the call made again; resume and replay meet the refusal at the same place'),
   context_compacted: event(
     { ...AGENT_TURN, reason: oneOf('threshold', 'too_long'), tokens_before: integer(), tokens_after: integer(), cleared: integer(), summary: nullable(string()), left_out: integer() },

@@ -60,6 +60,8 @@ export interface FakeAnthropic {
   url: string;
   requests: RecordedRequest[];
   of(agent: string): RecordedRequest[];
+  /** Requests refused with 429 for a rate limit. */
+  refusals: number;
   close(): Promise<void>;
 }
 
@@ -75,13 +77,24 @@ export interface FakeOptions {
    * tokens); a longer one is refused as the real API refuses it: 400 "prompt is too long".
    */
   maxPromptTokens?: number;
+  /**
+   * Limits per API key, as the real API keeps them: a token bucket per dimension that holds
+   * `limit` and refills `limit` every `windowMs` (the real API's window is a minute). Every answer
+   * carries the `anthropic-ratelimit-*` headers; a request over a limit is refused with 429 and
+   * `retry-after`. Input tokens are counted as the request's bytes / 4, output tokens as its max_tokens.
+   */
+  rateLimits?: Partial<Record<RateDimension, { limit: number; windowMs: number }>>;
 }
+
+export type RateDimension = 'requests' | 'input-tokens' | 'output-tokens';
 
 export async function startFakeAnthropic(script: Script, options: FakeOptions = {}): Promise<FakeAnthropic> {
   const requests: RecordedRequest[] = [];
   const queues = new Map(Object.entries(script).map(([agent, s]) => [agent, Array.isArray(s) ? [...s] : s]));
   const sockets = new Set<Socket>();
   let ids = 0;
+  const buckets = bucketsOf(options.rateLimits ?? {});
+  let refusals = 0;
 
   const server = createServer(async (req, res) => {
     const raw = await readBody(req);
@@ -90,6 +103,12 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
     const agent = AGENT.exec(systemText)?.[1] ?? '(unknown)';
     const recorded: RecordedRequest = { agent, call: requests.filter((r) => r.agent === agent).length + 1, body, bytes: Buffer.byteLength(raw), receivedAt: Date.now(), headers: req.headers };
+    // A refused request is counted, not recorded: the agent's calls are numbered as the API answered them.
+    const limited = takeFrom(buckets, { requests: 1, 'input-tokens': Math.ceil(recorded.bytes / 4), 'output-tokens': body.max_tokens });
+    if (limited.refusedFor !== undefined) {
+      refusals++;
+      return sendError(res, 429, 'rate_limit_error', `rate limit of ${limited.refusedFor} exceeded`, { ...limited.headers, 'retry-after': String(limited.retryAfterSeconds) });
+    }
     requests.push(recorded);
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
     if (typeof key !== 'string' || !key.startsWith(FAKE_API_KEY_PREFIX)) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
@@ -118,9 +137,9 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     recorded.responseId = message.id;
     const thinkingBlocks = JSON.stringify(message.content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking'));
     for (const b of message.content) if (b.type === 'tool_use') sentThinking.set(b.id, thinkingBlocks);
-    if (body.stream) stream(res, message, reply.midStreamError, reply.cutLastTool === true);
+    if (body.stream) stream(res, message, reply.midStreamError, reply.cutLastTool === true, limited.headers);
     else {
-      res.writeHead(200, { 'content-type': 'application/json', 'request-id': message.id });
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': message.id, ...limited.headers });
       res.end(JSON.stringify(message));
     }
   });
@@ -134,6 +153,9 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     url: `http://127.0.0.1:${port}`,
     requests,
     of: (agent) => requests.filter((r) => r.agent === agent),
+    get refusals() {
+      return refusals;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -209,8 +231,8 @@ function thinkingProblem(body: RecordedRequest['body'], sent: ReadonlyMap<string
   return undefined;
 }
 
-function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midStreamError: Reply['midStreamError'], cutLastTool: boolean): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': message.id });
+function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midStreamError: Reply['midStreamError'], cutLastTool: boolean, headers: Record<string, string>): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': message.id, ...headers });
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   send('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } });
   message.content.forEach((block, index) => {
@@ -241,6 +263,40 @@ function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midS
   send('message_delta', { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } });
   send('message_stop', { type: 'message_stop' });
   res.end();
+}
+
+interface Bucket {
+  dimension: RateDimension;
+  limit: number;
+  windowMs: number;
+  tokens: number;
+  at: number;
+}
+
+function bucketsOf(limits: NonNullable<FakeOptions['rateLimits']>): Bucket[] {
+  return Object.entries(limits).map(([dimension, { limit, windowMs }]) => ({ dimension: dimension as RateDimension, limit, windowMs, tokens: limit, at: Date.now() }));
+}
+
+/**
+ * Takes a request's share from every bucket, or from none when one has too little: the headers
+ * say what is left after it (or, refused, what is left now), and when each bucket is full again.
+ */
+function takeFrom(buckets: Bucket[], need: Record<RateDimension, number>): { refusedFor?: RateDimension; retryAfterSeconds: number; headers: Record<string, string> } {
+  const now = Date.now();
+  for (const b of buckets) {
+    b.tokens = Math.min(b.limit, b.tokens + ((now - b.at) * b.limit) / b.windowMs);
+    b.at = now;
+  }
+  const short = buckets.find((b) => b.tokens < Math.min(need[b.dimension], b.limit));
+  if (!short) for (const b of buckets) b.tokens -= need[b.dimension];
+  const headers: Record<string, string> = {};
+  for (const b of buckets) {
+    headers[`anthropic-ratelimit-${b.dimension}-limit`] = String(b.limit);
+    headers[`anthropic-ratelimit-${b.dimension}-remaining`] = String(Math.max(0, Math.floor(b.tokens)));
+    headers[`anthropic-ratelimit-${b.dimension}-reset`] = new Date(now + Math.ceil(((b.limit - b.tokens) * b.windowMs) / b.limit)).toISOString();
+  }
+  const retryAfterMs = short ? ((Math.min(need[short.dimension], short.limit) - short.tokens) * short.windowMs) / short.limit : 0;
+  return { ...(short ? { refusedFor: short.dimension } : {}), retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)), headers };
 }
 
 function sendError(res: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {

@@ -1,1 +1,0 @@
-export{r as CacheError,n as openCache}from"./cache-O7wKupY0.js";

@@ -1,0 +1,88 @@
+import type { SpendPools } from '../engine/spend-pools.js';
+import { Pacer, type GivenLimits } from '../provider/pacer.js';
+import type { RateDimension } from '../provider/rate-headers.js';
+import { localLimiters } from '../provider/rate-limiters.js';
+import { UsageError } from './usage-error.js';
+
+/** The flags that share an organisation's limits across runs (docs/organisation.md). */
+export interface OrganisationFlags {
+  /** --rate-limit rpm=N,itpm=N,otpm=N (or CONCLAVE_RATE_LIMIT). */
+  rateLimit?: string;
+  /** --coordinate URL (or CONCLAVE_COORDINATE). */
+  coordinate?: string;
+  /** --spend-pool NAME=CAP/WINDOW, repeatable (or CONCLAVE_SPEND_POOLS, space- or comma-separated). */
+  spendPool?: string[];
+}
+
+/** What a live run shares with the organisation's other runs. */
+export interface Organisation {
+  pacer: Pacer;
+  pools?: SpendPools;
+  /** The store, as the user may see it. */
+  store?: string;
+  close(): Promise<void>;
+}
+
+const SHORT: Record<string, RateDimension> = { rpm: 'requests', itpm: 'input_tokens', otpm: 'output_tokens' };
+
+/** `rpm=50,itpm=30000,otpm=8000`: per-minute limits, each optional. */
+export function givenLimits(text: string): GivenLimits {
+  const given: GivenLimits = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [name = '', value = ''] = part.split('=').map((p) => p.trim());
+    const n = Number(value);
+    if (!SHORT[name] || !/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
+      throw new UsageError(`--rate-limit takes rpm=N,itpm=N,otpm=N (requests, input tokens and output tokens per minute, each a whole number of at least 1); got ${JSON.stringify(text)}`);
+    }
+    given[SHORT[name]] = n;
+  }
+  return given;
+}
+
+/**
+ * The pacing and spend pools of a run that calls the API, from the flags or, where a flag is not
+ * given, the environment. A store named by --coordinate must answer now: a dead one is exit 2
+ * before anything is written, as a dead --cache is.
+ */
+export async function organisationOf(flags: OrganisationFlags, runId: string, warn: (message: string) => void): Promise<Organisation> {
+  const env = process.env;
+  const rateText = flags.rateLimit ?? env.CONCLAVE_RATE_LIMIT;
+  const given = rateText === undefined || rateText.trim() === '' ? {} : givenLimits(rateText);
+  const url = (flags.coordinate ?? env.CONCLAVE_COORDINATE)?.trim() || undefined;
+  const poolTexts = flags.spendPool?.length ? flags.spendPool : (env.CONCLAVE_SPEND_POOLS ?? '').split(/[\s,]+/).filter(Boolean);
+  if (poolTexts.length > 0 && !url) throw new UsageError('--spend-pool needs --coordinate URL (or CONCLAVE_COORDINATE): a pool is kept in the store every run shares');
+  if (!url) return { pacer: new Pacer(given, localLimiters), close: async () => {} };
+
+  const [{ coordinate, CoordinateError, withTimeout }, { FallbackLimiters }, { poolSpec, PoolSpecError, SpendPools }] = await Promise.all([
+    import('../provider/coordinate.js'),
+    import('../provider/rate-limiters.js'),
+    import('../engine/spend-pools.js'),
+  ]);
+  const specs = poolTexts.map((text) => {
+    try {
+      return poolSpec(text);
+    } catch (e) {
+      throw e instanceof PoolSpecError ? new UsageError(e.message) : e;
+    }
+  });
+  const names = specs.map((s) => s.name);
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice) throw new UsageError(`--spend-pool names the pool ${twice} twice`);
+  let store;
+  try {
+    store = await coordinate(url);
+  } catch (e) {
+    throw e instanceof CoordinateError ? new UsageError(e.message) : e;
+  }
+  const limiters = new FallbackLimiters(store.limiters, await localLimiters(), withTimeout, warn);
+  const pools = specs.length > 0 ? new SpendPools(specs, store.ledger, store.shown, runId, warn) : undefined;
+  return {
+    pacer: new Pacer(given, async () => limiters),
+    ...(pools ? { pools } : {}),
+    store: store.shown,
+    close: async () => {
+      pools?.close();
+      await store.close();
+    },
+  };
+}

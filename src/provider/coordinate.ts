@@ -1,0 +1,83 @@
+import { ConclaveError } from '../conclave-error.js';
+import { Limiters, type LimiterStore } from './rate-limiters.js';
+import { shownSpec, withoutCredentials } from './store-url.js';
+import { PostgresLedger, RedisLedger, type PoolLedger } from './spend-ledger.js';
+
+/** --coordinate names no store conclave can use, or the store does not answer. */
+export class CoordinateError extends ConclaveError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, ending: 'usage' });
+  }
+}
+
+/** The store every runner of an organisation shares (docs/organisation.md): its limiters and its spend ledger. */
+export interface Coordination {
+  /** The URL as the user may see it (no password). */
+  shown: string;
+  /** The store's limiters: rate-limiter-flexible on Redis or PostgreSQL. */
+  limiters: LimiterStore;
+  ledger: PoolLedger;
+  close(): Promise<void>;
+}
+
+/** How long the store may take to connect, or to answer one operation, before it is taken for dead. */
+export const STORE_TIMEOUT_MS = 3_000;
+const TABLE = 'conclave_rate_limits';
+
+/**
+ * Connects to the --coordinate store and proves it answers, before the run starts. The drivers
+ * (node-redis, node-postgres) and rate-limiter-flexible load only here. Each driver is set up to
+ * fail rather than wait: no reconnecting, no offline queue, bounded connection and query times.
+ */
+export async function coordinate(url: string): Promise<Coordination> {
+  const shown = shownSpec(url);
+  const refuse = (e: unknown): never => {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new CoordinateError(`--coordinate ${shown} does not answer: ${withoutCredentials(why, url)}`, { cause: e });
+  };
+  if (/^rediss?:\/\//.test(url)) {
+    const [{ createClient }, { RateLimiterRedis }] = await Promise.all([import('@redis/client'), import('rate-limiter-flexible')]);
+    const client = createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: STORE_TIMEOUT_MS, reconnectStrategy: false } });
+    client.on('error', () => {}); // each failed command reports it
+    await withTimeout(client.connect().then(() => client.ping()), 'connect').catch(refuse);
+    return {
+      shown,
+      limiters: new Limiters((o) => new RateLimiterRedis({ ...o, storeClient: client, useRedisPackage: true, rejectIfRedisNotReady: true }), true),
+      ledger: new RedisLedger(client),
+      // A client whose server went away is closed already (close() would throw).
+      close: async () => {
+        if (client.isOpen) await client.close().catch(() => {});
+      },
+    };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const [{ default: pg }, { RateLimiterPostgres }] = await Promise.all([import('pg'), import('rate-limiter-flexible')]);
+    const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: STORE_TIMEOUT_MS, query_timeout: STORE_TIMEOUT_MS, allowExitOnIdle: true });
+    pool.on('error', () => {}); // an idle connection that breaks; the next query reports it
+    const ledger = new PostgresLedger(pool);
+    // The limiters' table, made by the library itself (its first limiter), and the ledger's tables.
+    await withTimeout(
+      new Promise<void>((resolve, reject) => new RateLimiterPostgres({ storeClient: pool, storeType: 'pool', tableName: TABLE, clearExpiredByTimeout: false, points: 1, duration: 1 }, (e?: Error) => (e ? reject(e) : resolve()))).then(() => ledger.prepare()),
+      'connect',
+    ).catch(async (e: unknown) => {
+      await pool.end().catch(() => {});
+      refuse(e);
+    });
+    return {
+      shown,
+      limiters: new Limiters((o) => new RateLimiterPostgres({ ...o, storeClient: pool, storeType: 'pool', tableName: TABLE, tableCreated: true, clearExpiredByTimeout: false }), true),
+      ledger,
+      close: () => pool.end().catch(() => {}),
+    };
+  }
+  throw new CoordinateError(`--coordinate takes a redis://, rediss://, postgres:// or postgresql:// URL; got ${shown}`);
+}
+
+/** `work`, or an error once STORE_TIMEOUT_MS has passed. */
+export function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer to ${what} in ${STORE_TIMEOUT_MS / 1000} s`)), STORE_TIMEOUT_MS);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,251 @@
+import { CallAborted } from './provider-errors.js';
+import { RATE_DIMENSIONS, rateReadings, retryAfterMs, type RateDimension, type RateReading } from './rate-headers.js';
+import type { LimiterStore } from './rate-limiters.js';
+
+/** What one HTTP request takes from each limit. */
+export type CallNeed = Record<RateDimension, number>;
+
+/** Limits given by the user, per minute (`--rate-limit rpm=N,itpm=N,otpm=N`). */
+export type GivenLimits = Partial<Record<RateDimension, number>>;
+
+/** Why a call waits: a limit, or a refusal's `retry-after`. */
+export type WaitReason = RateDimension | 'retry_after';
+
+/** Told when a call starts to wait, with how long it will wait at most before it asks again. */
+export type WaitListener = (reason: WaitReason, ms: number) => void;
+
+/** A call let through: given back to `observe` with what its response said. */
+export interface Admission {
+  readonly gate: string;
+  readonly seq: number;
+  /** How long it waited, and for what (the last reason). */
+  readonly waitedMs: number;
+  readonly reason?: WaitReason;
+}
+
+interface Window {
+  points: number;
+  seconds: number;
+}
+
+interface Word extends RateReading {
+  /** The admission whose response said it: calls let through after it are not counted in it. */
+  seq: number;
+  seenAt: number;
+  /**
+   * What calls let through before it and still unanswered took: the server may have taken their
+   * requests after this one (they raced on the way), so they are counted as not in it.
+   */
+  carried: number;
+}
+
+interface Waiter {
+  need: CallNeed;
+  signal: AbortSignal;
+  onWait?: WaitListener;
+  since: number;
+  reason?: WaitReason;
+  admit: (a: Admission) => void;
+  refuse: (e: Error) => void;
+}
+
+const MINUTE = 60;
+/** The longest a waiting call sleeps before it looks again (a response can change what is left). */
+const LOOK_AGAIN_MS = 1_000;
+/** The longest other calls wait for the first call's headers (a stream sends them first, a slow server late). */
+const PROBE_MS = 1_000;
+
+/** The limits of the Messages API are per model class: Opus, Sonnet, Haiku (another model: its own id). */
+export function modelClass(model: string): string {
+  return /opus|sonnet|haiku/.exec(model)?.[0] ?? model;
+}
+
+/**
+ * Paces one process's model calls under the API's rate limits (docs/organisation.md: pacing), per
+ * model class. Each call waits, in the order they came, until
+ * - a refusal's `retry-after` has passed;
+ * - the server's word allows it: what the last response said was left, refilled since at the
+ *   limit's rate, less what was let through after that response's request;
+ * - the limiters allow it: the limits given, or learned from the headers, kept by
+ *   rate-limiter-flexible in this process or, with --coordinate, in the store all runners share.
+ * Until a class's limits are known (nothing given, no response yet), the first call goes alone,
+ * the others waiting up to a second for its headers.
+ */
+export class Pacer {
+  private readonly gates = new Map<string, Gate>();
+
+  constructor(
+    private readonly given: GivenLimits,
+    private readonly limiters: () => Promise<LimiterStore>,
+  ) {}
+
+  admit(model: string, need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
+    const name = modelClass(model);
+    let gate = this.gates.get(name);
+    if (!gate) this.gates.set(name, (gate = new Gate(name, this.given, this.limiters)));
+    return gate.admit(need, signal, onWait);
+  }
+
+  /** What the response to an admitted call said (undefined: it failed before any answer). */
+  observe(admission: Admission, response?: { headers: Headers; status: number }): void {
+    this.gates.get(admission.gate)?.observe(admission, response);
+  }
+}
+
+class Gate {
+  private readonly windows: Partial<Record<RateDimension, Window & { given: boolean }>> = {};
+  private readonly word: Partial<Record<RateDimension, Word>> = {};
+  /** Calls let through, in order, for as long as a word might not count them. */
+  private sent: { seq: number; need: CallNeed; answered: boolean }[] = [];
+  private seq = 0;
+  private holdUntil = 0;
+  /** The one call in flight while nothing is known of the limits, and since when. */
+  private probe: { seq: number; since: number } | undefined;
+  /** A response came without rate headers: only given limits apply. */
+  private silent = false;
+  /** What calls let through before any limit was known took: counted in the limiters once one is. */
+  private readonly unlimited: [RateDimension, number][] = [];
+  private readonly queue: Waiter[] = [];
+  private pumping = false;
+  private wake: () => void = () => {};
+
+  constructor(
+    private readonly name: string,
+    given: GivenLimits,
+    private readonly limiters: () => Promise<LimiterStore>,
+  ) {
+    for (const d of RATE_DIMENSIONS) {
+      const points = given[d];
+      if (points !== undefined) this.windows[d] = { points, seconds: MINUTE, given: true };
+    }
+  }
+
+  admit(need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
+    if (signal.aborted) return Promise.reject(new CallAborted());
+    return new Promise<Admission>((admit, refuse) => {
+      const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit, refuse };
+      signal.addEventListener('abort', () => this.wake(), { once: true });
+      this.queue.push(waiter);
+      void this.pump();
+    });
+  }
+
+  observe(admission: Admission, response?: { headers: Headers; status: number }): void {
+    if (this.probe?.seq === admission.seq) this.probe = undefined;
+    if (process.env.CONCLAVE_DEBUG_PACE) process.stderr.write(`PACE ${Date.now() % 100000} observe ${admission.seq} ${response?.status} ${response?.headers.get('anthropic-ratelimit-requests-remaining')}\n`);
+    const own = this.sent.find((s) => s.seq === admission.seq);
+    if (own) own.answered = true;
+    if (response) {
+      const now = Date.now();
+      const readings = rateReadings(response.headers, now);
+      if (Object.keys(readings).length === 0) this.silent = true;
+      // The latest response is the server's latest word, whatever the order its requests went in.
+      for (const [d, reading] of Object.entries(readings) as [RateDimension, RateReading][]) {
+        const carried = this.sent.reduce((sum, s) => (s.seq < admission.seq && !s.answered ? sum + s.need[d] : sum), 0);
+        this.word[d] = { ...reading, seq: admission.seq, seenAt: now, carried };
+        this.learn(d, reading, now, response.headers);
+      }
+      if (response.status === 429) this.holdUntil = Math.max(this.holdUntil, now + (retryAfterMs(response.headers) ?? LOOK_AGAIN_MS));
+    }
+    const oldest = Math.min(...Object.values(this.word).map((w) => w.seq));
+    this.sent = this.sent.filter((s) => s.seq > oldest || !s.answered);
+    this.wake();
+  }
+
+  /**
+   * A limit's window, from a reading: the API's limits are per minute, and refill continuously;
+   * a precise reset time (with fractions of a second) also tells the rate of a server that refills faster.
+   */
+  private learn(d: RateDimension, reading: RateReading, now: number, headers: Headers): void {
+    if (this.windows[d]?.given) return;
+    const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
+    const used = reading.limit - reading.remaining;
+    const seconds = precise && used > 0 && reading.resetAt > now ? Math.round(((reading.resetAt - now) * reading.limit) / used / 1000) : MINUTE;
+    const known = this.windows[d];
+    if (known?.points === reading.limit && (known.seconds !== MINUTE || !precise)) return;
+    this.windows[d] = { points: reading.limit, seconds: Math.min(MINUTE, Math.max(1, seconds)), given: false };
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0) {
+        const waiter = this.queue[0]!;
+        if (waiter.signal.aborted) {
+          this.queue.shift();
+          waiter.refuse(new CallAborted());
+          continue;
+        }
+        const wait = await this.waitFor(waiter.need);
+        if (wait === undefined) {
+          this.queue.shift();
+          const seq = ++this.seq;
+          this.sent.push({ seq, need: waiter.need, answered: false });
+          if (Object.keys(this.windows).length === 0 && !this.silent) {
+            for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
+            if (Object.keys(this.word).length === 0) this.probe = { seq, since: Date.now() };
+          }
+          if (process.env.CONCLAVE_DEBUG_PACE) process.stderr.write(`PACE ${Date.now() % 100000} admit ${seq} word=${JSON.stringify(this.word)} windows=${JSON.stringify(this.windows)}\n`);
+          waiter.admit({ gate: this.name, seq, waitedMs: Date.now() - waiter.since, ...(waiter.reason ? { reason: waiter.reason } : {}) });
+          continue;
+        }
+        if (wait.reason && wait.reason !== waiter.reason) {
+          waiter.reason = wait.reason;
+          waiter.onWait?.(wait.reason, wait.ms);
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(wait.ms, LOOK_AGAIN_MS));
+          this.wake = () => (clearTimeout(timer), resolve());
+        });
+      }
+    } catch (e) {
+      for (const waiter of this.queue.splice(0)) waiter.refuse(e as Error);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Undefined when a call of this need may go now (its points are then taken); else how long to wait, and why. */
+  private async waitFor(need: CallNeed): Promise<{ ms: number; reason?: WaitReason } | undefined> {
+    const now = Date.now();
+    if (now < this.holdUntil) return { ms: this.holdUntil - now, reason: 'retry_after' };
+    if (this.probe && now - this.probe.since < PROBE_MS) return { ms: this.probe.since + PROBE_MS - now };
+    let longest: { ms: number; reason: WaitReason } | undefined;
+    for (const [d, word] of Object.entries(this.word) as [RateDimension, Word][]) {
+      const ms = this.untilAllowed(d, word, need[d], now);
+      if (ms > 0 && ms > (longest?.ms ?? 0)) longest = { ms, reason: d };
+    }
+    if (longest) return longest;
+    const dimensions = Object.keys(this.windows) as RateDimension[];
+    if (dimensions.length === 0) return undefined;
+    const store = await this.limiters();
+    const limiter = (d: RateDimension) => {
+      const { points, seconds } = this.windows[d]!;
+      // Shared by runners that each see only their own answers: windows of half the length with
+      // half the points, so that two back to back never pass more than the API's bucket holds.
+      return store.shared ? store.limiter(`${this.name}:${d}`, Math.max(1, Math.floor(points / 2)), Math.ceil(seconds / 2)) : store.limiter(`${this.name}:${d}`, points, seconds);
+    };
+    for (const [d, used] of this.unlimited.splice(0)) if (this.windows[d]) await limiter(d).charge(used);
+    const taken: RateDimension[] = [];
+    for (const d of dimensions) {
+      const ms = await limiter(d).take(need[d]);
+      if (ms === 0) {
+        taken.push(d);
+        continue;
+      }
+      for (const t of taken) await limiter(t).giveBack(need[t]);
+      return { ms, reason: d };
+    }
+    return undefined;
+  }
+
+  /** Milliseconds until the server's bucket, as last seen and refilled since, holds this call's share. */
+  private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
+    const rate = (this.windows[d]?.points ?? word.limit) / ((this.windows[d]?.seconds ?? MINUTE) * 1000);
+    const since = this.sent.reduce((sum, s) => (s.seq > word.seq ? sum + s.need[d] : sum), word.carried);
+    const left = Math.min(word.limit, word.remaining + rate * (now - word.seenAt)) - since;
+    const share = Math.min(wanted, word.limit);
+    return left >= share ? 0 : Math.ceil((share - left) / rate);
+  }
+}

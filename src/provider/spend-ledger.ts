@@ -1,0 +1,147 @@
+import type { Pool } from 'pg';
+
+/** One window of one spend pool: `org` for the UTC day that began at `start`. Amounts are in millionths of a dollar. */
+export interface PoolWindow {
+  pool: string;
+  start: number;
+  /** How long after `start` the window's records may be dropped. */
+  keepMs: number;
+}
+
+/** What a window holds: spent (calls that ended) and held (calls in flight, at their worst case). */
+export interface Standing {
+  spent: number;
+  held: number;
+}
+
+/**
+ * A store's record of spend pools (docs/organisation.md: spend pools). Each operation is atomic
+ * in the store, so runners racing for the last dollars of a pool cannot both get them.
+ */
+export interface PoolLedger {
+  /**
+   * Holds `amount` for `id` until `expiresAt` when spent + held + amount fits `cap`; holds that
+   * expired (a runner that died) are dropped first. Says what the window held before.
+   */
+  reserve(w: PoolWindow, id: string, amount: number, cap: number, expiresAt: number): Promise<Standing & { granted: boolean }>;
+  /** Ends `id`'s hold and adds what the call really cost to what was spent. */
+  settle(w: PoolWindow, id: string, amount: number): Promise<void>;
+  /** Keeps these holds until `expiresAt`: a living runner's calls in flight. */
+  renew(w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void>;
+}
+
+const RESERVE = `
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
+for _, id in ipairs(expired) do redis.call('HDEL', KEYS[3], id) end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
+local held = 0
+for _, amount in ipairs(redis.call('HVALS', KEYS[3])) do held = held + tonumber(amount) end
+local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+if spent + held + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {0, spent, held} end
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+return {1, spent, held}`;
+
+const SETTLE = `
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('INCRBY', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])`;
+
+const RENEW = `
+for i = 2, #ARGV do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i]) end
+end`;
+
+/** What the ledger needs of a node-redis client: its scripts. */
+export interface RedisScripts {
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/** Spend pools in Redis: per window a counter of what was spent, and the holds (a sorted set by expiry, and their amounts). */
+export class RedisLedger implements PoolLedger {
+  constructor(private readonly client: RedisScripts) {}
+
+  async reserve(w: PoolWindow, id: string, amount: number, cap: number, expiresAt: number): Promise<Standing & { granted: boolean }> {
+    const now = Date.now();
+    const reply = (await this.eval(RESERVE, keysOf(w), [id, String(amount), String(cap), String(now), String(expiresAt), String(keepFor(w, now))])) as number[];
+    return { granted: Number(reply[0]) === 1, spent: Number(reply[1]), held: Number(reply[2]) };
+  }
+
+  async settle(w: PoolWindow, id: string, amount: number): Promise<void> {
+    await this.eval(SETTLE, keysOf(w), [id, String(amount), String(keepFor(w, Date.now()))]);
+  }
+
+  async renew(w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void> {
+    if (ids.length > 0) await this.eval(RENEW, [keysOf(w)[1]!], [String(expiresAt), ...ids]);
+  }
+
+  private eval(script: string, keys: string[], args: string[]): Promise<unknown> {
+    return this.client.eval(script, { keys, arguments: args });
+  }
+}
+
+function keysOf(w: PoolWindow): string[] {
+  const base = `conclave:pool:${w.pool}:${w.start}`;
+  return [`${base}:spent`, `${base}:holds`, `${base}:amounts`];
+}
+
+function keepFor(w: PoolWindow, now: number): number {
+  return Math.max(1, w.start + w.keepMs - now);
+}
+
+/** Spend pools in PostgreSQL: a row per window with what was spent, a row per hold; a window's operations serialised by an advisory lock. */
+export class PostgresLedger implements PoolLedger {
+  constructor(private readonly pool: Pool) {}
+
+  /** Makes the two tables, if no runner has yet (two racing to make one: the loser's error is no error). */
+  async prepare(): Promise<void> {
+    for (const statement of [
+      'CREATE TABLE IF NOT EXISTS conclave_spend (pool text NOT NULL, window_start bigint NOT NULL, spent bigint NOT NULL DEFAULT 0, PRIMARY KEY (pool, window_start))',
+      'CREATE TABLE IF NOT EXISTS conclave_spend_holds (id text PRIMARY KEY, pool text NOT NULL, window_start bigint NOT NULL, amount bigint NOT NULL, expires_at bigint NOT NULL)',
+    ]) {
+      await this.pool.query(statement).catch((e: { code?: string }) => {
+        if (e.code !== '23505' && e.code !== '42P07') throw e;
+      });
+    }
+  }
+
+  reserve(w: PoolWindow, id: string, amount: number, cap: number, expiresAt: number): Promise<Standing & { granted: boolean }> {
+    return this.locked(w, async (query) => {
+      await query('DELETE FROM conclave_spend_holds WHERE pool = $1 AND window_start = $2 AND expires_at <= $3', [w.pool, w.start, Date.now()]);
+      const held = Number((await query('SELECT coalesce(sum(amount), 0) AS held FROM conclave_spend_holds WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.held ?? 0);
+      const spent = Number((await query('SELECT spent FROM conclave_spend WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.spent ?? 0);
+      const granted = spent + held + amount <= cap;
+      if (granted) await query('INSERT INTO conclave_spend_holds VALUES ($1, $2, $3, $4, $5)', [id, w.pool, w.start, amount, expiresAt]);
+      return { granted, spent, held };
+    });
+  }
+
+  settle(w: PoolWindow, id: string, amount: number): Promise<void> {
+    return this.locked(w, async (query) => {
+      await query('DELETE FROM conclave_spend_holds WHERE id = $1', [id]);
+      await query('INSERT INTO conclave_spend VALUES ($1, $2, $3) ON CONFLICT (pool, window_start) DO UPDATE SET spent = conclave_spend.spent + $3', [w.pool, w.start, amount]);
+    });
+  }
+
+  async renew(_w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void> {
+    if (ids.length > 0) await this.pool.query('UPDATE conclave_spend_holds SET expires_at = $1 WHERE id = ANY($2)', [expiresAt, ids]);
+  }
+
+  private async locked<T>(w: PoolWindow, work: (query: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`conclave:pool:${w.pool}:${w.start}`]);
+      const result = await work((text, values) => client.query(text, values));
+      await client.query('COMMIT');
+      return result;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+}

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELAY, relayScript } from '../fixtures/relay.js';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
+import { freePort, missingStores, PG_PASSWORD, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
+import { inputTokensAtMost, priceOf, worstCaseCost } from '../../src/provider/pricing.js';
+import { FAN_OUT, fanOutScript, TEN_PER_FIVE_SECONDS } from '../fixtures/fan-out.js';
+
+const missing = missingStores();
+if (missing && process.env.CONCLAVE_REQUIRE_STORES) throw new Error(`the --coordinate tests must run here, but ${missing}`);
+if (missing) process.stderr.write(`\n*** SKIPPING the --coordinate tests: ${missing} (apt-get install -y redis-server postgresql) ***\n\n`);
+
+const KINDS = ['redis', 'postgres'] as const;
+const costOf = (run: WorkflowRun) => (run.json.usage as { cost_usd: number }).cost_usd;
+/** A relay whose calls cost little more than their worst case: a pool's arithmetic is easy to follow. */
+const SMALL_RELAY = RELAY.replace('agents:', 'defaults: { max_tokens: 16 }\nagents:');
+let pools = 0;
+/** A pool name no other test of this store uses. */
+const freshPool = (kind: string) => `${kind}-pool-${process.pid}-${++pools}`;
+
+describe.skipIf(missing !== undefined)('--coordinate: one organisation, many runners', () => {
+  const stores: Partial<Record<(typeof KINDS)[number], StoreServer>> = {};
+  const urlOf = (kind: (typeof KINDS)[number]) => stores[kind]!.url;
+  beforeAll(async () => {
+    await Promise.all([startRedis().then((s) => (stores.redis = s)), startPostgres().then((s) => (stores.postgres = s))]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(Object.values(stores).map((s) => s.kill()));
+  });
+
+  it.each(KINDS)('%s: three runs at once stay under one rate limit between them', async (kind) => {
+    const server: FakeAnthropic = await startFakeAnthropic(fanOutScript(8), { rateLimits: TEN_PER_FIVE_SECONDS, latencyMs: 20 });
+    try {
+      const runs = await Promise.all([1, 2, 3].map(() => runWorkflow(server, FAN_OUT(8), ['--coordinate', urlOf(kind)])));
+      for (const run of runs) expect(run.code, run.stderr).toBe(0);
+      expect(server.requests.filter((r) => r.agent.startsWith('reviewer-'))).toHaveLength(24);
+      expect(server.refusals, 'refusals among the three runs').toBeLessThanOrEqual(2);
+      expect(runs.flatMap((r) => r.events).filter((e) => e.type === 'rate_waited').length).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
+
+  it.each(KINDS)('%s: a spend pool stops the second of two runs at the limit (exit 3), their costs within its cap', async (kind) => {
+    /** The relay on a server of its own: the script numbers each agent's calls. */
+    const relay = async (args: string[] = []) => {
+      const server = await startFakeAnthropic(relayScript());
+      try {
+        return { run: await runWorkflow(server, SMALL_RELAY, args), requests: server.requests };
+      } finally {
+        await server.close();
+      }
+    };
+    // What the relay's calls cost, and the most each could cost: the cap lets one run through, not two.
+    const calibration = await relay();
+    expect(calibration.run.code, calibration.run.stderr).toBe(0);
+    const costs = calibration.run.events.filter((e) => e.type === 'model_call').map((e) => e.cost_usd as number);
+    const price = priceOf(calibration.requests[0]!.body.model).price;
+    const worst = calibration.requests.map((r) => worstCaseCost(inputTokensAtMost(r.bytes), 16, price));
+    const cap = Math.max(...worst.map((w, i) => costs.slice(0, i).reduce((a, b) => a + b, 0) + w)) * 1.05;
+    expect(cap, 'the cap is below what two runs cost').toBeLessThan(2 * costs.reduce((a, b) => a + b, 0));
+
+    const name = freshPool(kind);
+    const args = ['--coordinate', urlOf(kind), '--spend-pool', `${name}=${cap.toFixed(6)}/day`];
+    const first = (await relay(args)).run;
+    expect(first.code, first.stderr).toBe(0);
+    const second = (await relay(args)).run;
+    expect(second.code, second.stderr).toBe(3);
+    expect(second.json.status).toBe('limit');
+    expect(second.json.reason).toMatch(new RegExp(`^limit reached: spend_pool ${name} \\(\\$[0-9.]+ spent of \\$[0-9.]+ per day: \\$[0-9.]+ left, and the next call could cost up to \\$[0-9.]+; the pool has room again at \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z`));
+    expect(costOf(first) + costOf(second)).toBeLessThanOrEqual(cap);
+    // The session notes the pools its calls drew from.
+    expect(first.events.find((e) => e.type === 'spend_pools')).toMatchObject({ pools: [{ name, per: 'day' }] });
+  }, 60_000);
+
+  it.each(KINDS)('%s stopped mid-run: reported once; the run goes on under its own limits and keeps every paid answer', async (kind) => {
+    const store = kind === 'redis' ? await startRedis() : await startPostgres();
+    let stopping: Promise<void> | undefined;
+    const server = await startFakeAnthropic({
+      lead: relayScript().lead,
+      helper: () => {
+        stopping = store.kill();
+        return { text: '4', delayMs: 300 };
+      },
+    }, { rateLimits: { requests: { limit: 50, windowMs: 60_000 } } });
+    try {
+      const started = Date.now();
+      const run = await runWorkflow(server, RELAY, ['--coordinate', store.url, '--spend-pool', `${freshPool(kind)}=5/day`, '--rate-limit', 'rpm=40', '--timeout', '60s']);
+      await stopping;
+      expect(run.code, run.stderr).toBe(0);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(server.requests).toHaveLength(3);
+      expect(run.events.filter((e) => e.type === 'model_call')).toHaveLength(3);
+      expect(run.json.outputs).toEqual({ answer: '4' });
+      const warnings = run.stderr.split('\n').filter((l) => l.startsWith('conclave: warning:') && l.includes('failed'));
+      expect(warnings.length, run.stderr).toBeGreaterThanOrEqual(1);
+      expect(warnings.length, run.stderr).toBeLessThanOrEqual(2); // once for the limiters, once for the pools
+      expect(run.stderr).toMatch(/goes on under (its own limits|the same rate limits kept in this process)/);
+      expect(run.stderr).not.toContain(PG_PASSWORD);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      await server.close();
+      await store.kill();
+    }
+  }, 60_000);
+
+  it.each(KINDS)('%s: a URL where no store answers is exit 2 at once, naming it, its password hidden', async (kind) => {
+    const server = await startFakeAnthropic(relayScript());
+    try {
+      const port = await freePort();
+      const url = `${kind}://conclave:${PG_PASSWORD}@127.0.0.1:${port}/0`;
+      const started = Date.now();
+      const run = await runWorkflow(server, RELAY, ['--coordinate', url]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(run.stderr).toContain(`--coordinate ${kind}://***@127.0.0.1:${port}/0 does not answer`);
+      expect(run.stderr).not.toContain(PG_PASSWORD);
+      expect(server.requests, 'no model was called').toHaveLength(0);
+      expect(run.events, 'no session was written').toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('--rate-limit, --coordinate and --spend-pool refuse what they cannot use', () => {
+  it.each([
+    [['--rate-limit', 'rpm=fast'], /--rate-limit takes rpm=N,itpm=N,otpm=N/],
+    [['--spend-pool', 'org=20/day'], /--spend-pool needs --coordinate URL/],
+    [['--coordinate', 'redis://127.0.0.1:1', '--spend-pool', 'org=twenty'], /--spend-pool takes NAME=DOLLARS\/WINDOW/],
+    [['--coordinate', 'mysql://127.0.0.1/x'], /--coordinate takes a redis:\/\/, rediss:\/\/, postgres:\/\/ or postgresql:\/\/ URL; got mysql:/],
+  ])('%j', async (args, message) => {
+    const server = await startFakeAnthropic(relayScript());
+    try {
+      const run = await runWorkflow(server, RELAY, args as string[]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,24 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { FAN_OUT, fanOutScript, TEN_PER_FIVE_SECONDS } from '../fixtures/fan-out.js';
+import { runWorkflow } from '../helpers/run-workflow.js';
+
+let server: FakeAnthropic;
+afterEach(() => server?.close());
+
+describe('pacing under the API rate limits', () => {
+  it('a 1+24 fan-out waits its turn under the limit the headers give instead of being refused', async () => {
+    server = await startFakeAnthropic(fanOutScript(24), { rateLimits: TEN_PER_FIVE_SECONDS, latencyMs: 20 });
+    const run = await runWorkflow(server, FAN_OUT(24));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.status).toBe('idle');
+    expect(server.requests.filter((r) => r.agent.startsWith('reviewer-'))).toHaveLength(24);
+    expect(server.refusals).toBeLessThanOrEqual(1);
+    // The waits show as they happen, and the session records each call that waited.
+    expect(run.stderr).toMatch(/@reviewer-\d+ waiting for the rate limit on requests/);
+    const waits = run.events.filter((e) => e.type === 'rate_waited');
+    expect(waits.length).toBeGreaterThanOrEqual(10);
+    expect(waits.every((e) => (e.waited_ms as number) > 0)).toBe(true);
+    expect(waits.filter((e) => e.reason === 'requests').length).toBeGreaterThanOrEqual(10);
+  }, 60_000);
+});
