@@ -38,9 +38,12 @@ export function actionArgs(input: (name: string) => string): string[] | string {
     ['timeout', '--timeout'],
     ['cache-ttl', '--cache-ttl'],
     ['sarif', '--sarif'],
+    ['rate-limit', '--rate-limit'],
+    ['coordinate', '--coordinate'],
   ] as const) {
     if (value(name)) args.push(flag, value(name));
   }
+  for (const pool of value('spend-pools').split(/[\s,]+/).filter(Boolean)) args.push('--spend-pool', pool);
   return args;
 }
 

@@ -38,7 +38,15 @@ export function usageTable(s: SessionSummary, title: string): string[] {
     return `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (${below.agents} agents)` : ''} |`;
   });
   rows.push(`| **total** | ${s.total.turns} | ${s.total.calls} | ${s.total.input_tokens} | ${s.total.output_tokens} | ${dollars(s.total.cost_usd)} | |`);
-  return [title, '', '| agent | turns | calls | input tokens | output tokens | cost | with the agents it spawned |', '|---|---|---|---|---|---|---|', ...rows];
+  const shared = sharedLimitLines(s).map((line) => `${line}  `);
+  return [title, '', '| agent | turns | calls | input tokens | output tokens | cost | with the agents it spawned |', '|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
+}
+
+/** What the run drew from each spend pool, and how long its calls waited for rate limits (docs/organisation.md). */
+export function sharedLimitLines(s: SessionSummary): string[] {
+  const lines = s.pools.map((p) => `Spend pool ${p.name} (${dollars(p.cap_usd)} per ${p.per}): this run drew ${dollars(p.drawn_usd)}`);
+  if (s.paced.calls > 0) lines.push(`Rate limits: ${s.paced.calls} call${s.paced.calls === 1 ? '' : 's'} waited ${(s.paced.ms / 1000).toFixed(1)} s in all`);
+  return lines;
 }
 
 export interface AgentRow {

@@ -68,8 +68,19 @@ export interface SpawnedAgent {
   ended: string | null;
 }
 
+/** A spend pool the run's live calls drew from (docs/organisation.md), and what they cost. */
+export interface PoolDraw {
+  name: string;
+  cap_usd: number;
+  per: string;
+  drawn_usd: number;
+}
+
 export interface SessionSummary {
   header: SessionHeader;
+  pools: PoolDraw[];
+  /** Calls that waited for the API's rate limits, and how long in all. */
+  paced: { calls: number; ms: number };
   /** The agents spawned at run time, in the order they were spawned. */
   spawned: Record<string, SpawnedAgent>;
   messages: TranscriptMessage[];
@@ -97,9 +108,13 @@ export function summarize(record: SessionRecord): SessionSummary {
   const usage = (agent: string) => (agents[agent] ??= { ...NO_AGENT_USAGE });
   const votes = new Map<string, { voter: string; input: Record<string, unknown> }>();
   let end: SessionSummary['end'];
+  const pools = new Map<string, PoolDraw>();
+  /** The pools the calls that follow draw from: from a `spend_pools` note to the next `resumed`. */
+  let drawing: PoolDraw[] = [];
+  const paced = { calls: 0, ms: 0 };
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NO_AGENT_USAGE });
-  return { header: record.header, spawned, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
+  return { header: record.header, pools: [...pools.values()], paced, spawned, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
 
   function apply(e: SessionEvent): void {
     switch (e.type) {
@@ -147,7 +162,21 @@ export function summarize(record: SessionRecord): SessionSummary {
         if (vote && p && e.is_error) p.refused.push({ voter: vote.voter, option: String(vote.input.option), why: e.content });
         return;
       }
+      case 'spend_pools':
+        drawing = e.pools.map((p) => (pools.get(p.name) ?? pools.set(p.name, { ...p, drawn_usd: 0 }).get(p.name))!);
+        return;
+      case 'resumed':
+        drawing = [];
+        return;
+      case 'rate_waited':
+        paced.calls++;
+        paced.ms += e.waited_ms;
+        return;
+      case 'call_interrupted':
+        for (const pool of drawing) pool.drawn_usd += e.cost_usd;
+        return;
       case 'model_call': {
+        for (const pool of drawing) pool.drawn_usd += e.cost_usd;
         const u = usage(e.agent);
         const r = e.response.usage ?? {};
         u.calls++;

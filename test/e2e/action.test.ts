@@ -223,6 +223,24 @@ describe('action.yml', () => {
     expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
   });
 
+  it('coordinate, spend-pools and rate-limit reach conclave; the job\'s CONCLAVE_SPEND_POOLS is used when the input is left out', async () => {
+    server = await startFakeAnthropic({});
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    writeFileSync(join(workspace, 'review.yml'), 'name: r\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
+    const key = { workflow: 'review.yml', 'anthropic-api-key': TEST_API_KEY };
+    const pools = await runAction({ ...key, 'spend-pools': 'org=200/day, repo=20/day' }, workspace);
+    expect(pools.stdout).toContain('::error::--spend-pool needs --coordinate URL');
+    const fromEnv = await runAction(key, workspace, { CONCLAVE_SPEND_POOLS: 'org=200/day' });
+    expect(fromEnv.stdout).toContain('::error::--spend-pool needs --coordinate URL');
+    const dead = await runAction({ ...key, coordinate: 'redis://:hunter2hunter2@127.0.0.1:1/0', 'rate-limit': 'rpm=50' }, workspace);
+    expect(dead.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
+    expect(dead.stdout).toContain('::error::--coordinate redis://***@127.0.0.1:1/0 does not answer');
+    expect(dead.stdout + dead.stderr).not.toContain('hunter2hunter2');
+    const badRate = await runAction({ ...key, 'rate-limit': 'rpm=lots' }, workspace);
+    expect(badRate.stdout).toContain('::error::--rate-limit takes rpm=N,itpm=N,otpm=N');
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('refuses a workflow output named like one of its own, and an invalid typed declaration, before anything runs', async () => {
     server = await startFakeAnthropic({});
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELAY, relayScript } from '../fixtures/relay.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { join } from 'node:path';
+import { conclave } from '../helpers/cli.js';
 import { runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
+import { dollars } from '../../src/cli/markdown-tables.js';
 import { freePort, missingStores, PG_PASSWORD, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 import { inputTokensAtMost, priceOf, worstCaseCost } from '../../src/provider/pricing.js';
 import { FAN_OUT, fanOutScript, TEN_PER_FIVE_SECONDS } from '../fixtures/fan-out.js';
@@ -69,8 +72,13 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     expect(second.json.status).toBe('limit');
     expect(second.json.reason).toMatch(new RegExp(`^limit reached: spend_pool ${name} \\(\\$[0-9.]+ spent of \\$[0-9.]+ per day: \\$[0-9.]+ left, and the next call could cost up to \\$[0-9.]+; the pool has room again at \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z`));
     expect(costOf(first) + costOf(second)).toBeLessThanOrEqual(cap);
-    // The session notes the pools its calls drew from.
+    // The session notes the pools its calls drew from; show says what each run drew (the job summary's table is the markdown's).
     expect(first.events.find((e) => e.type === 'spend_pools')).toMatchObject({ pools: [{ name, per: 'day' }] });
+    const shown = await conclave(['show', join(first.dir, first.json.session as string)]);
+    expect(shown.stdout).toContain(`Spend pool ${name} (${dollars(Number(cap.toFixed(6)))} per day): this run drew ${dollars(costOf(first))}`);
+    const markdown = await conclave(['show', '--format', 'markdown', join(second.dir, second.json.session as string)]);
+    expect(markdown.stdout).toContain(`Spend pool ${name}`);
+    expect(markdown.stdout).toContain(`this run drew ${dollars(0)}`);
   }, 60_000);
 
   it.each(KINDS)('%s stopped mid-run: reported once; the run goes on under its own limits and keeps every paid answer', async (kind) => {

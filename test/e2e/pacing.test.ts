@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { FAN_OUT, fanOutScript, TEN_PER_FIVE_SECONDS } from '../fixtures/fan-out.js';
+import { join } from 'node:path';
+import { conclave } from '../helpers/cli.js';
 import { runWorkflow } from '../helpers/run-workflow.js';
 
 let server: FakeAnthropic;
@@ -20,5 +22,7 @@ describe('pacing under the API rate limits', () => {
     expect(waits.length).toBeGreaterThanOrEqual(10);
     expect(waits.every((e) => (e.waited_ms as number) > 0)).toBe(true);
     expect(waits.filter((e) => e.reason === 'requests').length).toBeGreaterThanOrEqual(10);
+    const shown = await conclave(['show', join(run.dir, run.json.session as string)]);
+    expect(shown.stdout).toMatch(new RegExp(`Rate limits: ${waits.length} calls waited \\d+\\.\\d s in all`));
   }, 60_000);
 });
