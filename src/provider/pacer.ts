@@ -25,7 +25,8 @@ export interface Admission {
 
 interface Window {
   points: number;
-  seconds: number;
+  /** How long the limit takes to refill from empty. */
+  ms: number;
 }
 
 interface Word extends RateReading {
@@ -49,7 +50,7 @@ interface Waiter {
   refuse: (e: Error) => void;
 }
 
-const MINUTE = 60;
+const MINUTE_MS = 60_000;
 /** The longest a waiting call sleeps before it looks again (a response can change what is left). */
 const LOOK_AGAIN_MS = 1_000;
 /** The longest other calls wait for the first call's headers (a stream sends them first, a slow server late). */
@@ -116,7 +117,7 @@ class Gate {
   ) {
     for (const d of RATE_DIMENSIONS) {
       const points = given[d];
-      if (points !== undefined) this.windows[d] = { points, seconds: MINUTE, given: true };
+      if (points !== undefined) this.windows[d] = { points, ms: MINUTE_MS, given: true };
     }
   }
 
@@ -132,7 +133,6 @@ class Gate {
 
   observe(admission: Admission, response?: { headers: Headers; status: number }): void {
     if (this.probe?.seq === admission.seq) this.probe = undefined;
-    if (process.env.CONCLAVE_DEBUG_PACE) process.stderr.write(`PACE ${Date.now() % 100000} observe ${admission.seq} ${response?.status} ${response?.headers.get('anthropic-ratelimit-requests-remaining')}\n`);
     const own = this.sent.find((s) => s.seq === admission.seq);
     if (own) own.answered = true;
     if (response) {
@@ -160,10 +160,10 @@ class Gate {
     if (this.windows[d]?.given) return;
     const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
     const used = reading.limit - reading.remaining;
-    const seconds = precise && used > 0 && reading.resetAt > now ? Math.round(((reading.resetAt - now) * reading.limit) / used / 1000) : MINUTE;
+    const ms = precise && used > 0 && reading.resetAt > now ? ((reading.resetAt - now) * reading.limit) / used : MINUTE_MS;
     const known = this.windows[d];
-    if (known?.points === reading.limit && (known.seconds !== MINUTE || !precise)) return;
-    this.windows[d] = { points: reading.limit, seconds: Math.min(MINUTE, Math.max(1, seconds)), given: false };
+    if (known?.points === reading.limit && (known.ms !== MINUTE_MS || !precise)) return;
+    this.windows[d] = { points: reading.limit, ms: Math.min(MINUTE_MS, Math.max(100, ms)), given: false };
   }
 
   private async pump(): Promise<void> {
@@ -186,7 +186,6 @@ class Gate {
             for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
             if (Object.keys(this.word).length === 0) this.probe = { seq, since: Date.now() };
           }
-          if (process.env.CONCLAVE_DEBUG_PACE) process.stderr.write(`PACE ${Date.now() % 100000} admit ${seq} word=${JSON.stringify(this.word)} windows=${JSON.stringify(this.windows)}\n`);
           waiter.admit({ gate: this.name, seq, waitedMs: Date.now() - waiter.since, ...(waiter.reason ? { reason: waiter.reason } : {}) });
           continue;
         }
@@ -221,10 +220,13 @@ class Gate {
     if (dimensions.length === 0) return undefined;
     const store = await this.limiters();
     const limiter = (d: RateDimension) => {
-      const { points, seconds } = this.windows[d]!;
+      const { points, ms } = this.windows[d]!;
+      // The limiters count whole seconds: rounded up, a window is never shorter than the limit's.
       // Shared by runners that each see only their own answers: windows of half the length with
       // half the points, so that two back to back never pass more than the API's bucket holds.
-      return store.shared ? store.limiter(`${this.name}:${d}`, Math.max(1, Math.floor(points / 2)), Math.ceil(seconds / 2)) : store.limiter(`${this.name}:${d}`, points, seconds);
+      return store.shared
+        ? store.limiter(`${this.name}:${d}`, Math.max(1, Math.floor(points / 2)), Math.ceil(ms / 2000))
+        : store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
     };
     for (const [d, used] of this.unlimited.splice(0)) if (this.windows[d]) await limiter(d).charge(used);
     const taken: RateDimension[] = [];
@@ -242,7 +244,7 @@ class Gate {
 
   /** Milliseconds until the server's bucket, as last seen and refilled since, holds this call's share. */
   private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
-    const rate = (this.windows[d]?.points ?? word.limit) / ((this.windows[d]?.seconds ?? MINUTE) * 1000);
+    const rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
     const since = this.sent.reduce((sum, s) => (s.seq > word.seq ? sum + s.need[d] : sum), word.carried);
     const left = Math.min(word.limit, word.remaining + rate * (now - word.seenAt)) - since;
     const share = Math.min(wanted, word.limit);

@@ -7,6 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { liveView } from '../../src/cli/live-view.js';
 import { Journal } from '../../src/engine/journal.js';
 import { Run } from '../../src/engine/run.js';
+import { Provider } from '../../src/provider/client.js';
+import { Pacer } from '../../src/provider/pacer.js';
+import { localLimiters } from '../../src/provider/rate-limiters.js';
+import { FAN_OUT as FAN_OUT_SPAWN, fanOutScript } from '../fixtures/fan-out.js';
 import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
 import { DEFAULT_LIMITS } from '../../src/workflow/limits.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
@@ -122,6 +126,41 @@ describe('the live view of a team that grows', () => {
     expect(titles.filter((t) => t.startsWith('@checker')).at(-1)).toMatch(/^@checker-\* {2}5 agents: 5 done · 5 turns · 550 tokens · \$0\.\d+$/);
     expect(titles.filter((t) => t.startsWith('@lead ')).at(-1)).toMatch(/^@lead {2}done · 2 turns/);
   });
+});
+
+describe('the live view under the API rate limits', () => {
+  it('shows the agents that wait for a rate limit, through the real SDK and pacer', async () => {
+    const server = await startFakeAnthropic(fanOutScript(6), { rateLimits: { requests: { limit: 3, windowMs: 1_500 } } });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-live-'));
+    writeFileSync(join(dir, 'workflow.yml'), FAN_OUT_SPAWN(6));
+    const { workflow } = loadWorkflow(join(dir, 'workflow.yml'));
+    const logger = new Captured();
+    const view = liveView(['lead', 'reviewer'], workflow!.limits, { renderer: 'test', logger });
+    await view.ready;
+    const base = process.env.ANTHROPIC_BASE_URL;
+    process.env.ANTHROPIC_BASE_URL = server.url;
+    const provider = new Provider({ apiKey: TEST_API_KEY, maxRetries: 2, requestTimeoutMs: 30_000, pacer: new Pacer({}, localLimiters) });
+    try {
+      const run = new Run({
+        workflow: workflow!,
+        inputs: {},
+        identity: { runId: 'r', sessionPath: 's' },
+        place: { workspace: dir, env: {} },
+        answers: { call: (request, signal, listeners) => provider.call(request, signal, listeners) },
+        recording: { journal: new Journal({ write: () => {}, sync: () => {}, lineOf: (e) => JSON.stringify(e) }), limits: workflow!.limits },
+        progress: view.listener,
+      });
+      const result = await run.start();
+      await view.finish();
+      expect(result.exitCode, result.reason).toBe(0);
+    } finally {
+      process.env.ANTHROPIC_BASE_URL = base;
+      await server.close();
+    }
+    const titles = logger.lines.map((l) => JSON.parse(l) as { event: string; data: string }).filter((e) => e.event === 'TITLE').map((e) => e.data);
+    expect(titles.some((t) => /^@reviewer-\* {2}6 agents: .*waiting for the rate limit on requests/.test(t)), titles.join('\n')).toBe(true);
+    expect(server.refusals).toBe(0);
+  }, 30_000);
 });
 
 describe('without a terminal', () => {

@@ -3,10 +3,11 @@ import { RELAY, relayScript } from '../fixtures/relay.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { join } from 'node:path';
 import { conclave } from '../helpers/cli.js';
-import { runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
+import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 import { dollars } from '../../src/cli/markdown-tables.js';
 import { freePort, missingStores, PG_PASSWORD, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 import { inputTokensAtMost, priceOf, worstCaseCost } from '../../src/provider/pricing.js';
+import { coordinate } from '../../src/provider/coordinate.js';
 import { FAN_OUT, fanOutScript, TEN_PER_FIVE_SECONDS } from '../fixtures/fan-out.js';
 
 const missing = missingStores();
@@ -78,8 +79,38 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     expect(shown.stdout).toContain(`Spend pool ${name} (${dollars(Number(cap.toFixed(6)))} per day): this run drew ${dollars(costOf(first))}`);
     const markdown = await conclave(['show', '--format', 'markdown', join(second.dir, second.json.session as string)]);
     expect(markdown.stdout).toContain(`Spend pool ${name}`);
-    expect(markdown.stdout).toContain(`this run drew ${dollars(0)}`);
+    // Resumable once the pool has room (here: a larger cap), and then it finishes.
+    const server = await startFakeAnthropic(relayScript());
+    try {
+      const resumed = await conclave(['resume', second.json.session as string, '--json', '--coordinate', urlOf(kind), '--spend-pool', `${name}=${(2 * cap).toFixed(6)}/day`], {
+        cwd: second.dir,
+        env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+      });
+      expect(resumed.code, resumed.stderr).toBe(0);
+    } finally {
+      await server.close();
+    }
   }, 60_000);
+
+  it.each(KINDS)('%s: a hold of a runner that stopped renewing it expires; a settled call counts what it cost', async (kind) => {
+    const store = await coordinate(urlOf(kind));
+    try {
+      const start = Date.now();
+      const window = { pool: freshPool(kind), start, keepMs: 60_000 };
+      expect(await store.ledger.reserve(window, 'dead:1', 700, 1000, Date.now() + 300)).toMatchObject({ granted: true, spent: 0, held: 0 });
+      expect(await store.ledger.reserve(window, 'live:1', 700, 1000, Date.now() + 60_000)).toMatchObject({ granted: false, held: 700 });
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await store.ledger.reserve(window, 'live:1', 700, 1000, Date.now() + 60_000)).toMatchObject({ granted: true, spent: 0, held: 0 });
+      await store.ledger.settle(window, 'live:1', 250);
+      expect(await store.ledger.reserve(window, 'live:2', 800, 1000, Date.now() + 60_000)).toMatchObject({ granted: false, spent: 250, held: 0 });
+      expect(await store.ledger.reserve(window, 'live:2', 750, 1000, Date.now() + 300)).toMatchObject({ granted: true, spent: 250 });
+      await store.ledger.renew(window, ['live:2'], Date.now() + 60_000);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await store.ledger.reserve(window, 'live:3', 1, 1000, Date.now() + 60_000), 'a renewed hold stays').toMatchObject({ granted: false, held: 750 });
+    } finally {
+      await store.close();
+    }
+  });
 
   it.each(KINDS)('%s stopped mid-run: reported once; the run goes on under its own limits and keeps every paid answer', async (kind) => {
     const store = kind === 'redis' ? await startRedis() : await startPostgres();
