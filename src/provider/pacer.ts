@@ -77,8 +77,14 @@ export class Pacer {
 
   constructor(
     private readonly given: GivenLimits,
-    private readonly limiters: () => Promise<LimiterStore>,
-  ) {}
+    /** Made when a limit is first known (rate-limiter-flexible loads only then), once for every class. */
+    limiters: () => Promise<LimiterStore>,
+  ) {
+    let store: Promise<LimiterStore> | undefined;
+    this.limiters = () => (store ??= limiters());
+  }
+
+  private readonly limiters: () => Promise<LimiterStore>;
 
   admit(model: string, need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
     const name = modelClass(model);
@@ -189,9 +195,13 @@ class Gate {
           waiter.admit({ gate: this.name, seq, waitedMs: Date.now() - waiter.since, ...(waiter.reason ? { reason: waiter.reason } : {}) });
           continue;
         }
-        if (wait.reason && wait.reason !== waiter.reason) {
-          waiter.reason = wait.reason;
-          waiter.onWait?.(wait.reason, wait.ms);
+        // Those behind it in the queue wait for the same limit.
+        if (wait.reason) {
+          for (const w of this.queue) {
+            if (w.reason === wait.reason) continue;
+            w.reason = wait.reason;
+            w.onWait?.(wait.reason, wait.ms);
+          }
         }
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.min(wait.ms, LOOK_AGAIN_MS));
@@ -216,9 +226,11 @@ class Gate {
       if (ms > 0 && ms > (longest?.ms ?? 0)) longest = { ms, reason: d };
     }
     if (longest) return longest;
-    const dimensions = Object.keys(this.windows) as RateDimension[];
-    if (dimensions.length === 0) return undefined;
+    if (Object.keys(this.windows).length === 0) return undefined;
     const store = await this.limiters();
+    // In one process the server's word is the better guide to a limit learned from it: the
+    // limiters keep those given, and, shared, every limit across the organisation's runners.
+    const dimensions = (Object.keys(this.windows) as RateDimension[]).filter((d) => store.shared || this.windows[d]!.given);
     const limiter = (d: RateDimension) => {
       const { points, ms } = this.windows[d]!;
       // The limiters count whole seconds: rounded up, a window is never shorter than the limit's.
@@ -228,7 +240,7 @@ class Gate {
         ? store.limiter(`${this.name}:${d}`, Math.max(1, Math.floor(points / 2)), Math.ceil(ms / 2000))
         : store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
     };
-    for (const [d, used] of this.unlimited.splice(0)) if (this.windows[d]) await limiter(d).charge(used);
+    for (const [d, used] of this.unlimited.splice(0)) if (dimensions.includes(d)) await limiter(d).charge(used);
     const taken: RateDimension[] = [];
     for (const d of dimensions) {
       const ms = await limiter(d).take(need[d]);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { FAN_OUT, fanOutScript, TEN_PER_FIVE_SECONDS } from '../fixtures/fan-out.js';
+import { RELAY, relayScript } from '../fixtures/relay.js';
 import { join } from 'node:path';
 import { conclave } from '../helpers/cli.js';
 import { runWorkflow } from '../helpers/run-workflow.js';
@@ -25,4 +26,18 @@ describe('pacing under the API rate limits', () => {
     const shown = await conclave(['show', join(run.dir, run.json.session as string)]);
     expect(shown.stdout).toMatch(new RegExp(`Rate limits: ${waits.length} calls waited \\d+\\.\\d s in all`));
   }, 60_000);
+
+  it('--rate-limit (or CONCLAVE_RATE_LIMIT) paces where the API sends no headers; a wait ends with the run at its timeout', async () => {
+    server = await startFakeAnthropic(relayScript());
+    const started = Date.now();
+    const run = await runWorkflow(server, RELAY, ['--timeout', '3s'], { env: { CONCLAVE_RATE_LIMIT: 'rpm=2' } });
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.json.reason).toMatch(/^limit reached: timeout/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(server.requests, 'two requests in the minute, the third waiting').toHaveLength(2);
+    expect(run.stderr).toMatch(/@lead waiting for the rate limit on requests/);
+    const flag = await runWorkflow((server = await startFakeAnthropic(relayScript())), RELAY, ['--timeout', '3s', '--rate-limit', 'rpm=1'], { env: { CONCLAVE_RATE_LIMIT: 'rpm=50' } });
+    expect(flag.code, flag.stderr).toBe(3);
+    expect(server.requests, 'the flag wins over the environment').toHaveLength(1);
+  }, 30_000);
 });

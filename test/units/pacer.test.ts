@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } from '../../src/provider/pacer.js';
+import { CallAborted } from '../../src/provider/provider-errors.js';
+import { rateReadings } from '../../src/provider/rate-headers.js';
+import { localLimiters } from '../../src/provider/rate-limiters.js';
+
+const NEED: CallNeed = { requests: 1, input_tokens: 100, output_tokens: 50 };
+const SONNET = 'claude-sonnet-5-5';
+
+/** Headers as the API sends them for the requests limit; `resetInMs` from now, to the millisecond. */
+function limitHeaders(limit: number, remaining: number, resetInMs: number, extra: Record<string, string> = {}): Headers {
+  return new Headers({
+    'anthropic-ratelimit-requests-limit': String(limit),
+    'anthropic-ratelimit-requests-remaining': String(remaining),
+    'anthropic-ratelimit-requests-reset': new Date(Date.now() + resetInMs).toISOString(),
+    ...extra,
+  });
+}
+
+/** Whether `promise` settles within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let settled = false;
+  void promise.then(() => (settled = true), () => (settled = true));
+  await new Promise((r) => setTimeout(r, ms));
+  return settled;
+}
+
+const never = new AbortController().signal;
+
+describe('the pacer', () => {
+  it('holds a call past a limit given per minute, says why, and lets an aborted wait go', async () => {
+    const pacer = new Pacer({ requests: 2 }, localLimiters);
+    await pacer.admit(SONNET, NEED, never);
+    await pacer.admit(SONNET, NEED, never);
+    const waits: WaitReason[] = [];
+    const stop = new AbortController();
+    const third = pacer.admit(SONNET, NEED, stop.signal, (reason) => waits.push(reason));
+    expect(await settlesWithin(third, 100)).toBe(false);
+    expect(waits).toEqual(['requests']);
+    stop.abort();
+    await expect(third).rejects.toBeInstanceOf(CallAborted);
+    // Another model class has limits of its own.
+    expect(await settlesWithin(pacer.admit('claude-haiku-4-5', NEED, never), 50)).toBe(true);
+  });
+
+  it("waits as long as the server's bucket, refilled since its last word, needs to hold the call", async () => {
+    const pacer = new Pacer({}, localLimiters);
+    const first = await pacer.admit(SONNET, NEED, never);
+    // Empty, full again in 1 s: one request every 100 ms.
+    pacer.observe(first, { headers: limitHeaders(10, 0, 1_000), status: 200 });
+    const started = Date.now();
+    const next = await pacer.admit(SONNET, NEED, never);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(80);
+    expect(Date.now() - started).toBeLessThan(400);
+    expect(next).toMatchObject({ reason: 'requests' });
+    expect(next.waitedMs).toBeGreaterThanOrEqual(80);
+  });
+
+  it("honours a refusal's retry-after", async () => {
+    const pacer = new Pacer({}, localLimiters);
+    const first = await pacer.admit(SONNET, NEED, never);
+    pacer.observe(first, { headers: new Headers({ 'retry-after-ms': '200' }), status: 429 });
+    const started = Date.now();
+    const next = await pacer.admit(SONNET, NEED, never);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(180);
+    expect(next.reason).toBe('retry_after');
+  });
+
+  it('lets the first call go alone until its answer says something of the limits', async () => {
+    const pacer = new Pacer({}, localLimiters);
+    const first = await pacer.admit(SONNET, NEED, never);
+    const second = pacer.admit(SONNET, NEED, never);
+    expect(await settlesWithin(second, 100)).toBe(false);
+    // An answer without rate headers (a proxy, another cloud): nothing more is held.
+    pacer.observe(first, { headers: new Headers(), status: 200 });
+    expect(await settlesWithin(second, 50)).toBe(true);
+    expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 50)).toBe(true);
+  });
+
+  it('counts the calls sent before the answer it reads that are still unanswered: the server may have taken them after', async () => {
+    const pacer = new Pacer({}, localLimiters);
+    const probe = await pacer.admit(SONNET, NEED, never);
+    pacer.observe(probe, { headers: limitHeaders(10, 9, 6_000), status: 200 });
+    const sent: Admission[] = [];
+    for (let i = 0; i < 3; i++) sent.push(await pacer.admit(SONNET, NEED, never));
+    // The last of the three is answered first and says 2 are left: the two before it may not be counted there.
+    pacer.observe(sent[2]!, { headers: limitHeaders(10, 2, 48_000), status: 200 });
+    expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 100), 'two unanswered take the two left').toBe(false);
+  });
+
+  it('reads the headers of each limit, and leaves out what is missing or not a number', () => {
+    const now = Date.parse('2026-11-23T12:00:00Z');
+    const readings = rateReadings(
+      new Headers({
+        'anthropic-ratelimit-input-tokens-limit': '30000',
+        'anthropic-ratelimit-input-tokens-remaining': '29000',
+        'anthropic-ratelimit-input-tokens-reset': '2026-11-23T12:00:02Z',
+        'anthropic-ratelimit-output-tokens-limit': 'lots',
+        'anthropic-ratelimit-output-tokens-remaining': '5',
+      }),
+      now,
+    );
+    expect(readings).toEqual({ input_tokens: { limit: 30000, remaining: 29000, resetAt: now + 2000 } });
+    expect(modelClass('claude-opus-4-7')).toBe('opus');
+    expect(modelClass('my-proxy-model')).toBe('my-proxy-model');
+  });
+});
