@@ -2,6 +2,7 @@ import type { SpendPools } from '../engine/spend-pools.js';
 import { Pacer, type GivenLimits } from '../provider/pacer.js';
 import type { RateDimension } from '../provider/rate-headers.js';
 import { localLimiters } from '../provider/rate-limiters.js';
+import { withoutCredentials } from '../provider/store-url.js';
 import { UsageError } from './usage-error.js';
 
 /** The flags that share an organisation's limits across runs (docs/organisation.md). */
@@ -74,8 +75,15 @@ export async function organisationOf(flags: OrganisationFlags, runId: string, wa
   } catch (e) {
     throw e instanceof CoordinateError ? new UsageError(e.message) : e;
   }
-  const limiters = new FallbackLimiters(store.limiters, await localLimiters(), withTimeout, warn);
-  const pools = specs.length > 0 ? new SpendPools(specs, store.ledger, store.shown, runId, warn) : undefined;
+  // The store's failure is said once, whichever part meets it first; each part then goes on alone.
+  let failed = false;
+  const storeFailed = (e: unknown) => {
+    if (failed) return;
+    failed = true;
+    warn(`the --coordinate store ${store.shown} failed (${withoutCredentials(e instanceof Error ? e.message : String(e), url)}); the run goes on under its own limits: the same rate limits kept in this process, its budget, and no spend pool`);
+  };
+  const limiters = new FallbackLimiters(store.limiters, await localLimiters(), withTimeout, storeFailed);
+  const pools = specs.length > 0 ? new SpendPools(specs, store.ledger, store.shown, runId, storeFailed) : undefined;
   return {
     pacer: new Pacer(given, async () => limiters),
     ...(pools ? { pools } : {}),

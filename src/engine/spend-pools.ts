@@ -74,7 +74,8 @@ export class SpendPools {
     /** The store, as the user may see it. */
     readonly store: string,
     private readonly runId: string,
-    private readonly onFailure: (message: string) => void,
+    /** Told of the store's first failure. */
+    private readonly onFailure: (error: unknown) => void,
   ) {
     this.renewal = setInterval(() => void this.renew(), HOLD_MS / 3).unref();
   }
@@ -157,7 +158,7 @@ export class SpendPools {
   private fail(e: unknown): void {
     if (this.failed) return;
     this.failed = true;
-    this.onFailure(`the spend pools' store failed (${e instanceof Error ? e.message : String(e)}); the run goes on under its own limits, drawing from no pool`);
+    this.onFailure(e);
     for (const wake of this.waiting.splice(0)) wake();
   }
 

@@ -85,7 +85,8 @@ export class FallbackLimiters implements LimiterStore {
     private readonly store: LimiterStore,
     private readonly local: LimiterStore,
     private readonly timeout: <T>(work: Promise<T>, what: string) => Promise<T>,
-    private readonly onFailure: (message: string) => void,
+    /** Told of the store's first failure. */
+    private readonly onFailure: (error: unknown) => void,
   ) {}
 
   limiter(key: string, points: number, seconds: number): Limiter {
@@ -96,7 +97,7 @@ export class FallbackLimiters implements LimiterStore {
       return this.timeout(use(shared), 'a rate limiter').catch((e: unknown) => {
         if (!this.failed) {
           this.failed = true;
-          this.onFailure(`the --coordinate store failed (${e instanceof Error ? e.message : String(e)}); the run goes on under the same rate limits kept in this process`);
+          this.onFailure(e);
         }
         return use(local);
       });

@@ -1,4 +1,4 @@
-import{i as e}from"./rolldown-runtime-9nwCUaSw.js";import{t}from"./conclave-error-BU4U6Pjw.js";import{n}from"./rate-limiters-BkwUj7Tu.js";import{n as r,r as i}from"./store-url-C-pllL7N.js";var a=class{client;constructor(e){this.client=e}async reserve(e,t,n,r,i){let a=Date.now(),c=await this.eval(`
+import{i as e}from"./rolldown-runtime-9nwCUaSw.js";import{t}from"./conclave-error-BU4U6Pjw.js";import{n}from"./rate-limiters-Bbaoa3u1.js";import{n as r,r as i}from"./store-url-C-pllL7N.js";var a=class{client;constructor(e){this.client=e}async reserve(e,t,n,r,i){let a=Date.now(),c=await this.eval(`
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
 for _, id in ipairs(expired) do redis.call('HDEL', KEYS[3], id) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
