@@ -4,6 +4,7 @@ import type { RateDimension } from '../provider/rate-headers.js';
 import { localLimiters } from '../provider/rate-limiters.js';
 import { withoutCredentials } from '../provider/store-url.js';
 import { UsageError } from './usage-error.js';
+import type { WorkflowSpec } from '../workflow/types.js';
 
 /** The flags that share an organisation's limits across runs (docs/organisation.md). */
 export interface OrganisationFlags {
@@ -28,15 +29,22 @@ const SHORT: Record<string, RateDimension> = { rpm: 'requests', itpm: 'input_tok
 
 /** `rpm=50,itpm=30000,otpm=8000`: per-minute limits, each optional. */
 export function givenLimits(text: string): GivenLimits {
-  const given: GivenLimits = {};
+  const short: Record<string, number> = {};
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const [name = '', value = ''] = part.split('=').map((p) => p.trim());
     const n = Number(value);
     if (!SHORT[name] || !/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
       throw new UsageError(`--rate-limit takes rpm=N,itpm=N,otpm=N (requests, input tokens and output tokens per minute, each a whole number of at least 1); got ${JSON.stringify(text)}`);
     }
-    given[SHORT[name]] = n;
+    short[name] = n;
   }
+  return limitsOf(short);
+}
+
+/** The workflow's `rate_limits:` entry (checked by the schema), or the flag's, as the pacer keeps them. */
+function limitsOf(short: { rpm?: number; itpm?: number; otpm?: number }): GivenLimits {
+  const given: GivenLimits = {};
+  for (const [name, n] of Object.entries(short)) if (SHORT[name] && n !== undefined) given[SHORT[name]] = n;
   return given;
 }
 
@@ -45,10 +53,11 @@ export function givenLimits(text: string): GivenLimits {
  * given, the environment. A store named by --coordinate must answer now: a dead one is exit 2
  * before anything is written, as a dead --cache is.
  */
-export async function organisationOf(flags: OrganisationFlags, runId: string, warn: (message: string) => void): Promise<Organisation> {
+export async function organisationOf(flags: OrganisationFlags, workflow: WorkflowSpec, runId: string, warn: (message: string) => void): Promise<Organisation> {
   const env = process.env;
   const rateText = flags.rateLimit ?? env.CONCLAVE_RATE_LIMIT;
-  const given = rateText === undefined || rateText.trim() === '' ? {} : givenLimits(rateText);
+  const forEvery = rateText === undefined || rateText.trim() === '' ? undefined : givenLimits(rateText);
+  const given = (modelClass: string) => forEvery ?? limitsOf(workflow.rate_limits?.[modelClass] ?? {});
   const url = (flags.coordinate ?? env.CONCLAVE_COORDINATE)?.trim() || undefined;
   const poolTexts = flags.spendPool?.length ? flags.spendPool : (env.CONCLAVE_SPEND_POOLS ?? '').split(/[\s,]+/).filter(Boolean);
   if (poolTexts.length > 0 && !url) throw new UsageError('--spend-pool needs --coordinate URL (or CONCLAVE_COORDINATE): a pool is kept in the store every run shares');

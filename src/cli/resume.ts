@@ -80,7 +80,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const limitsOnLive = withLimitFlags(tighterLimits(last, workflow.limits), options);
   const apiKey = apiKeyFor(options, true);
   const cache = await cacheOf(options);
-  const organisation = options.offline ? undefined : await organisationOf(options, header.run_id, warning);
+  const organisation = options.offline ? undefined : await organisationOf(options, workflow.spec, header.run_id, warning);
 
   const lastReplayed = recording.at(-1)?.seq ?? 0;
   const { masker, secrets } = maskerFor(workflow, inputs, apiKey, header.run_id, header.session);

@@ -94,7 +94,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
 
   const cache = await cacheOf(options);
   const runId = newRunId();
-  const organisation = recording || options.offline ? undefined : await organisationOf(options, runId, warning);
+  const organisation = recording || options.offline ? undefined : await organisationOf(options, workflow.spec, runId, warning);
   const sessionPath = options.session ?? join('.conclave', 'sessions', `${runId}.jsonl`);
   if (sessionPath.trim() === '') throw new UsageError('--session needs a file path');
   if (existsSync(sessionPath)) throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);

@@ -76,7 +76,8 @@ export class Pacer {
   private readonly gates = new Map<string, Gate>();
 
   constructor(
-    private readonly given: GivenLimits,
+    /** The limits given for a model class, if any. */
+    private readonly given: (modelClass: string) => GivenLimits,
     /** Made when a limit is first known (rate-limiter-flexible loads only then), once for every class. */
     limiters: () => Promise<LimiterStore>,
   ) {
@@ -89,7 +90,7 @@ export class Pacer {
   admit(model: string, need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
     const name = modelClass(model);
     let gate = this.gates.get(name);
-    if (!gate) this.gates.set(name, (gate = new Gate(name, this.given, this.limiters)));
+    if (!gate) this.gates.set(name, (gate = new Gate(name, this.given(name), this.limiters)));
     return gate.admit(need, signal, onWait);
   }
 

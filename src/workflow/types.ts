@@ -103,6 +103,8 @@ export interface WorkflowSpec {
   sandbox?: 'auto' | 'required' | 'off' | { mode?: 'auto' | 'required' | 'off'; network?: boolean };
   limits?: LimitsSpec;
   pricing?: Record<string, PriceSpec>;
+  /** The API's rate limits per minute, by model class (docs/organisation.md). */
+  rate_limits?: Record<string, { rpm?: number; itpm?: number; otpm?: number }>;
   agents: Record<string, AgentSpec>;
   templates?: Record<string, TemplateSpec>;
   kickoff: string;

@@ -139,7 +139,7 @@ describe('the live view under the API rate limits', () => {
     await view.ready;
     const base = process.env.ANTHROPIC_BASE_URL;
     process.env.ANTHROPIC_BASE_URL = server.url;
-    const provider = new Provider({ apiKey: TEST_API_KEY, maxRetries: 2, requestTimeoutMs: 30_000, pacer: new Pacer({}, localLimiters) });
+    const provider = new Provider({ apiKey: TEST_API_KEY, maxRetries: 2, requestTimeoutMs: 30_000, pacer: new Pacer(() => ({}), localLimiters) });
     try {
       const run = new Run({
         workflow: workflow!,

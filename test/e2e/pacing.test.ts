@@ -40,4 +40,20 @@ describe('pacing under the API rate limits', () => {
     expect(flag.code, flag.stderr).toBe(3);
     expect(server.requests, 'the flag wins over the environment').toHaveLength(1);
   }, 30_000);
+
+  it("the workflow's rate_limits: pace its model class; a paced session replays, its waits skipped", async () => {
+    server = await startFakeAnthropic(relayScript());
+    const run = await runWorkflow(server, RELAY.replace('agents:', 'rate_limits: { sonnet: { rpm: 2 }, opus: { rpm: 1000 } }\nagents:'), ['--timeout', '3s']);
+    expect(run.code, run.stderr).toBe(3);
+    expect(server.requests).toHaveLength(2);
+    expect(run.stderr).toMatch(/waiting for the rate limit on requests/);
+    await server.close();
+    // A run whose calls waited replays: the rate_waited notes are skipped like the limits a resume changed.
+    server = await startFakeAnthropic(fanOutScript(6), { rateLimits: { requests: { limit: 3, windowMs: 1_500 } } });
+    const paced = await runWorkflow(server, FAN_OUT(6));
+    expect(paced.code, paced.stderr).toBe(0);
+    expect(paced.events.filter((e) => e.type === 'rate_waited').length).toBeGreaterThan(0);
+    const replay = await conclave(['run', 'workflow.yml', '--replay', paced.json.session as string, '--json'], { cwd: paced.dir });
+    expect(replay.code, replay.stdout.slice(0, 400)).toBe(0);
+  }, 30_000);
 });

@@ -29,7 +29,7 @@ const never = new AbortController().signal;
 
 describe('the pacer', () => {
   it('holds a call past a limit given per minute, says why, and lets an aborted wait go', async () => {
-    const pacer = new Pacer({ requests: 2 }, localLimiters);
+    const pacer = new Pacer((modelClass) => (modelClass === 'sonnet' ? { requests: 2 } : {}), localLimiters);
     await pacer.admit(SONNET, NEED, never);
     await pacer.admit(SONNET, NEED, never);
     const waits: WaitReason[] = [];
@@ -44,7 +44,7 @@ describe('the pacer', () => {
   });
 
   it("waits as long as the server's bucket, refilled since its last word, needs to hold the call", async () => {
-    const pacer = new Pacer({}, localLimiters);
+    const pacer = new Pacer(() => ({}), localLimiters);
     const first = await pacer.admit(SONNET, NEED, never);
     // Empty, full again in 1 s: one request every 100 ms.
     pacer.observe(first, { headers: limitHeaders(10, 0, 1_000), status: 200 });
@@ -57,7 +57,7 @@ describe('the pacer', () => {
   });
 
   it("honours a refusal's retry-after", async () => {
-    const pacer = new Pacer({}, localLimiters);
+    const pacer = new Pacer(() => ({}), localLimiters);
     const first = await pacer.admit(SONNET, NEED, never);
     pacer.observe(first, { headers: new Headers({ 'retry-after-ms': '200' }), status: 429 });
     const started = Date.now();
@@ -67,7 +67,7 @@ describe('the pacer', () => {
   });
 
   it('lets the first call go alone until its answer says something of the limits', async () => {
-    const pacer = new Pacer({}, localLimiters);
+    const pacer = new Pacer(() => ({}), localLimiters);
     const first = await pacer.admit(SONNET, NEED, never);
     const second = pacer.admit(SONNET, NEED, never);
     expect(await settlesWithin(second, 100)).toBe(false);
@@ -78,7 +78,7 @@ describe('the pacer', () => {
   });
 
   it('counts the calls sent before the answer it reads that are still unanswered: the server may have taken them after', async () => {
-    const pacer = new Pacer({}, localLimiters);
+    const pacer = new Pacer(() => ({}), localLimiters);
     const probe = await pacer.admit(SONNET, NEED, never);
     pacer.observe(probe, { headers: limitHeaders(10, 9, 6_000), status: 200 });
     const sent: Admission[] = [];
