@@ -104,4 +104,74 @@ describe('the pacer', () => {
     expect(modelClass('claude-opus-4-7')).toBe('opus');
     expect(modelClass('my-proxy-model')).toBe('my-proxy-model');
   });
+
+  it("counts its own calls since the server's last word", async () => {
+    const pacer = new Pacer(() => ({}), localLimiters);
+    const probe = await pacer.admit(SONNET, NEED, never);
+    // 3 left, refilling one a minute: three calls go, the fourth waits.
+    pacer.observe(probe, { headers: limitHeaders(10, 3, 420_000), status: 200 });
+    for (let i = 0; i < 3; i++) expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 20), `call ${i + 1}`).toBe(true);
+    const waits: WaitReason[] = [];
+    expect(await settlesWithin(pacer.admit(SONNET, NEED, never, (r) => waits.push(r)), 100)).toBe(false);
+    expect(waits).toEqual(['requests']);
+  });
+
+  it('learns the refill rate from a reset given to the millisecond, and takes a minute from one given to the second', async () => {
+    const precise = new Pacer(() => ({}), localLimiters);
+    const first = await precise.admit(SONNET, NEED, never);
+    // Empty, and full again in 2 s: a request every 200 ms.
+    precise.observe(first, { headers: limitHeaders(10, 0, 2_000), status: 200 });
+    const started = Date.now();
+    await precise.admit(SONNET, NEED, never);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(180);
+    expect(Date.now() - started).toBeLessThan(600);
+
+    const coarse = new Pacer(() => ({}), localLimiters);
+    const other = await coarse.admit(SONNET, NEED, never);
+    const reset = new Date(Math.ceil((Date.now() + 2_000) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    coarse.observe(other, { headers: new Headers({ 'anthropic-ratelimit-requests-limit': '10', 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': reset }), status: 200 });
+    // A minute's window: one request every 6 s.
+    expect(await settlesWithin(coarse.admit(SONNET, NEED, never), 700)).toBe(false);
+  });
+
+  it('keeps given limits in the limiters, and, shared, every limit in half windows; what went before a limit was known is charged', async () => {
+    const made: string[] = [];
+    const store = (shared: boolean) => async () => ({
+      shared,
+      limiter: (key: string, points: number, seconds: number) => {
+        made.push(`${key} ${points}/${seconds}s`);
+        return { take: async () => 0, giveBack: async () => {}, charge: async (n: number) => void made.push(`charge ${key} ${n}`) };
+      },
+    });
+    const local = new Pacer(() => ({ requests: 50 }), store(false));
+    await local.admit(SONNET, NEED, never);
+    expect([...new Set(made)]).toEqual(['sonnet:requests 50/60s']);
+    made.length = 0;
+    const shared = new Pacer(() => ({}), store(true));
+    const probe = await shared.admit(SONNET, NEED, never);
+    // Learned: 10 per 5 s (a request refills in 500 ms).
+    shared.observe(probe, { headers: limitHeaders(10, 9, 500), status: 200 });
+    await shared.admit(SONNET, NEED, never);
+    expect(made).toContain('sonnet:requests 5/3s');
+    expect(made).toContain('charge sonnet:requests 1');
+  });
+
+  it('holds for a second after a refusal that says not how long; a call whose signal is aborted is refused at once', async () => {
+    const pacer = new Pacer(() => ({}), localLimiters);
+    const first = await pacer.admit(SONNET, NEED, never);
+    pacer.observe(first, { headers: new Headers(), status: 429 });
+    expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 500)).toBe(false);
+    const stopped = new AbortController();
+    stopped.abort();
+    await expect(pacer.admit(SONNET, NEED, stopped.signal)).rejects.toBeInstanceOf(CallAborted);
+  });
+
+  it('waits a second at most for the first call to be answered', async () => {
+    const pacer = new Pacer(() => ({}), localLimiters);
+    await pacer.admit(SONNET, NEED, never);
+    const started = Date.now();
+    await pacer.admit(SONNET, NEED, never);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
 });
