@@ -103,8 +103,8 @@ export class Pacer {
 class Gate {
   private readonly windows: Partial<Record<RateDimension, Window & { given: boolean }>> = {};
   private readonly word: Partial<Record<RateDimension, Word>> = {};
-  /** Calls let through, in order, for as long as a word might not count them. */
-  private sent: { seq: number; need: CallNeed; answered: boolean }[] = [];
+  /** Calls let through, by sequence number, for as long as a word might not count them (none while the server says nothing). */
+  private readonly sent = new Map<number, { need: CallNeed; answered: boolean }>();
   private seq = 0;
   private holdUntil = 0;
   /** The one call in flight while nothing is known of the limits, and since when. */
@@ -140,7 +140,7 @@ class Gate {
 
   observe(admission: Admission, response?: { headers: Headers; status: number }): void {
     if (this.probe?.seq === admission.seq) this.probe = undefined;
-    const own = this.sent.find((s) => s.seq === admission.seq);
+    const own = this.sent.get(admission.seq);
     if (own) own.answered = true;
     if (response) {
       const now = Date.now();
@@ -148,14 +148,15 @@ class Gate {
       if (Object.keys(readings).length === 0) this.silent = true;
       // The latest response is the server's latest word, whatever the order its requests went in.
       for (const [d, reading] of Object.entries(readings) as [RateDimension, RateReading][]) {
-        const carried = this.sent.reduce((sum, s) => (s.seq < admission.seq && !s.answered ? sum + s.need[d] : sum), 0);
+        let carried = 0;
+        for (const [seq, s] of this.sent) if (seq < admission.seq && !s.answered) carried += s.need[d];
         this.word[d] = { ...reading, seq: admission.seq, seenAt: now, carried };
         this.learn(d, reading, now, response.headers);
       }
       if (response.status === 429) this.holdUntil = Math.max(this.holdUntil, now + (retryAfterMs(response.headers) ?? LOOK_AGAIN_MS));
     }
     const oldest = Math.min(...Object.values(this.word).map((w) => w.seq));
-    this.sent = this.sent.filter((s) => s.seq > oldest || !s.answered);
+    for (const [seq, s] of this.sent) if (seq <= oldest && s.answered) this.sent.delete(seq);
     this.wake();
   }
 
@@ -188,7 +189,7 @@ class Gate {
         if (wait === undefined) {
           this.queue.shift();
           const seq = ++this.seq;
-          this.sent.push({ seq, need: waiter.need, answered: false });
+          if (!this.silent) this.sent.set(seq, { need: waiter.need, answered: false });
           if (Object.keys(this.windows).length === 0 && !this.silent) {
             for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
             if (Object.keys(this.word).length === 0) this.probe = { seq, since: Date.now() };
@@ -258,7 +259,8 @@ class Gate {
   /** Milliseconds until the server's bucket, as last seen and refilled since, holds this call's share. */
   private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
     const rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
-    const since = this.sent.reduce((sum, s) => (s.seq > word.seq ? sum + s.need[d] : sum), word.carried);
+    let since = word.carried;
+    for (const [seq, s] of this.sent) if (seq > word.seq) since += s.need[d];
     const left = Math.min(word.limit, word.remaining + rate * (now - word.seenAt)) - since;
     const share = Math.min(wanted, word.limit);
     return left >= share ? 0 : Math.ceil((share - left) / rate);

@@ -1,0 +1,1 @@
+export{s as runCommand}from"./run-workflow-Cv7YyE_n.js";
