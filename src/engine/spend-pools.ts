@@ -65,8 +65,6 @@ export class SpendPools {
   private readonly live = new Map<string, { window: PoolWindow; id: string }[]>();
   private readonly waiting: (() => void)[] = [];
   private readonly renewal: NodeJS.Timeout;
-  /** What this process's calls cost, per pool. */
-  readonly drawn = new Map<string, number>();
 
   constructor(
     readonly specs: readonly PoolSpec[],
@@ -110,7 +108,10 @@ export class SpendPools {
       }
       await this.giveBack(holds);
       if (this.live.size === 0) throw this.limitReached(refused.spec, refused.standing, worstUsd, refused.end);
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
     }
   }
 
@@ -122,7 +123,6 @@ export class SpendPools {
   private async settle(id: string, costUsd: number): Promise<void> {
     const holds = this.live.get(id) ?? [];
     this.live.delete(id);
-    for (const { window } of holds) this.drawn.set(window.pool, (this.drawn.get(window.pool) ?? 0) + costUsd);
     try {
       if (!this.failed) for (const { window } of holds) await withTimeout(this.ledger.settle(window, id, micros(costUsd)), 'a spend pool settlement');
     } catch (e) {

@@ -92,6 +92,26 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     }
   }, 60_000);
 
+  it.each(KINDS)('%s: a call the pool has no room for waits while the run\'s own calls are in flight, then goes when they settle for less', async (kind) => {
+    // Each call may cost up to ~$0.045 (4,096 output tokens at Sonnet 5.5's $10 per million, and
+    // its input) and costs ~$0.002: $0.07 holds one call's worst case at a time, not two.
+    const server = await startFakeAnthropic({
+      lead: (r) => ({ text: r.call === 1 ? '@a @b check your part.' : 'Thanks.' }),
+      a: () => ({ text: 'a: fine', delayMs: 300 }),
+      b: () => ({ text: 'b: fine', delayMs: 300 }),
+    });
+    try {
+      const workflow = 'name: two\ndefaults: { max_tokens: 4096 }\nagents:\n  lead: { role: manager }\n  a: { role: worker }\n  b: { role: worker }\nkickoff: Go.\n';
+      const run = await runWorkflow(server, workflow, ['--coordinate', urlOf(kind), '--spend-pool', `${freshPool(kind)}=0.07/day`]);
+      expect(run.code, run.stderr).toBe(0);
+      const [a, b] = [server.of('a')[0]!, server.of('b')[0]!].sort((x, y) => x.receivedAt - y.receivedAt);
+      expect(b!.receivedAt, 'the second worker asked once the first was answered').toBeGreaterThanOrEqual(a!.answeredAt!);
+      expect(costOf(run)).toBeLessThanOrEqual(0.07);
+    } finally {
+      await server.close();
+    }
+  });
+
   it.each(KINDS)('%s: a hold of a runner that stopped renewing it expires; a settled call counts what it cost', async (kind) => {
     const store = await coordinate(urlOf(kind));
     try {

@@ -1,1 +1,0 @@
-export{s as runCommand}from"./run-workflow-Cv7YyE_n.js";
