@@ -1,7 +1,7 @@
 import { withBoundedInputs } from './input-depth.js';
 import Anthropic from '@anthropic-ai/sdk';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Pacer, WaitListener, WaitReason } from './pacer.js';
+import type { Admission, Pacer, WaitListener, WaitReason } from './pacer.js';
 import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { CallAborted, ProviderError } from './provider-errors.js';
 import { inputTokensAtMost } from './pricing.js';
@@ -36,6 +36,8 @@ export interface CallListeners {
 interface PacedCall {
   request: ModelRequest;
   listeners: CallListeners;
+  /** The HTTP request that answered, once one did. */
+  admission?: Admission;
 }
 
 /**
@@ -60,7 +62,10 @@ export class Provider {
   async call(request: ModelRequest, signal: AbortSignal, listeners: CallListeners = {}): Promise<ModelResponse> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return withBoundedInputs(await this.calls.run({ request, listeners }, () => this.client.messages.stream(request, { signal }).finalMessage()));
+        const call: PacedCall = { request, listeners };
+        const message = await this.calls.run(call, () => this.client.messages.stream(request, { signal }).finalMessage());
+        if (call.admission) this.options.pacer?.settle(call.admission, message.usage);
+        return withBoundedInputs(message);
       } catch (e) {
         if (signal.aborted) throw new CallAborted();
         const retryable = isMidStreamFailure(e) && attempt <= this.options.maxRetries;
@@ -84,6 +89,7 @@ export class Provider {
     try {
       const response = await fetch(url, init);
       pacer.observe(admission, response);
+      call.admission = admission;
       return response;
     } catch (e) {
       pacer.observe(admission);

@@ -1,6 +1,6 @@
 import { CallAborted } from './provider-errors.js';
 import { RATE_DIMENSIONS, rateReadings, retryAfterMs, type RateDimension, type RateReading } from './rate-headers.js';
-import type { LimiterStore } from './rate-limiters.js';
+import type { Limiter, LimiterStore } from './rate-limiters.js';
 
 /** What one HTTP request takes from each limit. */
 export type CallNeed = Record<RateDimension, number>;
@@ -98,6 +98,16 @@ export class Pacer {
   observe(admission: Admission, response?: { headers: Headers; status: number }): void {
     this.gates.get(admission.gate)?.observe(admission, response);
   }
+
+  /**
+   * What the call really used, once its answer is whole: the tokens it took beyond that (its
+   * input counted at most, its output as max_tokens) are given back to the limiters. Input read
+   * from the prompt cache is not counted, as the API does not count it.
+   */
+  settle(admission: Admission, usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number | null }): void {
+    const used = { requests: 1, input_tokens: usage.input_tokens + (usage.cache_creation_input_tokens ?? 0), output_tokens: usage.output_tokens };
+    void this.gates.get(admission.gate)?.settle(admission, used);
+  }
 }
 
 class Gate {
@@ -114,6 +124,8 @@ class Gate {
   /** What calls let through before any limit was known took: counted in the limiters once one is. */
   private readonly unlimited: [RateDimension, number][] = [];
   private readonly queue: Waiter[] = [];
+  /** What the limiters took for each call in flight, by sequence number. */
+  private readonly taken = new Map<number, { need: CallNeed; dimensions: RateDimension[] }>();
   private pumping = false;
   private wake: () => void = () => {};
 
@@ -153,7 +165,13 @@ class Gate {
         this.word[d] = { ...reading, seq: admission.seq, seenAt: now, carried };
         this.learn(d, reading, now, response.headers);
       }
-      if (response.status === 429) this.holdUntil = Math.max(this.holdUntil, now + (retryAfterMs(response.headers) ?? LOOK_AGAIN_MS));
+      if (response.status === 429) {
+        this.holdUntil = Math.max(this.holdUntil, now + (retryAfterMs(response.headers) ?? LOOK_AGAIN_MS));
+        // Refused, it used nothing: the retry asks again.
+        void this.settle(admission, { requests: 0, input_tokens: 0, output_tokens: 0 });
+      }
+    } else {
+      this.taken.delete(admission.seq);
     }
     const oldest = Math.min(...Object.values(this.word).map((w) => w.seq));
     for (const [seq, s] of this.sent) if (seq <= oldest && s.answered) this.sent.delete(seq);
@@ -186,9 +204,10 @@ class Gate {
           continue;
         }
         const wait = await this.waitFor(waiter.need);
-        if (wait === undefined) {
+        if ('taken' in wait) {
           this.queue.shift();
           const seq = ++this.seq;
+          if (wait.taken.length > 0) this.taken.set(seq, { need: waiter.need, dimensions: wait.taken });
           if (!this.silent) this.sent.set(seq, { need: waiter.need, answered: false });
           if (Object.keys(this.windows).length === 0 && !this.silent) {
             for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
@@ -217,8 +236,8 @@ class Gate {
     }
   }
 
-  /** Undefined when a call of this need may go now (its points are then taken); else how long to wait, and why. */
-  private async waitFor(need: CallNeed): Promise<{ ms: number; reason?: WaitReason } | undefined> {
+  /** How long a call of this need must wait, and why; or, when it may go now, the limiters that took their points. */
+  private async waitFor(need: CallNeed): Promise<{ ms: number; reason?: WaitReason } | { taken: RateDimension[] }> {
     const now = Date.now();
     if (now < this.holdUntil) return { ms: this.holdUntil - now, reason: 'retry_after' };
     if (this.probe && now - this.probe.since < PROBE_MS) return { ms: this.probe.since + PROBE_MS - now };
@@ -228,32 +247,51 @@ class Gate {
       if (ms > 0 && ms > (longest?.ms ?? 0)) longest = { ms, reason: d };
     }
     if (longest) return longest;
-    if (Object.keys(this.windows).length === 0) return undefined;
+    if (Object.keys(this.windows).length === 0) return { taken: [] };
     const store = await this.limiters();
     // In one process the server's word is the better guide to a limit learned from it: the
     // limiters keep those given, and, shared, every limit across the organisation's runners.
     const dimensions = (Object.keys(this.windows) as RateDimension[]).filter((d) => store.shared || this.windows[d]!.given);
-    const limiter = (d: RateDimension) => {
-      const { points, ms } = this.windows[d]!;
-      // The limiters count whole seconds: rounded up, a window is never shorter than the limit's.
-      // Shared by runners that each see only their own answers: windows of half the length with
-      // half the points, so that two back to back never pass more than the API's bucket holds.
-      return store.shared
-        ? store.limiter(`${this.name}:${d}`, Math.max(1, Math.floor(points / 2)), Math.ceil(ms / 2000))
-        : store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
-    };
-    for (const [d, used] of this.unlimited.splice(0)) if (dimensions.includes(d)) await limiter(d).charge(used);
+    for (const [d, used] of this.unlimited.splice(0)) if (dimensions.includes(d)) await this.limiter(store, d).charge(used);
     const taken: RateDimension[] = [];
     for (const d of dimensions) {
-      const ms = await limiter(d).take(need[d]);
+      const ms = await this.limiter(store, d).take(need[d]);
       if (ms === 0) {
         taken.push(d);
         continue;
       }
-      for (const t of taken) await limiter(t).giveBack(need[t]);
+      for (const t of taken) await this.limiter(store, t).giveBack(need[t]);
       return { ms, reason: d };
     }
-    return undefined;
+    return { taken };
+  }
+
+  /**
+   * The limiter of a dimension. The limiters count whole seconds: rounded up, a window is never
+   * shorter than the limit's. Shared by runners that each see only their own answers: windows of
+   * half the length with half the points, so that two back to back never pass more than the API's
+   * bucket holds.
+   */
+  private limiter(store: LimiterStore, d: RateDimension): Limiter {
+    const { points, ms } = this.windows[d]!;
+    return store.shared
+      ? store.limiter(`${this.name}:${d}`, Math.max(1, Math.floor(points / 2)), Math.ceil(ms / 2000))
+      : store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
+  }
+
+  /** A call's answer is whole: what the limiters took beyond what it used goes back, and the server's word counts what it used. */
+  async settle(admission: Admission, used: CallNeed): Promise<void> {
+    const sent = this.sent.get(admission.seq);
+    if (sent) sent.need = used;
+    const taken = this.taken.get(admission.seq);
+    this.taken.delete(admission.seq);
+    if (!taken) return;
+    const store = await this.limiters();
+    for (const d of taken.dimensions) {
+      const over = taken.need[d] - used[d];
+      if (over > 0) await this.limiter(store, d).giveBack(over);
+    }
+    this.wake();
   }
 
   /** Milliseconds until the server's bucket, as last seen and refilled since, holds this call's share. */

@@ -174,4 +174,22 @@ describe('the pacer', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect(Date.now() - started).toBeLessThan(1_500);
   });
+
+  it('gives the limiters back what a call took beyond what it used, and all of it when the call was refused', async () => {
+    const given: string[] = [];
+    const store = async () => ({
+      shared: false,
+      limiter: (key: string) => ({ take: async () => 0, giveBack: async (n: number) => void given.push(`${key} ${n}`), charge: async () => {} }),
+    });
+    const pacer = new Pacer(() => ({ requests: 100, input_tokens: 100_000, output_tokens: 100_000 }), store);
+    const answered = await pacer.admit(SONNET, { requests: 1, input_tokens: 500, output_tokens: 4096 }, never);
+    pacer.settle(answered, { input_tokens: 120, cache_creation_input_tokens: 30, output_tokens: 96 });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(given.sort()).toEqual(['sonnet:input_tokens 350', 'sonnet:output_tokens 4000']);
+    given.length = 0;
+    const refused = await pacer.admit(SONNET, { requests: 1, input_tokens: 500, output_tokens: 4096 }, never);
+    pacer.observe(refused, { headers: new Headers({ 'retry-after-ms': '1' }), status: 429 });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(given.sort()).toEqual(['sonnet:input_tokens 500', 'sonnet:output_tokens 4096', 'sonnet:requests 1']);
+  });
 });

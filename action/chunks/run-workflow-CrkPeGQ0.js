@@ -1,1 +1,0 @@
-export{s as runCommand}from"./run-workflow-J4wKvQ15.js";
