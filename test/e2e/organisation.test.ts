@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELAY, relayScript } from '../fixtures/relay.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { conclave } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
@@ -47,10 +49,10 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
 
   it.each(KINDS)('%s: a spend pool stops the second of two runs at the limit (exit 3), their costs within its cap', async (kind) => {
     /** The relay on a server of its own: the script numbers each agent's calls. */
-    const relay = async (args: string[] = []) => {
+    const relay = async (args: string[] = [], env: NodeJS.ProcessEnv = {}) => {
       const server = await startFakeAnthropic(relayScript());
       try {
-        return { run: await runWorkflow(server, SMALL_RELAY, args), requests: server.requests };
+        return { run: await runWorkflow(server, SMALL_RELAY, args, { env }), requests: server.requests };
       } finally {
         await server.close();
       }
@@ -68,8 +70,14 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     const args = ['--coordinate', urlOf(kind), '--spend-pool', `${name}=${cap.toFixed(6)}/day`];
     const first = (await relay(args)).run;
     expect(first.code, first.stderr).toBe(0);
-    const second = (await relay(args)).run;
+    // The second as a GitHub Actions step: its job summary says which pool stopped it and what it drew.
+    const summary = join(mkdtempSync(join(tmpdir(), 'conclave-summary-')), 'summary.md');
+    writeFileSync(summary, '');
+    const second = (await relay(args, { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary })).run;
     expect(second.code, second.stderr).toBe(3);
+    const jobSummary = readFileSync(summary, 'utf8');
+    expect(jobSummary).toContain(`limit reached: spend_pool ${name}`);
+    expect(jobSummary).toContain(`Spend pool ${name} (${dollars(Number(cap.toFixed(6)))} per day): this run drew`);
     expect(second.json.status).toBe('limit');
     expect(second.json.reason).toMatch(new RegExp(`^limit reached: spend_pool ${name} \\(\\$[0-9.]+ spent of \\$[0-9.]+ per day: \\$[0-9.]+ left, and the next call could cost up to \\$[0-9.]+; the pool has room again at \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z`));
     expect(costOf(first) + costOf(second)).toBeLessThanOrEqual(cap);
