@@ -13,8 +13,8 @@ export interface CheckedWorkflow {
 /** Loads a workflow with every check `validate` makes, mentions included. */
 export function loadChecked(file: string): CheckedWorkflow {
   try {
-    const { workflow, diagnostics, prompts, agents } = loadWorkflow(file);
-    diagnostics.push(...mentionWarnings(prompts, agents));
+    const { workflow, diagnostics, prompts, agents, madeAtRun } = loadWorkflow(file);
+    diagnostics.push(...mentionWarnings(prompts, agents, madeAtRun));
     diagnostics.sort(byPosition);
     return { file, workflow, diagnostics };
   } catch (e) {

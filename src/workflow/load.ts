@@ -13,7 +13,7 @@ import { labelOf, schemaErrors } from './schema-check.js';
 import { WorkflowSource, type Path } from './source.js';
 import { quote } from './suggest.js';
 import { parseTemplate, type TemplatePart } from './template.js';
-import { forEachProblems, spawnProblems } from './spawn-checks.js';
+import { forEachProblems, madeAtRun, spawnProblems } from './spawn-checks.js';
 import type { WorkflowSpec } from './types.js';
 
 /** A text that is interpolated, with its parsed template. */
@@ -43,9 +43,10 @@ export interface LoadResult {
   workflow?: Workflow;
   /** Errors and warnings, in file order. */
   diagnostics: Diagnostic[];
-  /** The prompts that could be read and the agents' names, for mention checks even when there are errors. */
+  /** For mention checks, even when there are errors: the prompts read, the agents' names, the templates and `for_each` agents (whose instances, `NAME-1` …, the run makes). */
   prompts: LocatedText[];
   agents: string[];
+  madeAtRun: string[];
 }
 
 /** The workflow file itself could not be read. */
@@ -87,7 +88,7 @@ export function loadWorkflow(file: string): LoadResult {
 function checkWorkflow(file: string, text: string): LoadResult {
   const source = new WorkflowSource(file, text);
   const syntax = source.syntaxErrors();
-  const none = { prompts: [], agents: [] };
+  const none = { prompts: [], agents: [], madeAtRun: [] };
   if (syntax.length > 0) return { diagnostics: syntax, ...none };
   let data: unknown;
   try {
@@ -114,15 +115,13 @@ function checkWorkflow(file: string, text: string): LoadResult {
   const graph = graphOf(source, spec, diagnostics);
 
   const prompts = [...templates.values()].filter((t) => t.field === 'prompt');
-  const agents = Object.keys(recordOf(spec.agents));
-  if (hasErrors(diagnostics) || !graph) return { diagnostics, prompts, agents };
-  const systemTemplates = Object.fromEntries(
-    Object.keys(spec.agents).map((name) => [name, templates.get(system.get(name)?.label ?? '')]),
-  );
+  const named = { agents: Object.keys(recordOf(spec.agents)), madeAtRun: madeAtRun(spec) };
+  if (hasErrors(diagnostics) || !graph) return { diagnostics, prompts, ...named };
+  const systemTemplates = Object.fromEntries(Object.keys(spec.agents).map((name) => [name, templates.get(system.get(name)?.label ?? '')]));
   return {
     diagnostics,
     prompts,
-    agents,
+    ...named,
     workflow: {
       file,
       text,

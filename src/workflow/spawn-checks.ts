@@ -10,6 +10,12 @@ export function instanceName(template: string, n: number): string {
   return `${template}-${n}`;
 }
 
+/** The templates and `for_each` agents of a file, whose instances the run makes. */
+export function madeAtRun(spec: WorkflowSpec): string[] {
+  const forEach = Object.entries(recordOf(spec.agents)).filter(([, a]) => isRecord(a) && a.for_each !== undefined);
+  return [...Object.keys(recordOf(spec.templates)), ...forEach.map(([name]) => name)];
+}
+
 /**
  * What `spawns:` and `templates:` must hold: each spawns entry names a template; no declared
  * agent has a template's name or an instance's (`reviewer-2` would be two agents); a template no
