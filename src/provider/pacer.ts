@@ -166,7 +166,8 @@ class Gate {
         this.learn(d, reading, now, response.headers);
       }
       if (response.status === 429) {
-        this.holdUntil = Math.max(this.holdUntil, now + (retryAfterMs(response.headers) ?? LOOK_AGAIN_MS));
+        // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
+        this.holdUntil = Math.max(this.holdUntil, now + Math.min(retryAfterMs(response.headers) ?? LOOK_AGAIN_MS, MINUTE_MS));
         // Refused, it used nothing: the retry asks again.
         void this.settle(admission, { requests: 0, input_tokens: 0, output_tokens: 0 });
       }

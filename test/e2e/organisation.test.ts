@@ -194,6 +194,9 @@ describe('--rate-limit, --coordinate and --spend-pool refuse what they cannot us
     [['--rate-limit', 'rpm=fast'], /--rate-limit takes rpm=N,itpm=N,otpm=N/],
     [['--spend-pool', 'org=20/day'], /--spend-pool needs --coordinate URL/],
     [['--coordinate', 'redis://127.0.0.1:1', '--spend-pool', 'org=twenty'], /--spend-pool takes NAME=DOLLARS\/WINDOW/],
+    [['--coordinate', 'redis://127.0.0.1:1', '--spend-pool', 'org=99999999999999/day'], /--spend-pool takes NAME=DOLLARS\/WINDOW.*at most 1000000000/],
+    [['--coordinate', 'redis://127.0.0.1:1', '--spend-pool', 'org=20/fortnight'], /--spend-pool takes NAME=DOLLARS\/WINDOW/],
+    [['--coordinate', 'redis://127.0.0.1:1', '--spend-pool', 'org=20/day', '--spend-pool', 'org=30/day'], /names the pool org twice/],
     [['--coordinate', 'mysql://127.0.0.1/x'], /--coordinate takes a redis:\/\/, rediss:\/\/, postgres:\/\/ or postgresql:\/\/ URL; got mysql:/],
   ])('%j', async (args, message) => {
     const server = await startFakeAnthropic(relayScript());

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } from '../../src/provider/pacer.js';
 import { CallAborted } from '../../src/provider/provider-errors.js';
 import { rateReadings } from '../../src/provider/rate-headers.js';
@@ -191,5 +191,27 @@ describe('the pacer', () => {
     pacer.observe(refused, { headers: new Headers({ 'retry-after-ms': '1' }), status: 429 });
     await new Promise((r) => setTimeout(r, 10));
     expect(given.sort()).toEqual(['sonnet:input_tokens 500', 'sonnet:output_tokens 4096', 'sonnet:requests 1']);
+  });
+
+  it('takes a hostile answer for what it can be: a retry-after of a day holds a minute, a reset in the year 3000 a minute\'s rate', async () => {
+    vi.useFakeTimers();
+    try {
+      const pacer = new Pacer(() => ({}), localLimiters);
+      const first = await pacer.admit(SONNET, NEED, never);
+      pacer.observe(first, { headers: new Headers({ 'retry-after': '86400' }), status: 429 });
+      const second = pacer.admit(SONNET, NEED, never);
+      await vi.advanceTimersByTimeAsync(59_000);
+      expect(await Promise.race([second.then(() => 'admitted'), Promise.resolve('waiting')])).toBe('waiting');
+      await vi.advanceTimersByTimeAsync(2_000);
+      const admitted = await second;
+      expect(admitted.reason).toBe('retry_after');
+      pacer.observe(admitted, { headers: new Headers({ 'anthropic-ratelimit-requests-limit': '60', 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': '3000-01-01T00:00:00.000Z' }), status: 200 });
+      const third = pacer.admit(SONNET, NEED, never);
+      // Learned as a minute's window (the longest there is): one request a second.
+      await vi.advanceTimersByTimeAsync(1_100);
+      expect((await third).reason).toBe('requests');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
