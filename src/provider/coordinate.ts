@@ -1,7 +1,7 @@
 import { ConclaveError } from '../conclave-error.js';
 import { Limiters, type LimiterStore } from './rate-limiters.js';
 import { shownSpec, withoutCredentials } from './store-url.js';
-import { PostgresLedger, RedisLedger, type PoolLedger } from './spend-ledger.js';
+import { PostgresLedger, RedisLedger, type PoolLedger, type PoolWindow } from './spend-ledger.js';
 
 /** --coordinate names no store conclave can use, or the store does not answer. */
 export class CoordinateError extends ConclaveError {
@@ -31,16 +31,16 @@ const TABLE = 'conclave_rate_limits';
  */
 export async function coordinate(url: string): Promise<Coordination> {
   const shown = shownSpec(url);
-  const refuse = (e: unknown): never => {
+  const refuse = (e: unknown, what = 'does not answer'): never => {
     const why = e instanceof Error ? e.message : String(e);
-    throw new CoordinateError(`--coordinate ${shown} does not answer: ${withoutCredentials(why, url)}`, { cause: e });
+    throw new CoordinateError(`--coordinate ${shown} ${what}: ${withoutCredentials(why, url)}`, { cause: e });
   };
   if (/^rediss?:\/\//.test(url)) {
     const [{ createClient }, { RateLimiterRedis }] = await Promise.all([import('@redis/client'), import('rate-limiter-flexible')]);
     const client = createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: STORE_TIMEOUT_MS, reconnectStrategy: false } });
     client.on('error', () => {}); // each failed command reports it
     await withTimeout(client.connect().then(() => client.ping()), 'connect').catch(refuse);
-    return {
+    return proven(refuse, {
       shown,
       limiters: new Limiters((o) => new RateLimiterRedis({ ...o, storeClient: client, useRedisPackage: true, rejectIfRedisNotReady: true }), true),
       ledger: new RedisLedger(client),
@@ -48,7 +48,7 @@ export async function coordinate(url: string): Promise<Coordination> {
       close: async () => {
         if (client.isOpen) await client.close().catch(() => {});
       },
-    };
+    });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     const [{ default: pg }, { RateLimiterPostgres }] = await Promise.all([import('pg'), import('rate-limiter-flexible')]);
@@ -63,14 +63,36 @@ export async function coordinate(url: string): Promise<Coordination> {
       await pool.end().catch(() => {});
       refuse(e);
     });
-    return {
+    return proven(refuse, {
       shown,
       limiters: new Limiters((o) => new RateLimiterPostgres({ ...o, storeClient: pool, storeType: 'pool', tableName: TABLE, tableCreated: true, clearExpiredByTimeout: false }), true),
       ledger,
       close: () => pool.end().catch(() => {}),
-    };
+    });
   }
   throw new CoordinateError(`--coordinate takes a redis://, rediss://, postgres:// or postgresql:// URL; got ${shown}`);
+}
+
+/**
+ * The store, once a limiter and the ledger have each done one harmless operation (nothing taken,
+ * nothing held): a server that answers but cannot be used (no rights to make a table, a key of
+ * another kind in the way) is refused before the run, not found out in the middle of it.
+ */
+async function proven(refuse: (e: unknown, what: string) => never, store: Coordination): Promise<Coordination> {
+  const probe: PoolWindow = { pool: 'conclave-probe', start: 0, keepMs: 1 };
+  const id = `probe:${process.pid}:${Date.now()}`;
+  const use = async () => {
+    await store.limiters.limiter('conclave-probe', 1, 1).charge(0);
+    await store.ledger.reserve(probe, id, 0, 1, Date.now() + 1_000);
+    await store.ledger.settle(probe, id, 0);
+  };
+  try {
+    await withTimeout(use(), 'a first use');
+  } catch (e) {
+    await store.close();
+    refuse(e, 'answers but cannot be used');
+  }
+  return store;
 }
 
 /** `work`, or an error once STORE_TIMEOUT_MS has passed. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RELAY, relayScript } from '../fixtures/relay.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -185,6 +186,32 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
       expect(run.events, 'no session was written').toEqual([]);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe.skipIf(missing !== undefined)('--coordinate: a store that answers but cannot be used', () => {
+  it.each(KINDS)('%s: exit 2 before the run, saying why', async (kind) => {
+    const store = kind === 'redis' ? await startRedis() : await startPostgres();
+    const server = await startFakeAnthropic(relayScript());
+    try {
+      // Something else's data where conclave keeps its own: a key of another kind, a table of other columns.
+      if (kind === 'redis') execFileSync('redis-cli', ['-p', String(store.port), 'SET', 'conclave:pool:conclave-probe:0:holds', 'not a sorted set']);
+      else {
+        const pg = (await import('pg')).default;
+        const client = new pg.Client({ connectionString: store.url });
+        await client.connect();
+        await client.query('CREATE TABLE conclave_spend_holds (id text PRIMARY KEY)');
+        await client.end();
+      }
+      const run = await runWorkflow(server, RELAY, ['--coordinate', store.url]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(new RegExp(`--coordinate ${kind}://\\S+ answers but cannot be used: `));
+      expect(run.stderr).not.toContain(PG_PASSWORD);
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await server.close();
+      await store.kill();
     }
   });
 });
