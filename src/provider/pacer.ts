@@ -1,60 +1,7 @@
-import { CallAborted } from './provider-errors.js';
-import { RATE_DIMENSIONS, rateReadings, retryAfterMs, type RateDimension, type RateReading } from './rate-headers.js';
-import type { Limiter, LimiterStore } from './rate-limiters.js';
+import { RateGate, type Admission, type CallNeed, type GivenLimits, type WaitListener } from './rate-gate.js';
+import type { LimiterStore } from './rate-limiters.js';
 
-/** What one HTTP request takes from each limit. */
-export type CallNeed = Record<RateDimension, number>;
-
-/** Limits given by the user, per minute (`--rate-limit rpm=N,itpm=N,otpm=N`). */
-export type GivenLimits = Partial<Record<RateDimension, number>>;
-
-/** Why a call waits: a limit, or a refusal's `retry-after`. */
-export type WaitReason = RateDimension | 'retry_after';
-
-/** Told when a call starts to wait, with how long it will wait at most before it asks again. */
-export type WaitListener = (reason: WaitReason, ms: number) => void;
-
-/** A call let through: given back to `observe` with what its response said. */
-export interface Admission {
-  readonly gate: string;
-  readonly seq: number;
-  /** How long it waited, and for what (the last reason). */
-  readonly waitedMs: number;
-  readonly reason?: WaitReason;
-}
-
-interface Window {
-  points: number;
-  /** How long the limit takes to refill from empty. */
-  ms: number;
-}
-
-interface Word extends RateReading {
-  /** The admission whose response said it: calls let through after it are not counted in it. */
-  seq: number;
-  seenAt: number;
-  /**
-   * What calls let through before it and still unanswered took: the server may have taken their
-   * requests after this one (they raced on the way), so they are counted as not in it.
-   */
-  carried: number;
-}
-
-interface Waiter {
-  need: CallNeed;
-  signal: AbortSignal;
-  onWait?: WaitListener;
-  since: number;
-  reason?: WaitReason;
-  admit: (a: Admission) => void;
-  refuse: (e: Error) => void;
-}
-
-const MINUTE_MS = 60_000;
-/** The longest a waiting call sleeps before it looks again (a response can change what is left). */
-const LOOK_AGAIN_MS = 1_000;
-/** The longest other calls wait for the first call's headers (a stream sends them first, a slow server late). */
-const PROBE_MS = 1_000;
+export type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-gate.js';
 
 /** The limits of the Messages API are per model class: Opus, Sonnet, Haiku (another model: its own id). */
 export function modelClass(model: string): string {
@@ -73,7 +20,7 @@ export function modelClass(model: string): string {
  * the others waiting up to a second for its headers.
  */
 export class Pacer {
-  private readonly gates = new Map<string, Gate>();
+  private readonly gates = new Map<string, RateGate>();
 
   constructor(
     /** The limits given for a model class, if any. */
@@ -90,7 +37,7 @@ export class Pacer {
   admit(model: string, need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
     const name = modelClass(model);
     let gate = this.gates.get(name);
-    if (!gate) this.gates.set(name, (gate = new Gate(name, this.given(name), this.limiters)));
+    if (!gate) this.gates.set(name, (gate = new RateGate(name, this.given(name), this.limiters)));
     return gate.admit(need, signal, onWait);
   }
 
@@ -107,201 +54,5 @@ export class Pacer {
   settle(admission: Admission, usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number | null }): void {
     const used = { requests: 1, input_tokens: usage.input_tokens + (usage.cache_creation_input_tokens ?? 0), output_tokens: usage.output_tokens };
     void this.gates.get(admission.gate)?.settle(admission, used);
-  }
-}
-
-class Gate {
-  private readonly windows: Partial<Record<RateDimension, Window & { given: boolean }>> = {};
-  private readonly word: Partial<Record<RateDimension, Word>> = {};
-  /** Calls let through, by sequence number, for as long as a word might not count them (none while the server says nothing). */
-  private readonly sent = new Map<number, { need: CallNeed; answered: boolean }>();
-  private seq = 0;
-  private holdUntil = 0;
-  /** The one call in flight while nothing is known of the limits, and since when. */
-  private probe: { seq: number; since: number } | undefined;
-  /** A response came without rate headers: only given limits apply. */
-  private silent = false;
-  /** What calls let through before any limit was known took: counted in the limiters once one is. */
-  private readonly unlimited: [RateDimension, number][] = [];
-  private readonly queue: Waiter[] = [];
-  /** What the limiters took for each call in flight, by sequence number. */
-  private readonly taken = new Map<number, { need: CallNeed; dimensions: RateDimension[] }>();
-  private pumping = false;
-  private wake: () => void = () => {};
-
-  constructor(
-    private readonly name: string,
-    given: GivenLimits,
-    private readonly limiters: () => Promise<LimiterStore>,
-  ) {
-    for (const d of RATE_DIMENSIONS) {
-      const points = given[d];
-      if (points !== undefined) this.windows[d] = { points, ms: MINUTE_MS, given: true };
-    }
-  }
-
-  admit(need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
-    if (signal.aborted) return Promise.reject(new CallAborted());
-    return new Promise<Admission>((admit, refuse) => {
-      const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit, refuse };
-      signal.addEventListener('abort', () => this.wake(), { once: true });
-      this.queue.push(waiter);
-      void this.pump();
-    });
-  }
-
-  observe(admission: Admission, response?: { headers: Headers; status: number }): void {
-    if (this.probe?.seq === admission.seq) this.probe = undefined;
-    const own = this.sent.get(admission.seq);
-    if (own) own.answered = true;
-    if (response) {
-      const now = Date.now();
-      const readings = rateReadings(response.headers, now);
-      if (Object.keys(readings).length === 0) this.silent = true;
-      // The latest response is the server's latest word, whatever the order its requests went in.
-      for (const [d, reading] of Object.entries(readings) as [RateDimension, RateReading][]) {
-        let carried = 0;
-        for (const [seq, s] of this.sent) if (seq < admission.seq && !s.answered) carried += s.need[d];
-        this.word[d] = { ...reading, seq: admission.seq, seenAt: now, carried };
-        this.learn(d, reading, now, response.headers);
-      }
-      if (response.status === 429) {
-        // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
-        this.holdUntil = Math.max(this.holdUntil, now + Math.min(retryAfterMs(response.headers) ?? LOOK_AGAIN_MS, MINUTE_MS));
-        // Refused, it used nothing: the retry asks again.
-        void this.settle(admission, { requests: 0, input_tokens: 0, output_tokens: 0 });
-      }
-    } else {
-      this.taken.delete(admission.seq);
-    }
-    const oldest = Math.min(...Object.values(this.word).map((w) => w.seq));
-    for (const [seq, s] of this.sent) if (seq <= oldest && s.answered) this.sent.delete(seq);
-    this.wake();
-  }
-
-  /**
-   * A limit's window, from a reading: the API's limits are per minute, and refill continuously;
-   * a precise reset time (with fractions of a second) also tells the rate of a server that refills faster.
-   */
-  private learn(d: RateDimension, reading: RateReading, now: number, headers: Headers): void {
-    if (this.windows[d]?.given) return;
-    const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
-    const used = reading.limit - reading.remaining;
-    const ms = precise && used > 0 && reading.resetAt > now ? ((reading.resetAt - now) * reading.limit) / used : MINUTE_MS;
-    const known = this.windows[d];
-    if (known?.points === reading.limit && (known.ms !== MINUTE_MS || !precise)) return;
-    this.windows[d] = { points: reading.limit, ms: Math.min(MINUTE_MS, Math.max(100, ms)), given: false };
-  }
-
-  private async pump(): Promise<void> {
-    if (this.pumping) return;
-    this.pumping = true;
-    try {
-      while (this.queue.length > 0) {
-        const waiter = this.queue[0]!;
-        if (waiter.signal.aborted) {
-          this.queue.shift();
-          waiter.refuse(new CallAborted());
-          continue;
-        }
-        const wait = await this.waitFor(waiter.need);
-        if ('taken' in wait) {
-          this.queue.shift();
-          const seq = ++this.seq;
-          if (wait.taken.length > 0) this.taken.set(seq, { need: waiter.need, dimensions: wait.taken });
-          if (!this.silent) this.sent.set(seq, { need: waiter.need, answered: false });
-          if (Object.keys(this.windows).length === 0 && !this.silent) {
-            for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
-            if (Object.keys(this.word).length === 0) this.probe = { seq, since: Date.now() };
-          }
-          waiter.admit({ gate: this.name, seq, waitedMs: Date.now() - waiter.since, ...(waiter.reason ? { reason: waiter.reason } : {}) });
-          continue;
-        }
-        // Those behind it in the queue wait for the same limit.
-        if (wait.reason) {
-          for (const w of this.queue) {
-            if (w.reason === wait.reason) continue;
-            w.reason = wait.reason;
-            w.onWait?.(wait.reason, wait.ms);
-          }
-        }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(wait.ms, LOOK_AGAIN_MS));
-          this.wake = () => (clearTimeout(timer), resolve());
-        });
-      }
-    } catch (e) {
-      for (const waiter of this.queue.splice(0)) waiter.refuse(e as Error);
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  /** How long a call of this need must wait, and why; or, when it may go now, the limiters that took their points. */
-  private async waitFor(need: CallNeed): Promise<{ ms: number; reason?: WaitReason } | { taken: RateDimension[] }> {
-    const now = Date.now();
-    if (now < this.holdUntil) return { ms: this.holdUntil - now, reason: 'retry_after' };
-    if (this.probe && now - this.probe.since < PROBE_MS) return { ms: this.probe.since + PROBE_MS - now };
-    let longest: { ms: number; reason: WaitReason } | undefined;
-    for (const [d, word] of Object.entries(this.word) as [RateDimension, Word][]) {
-      const ms = this.untilAllowed(d, word, need[d], now);
-      if (ms > 0 && ms > (longest?.ms ?? 0)) longest = { ms, reason: d };
-    }
-    if (longest) return longest;
-    if (Object.keys(this.windows).length === 0) return { taken: [] };
-    const store = await this.limiters();
-    // In one process the server's word is the better guide to a limit learned from it: the
-    // limiters keep those given, and, shared, every limit across the organisation's runners.
-    const dimensions = (Object.keys(this.windows) as RateDimension[]).filter((d) => store.shared || this.windows[d]!.given);
-    for (const [d, used] of this.unlimited.splice(0)) if (dimensions.includes(d)) await this.limiter(store, d).charge(used);
-    const taken: RateDimension[] = [];
-    for (const d of dimensions) {
-      const ms = await this.limiter(store, d).take(need[d]);
-      if (ms === 0) {
-        taken.push(d);
-        continue;
-      }
-      for (const t of taken) await this.limiter(store, t).giveBack(need[t]);
-      return { ms, reason: d };
-    }
-    return { taken };
-  }
-
-  /**
-   * The limiter of a dimension. The limiters count whole seconds: rounded up, a window is never
-   * shorter than the limit's. Shared by runners that each see only their own answers: windows of
-   * half the length with half the points, so that two back to back never pass more than the API's
-   * bucket holds.
-   */
-  private limiter(store: LimiterStore, d: RateDimension): Limiter {
-    const { points, ms } = this.windows[d]!;
-    return store.shared
-      ? store.limiter(`${this.name}:${d}`, Math.max(1, Math.floor(points / 2)), Math.ceil(ms / 2000))
-      : store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
-  }
-
-  /** A call's answer is whole: what the limiters took beyond what it used goes back, and the server's word counts what it used. */
-  async settle(admission: Admission, used: CallNeed): Promise<void> {
-    const sent = this.sent.get(admission.seq);
-    if (sent) sent.need = used;
-    const taken = this.taken.get(admission.seq);
-    this.taken.delete(admission.seq);
-    if (!taken) return;
-    const store = await this.limiters();
-    for (const d of taken.dimensions) {
-      const over = taken.need[d] - used[d];
-      if (over > 0) await this.limiter(store, d).giveBack(over);
-    }
-    this.wake();
-  }
-
-  /** Milliseconds until the server's bucket, as last seen and refilled since, holds this call's share. */
-  private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
-    const rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
-    let since = word.carried;
-    for (const [seq, s] of this.sent) if (seq > word.seq) since += s.need[d];
-    const left = Math.min(word.limit, word.remaining + rate * (now - word.seenAt)) - since;
-    const share = Math.min(wanted, word.limit);
-    return left >= share ? 0 : Math.ceil((share - left) / rate);
   }
 }
