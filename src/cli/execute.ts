@@ -31,6 +31,11 @@ export interface OutputOptions extends LimitFlags, OrganisationFlags {
   sarif?: string;
 }
 
+/** A warning of a run's setup or its stores (the cache, --coordinate), on stderr. */
+export function warning(message: string): void {
+  process.stderr.write(`conclave: warning: ${message}\n`);
+}
+
 /** Opens --cache before anything is written; a UsageError when it cannot be opened. */
 export async function cacheOf(options: OutputOptions & { replay?: string }): Promise<ResponseCache | undefined> {
   if (options.offline && options.cache === undefined && !options.replay) throw new UsageError('--offline answers only from --cache or --replay: give one of them');
@@ -39,8 +44,7 @@ export async function cacheOf(options: OutputOptions & { replay?: string }): Pro
   const ttlMs = options.cacheTtl === undefined ? undefined : cacheTtlMs(options.cacheTtl);
   const { openCache, CacheError } = await import('../session/cache.js');
   try {
-    const warn = (message: string) => process.stderr.write(`conclave: warning: ${message}\n`);
-    return await openCache(options.cache, { ttlMs, onFailure: warn, onMalformed: warn });
+    return await openCache(options.cache, { ttlMs, onFailure: warning, onMalformed: warning });
   } catch (e) {
     if (e instanceof CacheError) throw new UsageError(e.message);
     throw new UsageError(`cannot open the response cache: ${(e as Error).message}`);

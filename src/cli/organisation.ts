@@ -20,8 +20,6 @@ export interface OrganisationFlags {
 export interface Organisation {
   pacer: Pacer;
   pools?: SpendPools;
-  /** The store, as the user may see it. */
-  store?: string;
   close(): Promise<void>;
 }
 
@@ -96,7 +94,6 @@ export async function organisationOf(flags: OrganisationFlags, workflow: Workflo
   return {
     pacer: new Pacer(given, async () => limiters),
     ...(pools ? { pools } : {}),
-    store: store.shown,
     close: async () => {
       pools?.close();
       await store.close();

@@ -10,9 +10,9 @@ import { SessionWriter } from '../session/writer.js';
 import { limitsProblem, tighterLimits, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
-import { cacheOf, executeRun, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
-import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256, warning } from './run-workflow.js';
+import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
 import { organisationOf } from './organisation.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
@@ -71,7 +71,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   }
   const inputs = recordedInputs(header, workflow, options.input);
   for (const name of changedSecrets(header.secret_checks, inputs)) {
-    process.stderr.write(`conclave: warning: secret input "${name}" is not the value the run was recorded with; the recorded part stands as it was made, and the run goes on with the new value\n`);
+    warning(`secret input "${name}" is not the value the run was recorded with; the recorded part stands as it was made, and the run goes on with the new value`);
   }
   const recording = replayable(record.effective);
   const { first, last } = recordedLimits(recording, workflow.limits, record.path);

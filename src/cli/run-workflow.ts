@@ -11,7 +11,7 @@ import { SessionLockedError } from '../session/lock.js';
 import { missingRequiredSandbox } from '../agents/tools/sandbox.js';
 import { formatDiagnostic } from '../workflow/diagnostic.js';
 import type { Workflow } from '../workflow/load.js';
-import { cacheOf, executeRun, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions } from './github.js';
 import { writeCommand } from './command-guard.js';
 import { withLimitFlags } from './limit-flags.js';
@@ -134,11 +134,6 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     masker,
     workspace,
   });
-}
-
-/** A warning of the run's setup, such as a store that failed: on stderr, as the cache's are. */
-export function warning(message: string): void {
-  process.stderr.write(`conclave: warning: ${message}\n`);
 }
 
 /** Recorded inputs (secrets aside) that the command line does not give, as `-i` pairs. */

@@ -63,7 +63,8 @@ const MICRO = 1_000_000;
 export class SpendPools {
   private ids = 0;
   private failed = false;
-  private readonly live = new Map<string, { window: PoolWindow; id: string }[]>();
+  /** The windows each call in flight holds its worst case in, by the hold's id. */
+  private readonly live = new Map<string, PoolWindow[]>();
   private readonly waiting: (() => void)[] = [];
   private readonly renewal: NodeJS.Timeout;
 
@@ -85,7 +86,7 @@ export class SpendPools {
       if (signal.aborted) throw new CallAborted();
       if (this.failed) return async () => {};
       const id = `${this.runId}:${++this.ids}`;
-      const holds: { window: PoolWindow; id: string }[] = [];
+      const holds: PoolWindow[] = [];
       let refused: { spec: PoolSpec; standing: Standing; end: number } | undefined;
       try {
         for (const spec of this.specs) {
@@ -97,7 +98,7 @@ export class SpendPools {
             refused = { spec, standing: answer, end };
             break;
           }
-          holds.push({ window, id });
+          holds.push(window);
         }
       } catch (e) {
         this.fail(e);
@@ -107,7 +108,7 @@ export class SpendPools {
         this.live.set(id, holds);
         return (costUsd) => this.settle(id, costUsd);
       }
-      await this.giveBack(holds);
+      await this.giveBack(id, holds);
       if (this.live.size === 0) throw this.limitReached(refused.spec, refused.standing, worstUsd, refused.end);
       await new Promise<void>((resolve) => {
         this.waiting.push(resolve);
@@ -125,16 +126,16 @@ export class SpendPools {
     const holds = this.live.get(id) ?? [];
     this.live.delete(id);
     try {
-      if (!this.failed) for (const { window } of holds) await withTimeout(this.ledger.settle(window, id, micros(costUsd)), 'a spend pool settlement');
+      if (!this.failed) for (const window of holds) await withTimeout(this.ledger.settle(window, id, micros(costUsd)), 'a spend pool settlement');
     } catch (e) {
       this.fail(e);
     }
     for (const wake of this.waiting.splice(0)) wake();
   }
 
-  private async giveBack(holds: readonly { window: PoolWindow; id: string }[]): Promise<void> {
+  private async giveBack(id: string, holds: readonly PoolWindow[]): Promise<void> {
     try {
-      for (const { window, id } of holds) await withTimeout(this.ledger.settle(window, id, 0), 'a spend pool release');
+      for (const window of holds) await withTimeout(this.ledger.settle(window, id, 0), 'a spend pool release');
     } catch (e) {
       this.fail(e);
     }
@@ -143,10 +144,11 @@ export class SpendPools {
   private async renew(): Promise<void> {
     if (this.failed || this.live.size === 0) return;
     const byWindow = new Map<string, { window: PoolWindow; ids: string[] }>();
-    for (const holds of this.live.values()) {
-      for (const { window, id } of holds) {
+    for (const [id, holds] of this.live) {
+      for (const window of holds) {
         const key = `${window.pool}:${window.start}`;
-        byWindow.set(key, { window, ids: [...(byWindow.get(key)?.ids ?? []), id] });
+        const entry = byWindow.get(key) ?? byWindow.set(key, { window, ids: [] }).get(key)!;
+        entry.ids.push(id);
       }
     }
     try {

@@ -78,6 +78,8 @@ export class RateGate {
   /** What the limiters took for each call in flight, by sequence number. */
   private readonly taken = new Map<number, { need: CallNeed; dimensions: RateDimension[] }>();
   private pumping = false;
+  /** Whether the limiters are this process's own, once they are made. */
+  private localStore = false;
   private wake: () => void = () => {};
 
   constructor(
@@ -199,8 +201,10 @@ export class RateGate {
       if (ms > 0 && ms > (longest?.ms ?? 0)) longest = { ms, reason: d };
     }
     if (longest) return longest;
-    if (Object.keys(this.windows).length === 0) return { taken: [] };
+    // Learned limits only, kept in this process: nothing for the limiters (known once they are made).
+    if (Object.keys(this.windows).length === 0 || (this.localStore && !Object.values(this.windows).some((w) => w.given))) return { taken: [] };
     const store = await this.limiters();
+    this.localStore = !store.shared;
     // In one process the server's word is the better guide to a limit learned from it: the
     // limiters keep those given, and, shared, every limit across the organisation's runners.
     const dimensions = (Object.keys(this.windows) as RateDimension[]).filter((d) => store.shared || this.windows[d]!.given);

@@ -1,0 +1,1 @@
+export{s as runCommand}from"./run-workflow-D4UJehOp.js";
