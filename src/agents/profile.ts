@@ -1,4 +1,5 @@
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
+import type { ProviderName } from '../provider/clouds.js';
 import type { Effort, QueueMode } from '../workflow/types.js';
 import type { AgentTool } from './tools/tool.js';
 
@@ -9,6 +10,8 @@ export interface AgentProfile {
   isLead: boolean;
   reportsTo: string | null;
   description: string;
+  /** Where its calls go (docs/providers.md). */
+  provider: ProviderName;
   model: string;
   maxTokens: number;
   /** Sent as `output_config.effort` when set. */

@@ -1,3 +1,5 @@
+import type { Connection } from '../provider/connect.js';
+import { providerFlag } from './providers.js';
 import { Journal } from '../engine/journal.js';
 import { Run, type RunResult } from '../engine/run.js';
 import { Provider } from '../provider/client.js';
@@ -80,8 +82,10 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   replayOf?: string;
   /** Called when the recording is used up, before the first new event. */
   onLive?: () => void;
-  /** Undefined for --replay and --offline, which make no model call. */
-  apiKey?: string;
+  /** The providers' clients: undefined for --replay and --offline, which make no model call. */
+  connections?: readonly Connection[];
+  /** --provider: every agent's provider. */
+  provider?: string;
   /** Values to hide from the logs (in GitHub Actions: ::add-mask::). */
   secrets?: readonly string[];
   /** Masks them in everything this run prints and writes. */
@@ -109,8 +113,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   // From here on (after the ::add-mask:: lines, which must name the secrets), every write is masked.
   const unmask = maskStreams(options.masker);
   const warnOnce = repeatedWarningsOnce();
-  const provider = options.apiKey && !options.offline
-    ? new Provider({ apiKey: options.apiKey, maxRetries: MAX_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
+  const provider = options.connections && !options.offline
+    ? new Provider({ connections: options.connections, maxRetries: MAX_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
     : undefined;
   const journal = new Journal(
     {
@@ -131,11 +135,12 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     identity: { runId: options.runId, sessionPath: options.scopeSession, ownFiles: [writer.path, ...(options.responseCache?.file ? [options.responseCache.file] : [])] },
     place: { workspace: options.workspace, env: process.env },
     answers: {
-      call: (request, signal, onRetry) => {
+      call: (request, signal, listeners, to) => {
         if (!provider) throw new Error('no model can be called in a replay');
-        return provider.call(request, signal, onRetry);
+        return provider.call(request, signal, listeners, to);
       },
       modelOverride: options.model,
+      providerOverride: providerFlag(options.provider),
       cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
       live: provider !== undefined,
       pools: provider ? options.organisation?.pools : undefined,

@@ -112,6 +112,7 @@ program
 function withRunOptions(command: Command): Command {
   return command
   .option('--model <model>', 'use this model for every agent')
+  .option('--provider <provider>', 'reach Claude through this provider for every agent: anthropic, bedrock, vertex or foundry (docs/providers.md)')
   .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
   .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
   .option('--cache-ttl <duration>', 'how long the cache keeps a response, such as 12h or 7d (default: for good)')

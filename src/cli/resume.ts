@@ -1,3 +1,4 @@
+import { connectionsFor } from './providers.js';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
@@ -12,7 +13,7 @@ import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
 import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
-import { apiKeyFor, loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
+import { loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
 import { organisationOf } from './organisation.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
@@ -24,6 +25,7 @@ export interface ResumeOptions extends OutputOptions {
   out?: string;
   workspace?: string;
   model?: string;
+  provider?: string;
   /** --workflow: the workflow file, instead of the one the session names. */
   workflow?: string;
 }
@@ -78,12 +80,12 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   // Going live, no limit is looser than the workflow's unless a flag raises it now: a session file
   // can have been written by anyone (docs/security.md).
   const limitsOnLive = withLimitFlags(tighterLimits(last, workflow.limits), options);
-  const apiKey = apiKeyFor(options, true);
+  const connections = await connectionsFor(workflow.spec, options, true);
   const cache = await cacheOf(options);
   const organisation = options.offline ? undefined : await organisationOf(options, workflow.spec, header.run_id, warning);
 
   const lastReplayed = recording.at(-1)?.seq ?? 0;
-  const { masker, secrets } = maskerFor(workflow, inputs, apiKey, header.run_id, header.session);
+  const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, header.run_id, header.session);
   const writer = openSession(record.path, () => SessionWriter.append(record, masker));
   return executeRun({
     ...options,
@@ -96,7 +98,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     writer,
     recording,
     onLive: () => writer.append({ type: 'resumed', replayed_through: lastReplayed, at: new Date().toISOString(), conclave_version: pkg.version }),
-    apiKey,
+    connections,
     responseCache: cache,
     organisation,
     secrets,

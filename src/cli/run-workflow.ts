@@ -18,20 +18,17 @@ import { withLimitFlags } from './limit-flags.js';
 import { loadChecked } from './load-checked.js';
 import { maskedInputs, maskerFor, secretChecks, secretInputs } from './secrets.js';
 import { organisationOf } from './organisation.js';
+import { connectionsFor } from './providers.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface RunCommandOptions extends OutputOptions {
   input: string[];
   session?: string;
   model?: string;
+  provider?: string;
   workspace?: string;
   replay?: string;
 }
-
-export const NO_API_KEY =
-  'ANTHROPIC_API_KEY is not set, so no model can be called. Create a key at https://console.anthropic.com/settings/keys and run:\n' +
-  '  export ANTHROPIC_API_KEY=sk-ant-...\n' +
-  "In GitHub Actions, pass ${{ secrets.ANTHROPIC_API_KEY }} to the action's anthropic-api-key input.";
 
 /** Loads a workflow with every check and prints its diagnostics; a UsageError when it cannot run. */
 export function loadForRun(file: string, json = false): Workflow {
@@ -69,13 +66,6 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** The API key, unless the run makes no live call; a UsageError that says how to set it. */
-export function apiKeyFor(options: { offline?: boolean }, needed: boolean): string | undefined {
-  const apiKey = process.env.ANTHROPIC_API_KEY;
-  if (!apiKey && needed && !options.offline) throw new UsageError(NO_API_KEY);
-  return apiKey;
-}
-
 /** `conclave run FILE`: runs the workflow and returns its exit code (docs/design.md: ending). */
 export async function runCommand(file: string, options: RunCommandOptions): Promise<number> {
   const workflow = loadForRun(file, options.json);
@@ -88,7 +78,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     given = [...recordedPairs(record.header.inputs, given), ...given];
   }
   const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
-  const apiKey = apiKeyFor(options, !recording);
+  const connections = await connectionsFor(workflow.spec, options, !recording);
   const workspace = options.workspace ?? process.cwd();
   if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
 
@@ -98,7 +88,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   const sessionPath = options.session ?? join('.conclave', 'sessions', `${runId}.jsonl`);
   if (sessionPath.trim() === '') throw new UsageError('--session needs a file path');
   if (existsSync(sessionPath)) throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
-  const { masker, secrets } = maskerFor(workflow, inputs, apiKey, runId, sessionPath);
+  const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, runId, sessionPath);
   const writer = openSession(sessionPath, () =>
     SessionWriter.create(
       sessionPath,
@@ -127,7 +117,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     writer,
     recording,
     ...(options.replay ? { replayOf: options.replay } : {}),
-    apiKey: recording ? undefined : apiKey,
+    ...(recording ? {} : { connections }),
     responseCache: cache,
     organisation,
     secrets,

@@ -1,3 +1,4 @@
+import { regionalPremium, scaledPrice, type ProviderName } from '../provider/clouds.js';
 import { addUsage, costOf, NO_USAGE, priceOf, totalTokens, worstCaseCost, type Price, type TokenUsage } from '../provider/pricing.js';
 import { CallAborted } from '../provider/provider-errors.js';
 import type { Limits } from '../workflow/limits.js';
@@ -42,25 +43,30 @@ export class Accounting {
     private readonly pricing: Readonly<Record<string, Price>> = {},
     /** Told once per model that the price table does not know. */
     private readonly onUnknownModel: (model: string) => void = () => {},
+    /** Vertex's region (`CLOUD_ML_REGION`): a regional endpoint costs more than the global one. */
+    private readonly vertexRegion?: string,
   ) {}
 
-  /** The price of a model, warning once about a model the table does not know. */
-  priceOf(model: string): Price {
-    const { price, known } = priceOf(model, this.pricing);
+  /**
+   * The price of a model on a provider (docs/providers.md: prices), warning once about a model the
+   * table does not know. A price the workflow gives is the price paid, wherever.
+   */
+  priceOf(model: string, provider: ProviderName = 'anthropic'): Price {
+    const { price, known, given } = priceOf(model, this.pricing);
     if (!known && !this.unpriced.has(model)) {
       this.unpriced.add(model);
       this.onUnknownModel(model);
     }
-    return price;
+    return given ? price : scaledPrice(price, regionalPremium(provider, model, this.vertexRegion));
   }
 
   /**
    * Waits until a call of this worst case fits the limits, and reserves it; the returned function
    * gives the reservation back once the call's real usage is recorded (or it failed).
    */
-  async admit(model: string, inputTokens: number, maxTokens: number, signal: AbortSignal): Promise<() => void> {
+  async admit(model: string, inputTokens: number, maxTokens: number, signal: AbortSignal, provider: ProviderName = 'anthropic'): Promise<() => void> {
     if (signal.aborted) throw new CallAborted();
-    const worst: Worst = { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model)), tokens: inputTokens + maxTokens };
+    const worst: Worst = { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model, provider)), tokens: inputTokens + maxTokens };
     if (this.fits(worst)) this.reserve(worst, +1);
     else if (this.inFlight === 0) throw this.limitReached(worst);
     else await this.wait(worst, signal); // recheck() reserves for it before it is admitted
@@ -114,8 +120,8 @@ export class Accounting {
     this.cached = { calls: this.cached.calls + 1, tokens: this.cached.tokens + totalTokens(usage) };
   }
 
-  record(agent: string, model: string, usage: TokenUsage, live: boolean): Spend {
-    const call: Spend = { calls: 1, usage, costUsd: costOf(usage, this.priceOf(model)) };
+  record(agent: string, model: string, usage: TokenUsage, live: boolean, provider: ProviderName = 'anthropic'): Spend {
+    const call: Spend = { calls: 1, usage, costUsd: costOf(usage, this.priceOf(model, provider)) };
     if (live) this.paidUsd += call.costUsd;
     this.agents.set(agent, add(this.agents.get(agent) ?? NOTHING, call));
     this.all = add(this.all, call);

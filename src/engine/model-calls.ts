@@ -10,8 +10,9 @@ import { DivergenceError, type Journal } from './journal.js';
 import { isModelResponse } from '../session/response-shape.js';
 import { RequestDeltas } from './request-delta.js';
 import { SpawnBudgetReached } from './spawner.js';
+import type { ProviderName } from '../provider/clouds.js';
 
-export type CallModel = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners) => Promise<ModelResponse>;
+export type CallModel = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners, provider: ProviderName) => Promise<ModelResponse>;
 
 export interface ModelCallsOptions {
   journal: Journal;
@@ -24,6 +25,8 @@ export interface ModelCallsOptions {
   progress: ProgressListener;
   /** Whether `agent`'s failed call is recorded (`call_failed`): a spawned agent's ends only it, not the run. */
   failureIsRecorded?: (agent: string) => boolean;
+  /** Where an agent's calls go (docs/providers.md); Anthropic's API when not told. */
+  providerOf?: (agent: string) => ProviderName;
   /** Reserves a call's worst case against the budget_usd a spawned agent was given; gives back the release. */
   reserve?: (agent: string, worstUsd: number) => () => void;
   /** Holds a call's worst case in the spend pools shared across runs; gives back the settle, told what the call cost. */
@@ -50,22 +53,23 @@ export class ModelCalls {
   async call(agent: string, turn: number, step: number, request: ModelRequest, signal = this.options.signal, interrupt?: AbortSignal): Promise<ModelResponse> {
     const { journal, cache } = this.options;
     if (signal.aborted) throw new CallAborted();
+    const provider = this.options.providerOf?.(agent) ?? 'anthropic';
     const recorded = journal.response(agent, turn, step, signal);
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
-      if (event.type === 'call_interrupted') throw this.interrupted(agent, turn, step, request, false);
+      if (event.type === 'call_interrupted') throw this.interrupted(agent, turn, step, request, provider, false);
       if (event.type === 'call_failed') throw this.failed(agent, turn, step, event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined));
       if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
       if (!isModelResponse(event.response)) throw new DivergenceError(`event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`);
-      return this.record(agent, turn, step, request, event.request_sha256, event.response, event.cached === true, false).response;
+      return this.record(agent, turn, step, request, event.request_sha256, event.response, event.cached === true, false, event.provider ?? 'anthropic').response;
     }
     await journal.live(signal);
-    const hash = requestHash(request);
+    const hash = requestHash(request, provider);
     const hit = await cache?.get(hash, signal);
     if (signal.aborted) throw new CallAborted();
-    if (hit) return this.record(agent, turn, step, request, hash, hit, true, false).response;
+    if (hit) return this.record(agent, turn, step, request, hash, hit, true, false, provider).response;
     if (!this.options.liveCalls) {
       throw new NoRecordedAnswer(
         cache
@@ -76,7 +80,7 @@ export class ModelCalls {
     }
     // The SDK serialises the request to send it anyway: measuring it here is of the same order.
     const inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)));
-    const worstUsd = worstCaseCost(inputTokens, request.max_tokens, this.options.accounting.priceOf(request.model));
+    const worstUsd = worstCaseCost(inputTokens, request.max_tokens, this.options.accounting.priceOf(request.model, provider));
     let releaseOwn: (() => void) | undefined;
     try {
       releaseOwn = this.options.reserve?.(agent, worstUsd);
@@ -87,13 +91,13 @@ export class ModelCalls {
     let settle: ((costUsd: number) => Promise<void>) | undefined;
     let costUsd = 0;
     try {
-      release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal);
+      release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal, provider);
       settle = await this.drawFromPools(worstUsd, signal);
       this.options.progress({ type: 'thinking', agent, step });
       const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
-      const response = await this.options.callModel(request, callSignal, this.listeners(agent, turn, step, inputTokens)).catch((e: unknown) => {
+      const response = await this.options.callModel(request, callSignal, this.listeners(agent, turn, step, inputTokens), provider).catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {
-          const error = this.interrupted(agent, turn, step, request, true, inputTokens);
+          const error = this.interrupted(agent, turn, step, request, provider, true, inputTokens);
           costUsd = error.costUsd;
           throw error;
         }
@@ -102,7 +106,7 @@ export class ModelCalls {
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
         throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.failed(agent, turn, step, e) : e;
       });
-      costUsd = this.record(agent, turn, step, request, hash, response, false, true).costUsd;
+      costUsd = this.record(agent, turn, step, request, hash, response, false, true, provider).costUsd;
       await cache?.set(hash, response, signal);
       return response;
     } finally {
@@ -145,9 +149,9 @@ export class ModelCalls {
    * A call abandoned for a message that arrived (`queue: interrupt`): its prompt is counted as paid,
    * estimated from its size as a reservation is, and recorded at its place for resume and replay.
    */
-  private interrupted(agent: string, turn: number, step: number, request: ModelRequest, live: boolean, inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)))): CallInterrupted {
+  private interrupted(agent: string, turn: number, step: number, request: ModelRequest, provider: ProviderName, live: boolean, inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)))): CallInterrupted {
     const usage = { ...NO_USAGE, input_tokens: inputTokens };
-    const spend = this.options.accounting.record(agent, request.model, usage, live);
+    const spend = this.options.accounting.record(agent, request.model, usage, live, provider);
     this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });
     return new CallInterrupted(spend.costUsd);
   }
@@ -158,9 +162,10 @@ export class ModelCalls {
     return error;
   }
 
-  private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean, live: boolean): { response: ModelResponse; costUsd: number } {
+  /** Records an answer; `provider` is where it came from (a recorded one: where it came from then). */
+  private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean, live: boolean, provider: ProviderName): { response: ModelResponse; costUsd: number } {
     if (cached) this.options.accounting.recordCached(usageOf(response.usage));
-    const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live);
+    const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live, provider);
     this.options.journal.append({
       type: 'model_call',
       agent,
@@ -171,6 +176,7 @@ export class ModelCalls {
       response,
       cost_usd: spend.costUsd,
       ...(cached ? { cached: true as const } : {}),
+      ...(provider !== 'anthropic' ? { provider } : {}),
     });
     return { response, costUsd: spend.costUsd };
   }

@@ -18,6 +18,7 @@ import type { Workflow } from '../workflow/load.js';
 import type { AgentSpec, ModelSettings, TemplateSpec, WorkspaceTool } from '../workflow/types.js';
 import type { LocatedTemplate } from '../workflow/load.js';
 import { cancelTool, forkTool, spawnTool } from '../agents/tools/spawn.js';
+import type { ProviderName } from '../provider/clouds.js';
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
 
 const WORKSPACE_TOOL_BY_NAME: Record<WorkspaceTool, AgentTool> = {
@@ -34,6 +35,7 @@ export interface ProfileSources {
   workflow: Workflow;
   scope: Scope;
   modelOverride?: string;
+  providerOverride?: ProviderName;
   mcp?: McpToolbox;
 }
 
@@ -78,7 +80,7 @@ export function instanceProfile(sources: ProfileSources, template: string, name:
 }
 
 function profileOf(sources: ProfileSources, entry: TeamEntry, agent: AgentSpec | TemplateSpec, system: LocatedTemplate | undefined, team: TeamEntry[], roster: AgentTool[]): AgentProfile {
-  const { workflow: { spec }, scope, modelOverride, mcp } = sources;
+  const { workflow: { spec }, scope, modelOverride, providerOverride, mcp } = sources;
   const tools = [
     propose,
     vote,
@@ -95,6 +97,7 @@ function profileOf(sources: ProfileSources, entry: TeamEntry, agent: AgentSpec |
   const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;
   return {
     ...entry,
+    provider: providerOverride ?? settings.provider ?? spec.provider ?? 'anthropic',
     model,
     maxTokens: settings.max_tokens ?? defaultMaxTokens(model),
     ...(settings.effort ? { effort: settings.effort } : {}),
@@ -115,8 +118,8 @@ function profileOf(sources: ProfileSources, entry: TeamEntry, agent: AgentSpec |
 
 /** The agent's own model settings that it sets (the others come from `defaults`). */
 function definedOf(agent: ModelSettings): ModelSettings {
-  const { model, max_tokens, effort, thinking, thinking_display, compact_at } = agent;
-  return Object.fromEntries(Object.entries({ model, max_tokens, effort, thinking, thinking_display, compact_at }).filter(([, v]) => v !== undefined));
+  const { provider, model, max_tokens, effort, thinking, thinking_display, compact_at } = agent;
+  return Object.fromEntries(Object.entries({ provider, model, max_tokens, effort, thinking, thinking_display, compact_at }).filter(([, v]) => v !== undefined));
 }
 
 /** The most tokens a conversation keeps by default: every token kept is paid again on every call. */

@@ -1,3 +1,4 @@
+import type { ProviderName } from '../provider/clouds.js';
 import type { ProposalView } from '../channel/channel.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { Limits } from '../workflow/limits.js';
@@ -32,6 +33,8 @@ export interface RunOptions {
     call: CallModel;
     /** --model: this model for every agent. */
     modelOverride?: string;
+    /** --provider: this provider for every agent. */
+    providerOverride?: ProviderName;
     /** Responses kept across runs (--cache): a hit costs nothing and calls no one. */
     cache?: ResponseCache;
     /** False for --replay and --offline: a model call nothing recorded or cached can answer fails the run instead of reaching the network. */

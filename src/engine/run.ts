@@ -63,7 +63,7 @@ export class Run {
     this.limits = new RunLimits(options.recording.limits, options.recording.limitsOnLive, options.recording.elapsedBeforeMs ?? 0, (end) => this.stop(end), () => this.accounting.recheck());
     this.accounting = new Accounting(() => this.limits.current, options.workflow.spec.pricing, (model) =>
       this.progress({ type: 'warning', message: `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: in the workflow` }),
-    );
+    options.place.env.CLOUD_ML_REGION);
     this.calls = new ModelCalls({
       journal: options.recording.journal,
       accounting: this.accounting,
@@ -73,7 +73,7 @@ export class Run {
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
       failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,
-      reserve: (agent, worstUsd) => this.spawner?.reserve(agent, worstUsd) ?? (() => {}),
+      reserve: (agent, worstUsd) => this.spawner?.reserve(agent, worstUsd) ?? (() => {}), providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
     });
     this.workspace = new Workspace(options.place.workspace, { protect: options.identity.ownFiles ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
     options.recording.journal.listen({
@@ -96,7 +96,7 @@ export class Run {
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        const sources = { workflow, scope, modelOverride: this.options.answers.modelOverride, mcp: this.tools.mcp };
+        const sources = { workflow, scope, modelOverride: this.options.answers.modelOverride, providerOverride: this.options.answers.providerOverride, mcp: this.tools.mcp };
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
         this.channel = new Channel(team.graph, (event) => (journal.append(event), this.interrupts.arrived(event, journal.replaying)));

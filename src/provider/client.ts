@@ -5,12 +5,15 @@ import type { Admission, Pacer, WaitListener, WaitReason } from './pacer.js';
 import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { CallAborted, ProviderError } from './provider-errors.js';
 import { inputTokensAtMost } from './pricing.js';
+import { cloudModelId, type ProviderName } from './clouds.js';
+import type { Connection, MessagesClient } from './connect.js';
 
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, 'stream'>;
 export type ModelResponse = Message;
 
 export interface ProviderOptions {
-  apiKey: string;
+  /** The providers the run's agents use, their credentials checked (connect.ts). */
+  connections: readonly Connection[];
   /** Retries of the SDK for HTTP errors (429, 529, 5xx, connection), and ours for errors mid-stream. */
   maxRetries: number;
   /** One request's time limit, in milliseconds. */
@@ -34,6 +37,7 @@ export interface CallListeners {
 }
 
 interface PacedCall {
+  provider: ProviderName;
   request: ModelRequest;
   listeners: CallListeners;
   /** The HTTP request that answered, once one did. */
@@ -41,29 +45,38 @@ interface PacedCall {
 }
 
 /**
- * The Anthropic Messages API through the official SDK, streaming. The base URL comes from
- * ANTHROPIC_BASE_URL (the SDK reads it), which is also how the tests reach the fake server.
+ * The Messages API through Anthropic's SDK, or a cloud's through its companion SDK (bedrock-sdk,
+ * vertex-sdk, foundry-sdk), streaming. Each SDK reads its base URL variable (ANTHROPIC_BASE_URL,
+ * ANTHROPIC_BEDROCK_BASE_URL, ...), which is also how the tests reach their fake endpoints.
  */
 export class Provider {
-  private readonly client: Anthropic;
+  private readonly clients = new Map<ProviderName, MessagesClient>();
   /** The call each HTTP request belongs to: the SDK's fetch is one for every call. */
   private readonly calls = new AsyncLocalStorage<PacedCall>();
 
   constructor(private readonly options: ProviderOptions) {
     const pacer = options.pacer;
-    this.client = new Anthropic({
-      apiKey: options.apiKey,
-      maxRetries: options.maxRetries,
-      timeout: options.requestTimeoutMs,
-      ...(pacer ? { fetch: (url: string | URL | Request, init?: RequestInit) => this.pacedFetch(pacer, url, init) } : {}),
-    });
+    for (const connection of options.connections) {
+      this.clients.set(
+        connection.provider,
+        connection.client({
+          maxRetries: options.maxRetries,
+          timeout: options.requestTimeoutMs,
+          ...(pacer ? { fetch: (url: string | URL | Request, init?: RequestInit) => this.pacedFetch(pacer, url, init) } : {}),
+        }),
+      );
+    }
   }
 
-  async call(request: ModelRequest, signal: AbortSignal, listeners: CallListeners = {}): Promise<ModelResponse> {
+  /** One call to `provider`, the request's model named as that provider knows it. */
+  async call(request: ModelRequest, signal: AbortSignal, listeners: CallListeners = {}, provider: ProviderName = 'anthropic'): Promise<ModelResponse> {
+    const client = this.clients.get(provider);
+    if (!client) throw new Error(`no connection to provider ${provider}`);
+    const sent = { ...request, model: cloudModelId(provider, request.model) };
     for (let attempt = 1; ; attempt++) {
       try {
-        const call: PacedCall = { request, listeners };
-        const message = await this.calls.run(call, () => this.client.messages.stream(request, { signal }).finalMessage());
+        const call: PacedCall = { provider, request, listeners };
+        const message = await this.calls.run(call, () => client.messages.stream(sent, { signal }).finalMessage());
         if (call.admission) this.options.pacer?.settle(call.admission, message.usage);
         return withBoundedInputs(message);
       } catch (e) {
@@ -81,10 +94,10 @@ export class Provider {
   private async pacedFetch(pacer: Pacer, url: string | URL | Request, init?: RequestInit): Promise<Response> {
     const call = this.calls.getStore();
     if (!call) return fetch(url, init);
-    const { request, listeners } = call;
+    const { provider, request, listeners } = call;
     const inputTokens = listeners.inputTokens ?? inputTokensAtMost(typeof init?.body === 'string' ? Buffer.byteLength(init.body) : 0);
     const need = { requests: 1, input_tokens: inputTokens, output_tokens: request.max_tokens };
-    const admission = await pacer.admit(request.model, need, init?.signal ?? new AbortController().signal, listeners.onWait);
+    const admission = await pacer.admit(request.model, need, init?.signal ?? new AbortController().signal, listeners.onWait, provider);
     if (admission.waitedMs > 0 && admission.reason) listeners.onPaced?.(admission.waitedMs, admission.reason);
     try {
       const response = await fetch(url, init);

@@ -1,5 +1,6 @@
 import { RateGate, type Admission, type CallNeed, type GivenLimits, type WaitListener } from './rate-gate.js';
 import type { LimiterStore } from './rate-limiters.js';
+import type { ProviderName } from './clouds.js';
 
 export type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-gate.js';
 
@@ -34,10 +35,12 @@ export class Pacer {
 
   private readonly limiters: () => Promise<LimiterStore>;
 
-  admit(model: string, need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
-    const name = modelClass(model);
+  /** A cloud's limits are its own: Bedrock's Sonnet quota is not the Anthropic API's. */
+  admit(model: string, need: CallNeed, signal: AbortSignal, onWait?: WaitListener, provider: ProviderName = 'anthropic'): Promise<Admission> {
+    const cls = modelClass(model);
+    const name = provider === 'anthropic' ? cls : `${provider}:${cls}`;
     let gate = this.gates.get(name);
-    if (!gate) this.gates.set(name, (gate = new RateGate(name, this.given(name), this.limiters)));
+    if (!gate) this.gates.set(name, (gate = new RateGate(name, this.given(cls), this.limiters)));
     return gate.admit(need, signal, onWait);
   }
 

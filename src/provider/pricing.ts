@@ -10,14 +10,17 @@ export interface Price {
   long?: { over: number } & Omit<Price, 'long'>;
 }
 
-/** The price of `model`: the workflow's own `pricing` (exact name, then longest prefix), then the table. */
-export function priceOf(model: string, overrides: Readonly<Record<string, Price>> = {}): { price: Price; known: boolean } {
+/**
+ * The price of `model`: the workflow's own `pricing` (exact name, then longest prefix; `given`),
+ * then the table.
+ */
+export function priceOf(model: string, overrides: Readonly<Record<string, Price>> = {}): { price: Price; known: boolean; given: boolean } {
   const key = Object.keys(overrides)
     .filter((k) => model === k || model.startsWith(k))
     .sort((a, b) => b.length - a.length)[0];
-  if (key !== undefined) return { price: overrides[key]!, known: true };
+  if (key !== undefined) return { price: overrides[key]!, known: true, given: true };
   const { price, known } = modelInfo(model);
-  return { price, known };
+  return { price, known, given: false };
 }
 
 export interface TokenUsage {

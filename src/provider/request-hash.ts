@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ModelRequest } from './client.js';
 import { deepFreeze } from './deep-freeze.js';
+import type { ProviderName } from './clouds.js';
 
 const partHashes = new WeakMap<object, string>();
 
@@ -43,12 +44,14 @@ function chainOf(messages: readonly object[]): string {
 
 /**
  * The sha256 of a request in canonical form: its model, max_tokens, system prompt and tools hashed
- * on their own, and its messages as a chain of hashes. Equal requests have equal hashes; the cost
- * of a call's hash grows with what it adds, not with the whole conversation.
+ * on their own, and its messages as a chain of hashes; and the provider it goes to, but for
+ * Anthropic's own API (whose hashes are those of the first versions). Equal requests have equal
+ * hashes; the cost of a call's hash grows with what it adds, not with the whole conversation.
  */
-export function requestHash(request: ModelRequest): string {
+export function requestHash(request: ModelRequest, provider: ProviderName = 'anthropic'): string {
   return sha256(
     JSON.stringify({
+      ...(provider !== 'anthropic' ? { provider } : {}),
       model: request.model,
       max_tokens: request.max_tokens,
       system: hashOf(request.system ?? null),

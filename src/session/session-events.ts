@@ -88,8 +88,8 @@ export const EVENTS = {
   ),
   turn_started: event({ ...AGENT_TURN, through: integer(), messages: array(integer()) }, "an agent's turn began with these unread messages (ids)"),
   model_call: event(
-    { ...AGENT_TURN, step: integer(), request: anyObject(), request_sha256: string(), response: RESPONSE, cost_usd: number(), cached: optional(boolean()) },
-    "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous call (`messages_from`); `request_sha256` is over the whole request; `step` numbers the turn's calls, a compaction's summary call included; `cached` when the answer came from the shared cache",
+    { ...AGENT_TURN, step: integer(), request: anyObject(), request_sha256: string(), response: RESPONSE, cost_usd: number(), cached: optional(boolean()), provider: optional(oneOf('bedrock', 'vertex', 'foundry')) },
+    "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous call (`messages_from`), its model as the workflow names it; `request_sha256` is over the whole request and the provider; `step` numbers the turn's calls, a compaction's summary call included; `cached` when the answer came from the shared cache; `provider` when the call went to a cloud rather than Anthropic's API (docs/providers.md)",
   ),
   call_interrupted: event(
     { ...AGENT_TURN, step: integer(), cost_usd: number() },

@@ -1,3 +1,4 @@
+import type { ProviderName } from '../provider/clouds.js';
 /** The workflow file's data, as schemas/workflow.schema.json allows it. */
 
 export type InputType = 'string' | 'number' | 'integer' | 'boolean';
@@ -26,6 +27,8 @@ export type Effort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 
 /** The model settings an agent takes from `defaults` or sets itself. */
 export interface ModelSettings {
+  /** Where Claude is reached (docs/providers.md). */
+  provider?: ProviderName;
   model?: string;
   max_tokens?: number;
   effort?: Effort;
@@ -95,6 +98,8 @@ export interface WorkflowSpec {
   inputs?: Record<string, InputSpec>;
   env?: Record<string, Scalar>;
   setup?: SetupStepSpec[];
+  /** Every agent's provider, unless `defaults` or the agent names another. */
+  provider?: ProviderName;
   defaults?: ModelSettings;
   /** Process variables that run_command and MCP servers get, besides the minimal environment. */
   tools_env?: string[];

@@ -1,0 +1,1 @@
+import{A as e,E as t,M as n,O as r,P as i,S as a,a as o,b as s,d as c,f as l,h as u,i as d,n as f,r as p,s as m,v as h,w as g}from"./event-streams-DYgME-BV.js";i(),n(),e(),r(),t(),g(),a(),s(),h(),u(),l(),m(),o(),d(),f();export{p as EventStreamSerde,c as eventStreamSerdeProvider};

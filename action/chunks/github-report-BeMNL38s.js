@@ -1,0 +1,1 @@
+export{i as reportToGitHub}from"./github-report-D4ycEa8g.js";

@@ -1,0 +1,1 @@
+import{t as e}from"./src-Bijql4HI.js";export default e();export{};

@@ -1,1 +1,0 @@
-export{t as default}from"./wrap-ansi-B4SfNbst.js";

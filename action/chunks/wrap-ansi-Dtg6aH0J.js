@@ -1,0 +1,1 @@
+export{t as default}from"./wrap-ansi-CXJEw8Y8.js";

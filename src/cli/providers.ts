@@ -1,0 +1,29 @@
+import { connect, type Connection } from '../provider/connect.js';
+import { isProviderName, PROVIDERS, type ProviderName } from '../provider/clouds.js';
+import type { WorkflowSpec } from '../workflow/types.js';
+import { UsageError } from './usage-error.js';
+
+/** `--provider NAME`, checked. */
+export function providerFlag(value: string | undefined): ProviderName | undefined {
+  if (value === undefined) return undefined;
+  if (!isProviderName(value)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')}, not "${value}"`);
+  return value;
+}
+
+/** Every provider the run's agents and templates may call: `--provider` alone when it is given. */
+export function providersOf(spec: WorkflowSpec, override?: ProviderName): ProviderName[] {
+  if (override) return [override];
+  const top = spec.defaults?.provider ?? spec.provider ?? 'anthropic';
+  const agents = [...Object.values(spec.agents), ...Object.values(spec.templates ?? {})];
+  return [...new Set(agents.length === 0 ? [top] : agents.map((a) => a.provider ?? top))];
+}
+
+/**
+ * The connections of a run that calls models: each provider's credentials checked before anything
+ * runs (a missing one is exit 2, saying what to set); none for a run that calls no model.
+ */
+export async function connectionsFor(spec: WorkflowSpec, options: { provider?: string; offline?: boolean }, needed: boolean): Promise<Connection[] | undefined> {
+  const override = providerFlag(options.provider);
+  if (!needed || options.offline) return undefined;
+  return Promise.all(providersOf(spec, override).map((provider) => connect(provider, process.env)));
+}
