@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import { McpToolbox } from '../agents/tools/mcp.js';
 import { McpStartError, startMcpServers } from '../agents/tools/mcp-servers.js';
 import { toolEnvironment } from '../agents/tools/tool-env.js';
+import { providersOf } from '../workflow/providers-used.js';
 import { serverConfigs, unknownMcpTools } from '../engine/mcp-setup.js';
 import { baseScope, declaredEnv } from '../engine/setup.js';
 import { UnresolvedValueError } from '../workflow/fill.js';
@@ -34,7 +35,7 @@ export async function connectProblems(workflow: Workflow, pairs: readonly string
   const base = baseScope(workflow, inputs, 'validate', '');
   let started: Awaited<ReturnType<typeof startMcpServers>>;
   try {
-    const env = toolEnvironment(process.env, declaredEnv(workflow, base), workflow.spec.tools_env ?? []);
+    const env = toolEnvironment(process.env, declaredEnv(workflow, base), workflow.spec.tools_env ?? [], providersOf(workflow.spec));
     const { masker } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, 'validate', '');
     started = await startMcpServers(serverConfigs(workflow, base), env, dirname(workflow.file), (t) => masker.loose(t));
   } catch (e) {

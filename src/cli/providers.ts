@@ -1,6 +1,7 @@
 import { connect, type Connection } from '../provider/connect.js';
 import { isProviderName, PROVIDERS, type ProviderName } from '../provider/clouds.js';
 import type { WorkflowSpec } from '../workflow/types.js';
+import { providersOf } from '../workflow/providers-used.js';
 import { UsageError } from './usage-error.js';
 
 /** `--provider NAME`, checked. */
@@ -8,14 +9,6 @@ export function providerFlag(value: string | undefined): ProviderName | undefine
   if (value === undefined) return undefined;
   if (!isProviderName(value)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')}, not "${value}"`);
   return value;
-}
-
-/** Every provider the run's agents and templates may call: `--provider` alone when it is given. */
-export function providersOf(spec: WorkflowSpec, override?: ProviderName): ProviderName[] {
-  if (override) return [override];
-  const top = spec.defaults?.provider ?? spec.provider ?? 'anthropic';
-  const agents = [...Object.values(spec.agents), ...Object.values(spec.templates ?? {})];
-  return [...new Set(agents.length === 0 ? [top] : agents.map((a) => a.provider ?? top))];
 }
 
 /**

@@ -1,6 +1,7 @@
 import { runShell } from '../agents/tools/shell.js';
 import { sandboxPlan, type SandboxPlan } from '../agents/tools/sandbox.js';
 import { toolEnvironment } from '../agents/tools/tool-env.js';
+import { providersOf } from '../workflow/providers-used.js';
 import { shellQuote, type Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { durationMs, sizeBytes } from '../workflow/limits.js';
@@ -60,7 +61,7 @@ export function declaredEnv(workflow: Workflow, base: Scope): Record<string, str
 }
 
 /** What setup needs of the run's options, and where and how it runs now. */
-export type SetupOptions = Pick<RunOptions, 'workflow' | 'inputs' | 'identity' | 'place' | 'recording' | 'servers'> & {
+export type SetupOptions = Pick<RunOptions, 'workflow' | 'inputs' | 'identity' | 'place' | 'recording' | 'servers'> & Partial<Pick<RunOptions, 'answers'>> & {
   cwd: string;
   signal: AbortSignal;
   progress: ProgressListener;
@@ -108,7 +109,7 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
     }
     journal.append({ type: 'setup_finished', id: step.id, stdout: outputs[step.id]! });
   }
-  const toolEnv = toolEnvironment(env, declared, workflow.spec.tools_env ?? []);
+  const toolEnv = toolEnvironment(env, declared, workflow.spec.tools_env ?? [], providersOf(workflow.spec, options.answers?.providerOverride));
   const mcp = signal.aborted
     ? undefined
     : await connectMcp({ workflow, base, toolEnv, cwd: options.cwd, journal, startServers: options.servers?.start !== false, mask: options.servers?.mask ?? ((t) => t), signal, progress });

@@ -4,6 +4,8 @@ import { DEFAULT_MODEL, durationMs, durationProblem } from './limits.js';
 import type { WorkflowSource } from './source.js';
 import { describeValue, quote } from './suggest.js';
 import type { InputSpec, WorkflowSpec } from './types.js';
+import { credentialOf } from '../provider/credential-names.js';
+import { providersOf } from './providers-used.js';
 
 // Checks of values the schema lets through: inputs' defaults and enums, timers, setup ids.
 
@@ -130,9 +132,11 @@ export function compactAtProblems(source: WorkflowSource, spec: WorkflowSpec): D
 /** conclave's own credentials never reach a tool: tools_env may not name them. */
 export function toolsEnvProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
   const names = Array.isArray(spec.tools_env) ? spec.tools_env : [];
-  return names.flatMap((name, i) =>
-    typeof name === 'string' && /^ANTHROPIC_/i.test(name)
-      ? [source.error(source.valuePosition(['tools_env', i]), `tools_env may not name ${name}: conclave's own credentials never reach a tool`)]
-      : [],
-  );
+  const providers = providersOf(spec);
+  return names.flatMap((name, i) => {
+    const owner = typeof name === 'string' ? credentialOf(name, providers) : undefined;
+    if (!owner) return [];
+    const whose = owner === 'anthropic' ? '' : owner === 'identity' ? ', the job\'s OIDC identity, from which cloud credentials are minted' : `, a credential of provider ${owner}, which this workflow uses`;
+    return [source.error(source.valuePosition(['tools_env', i]), `tools_env may not name ${name}${whose}: conclave's own credentials never reach a tool`)];
+  });
 }

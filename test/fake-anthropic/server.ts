@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { authProblem, bedrockChunk, bedrockException, bodyProblem, metadataAnswer, routeOf, sendCloudError, type Wire } from './clouds.js';
 
 /** What the fake API answers to one request. Scripts live in test fixtures, never in src/. */
 export interface Reply {
@@ -29,6 +30,10 @@ export interface Reply {
 }
 
 export interface RecordedRequest {
+  /** The wire it came on: Anthropic's API or a cloud's (clouds.ts). */
+  wire: Wire;
+  /** The model as the request named it: in the body, or in the path for Bedrock and Vertex. */
+  modelId: string;
   agent: string;
   /** The agent's n-th request, from 1. */
   call: number;
@@ -62,6 +67,8 @@ export interface FakeAnthropic {
   of(agent: string): RecordedRequest[];
   /** Requests refused with 429 for a rate limit. */
   refusals: number;
+  /** Requests refused for their credentials, on any wire. */
+  authFailures: string[];
   close(): Promise<void>;
 }
 
@@ -95,14 +102,24 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   let ids = 0;
   const buckets = bucketsOf(options.rateLimits ?? {});
   let refusals = 0;
+  const authFailures: string[] = [];
+  const vertexTokens = new Set<string>();
 
   const server = createServer(async (req, res) => {
     const raw = await readBody(req);
-    if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) return sendError(res, 404, 'not_found_error', `no route ${req.method} ${req.url}`);
+    if (metadataAnswer(req, res, vertexTokens, 'fake-project')) return;
+    const route = routeOf(req.method, req.url ?? '');
+    if (!route) return sendCloudError(res, 'anthropic', 404, 'not_found_error', `no route ${req.method} ${req.url}`);
+    const { wire } = route;
+    const sendError = (r: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}) => sendCloudError(r, wire, status, type, message, headers);
     const body = JSON.parse(raw) as RecordedRequest['body'];
+    const misshapen = bodyProblem(wire, req, body as unknown as Record<string, unknown>);
+    if (misshapen) return sendError(res, 400, 'invalid_request_error', misshapen);
+    if (route.model !== undefined) body.model = route.model;
+    if (route.stream) body.stream = true;
     const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
     const agent = AGENT.exec(systemText)?.[1] ?? '(unknown)';
-    const recorded: RecordedRequest = { agent, call: requests.filter((r) => r.agent === agent).length + 1, body, bytes: Buffer.byteLength(raw), receivedAt: Date.now(), headers: req.headers };
+    const recorded: RecordedRequest = { wire, modelId: body.model, agent, call: requests.filter((r) => r.agent === agent).length + 1, body, bytes: Buffer.byteLength(raw), receivedAt: Date.now(), headers: req.headers };
     // A refused request is counted, not recorded: the agent's calls are numbered as the API answered them.
     const limited = takeFrom(buckets, { requests: 1, 'input-tokens': Math.ceil(recorded.bytes / 4), 'output-tokens': body.max_tokens });
     if (limited.refusedFor !== undefined) {
@@ -110,8 +127,11 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
       return sendError(res, 429, 'rate_limit_error', `rate limit of ${limited.refusedFor} exceeded`, { ...limited.headers, 'retry-after': String(limited.retryAfterSeconds) });
     }
     requests.push(recorded);
-    const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
-    if (typeof key !== 'string' || !key.startsWith(FAKE_API_KEY_PREFIX)) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
+    const unauthenticated = authProblem(wire, req, raw, vertexTokens, FAKE_API_KEY_PREFIX);
+    if (unauthenticated) {
+      authFailures.push(`${wire}: ${unauthenticated}`);
+      return sendError(res, wire === 'bedrock' ? 403 : 401, 'authentication_error', unauthenticated);
+    }
     const promptTokens = Math.ceil(recorded.bytes / 4);
     if (options.maxPromptTokens !== undefined && promptTokens > options.maxPromptTokens) {
       return sendError(res, 400, 'invalid_request_error', `prompt is too long: ${promptTokens} tokens > ${options.maxPromptTokens} maximum`);
@@ -137,7 +157,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     recorded.responseId = message.id;
     const thinkingBlocks = JSON.stringify(message.content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking'));
     for (const b of message.content) if (b.type === 'tool_use') sentThinking.set(b.id, thinkingBlocks);
-    if (body.stream) stream(res, message, reply.midStreamError, reply.cutLastTool === true, limited.headers);
+    if (body.stream) stream(res, message, reply.midStreamError, reply.cutLastTool === true, limited.headers, wire);
     else {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': message.id, ...limited.headers });
       res.end(JSON.stringify(message));
@@ -156,6 +176,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     get refusals() {
       return refusals;
     },
+    authFailures,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -231,9 +252,11 @@ function thinkingProblem(body: RecordedRequest['body'], sent: ReadonlyMap<string
   return undefined;
 }
 
-function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midStreamError: Reply['midStreamError'], cutLastTool: boolean, headers: Record<string, string>): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': message.id, ...headers });
-  const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+/** The answer streamed as server-sent events, or, on Bedrock, as AWS's event stream. */
+function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midStreamError: Reply['midStreamError'], cutLastTool: boolean, headers: Record<string, string>, wire: Wire): void {
+  const bedrock = wire === 'bedrock';
+  res.writeHead(200, { 'content-type': bedrock ? 'application/vnd.amazon.eventstream' : 'text/event-stream', 'cache-control': 'no-cache', 'request-id': message.id, ...headers });
+  const send = (event: string, data: unknown) => res.write(bedrock ? bedrockChunk(data) : `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   send('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } });
   message.content.forEach((block, index) => {
     if (block.type === 'text') {
@@ -256,6 +279,7 @@ function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midS
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   });
+  if (midStreamError && bedrock) return void res.end(bedrockException(midStreamError.type, midStreamError.message ?? midStreamError.type));
   if (midStreamError) {
     send('error', { type: 'error', error: { type: midStreamError.type, message: midStreamError.message ?? midStreamError.type } });
     return void res.end();
@@ -297,11 +321,6 @@ function takeFrom(buckets: Bucket[], need: Record<RateDimension, number>): { ref
   }
   const retryAfterMs = short ? ((Math.min(need[short.dimension], short.limit) - short.tokens) * short.windowMs) / short.limit : 0;
   return { ...(short ? { refusedFor: short.dimension } : {}), retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)), headers };
-}
-
-function sendError(res: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ type: 'error', error: { type, message } }));
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
