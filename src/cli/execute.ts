@@ -1,5 +1,7 @@
 import type { Connection } from '../provider/connect.js';
 import { providerFlag } from './providers.js';
+import { credentialPaths } from '../provider/credential-names.js';
+import { providersOf } from '../workflow/providers-used.js';
 import { Journal } from '../engine/journal.js';
 import { Run, type RunResult } from '../engine/run.js';
 import { Provider } from '../provider/client.js';
@@ -132,7 +134,12 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   const run = new Run({
     workflow,
     inputs: options.inputs,
-    identity: { runId: options.runId, sessionPath: options.scopeSession, ownFiles: [writer.path, ...(options.responseCache?.file ? [options.responseCache.file] : [])] },
+    identity: {
+      runId: options.runId,
+      sessionPath: options.scopeSession,
+      ownFiles: [writer.path, ...(options.responseCache?.file ? [options.responseCache.file] : [])],
+      credentials: credentialPaths(process.env, providersOf(workflow.spec, providerFlag(options.provider))),
+    },
     place: { workspace: options.workspace, env: process.env },
     answers: {
       call: (request, signal, listeners, to) => {

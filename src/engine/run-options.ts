@@ -20,6 +20,8 @@ export interface RunOptions {
     sessionPath: string;
     /** The files this run keeps (its session file, the response cache's file): no tool may write them, wherever they are. */
     ownFiles?: readonly string[];
+    /** Where the run's model providers keep credentials: no tool reads them (docs/security.md). */
+    credentials?: { files: readonly string[]; dirs: readonly string[] };
   };
   /** Where it runs. */
   place: {

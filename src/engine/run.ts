@@ -75,7 +75,7 @@ export class Run {
       failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,
       reserve: (agent, worstUsd) => this.spawner?.reserve(agent, worstUsd) ?? (() => {}), providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
     });
-    this.workspace = new Workspace(options.place.workspace, { protect: options.identity.ownFiles ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
+    this.workspace = new Workspace(options.place.workspace, { protect: options.identity.ownFiles ?? [], secret: options.identity.credentials?.files ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
     options.recording.journal.listen({
       onLive: () => {
         options.recording.onLive?.();

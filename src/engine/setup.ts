@@ -115,7 +115,7 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
     : await connectMcp({ workflow, base, toolEnv, cwd: options.cwd, journal, startServers: options.servers?.start !== false, mask: options.servers?.mask ?? ((t) => t), signal, progress });
   return {
     scope: { ...base, env: envScope, setup: outputs },
-    tools: { env: toolEnv, sandbox: sandboxFor(workflow, options.cwd, options.identity.ownFiles ?? [], progress), ...(mcp ? { mcp } : {}) },
+    tools: { env: toolEnv, sandbox: sandboxFor(workflow, options.cwd, options.identity, progress), ...(mcp ? { mcp } : {}) },
   };
 }
 
@@ -124,9 +124,10 @@ function stringsOf(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /** run_command's sandbox, said once when it cannot be had (`required` is refused before the run). */
-function sandboxFor(workflow: Workflow, cwd: string, ownFiles: readonly string[], progress: ProgressListener): SandboxPlan {
+function sandboxFor(workflow: Workflow, cwd: string, identity: SetupOptions['identity'], progress: ProgressListener): SandboxPlan {
   if (!Object.values(workflow.spec.agents).some((a) => a.tools?.includes('run_command'))) return {};
-  const plan = sandboxPlan(workflow.spec.sandbox, cwd, { githubWorkflows: workflow.spec.edit_github_workflows === true, files: ownFiles });
+  const protection = { githubWorkflows: workflow.spec.edit_github_workflows === true, files: identity.ownFiles ?? [], ...(identity.credentials ? { hidden: identity.credentials } : {}) };
+  const plan = sandboxPlan(workflow.spec.sandbox, cwd, protection);
   if (!plan.wrap && workflow.spec.sandbox !== 'off') {
     progress({ type: 'warning', message: `${plan.why}: run_command runs without a sandbox, as you, able to read this job's processes and their environment (set sandbox: required to refuse this, or sandbox: off to say it is meant)` });
   }

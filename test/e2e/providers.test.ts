@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_AWS, FAKE_ENTRA_TOKEN, FAKE_FOUNDRY_KEY } from '../fake-anthropic/clouds.js';
 import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type Script } from '../fake-anthropic/server.js';
 import { cloudEnv, emptyHome, fakeAzureCli } from '../helpers/clouds.js';
 import { conclave } from '../helpers/cli.js';
+import { sandboxForTests } from '../helpers/sandbox.js';
 import { runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
 
 const MODEL = 'claude-opus-4-5-20251101';
@@ -17,7 +18,7 @@ sandbox: off
 defaults: { model: ${MODEL}, max_tokens: 4096 }
 agents:
   lead: { role: manager${lead} }
-  helper: { role: worker, tools: [list_files, run_command]${helper} }
+  helper: { role: worker, tools: [list_files, read_file, grep, run_command]${helper} }
 kickoff: Look at the files.
 `;
 
@@ -84,6 +85,33 @@ describe('every cloud that serves Claude', () => {
     expect(refused.stderr).toContain('tools_env may not name AWS_SECRET_ACCESS_KEY, a credential of provider bedrock, which this workflow uses');
     const identity = await runWorkflow(server, TEAM('tools_env: [ACTIONS_ID_TOKEN_REQUEST_TOKEN]'), [], { env: cloudEnv(server) });
     expect(identity.stderr).toContain("tools_env may not name ACTIONS_ID_TOKEN_REQUEST_TOKEN, the job's OIDC identity");
+  });
+
+  describe.skipIf(!sandboxForTests().bwrap)('credential files', () => {
+    it("hides the cloud's credential files from every tool: read_file, grep, and run_command in its sandbox", async () => {
+      const jwt = 'eyJ.web-identity-token-of-the-job.sig';
+      const home = emptyHome();
+      mkdirSync(join(home, '.aws'));
+      writeFileSync(join(home, '.aws', 'credentials'), '[default]\naws_secret_access_key=home-secret-never-shown\n');
+      server = await startFakeAnthropic({
+        lead: [{ text: '@helper look' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }],
+        helper: [
+          { tools: [{ name: 'read_file', input: { path: 'token.jwt' } }, { name: 'grep', input: { pattern: 'eyJ|secret' } }, { name: 'run_command', input: { command: 'cat token.jwt ~/.aws/credentials; echo end' } }] },
+          { text: '@lead nothing' },
+        ],
+      });
+      const run = await runWorkflow(server, TEAM('provider: bedrock').replace('sandbox: off', 'sandbox: required'), [], {
+        env: { ...cloudEnv(server, home), AWS_WEB_IDENTITY_TOKEN_FILE: 'token.jwt' },
+        files: { 'token.jwt': jwt, 'notes.txt': 'no secret here' },
+      });
+      expect(run.code).toBe(0);
+      const results = (server.of('helper')[1]!.body.messages.at(-1)!.content as { content: string; is_error?: boolean }[]).map((r) => r.content);
+      expect(results[0]).toBe('token.jwt holds a credential of this run\'s model provider; the workspace tools do not read it');
+      expect(results[1]).toBe('notes.txt:1: no secret here');
+      expect(results[2]).not.toContain(jwt);
+      expect(results[2]).not.toContain('home-secret-never-shown');
+      expect(results[2]).toContain('end');
+    });
   });
 
   it('sends each agent to its own provider in one team, the default to Anthropic', async () => {

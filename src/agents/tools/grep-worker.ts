@@ -11,6 +11,8 @@ export interface GrepJob {
   ignoreCase: boolean;
   maxMatches: number;
   skipped: string[];
+  /** Files holding credentials (full real paths): never searched. */
+  secret: string[];
 }
 
 const CHUNK = 64 * 1024;
@@ -74,7 +76,7 @@ function visit(dir: string): void {
     if (found >= job.maxMatches) return;
     const full = join(dir, entry.name);
     if (entry.isDirectory() && !job.skipped.includes(entry.name)) visit(full);
-    else if (entry.isFile()) {
+    else if (entry.isFile() && !job.secret.includes(full)) {
       search(full);
       flush(); // what was found so far survives a deadline in the next file
     }

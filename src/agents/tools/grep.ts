@@ -32,7 +32,7 @@ export const grep = defineTool({
     const { full } = workspace.existing(path);
     const file = bundledWorker('grep-worker', import.meta.url);
     if (!file) return { content: 'grep is not available: its worker file is missing from this build of conclave', isError: true };
-    const job: GrepJob = { root: workspace.root, start: full, pattern, ignoreCase: ignore_case === true, maxMatches: GREP_MATCH_CAP, skipped: [...SKIPPED_DIRS] };
+    const job: GrepJob = { root: workspace.root, start: full, pattern, ignoreCase: ignore_case === true, maxMatches: GREP_MATCH_CAP, skipped: [...SKIPPED_DIRS], secret: [...workspace.secretFiles] };
     const matches: string[] = [];
     const note = await new Promise<string>((resolve) => {
       const worker = new Worker(file, { workerData: job, resourceLimits: { maxOldGenerationSizeMb: 256 } });

@@ -19,6 +19,8 @@ export interface SandboxProtection {
   githubWorkflows?: boolean;
   /** Files written by this run (its session file) that are read-only to commands wherever they are. */
   files?: readonly string[];
+  /** Where the run's model providers keep credentials: hidden from commands (an empty file, an empty directory). */
+  hidden?: { files: readonly string[]; dirs: readonly string[] };
 }
 
 let probed: { bwrap?: string; why?: string } | undefined;
@@ -109,6 +111,8 @@ function readOnlyMounts(workspace: string, protection: SandboxProtection): { arg
     const full = resolve(file);
     if (full.startsWith(workspace + sep) && existsSync(full)) args.push('--ro-bind', full, full);
   }
+  for (const file of protection.hidden?.files ?? []) if (existsSync(file)) args.push('--ro-bind', '/dev/null', resolve(file));
+  for (const dir of protection.hidden?.dirs ?? []) if (existsSync(dir)) args.push('--tmpfs', resolve(dir), '--remount-ro', resolve(dir));
   return { args, made };
 }
 

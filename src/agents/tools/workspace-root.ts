@@ -9,6 +9,8 @@ export interface WorkspaceOptions {
   protect?: readonly string[];
   /** `edit_github_workflows: true`: .github/workflows/ may be written. */
   githubWorkflows?: boolean;
+  /** Files that hold credentials of the run's providers: never read (a cloud auth action may leave one in the workspace). */
+  secret?: readonly string[];
 }
 
 /** An open file of the workspace, checked: a regular file inside it with no other name. */
@@ -28,6 +30,8 @@ export interface OpenFile {
 export class Workspace {
   readonly root: string;
   private readonly protectedFiles: Set<string>;
+  /** The credential files, by their real paths: grep skips them. */
+  readonly secretFiles: ReadonlySet<string>;
 
   constructor(
     root: string,
@@ -35,11 +39,13 @@ export class Workspace {
   ) {
     this.root = realpathSync(root);
     this.protectedFiles = new Set((options.protect ?? []).flatMap((file) => ['', '.lock', '.lock.takeover', '-journal', '-wal', '-shm'].map((suffix) => realFile(`${file}${suffix}`))));
+    this.secretFiles = new Set((options.secret ?? []).map(realFile));
   }
 
-  /** The full path of an existing file or directory, every step checked. */
+  /** The full path of an existing file or directory, every step checked; a credential file is refused. */
   existing(path: string): { full: string; stats: Stats } {
     const full = this.walk(path, true)!;
+    if (this.secretFiles.has(full)) throw new ToolInputError(`${path} holds a credential of this run's model provider; the workspace tools do not read it`);
     const stats = lstatSync(full);
     this.checkKind(path, stats);
     return { full, stats };
