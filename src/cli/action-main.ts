@@ -40,6 +40,7 @@ export function actionArgs(input: (name: string) => string): string[] | string {
     ['sarif', '--sarif'],
     ['rate-limit', '--rate-limit'],
     ['coordinate', '--coordinate'],
+    ['provider', '--provider'],
   ] as const) {
     if (value(name)) args.push(flag, value(name));
   }

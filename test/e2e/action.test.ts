@@ -10,6 +10,8 @@ import { sarifValidator } from '../helpers/sarif.js';
 import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
 import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
+import { cloudEnv } from '../helpers/clouds.js';
+import { FAKE_AWS } from '../fake-anthropic/clouds.js';
 
 const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
   inputs: Record<string, { required?: boolean; default?: string }>;
@@ -239,6 +241,22 @@ describe('action.yml', () => {
     const badRate = await runAction({ ...key, 'rate-limit': 'rpm=lots' }, workspace);
     expect(badRate.stdout).toContain('::error::--rate-limit takes rpm=N,itpm=N,otpm=N');
     expect(server.requests).toHaveLength(0);
+  });
+
+  it('runs on Bedrock with the provider input and the credentials configure-aws-credentials left in the job, no Anthropic key', async () => {
+    server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: 'done on bedrock' } }] }] });
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    writeFileSync(join(workspace, 'review.yml'), 'name: r\nagents:\n  lead: { role: manager, model: claude-opus-4-5-20251101 }\nkickoff: Go.\n');
+    const { HOME: _home, ...aws } = cloudEnv(server);
+    const result = await runAction({ workflow: 'review.yml', provider: 'bedrock' }, workspace, aws);
+    expect(result.outputs).toMatchObject({ status: 'success', 'exit-code': '0' });
+    expect(server.requests.map((r) => r.wire)).toEqual(['bedrock']);
+    expect(server.authFailures).toEqual([]);
+    // The secret is announced for masking, and never printed otherwise.
+    expect(result.stdout).toContain(`::add-mask::${FAKE_AWS.secretAccessKey}`);
+    expect(result.stdout.replaceAll(`::add-mask::${FAKE_AWS.secretAccessKey}`, '') + result.stderr + result.summary).not.toContain(FAKE_AWS.secretAccessKey);
+    const unknown = await runAction({ workflow: 'review.yml', provider: 'openai' }, workspace, aws);
+    expect(unknown.stdout).toContain('::error::--provider must be one of anthropic, bedrock, vertex, foundry, not "openai"');
   });
 
   it('refuses a workflow output named like one of its own, and an invalid typed declaration, before anything runs', async () => {

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FAKE_AWS, FAKE_ENTRA_TOKEN, FAKE_FOUNDRY_KEY } from '../fake-anthropic/clouds.js';
+import { FAKE_AWS, FAKE_ENTRA_TOKEN, FAKE_FEDERATION, FAKE_FOUNDRY_KEY } from '../fake-anthropic/clouds.js';
 import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type Script } from '../fake-anthropic/server.js';
 import { cloudEnv, emptyHome, fakeAzureCli } from '../helpers/clouds.js';
 import { conclave } from '../helpers/cli.js';
@@ -180,6 +181,25 @@ describe('every cloud that serves Claude', () => {
     expect(run.code).toBe(0);
     expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${FAKE_ENTRA_TOKEN}`);
     expectNoCredential(run);
+  });
+
+  it("reaches Anthropic's API through workload identity federation: the job's identity token exchanged, no API key", async () => {
+    server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: 'ok' } }] }] });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-oidc-'));
+    writeFileSync(join(dir, 'token'), FAKE_FEDERATION.identityToken);
+    const env = {
+      ...cloudEnv(server),
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_IDENTITY_TOKEN_FILE: join(dir, 'token'),
+      ANTHROPIC_FEDERATION_RULE_ID: FAKE_FEDERATION.ruleId,
+      ANTHROPIC_ORGANIZATION_ID: FAKE_FEDERATION.organizationId,
+    };
+    const run = await runWorkflow(server, TEAM(), [], { env });
+    expect(run.code).toBe(0);
+    expect(server.authFailures).toEqual([]);
+    expect(server.requests[0]!.headers.authorization).toMatch(/^Bearer sk-ant-oat-federated-/);
+    expect(server.requests[0]!.headers['x-api-key']).toBeUndefined();
+    expectNoCredential(run, [FAKE_FEDERATION.identityToken]);
   });
 
   it('refuses a request whose SigV4 signature was made with another secret (exit 4, said once, no retry storm)', async () => {

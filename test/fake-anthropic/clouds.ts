@@ -17,6 +17,32 @@ export const FAKE_FOUNDRY_KEY = 'fake-foundry-key-for-conclave-0001';
 /** The Entra token the fake `az` prints, which the fake Foundry accepts as a Bearer token. */
 export const FAKE_ENTRA_TOKEN = 'fake-entra-token-for-conclave-0001';
 
+/** Anthropic's workload identity federation as the fake knows it: the job's identity token, and the rule it matches. */
+export const FAKE_FEDERATION = { identityToken: 'eyJfake.identity-token-of-the-job.sig', ruleId: 'fdrl_fake_conclave', organizationId: 'org-fake-conclave' };
+
+/**
+ * Anthropic's token endpoint (`POST /v1/oauth/token`, the jwt-bearer grant): an identity token
+ * that matches the federation rule gets an access token, which the fake API then accepts.
+ */
+export function federationAnswer(req: IncomingMessage, raw: string, res: ServerResponse, issued: Set<string>): boolean {
+  if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/v1/oauth/token') return false;
+  const body = JSON.parse(raw) as Record<string, unknown>;
+  const matches =
+    body.grant_type === 'urn:ietf:params:oauth:grant-type:jwt-bearer' &&
+    body.assertion === FAKE_FEDERATION.identityToken &&
+    body.federation_rule_id === FAKE_FEDERATION.ruleId &&
+    body.organization_id === FAKE_FEDERATION.organizationId;
+  if (!matches) {
+    res.writeHead(401, { 'content-type': 'application/json' });
+    return void res.end(JSON.stringify({ error: 'invalid_grant', error_description: 'the identity token does not match the federation rule' })), true;
+  }
+  const token = `sk-ant-oat-federated-${randomBytes(12).toString('hex')}`;
+  issued.add(token);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600 }));
+  return true;
+}
+
 export interface CloudRoute {
   wire: Wire;
   /** The model as the path names it (Bedrock and Vertex), decoded. */
@@ -39,17 +65,18 @@ export function routeOf(method: string | undefined, url: string): CloudRoute | u
 }
 
 /** What is wrong with a request's credentials on its wire, or nothing. */
-export function authProblem(wire: Wire, req: IncomingMessage, raw: string, vertexTokens: ReadonlySet<string>, anthropicKeyPrefix: string): string | undefined {
+export function authProblem(wire: Wire, req: IncomingMessage, raw: string, issued: ReadonlySet<string>, anthropicKeyPrefix: string): string | undefined {
   const bearer = req.headers.authorization?.replace(/^Bearer /, '');
   switch (wire) {
     case 'anthropic': {
+      if (bearer !== undefined && issued.has(bearer)) return undefined;
       const key = req.headers['x-api-key'] ?? bearer;
       return typeof key === 'string' && key.startsWith(anthropicKeyPrefix) ? undefined : 'invalid x-api-key';
     }
     case 'foundry':
       return req.headers['x-api-key'] === FAKE_FOUNDRY_KEY || bearer === FAKE_ENTRA_TOKEN ? undefined : 'invalid Foundry key or Entra token';
     case 'vertex':
-      return bearer !== undefined && vertexTokens.has(bearer) ? undefined : 'Request had invalid authentication credentials. Expected OAuth 2 access token';
+      return bearer !== undefined && issued.has(bearer) && bearer.startsWith('ya29.') ? undefined : 'Request had invalid authentication credentials. Expected OAuth 2 access token';
     case 'bedrock':
       return sigV4Problem(req, raw);
   }

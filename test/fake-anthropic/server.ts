@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { authProblem, bedrockChunk, bedrockException, bodyProblem, metadataAnswer, routeOf, sendCloudError, type Wire } from './clouds.js';
+import { authProblem, bedrockChunk, bedrockException, bodyProblem, federationAnswer, metadataAnswer, routeOf, sendCloudError, type Wire } from './clouds.js';
 
 /** What the fake API answers to one request. Scripts live in test fixtures, never in src/. */
 export interface Reply {
@@ -103,11 +103,12 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   const buckets = bucketsOf(options.rateLimits ?? {});
   let refusals = 0;
   const authFailures: string[] = [];
-  const vertexTokens = new Set<string>();
+  /** Access tokens the fake issued: Google's metadata server's, and Anthropic's token endpoint's. */
+  const issued = new Set<string>();
 
   const server = createServer(async (req, res) => {
     const raw = await readBody(req);
-    if (metadataAnswer(req, res, vertexTokens, 'fake-project')) return;
+    if (metadataAnswer(req, res, issued, 'fake-project') || federationAnswer(req, raw, res, issued)) return;
     const route = routeOf(req.method, req.url ?? '');
     if (!route) return sendCloudError(res, 'anthropic', 404, 'not_found_error', `no route ${req.method} ${req.url}`);
     const { wire } = route;
@@ -127,7 +128,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
       return sendError(res, 429, 'rate_limit_error', `rate limit of ${limited.refusedFor} exceeded`, { ...limited.headers, 'retry-after': String(limited.retryAfterSeconds) });
     }
     requests.push(recorded);
-    const unauthenticated = authProblem(wire, req, raw, vertexTokens, FAKE_API_KEY_PREFIX);
+    const unauthenticated = authProblem(wire, req, raw, issued, FAKE_API_KEY_PREFIX);
     if (unauthenticated) {
       authFailures.push(`${wire}: ${unauthenticated}`);
       return sendError(res, wire === 'bedrock' ? 403 : 401, 'authentication_error', unauthenticated);
