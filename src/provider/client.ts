@@ -130,9 +130,10 @@ function classify(e: unknown): ProviderError {
 
 function describe(e: unknown): string {
   if (e instanceof Anthropic.APIError) {
-    const body = e.error as { error?: { type?: string; message?: string } } | undefined;
+    // The API's body is { error: { type, message } }; Bedrock's is { message } (its type in a header).
+    const body = e.error as { error?: { type?: string; message?: string }; message?: unknown } | undefined;
     const type = body?.error?.type;
-    const detail = body?.error?.message ?? e.message;
+    const detail = body?.error?.message ?? (typeof body?.message === 'string' ? body.message : e.message);
     return [e.status, type, detail].filter((part) => part !== undefined && part !== '').join(' ');
   }
   return e instanceof Error ? e.message : String(e);

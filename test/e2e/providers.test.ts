@@ -7,6 +7,7 @@ import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type Script } f
 import { cloudEnv, emptyHome, fakeAzureCli } from '../helpers/clouds.js';
 import { conclave } from '../helpers/cli.js';
 import { sandboxForTests } from '../helpers/sandbox.js';
+import { pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
 import { runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
 
 const MODEL = 'claude-opus-4-5-20251101';
@@ -182,6 +183,37 @@ describe('every cloud that serves Claude', () => {
     expect(server.requests[0]!.headers.authorization).toBe(`Bearer ${FAKE_ENTRA_TOKEN}`);
     expectNoCredential(run);
   });
+
+  it('works on Bedrock as on the API: a 503 retried, an exception mid-stream retried, a refusal said once in its own words', async () => {
+    server = await startFakeAnthropic({
+      lead: [
+        { error: { status: 503, type: 'overloaded_error', message: 'Bedrock is unavailable' } },
+        { midStreamError: { type: 'modelStreamErrorException', message: 'the model stream broke' } },
+        { text: '@helper go' },
+        { error: { status: 400, type: 'invalid_request_error', message: 'The provided model identifier is invalid.' } },
+      ],
+      helper: [{ text: '@lead done' }],
+    });
+    const run = await runWorkflow(server, TEAM('provider: bedrock'), [], { env: cloudEnv(server) });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('retrying in');
+    expect(run.stderr).toContain('modelStreamErrorException the model stream broke');
+    expect(run.json.reason).toContain('400 The provided model identifier is invalid.');
+    expect(run.json.reason).not.toContain('400 400');
+  });
+
+  it('compacts on Bedrock when it says the prompt is too long, and replays it', async () => {
+    server = await startFakeAnthropic(pingPongScript(2000), { maxPromptTokens: 30_000 });
+    const workflow = pingPongWorkflow({ maxTurns: 60 }).replace('name: ping-pong', 'name: ping-pong\nprovider: bedrock');
+    const run = await runWorkflow(server, workflow, [], { env: cloudEnv(server) });
+    expect(run.code, run.json.reason).toBe(3);
+    const refused = run.events.filter((e) => e.type === 'context_exceeded');
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused[0]!.error).toMatch(/^400 prompt is too long: \d+ tokens > 30000 maximum$/);
+    expect(run.events.filter((e) => e.type === 'context_compacted' && e.reason === 'too_long')).toHaveLength(refused.length);
+    const replay = await conclave(['run', 'workflow.yml', '--replay', run.json.session as string, '--json'], { cwd: run.dir, env: { HOME: emptyHome(), ANTHROPIC_API_KEY: '' } });
+    expect(replay.code).toBe(3);
+  }, 60_000);
 
   it("reaches Anthropic's API through workload identity federation: the job's identity token exchanged, no API key", async () => {
     server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: 'ok' } }] }] });
