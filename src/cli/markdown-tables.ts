@@ -1,3 +1,4 @@
+import { PROVIDER_TITLE, type ProviderName } from '../provider/clouds.js';
 import { NO_AGENT_USAGE, type AgentUsage, type SessionSummary } from '../session/summary.js';
 
 /** Text for a Markdown table cell: pipes escaped, line breaks as <br>. */
@@ -42,9 +43,16 @@ export function usageTable(s: SessionSummary, title: string): string[] {
   return [title, '', '| agent | turns | calls | input tokens | output tokens | cost | with the agents it spawned |', '|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
 }
 
-/** What the run drew from each spend pool, and how long its calls waited for rate limits (docs/organisation.md). */
+/**
+ * Where the calls went when a cloud served any (docs/providers.md), what the run drew from each
+ * spend pool, and how long its calls waited for rate limits (docs/organisation.md).
+ */
 export function sharedLimitLines(s: SessionSummary): string[] {
-  const lines = s.pools.map((p) => `Spend pool ${p.name} (${dollars(p.cap_usd)} per ${p.per}): this run drew ${dollars(p.drawn_usd)}`);
+  const byProvider = Object.entries(s.providers);
+  const lines = byProvider.some(([name]) => name !== 'anthropic')
+    ? [`Providers: ${byProvider.map(([name, p]) => `${PROVIDER_TITLE[name as ProviderName] ?? name} ${p.calls} call${p.calls === 1 ? '' : 's'} ${dollars(p.cost_usd)}`).join(' · ')}`]
+    : [];
+  lines.push(...s.pools.map((p) => `Spend pool ${p.name} (${dollars(p.cap_usd)} per ${p.per}): this run drew ${dollars(p.drawn_usd)}`));
   if (s.paced.calls > 0) lines.push(`Rate limits: ${s.paced.calls} call${s.paced.calls === 1 ? '' : 's'} waited ${(s.paced.ms / 1000).toFixed(1)} s in all`);
   return lines;
 }

@@ -81,6 +81,8 @@ export interface SessionSummary {
   pools: PoolDraw[];
   /** Calls that waited for the API's rate limits, and how long in all. */
   paced: { calls: number; ms: number };
+  /** Model calls and their cost by provider (docs/providers.md), in the order first used. */
+  providers: Record<string, { calls: number; cost_usd: number }>;
   /** The agents spawned at run time, in the order they were spawned. */
   spawned: Record<string, SpawnedAgent>;
   messages: TranscriptMessage[];
@@ -112,9 +114,10 @@ export function summarize(record: SessionRecord): SessionSummary {
   /** The pools the calls that follow draw from: from a `spend_pools` note to the next `resumed`. */
   let drawing: PoolDraw[] = [];
   const paced = { calls: 0, ms: 0 };
+  const providers: SessionSummary['providers'] = {};
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NO_AGENT_USAGE });
-  return { header: record.header, pools: [...pools.values()], paced, spawned, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
+  return { header: record.header, pools: [...pools.values()], paced, providers, spawned, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
 
   function apply(e: SessionEvent): void {
     switch (e.type) {
@@ -185,6 +188,9 @@ export function summarize(record: SessionRecord): SessionSummary {
         u.cache_read_input_tokens += r.cache_read_input_tokens ?? 0;
         u.cache_creation_input_tokens += r.cache_creation_input_tokens ?? 0;
         u.cost_usd += e.cost_usd;
+        const by = (providers[e.provider ?? 'anthropic'] ??= { calls: 0, cost_usd: 0 });
+        by.calls++;
+        by.cost_usd += e.cost_usd;
         return;
       }
       case 'context_compacted': {

@@ -128,6 +128,10 @@ describe('every cloud that serves Claude', () => {
     expect(server.authFailures).toEqual([]);
     expect(Object.fromEntries(server.requests.map((r) => [r.agent, r.wire]))).toEqual({ lead: 'bedrock', helper: 'vertex', third: 'foundry' });
     expect(calls(run).map((e) => `${e.agent} ${e.provider ?? 'anthropic'}`).sort()).toEqual(['helper vertex', 'lead bedrock', 'lead bedrock', 'third foundry']);
+    const shown = await conclave(['show', run.json.session as string], { cwd: run.dir });
+    expect(shown.stdout).toMatch(/\n {2}Providers: Amazon Bedrock 2 calls \$[\d.]+ · (Google Vertex AI 1 call \$[\d.]+ · Microsoft Foundry 1 call|Microsoft Foundry 1 call \$[\d.]+ · Google Vertex AI 1 call) \$[\d.]+\n/);
+    const markdown = await conclave(['show', run.json.session as string, '--format', 'markdown'], { cwd: run.dir });
+    expect(markdown.stdout).toContain('Providers: Amazon Bedrock 2 calls');
   });
 
   it('prices a call on a regional Vertex endpoint 10% above the global one, and --provider sends every agent there', async () => {
