@@ -8,6 +8,7 @@ import { liveView } from '../../src/cli/live-view.js';
 import { Journal } from '../../src/engine/journal.js';
 import { Run } from '../../src/engine/run.js';
 import { Provider } from '../../src/provider/client.js';
+import { connect } from '../../src/provider/connect.js';
 import { Pacer } from '../../src/provider/pacer.js';
 import { localLimiters } from '../../src/provider/rate-limiters.js';
 import { FAN_OUT as FAN_OUT_SPAWN, fanOutScript } from '../fixtures/fan-out.js';
@@ -139,14 +140,15 @@ describe('the live view under the API rate limits', () => {
     await view.ready;
     const base = process.env.ANTHROPIC_BASE_URL;
     process.env.ANTHROPIC_BASE_URL = server.url;
-    const provider = new Provider({ apiKey: TEST_API_KEY, maxRetries: 2, requestTimeoutMs: 30_000, pacer: new Pacer(() => ({}), localLimiters) });
+    const connections = [await connect('anthropic', { ANTHROPIC_API_KEY: TEST_API_KEY })];
+    const provider = new Provider({ connections, maxRetries: 2, requestTimeoutMs: 30_000, pacer: new Pacer(() => ({}), localLimiters) });
     try {
       const run = new Run({
         workflow: workflow!,
         inputs: {},
         identity: { runId: 'r', sessionPath: 's' },
         place: { workspace: dir, env: {} },
-        answers: { call: (request, signal, listeners) => provider.call(request, signal, listeners) },
+        answers: { call: (request, signal, listeners, to) => provider.call(request, signal, listeners, to) },
         recording: { journal: new Journal({ write: () => {}, sync: () => {}, lineOf: (e) => JSON.stringify(e) }), limits: workflow!.limits },
         progress: view.listener,
       });

@@ -35,7 +35,7 @@ describe('pricing', () => {
   });
 
   it('prices an unknown model as the most expensive family, and says so', () => {
-    expect(priceOf('claude-mythos-5-2')).toEqual({ price: { input: 15, output: 75 }, known: false });
+    expect(priceOf('claude-mythos-5-2')).toEqual({ price: { input: 15, output: 75 }, known: false, given: false });
   });
 
   it("lets the workflow's pricing win, by the longest matching prefix", () => {

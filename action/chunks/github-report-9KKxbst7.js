@@ -1,0 +1,1 @@
+export{i as reportToGitHub}from"./github-report-bocSQqB1.js";

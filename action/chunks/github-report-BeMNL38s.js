@@ -1,1 +1,0 @@
-export{i as reportToGitHub}from"./github-report-D4ycEa8g.js";
