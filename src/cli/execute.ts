@@ -1,5 +1,6 @@
 import type { Connection } from '../provider/connect.js';
 import { providerFlag } from './providers.js';
+import { liveTrace } from './live-trace.js';
 import { credentialPaths } from '../provider/credential-names.js';
 import { providersOf } from '../workflow/providers-used.js';
 import { Journal } from '../engine/journal.js';
@@ -88,6 +89,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   connections?: readonly Connection[];
   /** --provider: every agent's provider. */
   provider?: string;
+  /** --trace-content: prompts and completions in the live spans. */
+  traceContent?: boolean;
   /** Values to hide from the logs (in GitHub Actions: ::add-mask::). */
   secrets?: readonly string[];
   /** Masks them in everything this run prints and writes. */
@@ -118,9 +121,17 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   const provider = options.connections && !options.offline
     ? new Provider({ connections: options.connections, maxRetries: MAX_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
     : undefined;
+  const trace = await liveTrace({
+    env: process.env,
+    header: writer.header,
+    recorded: options.replayOf ? [] : (options.recording ?? []),
+    mask: (value) => options.masker.value(value),
+    warn: warning,
+    content: options.traceContent === true,
+  });
   const journal = new Journal(
     {
-      write: (event) => writer.append(event),
+      write: (event) => (writer.append(event), trace?.add(event)),
       sync: () => writer.syncSoon(),
       lineOf: (event) => writer.lineOf(event),
     },
@@ -166,6 +177,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     result = options.masker.value(await run.start());
   } finally {
     await view?.finish();
+    await trace?.end();
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     try {

@@ -89,6 +89,18 @@ withRunOptions(
   });
 
 program
+  .command('trace')
+  .description("export a session's OpenTelemetry spans: to an OTLP/HTTP collector, or printed as OTLP/JSON")
+  .argument('<session>', 'the session file')
+  .option('--otlp <url>', 'the collector, such as http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT)')
+  .addOption(new Option('--format <format>', 'print the spans instead of sending them').choices(['json']))
+  .option('--trace-content', 'include prompts, completions and tool input and output (masked)')
+  .action(async (file: string, options: import('./trace-command.js').TraceOptions) => {
+    const { traceCommand } = await import('./trace-command.js');
+    process.exitCode = await traceCommand(file, options);
+  });
+
+program
   .command('show')
   .description('print a session: the transcript, proposals with their tallies, usage and cost')
   .argument('<session>', 'the session file')
@@ -124,6 +136,7 @@ function withRunOptions(command: Command): Command {
   .option('--coordinate <url>', "a redis:// or postgres:// server every runner of the organisation shares: rate limits and spend pools are kept there")
   .option('--spend-pool <pool>', 'a ceiling across runs, kept in --coordinate, such as org=200/day (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
   .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
+  .option('--trace-content', 'with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, completions and tool input and output in the spans (masked)')
   .option('--json', 'print one JSON object with the result at the end')
   .option('--quiet', 'print only the result');
 }

@@ -252,15 +252,16 @@ function callKey(agent: string, turn: number, step: number | string): string {
 function sameEvent(recorded: SessionEvent, produced: EventInput, lineOf: (event: unknown) => string): boolean {
   const raw = (recorded as SessionEvent & { [RAW_LINE]?: string })[RAW_LINE];
   const volatile = VOLATILE_FIELDS.some((field) => field in recorded || field in produced);
-  if (raw !== undefined && !volatile && lineOf({ seq: recorded.seq, ...produced }) === raw) return true;
+  const stamp = recorded.at_ms === undefined ? {} : { at_ms: recorded.at_ms }; // when it was written: not the run's doing
+  if (raw !== undefined && !volatile && lineOf({ seq: recorded.seq, ...produced, ...stamp }) === raw) return true;
   // The same JSON written another way (another tool's spacing or key order) is the same event.
   return sameJson(JSON.parse(lineOf(comparable(produced))), comparable(recorded));
 }
 
-
 function comparable(event: object): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...event };
   delete copy.seq;
+  delete copy.at_ms;
   for (const field of VOLATILE_FIELDS) delete copy[field];
   return copy;
 }

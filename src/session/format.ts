@@ -24,8 +24,8 @@ export type EventBody = { [T in keyof Events]: { type: T } & Infer<Events[T]['sc
 
 export type EventType = EventBody['type'];
 
-/** One line after the header. */
-export type SessionEvent = EventBody & { seq: number };
+/** One line after the header: its place, and when it was written (epoch milliseconds; files of 0.1.0 before traces have none). */
+export type SessionEvent = EventBody & { seq: number; at_ms?: number };
 
 /** The event of one type. */
 export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;

@@ -139,6 +139,8 @@ export function isKnownType(type: string): type is keyof typeof EVENTS {
 
 /** Throws `refuse(problem)` unless the event of a known type has the fields its schema gives. */
 export function assertEvent<E>(event: Record<string, unknown>, type: keyof typeof EVENTS, refuse: (problem: string) => Error): asserts event is Record<string, unknown> & E {
+  const stamp = event.at_ms;
+  if (stamp !== undefined && !(Number.isSafeInteger(stamp) && (stamp as number) >= 0)) throw refuse(`at_ms must be a time in milliseconds, not ${JSON.stringify(stamp)}`);
   const problem = EVENTS[type].schema.problem(event, '');
   if (problem) throw refuse(problem);
 }

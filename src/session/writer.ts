@@ -21,6 +21,8 @@ export class SessionWriter {
   private constructor(
     private readonly fd: number,
     readonly path: string,
+    /** The file's first line. */
+    readonly header: SessionHeader,
     private readonly masker: Masker,
     private readonly release: () => void,
     private last: number,
@@ -31,7 +33,7 @@ export class SessionWriter {
     mkdirSync(dirname(path), { recursive: true });
     const release = lockSession(path);
     try {
-      const writer = new SessionWriter(openSync(path, 'wx'), path, masker, release, 0);
+      const writer = new SessionWriter(openSync(path, 'wx'), path, header, masker, release, 0);
       // The header is never masked: its fields are the file's structure (secret inputs are "***" in it already).
       writeSync(writer.fd, `${JSON.stringify(header)}\n`);
       writer.sync();
@@ -59,7 +61,7 @@ export class SessionWriter {
         writeFileSync(kept, record.torn.text);
         truncateSync(record.path, record.torn.byteOffset);
       }
-      const writer = new SessionWriter(openSync(record.path, 'a'), record.path, masker, release, record.lastSeq);
+      const writer = new SessionWriter(openSync(record.path, 'a'), record.path, record.header, masker, release, record.lastSeq);
       if (record.torn) writer.append({ type: 'repair', torn_bytes: Buffer.byteLength(record.torn.text), kept });
       return writer;
     } catch (e) {
@@ -73,8 +75,9 @@ export class SessionWriter {
     return this.last;
   }
 
+  /** Writes the next event, stamped with the time it is written (what traces and the timeline are made from). */
   append(event: EventBody): number {
-    this.writeLine({ seq: this.last + 1, ...event });
+    this.writeLine({ seq: this.last + 1, ...event, at_ms: Date.now() });
     return ++this.last;
   }
 

@@ -1,0 +1,1 @@
+import{i as e,t}from"./rolldown-runtime-Dlfrvzb7.js";var n=/* @__PURE__ */ t((t=>{Object.defineProperty(t,"__esModule",{value:!0}),t.execFileAsync=t.execAsync=void 0;let n=e(`child_process`),r=e(`util`);t.execAsync=r.promisify(n.exec),t.execFileAsync=r.promisify(n.execFile)}));export{n as t};

@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-c9U1BE70.js";

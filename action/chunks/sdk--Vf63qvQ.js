@@ -1,1 +1,0 @@
-export{t as default}from"./client-CPTpeEXU.js";import"./sdk-CAISgiXf.js";

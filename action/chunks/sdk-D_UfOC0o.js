@@ -1,0 +1,1 @@
+export{t as default}from"./client-PRIdAXI_.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic, type Script } from '../fake-anthropic/server.js';
+import { conclave } from '../helpers/cli.js';
+import { startOtlpReceiver, fromJson, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
+import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
+
+const SECRET = 'hunter2-the-secret-token-value';
+
+/** A lead, a helper who reads a file, and a vote: every kind of span. */
+const TEAM = `
+name: traced
+inputs:
+  token: { type: string, secret: true }
+defaults: { model: claude-opus-4-5-20251101, max_tokens: 2048 }
+agents:
+  lead: { role: manager }
+  helper: { role: worker, tools: [read_file] }
+kickoff: Check notes.txt with the token $<< inputs.token >>.
+`;
+
+const TEAM_SCRIPT = (): Script => ({
+  lead: [
+    { text: '@helper read notes.txt' },
+    { tools: [{ name: 'propose', input: { id: 'ship', question: 'Ship it?', options: ['yes', 'no'] } }] },
+    { text: '' },
+    { tools: [{ name: 'complete', input: { status: 'success', summary: `done, with ${SECRET}` } }] },
+  ],
+  helper: [
+    { tools: [{ name: 'read_file', input: { path: 'notes.txt' } }] },
+    { text: `@lead it says ${SECRET}` },
+    { tools: [{ name: 'vote', input: { proposal: 'ship', option: 'yes', reason: 'ok' } }] },
+    { text: '' },
+    { text: '' },
+  ],
+});
+
+let server: FakeAnthropic;
+let receiver: OtlpReceiver;
+afterEach(async () => {
+  await server?.close();
+  await receiver?.close();
+});
+
+const byName = (spans: ReceivedSpan[], prefix: string) => spans.filter((s) => s.name.startsWith(prefix));
+const ids = (spans: ReceivedSpan[]) => spans.map((s) => `${s.spanId}<${s.parentSpanId}:${s.name}`).sort();
+
+async function tracedRun(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<WorkflowRun> {
+  server = await startFakeAnthropic(TEAM_SCRIPT());
+  receiver = await startOtlpReceiver();
+  return runWorkflow(server, TEAM, ['-i', `token=${SECRET}`, ...args], {
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...env },
+    files: { 'notes.txt': `the notes mention ${SECRET}` },
+  });
+}
+
+function expectShape(spans: ReceivedSpan[], run: WorkflowRun): void {
+  expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+  const [workflow, ...others] = byName(spans, 'invoke_workflow');
+  expect(others).toEqual([]);
+  expect(workflow).toMatchObject({ name: 'invoke_workflow traced', parentSpanId: '', status: { code: 1 } });
+  expect(workflow!.resource['service.name']).toBe('conclave');
+  const turns = byName(spans, 'invoke_agent');
+  expect(turns.map((t) => t.name).sort()).toEqual(run.events.filter((e) => e.type === 'turn_started').map((e) => `invoke_agent ${e.agent}`).sort());
+  for (const t of turns) expect(t.parentSpanId).toBe(workflow!.spanId);
+  const chats = byName(spans, 'chat ');
+  expect(chats).toHaveLength(run.events.filter((e) => e.type === 'model_call').length);
+  for (const c of chats) {
+    expect(turns.map((t) => t.spanId)).toContain(c.parentSpanId);
+    expect(c.kind).toBe(3); // CLIENT
+    expect(c.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': 'claude-opus-4-5-20251101' });
+    expect(c.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+    expect(c.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+    expect(typeof c.attributes['conclave.cost_usd']).toBe('number');
+    expect(c.endNs).toBeGreaterThanOrEqual(c.startNs);
+  }
+  const [tool] = byName(spans, 'execute_tool read_file');
+  expect(tool!.attributes['gen_ai.tool.call.id']).toMatch(/^toolu_/);
+  expect(turns.find((t) => t.spanId === tool!.parentSpanId)!.name).toBe('invoke_agent helper');
+  const [proposal] = byName(spans, 'proposal ship');
+  expect(proposal).toMatchObject({ parentSpanId: workflow!.spanId, events: ['vote'] });
+  expect(proposal!.attributes['conclave.proposal.winner']).toBe('yes');
+  // Every span lies within the run's.
+  for (const s of spans) expect(s.startNs >= workflow!.startNs && s.endNs <= workflow!.endNs, s.name).toBe(true);
+}
+
+describe('OpenTelemetry traces', () => {
+  it('sends a multi-agent run live over OTLP/HTTP protobuf: one trace, every model call under an agent turn with its usage', async () => {
+    const run = await tracedRun();
+    expect(run.code, `${run.json.reason}\n${run.stderr}`).toBe(0);
+    expect(receiver.requests.every((r) => r.contentType === 'application/x-protobuf')).toBe(true);
+    expectShape(receiver.spans, run);
+  });
+
+  it('conclave trace gives the same spans from the session file, twice, as JSON and over http/json, with no secret even with --trace-content', async () => {
+    const run = await tracedRun({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, ['--trace-content']);
+    expect(run.code).toBe(0);
+    expect(receiver.requests.every((r) => r.contentType === 'application/json')).toBe(true);
+    const live = [...receiver.spans];
+    const session = run.json.session as string;
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: '', ANTHROPIC_API_KEY: '' };
+    for (const round of [1, 2]) {
+      receiver.spans.length = 0;
+      const sent = await conclave(['trace', session, '--otlp', receiver.url, '--trace-content'], { cwd: run.dir, env });
+      expect(sent.stderr).toBe('');
+      expect(sent.stdout).toMatch(new RegExp(`^sent ${live.length} spans of trace ${live[0]!.traceId} \\(http/protobuf\\)\\n$`));
+      expect(ids(receiver.spans), `export ${round}`).toEqual(ids(live));
+      expectShape(receiver.spans, run);
+    }
+    const printed = await conclave(['trace', session, '--format', 'json', '--trace-content'], { cwd: run.dir, env });
+    expect(printed.code).toBe(0);
+    const fromFile = fromJson(JSON.parse(printed.stdout));
+    expect(ids(fromFile)).toEqual(ids(live));
+    // Content is there when asked for, and masked.
+    const helperChat = fromFile.find((s) => s.name.startsWith('chat') && String(s.attributes['gen_ai.output.messages']).includes('it says'));
+    expect(String(helperChat!.attributes['gen_ai.output.messages'])).toContain('it says ***');
+    expect(JSON.stringify(byName(fromFile, 'execute_tool')[0]!.attributes)).toContain('the notes mention ***');
+    for (const text of [printed.stdout, JSON.stringify(live, (_k, v) => (typeof v === 'bigint' ? String(v) : v))]) {
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain(TEST_API_KEY);
+    }
+    // Without --trace-content, no prompt, completion or tool output at all.
+    const plain = fromJson(JSON.parse((await conclave(['trace', session, '--format', 'json'], { cwd: run.dir, env })).stdout));
+    expect(plain.flatMap((s) => Object.keys(s.attributes)).filter((k) => /^gen_ai\..*(messages|arguments|result)/.test(k))).toEqual([]);
+  });
+
+  it('goes on without traces when the collector is down: said once, the run as fast and its result the same', async () => {
+    const started = Date.now();
+    const run = await tracedRun({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+    // A generous bound that catches a run waiting on the collector's timeout (10 s by default).
+    expect(Date.now() - started).toBeLessThan(6_000);
+    expect(run.code).toBe(0);
+    expect(run.json.status).toBe('success');
+    expect(run.stderr.match(/traces: the collector at http:\/\/127\.0\.0\.1:9 did not/g)).toHaveLength(1);
+    const refused = await conclave(['trace', run.json.session as string, '--otlp', 'http://127.0.0.1:9'], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1000' } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^conclave: the collector at http:\/\/127\.0\.0\.1:9\/v1\/traces did not take the spans: .+\n$/);
+    const nowhere = await conclave(['trace', run.json.session as string], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toContain('say where the spans go: --otlp URL');
+  });
+
+  it('puts spawned agents under the turn of their spawner', async () => {
+    server = await startFakeAnthropic(fanOutScript(3));
+    receiver = await startOtlpReceiver();
+    const run = await runWorkflow(server, FAN_OUT(3), [], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    expect(run.code).toBe(0);
+    const spans = receiver.spans;
+    const leadFirst = spans.find((s) => s.name === 'invoke_agent lead' && s.attributes['conclave.turn'] === 1)!;
+    const reviewers = byName(spans, 'invoke_agent reviewer-');
+    expect(reviewers).toHaveLength(3);
+    for (const r of reviewers) expect(r.parentSpanId).toBe(leadFirst.spanId);
+    expect(leadFirst.events.filter((e) => e === 'agent_spawned')).toHaveLength(3);
+  });
+});
