@@ -5,7 +5,7 @@ import { appendFileSync } from 'node:fs';
 import { END_GROUP, findingAnnotation, group, warningAnnotation } from './github.js';
 import { repoPath } from './sarif.js';
 import { printable } from './terminal-text.js';
-import { compactionsTable, findingsTable, outputsTable, proposalsTable, usageTable } from './markdown-tables.js';
+import { compactionsTable, findingsTable, outputsTable, proposalsTable, timelineChart, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
 export function reportToGitHub(
@@ -96,7 +96,7 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
     lines.push('</details>', '');
   }
   if (trimmed > 0) lines.push(`*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`, '');
-  lines.push(...findingsTable(s, '###'), ...proposalsTable(s, '###'), ...compactionsTable(s, '###'), ...usageTable(s, '### Usage and cost'));
+  lines.push(...findingsTable(s, '###'), ...proposalsTable(s, '###'), ...compactionsTable(s, '###'), ...timelineChart(s, '###'), ...usageTable(s, '### Usage and cost'));
   return `${lines.join('\n')}\n`;
 }
 

@@ -36,12 +36,44 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
 export function usageTable(s: SessionSummary, title: string): string[] {
   const rows = agentTree(s).map(({ name, depth, usage: u, below }) => {
     const label = `${depth ? `${'&nbsp;&nbsp;'.repeat(depth)}↳ ` : ''}${name}${s.spawned[name]?.ended ? ` (${s.spawned[name]!.ended})` : ''}`;
-    return `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (${below.agents} agents)` : ''} |`;
+    return `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.cache_read_input_tokens} | ${u.cache_creation_input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (${below.agents} agents)` : ''} |`;
   });
-  rows.push(`| **total** | ${s.total.turns} | ${s.total.calls} | ${s.total.input_tokens} | ${s.total.output_tokens} | ${dollars(s.total.cost_usd)} | |`);
-  const shared = sharedLimitLines(s).map((line) => `${line}  `);
-  return [title, '', '| agent | turns | calls | input tokens | output tokens | cost | with the agents it spawned |', '|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
+  const t = s.total;
+  rows.push(`| **total** | ${t.turns} | ${t.calls} | ${t.input_tokens} | ${t.cache_read_input_tokens} | ${t.cache_creation_input_tokens} | ${t.output_tokens} | ${dollars(t.cost_usd)} | |`);
+  const shared = [cacheLine(s), ...sharedLimitLines(s)].filter(Boolean).map((line) => `${line}  `);
+  const head = '| agent | turns | calls | input tokens | cache read | cache written | output tokens | cost | with the agents it spawned |';
+  return [title, '', head, '|---|---|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
 }
+
+/** What the prompt cache saved: its reads, priced at the input price less the cache-read price. */
+export function cacheLine(s: SessionSummary): string {
+  if (s.cache.read_tokens === 0) return '';
+  return `Prompt cache: ${s.cache.read_tokens.toLocaleString('en-US')} input tokens read from it, ${dollars(s.cache.saved_usd)} less than at the input price (list prices)`;
+}
+
+/**
+ * The run's timeline as a Mermaid gantt chart, which GitHub draws: a row per agent, a bar per
+ * turn (a failed one in red), a bar per wait for a rate limit. Nothing for a session without times.
+ */
+export function timelineChart(s: SessionSummary, heading: string): string[] {
+  const rows = s.timeline.filter((r) => r.bars.length > 0);
+  if (rows.length === 0) return [];
+  const tag = { turn: '', failed: 'crit, ', wait: 'active, ' } as const;
+  const lines = ['```mermaid', 'gantt', '  dateFormat x', '  axisFormat %M:%S'];
+  const all = rows.reduce((n, r) => n + r.bars.length, 0);
+  let shown = 0;
+  for (const { agent, bars } of rows) {
+    if (shown >= TIMELINE_BARS) break;
+    lines.push(`  section ${agent}`);
+    for (const bar of bars.slice(0, TIMELINE_BARS - shown)) lines.push(`  ${bar.label} : ${tag[bar.kind]}${bar.startMs}, ${Math.max(bar.endMs, bar.startMs + 1)}`);
+    shown += Math.min(bars.length, TIMELINE_BARS - shown);
+  }
+  const note = shown < all ? [`*The timeline shows ${shown} of ${all} bars.*`, ''] : [];
+  return [`${heading} Timeline`, '', ...lines, '```', '', ...note];
+}
+
+/** A chart with more bars than this is not read, and GitHub draws it slowly. */
+const TIMELINE_BARS = 400;
 
 /**
  * Where the calls went when a cloud served any (docs/providers.md), what the run drew from each

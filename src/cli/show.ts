@@ -3,7 +3,7 @@ import { printable } from './terminal-text.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../exit-codes.js';
-import { agentTree, compactionsTable, dollars, findingsTable, outputsTable, proposalsTable, sharedLimitLines, usageTable } from './markdown-tables.js';
+import { agentTree, cacheLine, compactionsTable, dollars, findingsTable, outputsTable, proposalsTable, sharedLimitLines, timelineChart, usageTable } from './markdown-tables.js';
 import { asUsageError } from './usage-error.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
@@ -55,7 +55,7 @@ function text(s: SessionSummary): string {
     lines.push(usageLine(`${'  '.repeat(depth)}${name}`, usage, `${below ? ` · ${dollars(below.costUsd)} with the ${below.agents - 1} below` : ''}${ended ? ` (${ended})` : ''}`));
   }
   lines.push(usageLine('total', s.total));
-  for (const line of sharedLimitLines(s)) lines.push(`  ${line}`);
+  for (const line of [cacheLine(s), ...sharedLimitLines(s)].filter(Boolean)) lines.push(`  ${line}`);
   if (s.end) {
     lines.push('', `Ended: ${s.end.status} (exit ${s.end.exit_code}) — ${s.end.reason}`);
     for (const [k, v] of Object.entries(s.end.outputs)) lines.push(`  output ${k}: ${v}`);
@@ -71,6 +71,6 @@ function markdown(s: SessionSummary): string {
   if (s.end) lines.push(...outputsTable(s.end.outputs, '##'));
   lines.push('## Transcript', '');
   for (const m of s.messages) lines.push(`**#${m.id} ${from(m)} → ${to(m)}**`, '', m.text.split('\n').map((l) => `> ${l}`).join('\n'), '');
-  lines.push(...findingsTable(s, '##'), ...proposalsTable(s, '##'), ...compactionsTable(s, '##'), ...usageTable(s, '## Usage'));
+  lines.push(...findingsTable(s, '##'), ...proposalsTable(s, '##'), ...compactionsTable(s, '##'), ...timelineChart(s, '##'), ...usageTable(s, '## Usage'));
   return `${lines.join('\n')}\n`;
 }

@@ -50,7 +50,7 @@ describe('conclave in GitHub Actions', () => {
     expect(summary).toContain('## ✅ conclave: workflow.yml');
     expect(summary).toContain('<details><summary>@a — ');
     expect(summary).toContain('| verdict | Ship it? | decided **ship** | ship: 2, hold: 0 |');
-    expect(summary).toMatch(/\| \*\*total\*\* \| \d+ \| \d+ \| \d+ \| \d+ \| \$0\.\d{4} \|/);
+    expect(summary).toMatch(/\| \*\*total\*\* \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \$0\.\d{4} \|/);
     for (const text of [run.stdout, run.stderr, summary]) expect(text.replace(`::add-mask::${TEST_API_KEY}`, '')).not.toContain(TEST_API_KEY);
 
     // A --replay's own session holds only what it added: its summary is made from the recording too.

@@ -33,7 +33,7 @@ describe('conclave show', () => {
   it('prints Markdown with tables', async () => {
     const shown = await conclave(['show', file, '--format', 'markdown'], { cwd: dir });
     expect(shown.stdout).toContain('| verdict | Ship it? | decided **ship** | ship: 2, hold: 0 |');
-    expect(shown.stdout).toMatch(/\| \*\*total\*\* \| \d+ \| \d+ \| \d+ \| \d+ \| \$0\.\d{4} \|/);
+    expect(shown.stdout).toMatch(/\| \*\*total\*\* \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \$0\.\d{4} \|/);
   });
 
   it('prints JSON that adds up', async () => {

@@ -1,3 +1,7 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mermaid from 'mermaid';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic, type Script } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
@@ -138,6 +142,30 @@ describe('OpenTelemetry traces', () => {
     const nowhere = await conclave(['trace', run.json.session as string], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain('say where the spans go: --otlp URL');
+  });
+
+  it('draws a Mermaid timeline in show --format markdown and the job summary, waits included, and says what the prompt cache saved', async () => {
+    server = await startFakeAnthropic(
+      { ...fanOutScript(4), lead: (r) => ({ ...(fanOutScript(4).lead as (x: typeof r) => object)(r), usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 20_000 } }) },
+      { rateLimits: { requests: { limit: 2, windowMs: 1_000 } } },
+    );
+    const summary = join(mkdtempSync(join(tmpdir(), 'conclave-summary-')), 'summary.md');
+    writeFileSync(summary, '');
+    const run = await runWorkflow(server, FAN_OUT(4), [], { env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary, GITHUB_OUTPUT: '' } });
+    expect(run.code).toBe(0);
+    const shown = await conclave(['show', run.json.session as string, '--format', 'markdown'], { cwd: run.dir });
+    for (const markdown of [shown.stdout, readFileSync(summary, 'utf8')]) {
+      const chart = /```mermaid\n([\s\S]*?)```/.exec(markdown)?.[1];
+      expect(chart).toBeDefined();
+      await expect(mermaid.parse(chart!)).resolves.toMatchObject({ diagramType: 'gantt' });
+      expect(chart).toMatch(/section lead\n {2}turn 1 : \d{13}, \d{13}\n/);
+      expect(chart).toContain('section reviewer-4');
+      expect(chart).toMatch(/ {2}wait requests : active, \d{13}, \d{13}/);
+      expect(markdown).toMatch(/Prompt cache: [\d,]+ input tokens read from it, \$[\d.]+ less than at the input price/);
+      expect(markdown).toContain('| agent | turns | calls | input tokens | cache read | cache written | output tokens | cost |');
+    }
+    const text = await conclave(['show', run.json.session as string], { cwd: run.dir });
+    expect(text.stdout).toMatch(/\n {2}Prompt cache: [\d,]+ input tokens read from it/);
   });
 
   it('puts spawned agents under the turn of their spawner', async () => {

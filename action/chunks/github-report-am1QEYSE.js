@@ -1,0 +1,1 @@
+export{i as reportToGitHub}from"./github-report-komkcvM4.js";
