@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import mermaid from 'mermaid';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic, type Script } from '../fake-anthropic/server.js';
-import { conclave } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { BIN, conclave, NODE } from '../helpers/cli.js';
 import { startOtlpReceiver, fromJson, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
@@ -46,6 +47,7 @@ afterEach(async () => {
   await receiver?.close();
 });
 
+const live = new Map<string, ReceivedSpan>();
 const byName = (spans: ReceivedSpan[], prefix: string) => spans.filter((s) => s.name.startsWith(prefix));
 const ids = (spans: ReceivedSpan[]) => spans.map((s) => `${s.spanId}<${s.parentSpanId}:${s.name}`).sort();
 
@@ -166,6 +168,38 @@ describe('OpenTelemetry traces', () => {
     }
     const text = await conclave(['show', run.json.session as string], { cwd: run.dir });
     expect(text.stdout).toMatch(/\n {2}Prompt cache: [\d,]+ input tokens read from it/);
+  });
+
+  it("continues the same trace when a run cut short by a limit is resumed; SIGTERM still sends the spans before the exit", async () => {
+    const run = await tracedRun({}, ['--max-turns', '2']);
+    expect(run.code).toBe(3);
+    receiver.spans.forEach((s) => live.set(s.spanId, s));
+    const first = new Set(receiver.spans.map((s) => s.traceId));
+    const resumed = await conclave(['resume', run.json.session as string, '--max-turns', '20', '-i', `token=${SECRET}`, '--json'], { cwd: run.dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    expect(resumed.code).toBe(0);
+    expect(new Set(receiver.spans.map((s) => s.traceId))).toEqual(first);
+    // The resumed process sent the new turns' spans; together they are the session's spans.
+    receiver.spans.splice(0).forEach((s) => live.set(s.spanId, s));
+    expect(live.size).toBeGreaterThan(0);
+    const fromFile = fromJson(JSON.parse((await conclave(['trace', run.json.session as string, '--format', 'json'], { cwd: run.dir })).stdout));
+    expect([...live.keys()].sort()).toEqual(fromFile.map((s) => s.spanId).sort());
+
+    // A run stopped by SIGTERM in the middle of a model call.
+    const hanging = await startFakeAnthropic({ lead: [{ hang: true }] });
+    const child = spawn(NODE, [BIN, 'run', 'workflow.yml', '-i', `token=${SECRET}`, '--quiet'], {
+      cwd: run.dir,
+      env: { ...process.env, ANTHROPIC_BASE_URL: hanging.url, ANTHROPIC_API_KEY: TEST_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+      stdio: 'ignore',
+    });
+    while (hanging.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    await hanging.close();
+    expect(code).not.toBe(0);
+    const [workflow] = byName(receiver.spans, 'invoke_workflow');
+    expect(workflow).toMatchObject({ status: { code: 2 } });
+    expect(workflow!.attributes['conclave.status']).toBeDefined();
+    expect(byName(receiver.spans, 'invoke_agent lead')).toHaveLength(1);
   });
 
   it('puts spawned agents under the turn of their spawner', async () => {
