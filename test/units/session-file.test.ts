@@ -34,6 +34,7 @@ function written(events = 3): string {
 describe('the session writer and reader', () => {
   it('write whole numbered lines, with secrets masked in values only, and read them back', () => {
     const file = path();
+    const before = Date.now();
     const writer = SessionWriter.create(file, HEADER, new Masker([SECRET]));
     expect(writer.append({ type: 'setup_finished', id: SECRET, stdout: `key "${SECRET}" ok` })).toBe(1);
     expect(writer.append(turnCounted('lead'))).toBe(2);
@@ -42,10 +43,13 @@ describe('the session writer and reader', () => {
     expect(readFileSync(file, 'utf8')).not.toContain(SECRET);
     const record = readSession(file);
     expect(record.header).toEqual(HEADER);
+    const at = expect.any(Number);
     expect(JSON.parse(JSON.stringify(record.events))).toEqual([
-      { seq: 1, type: 'setup_finished', id: '***', stdout: 'key "***" ok' },
-      { seq: 2, type: 'turn_counted', agent: 'lead' },
+      { seq: 1, type: 'setup_finished', id: '***', stdout: 'key "***" ok', at_ms: at },
+      { seq: 2, type: 'turn_counted', agent: 'lead', at_ms: at },
     ]);
+    // Each line carries the time it was written.
+    expect(record.events.every((e) => e.at_ms! >= before && e.at_ms! <= Date.now())).toBe(true);
     expect(record.lastSeq).toBe(2);
     expect(record.torn).toBeUndefined();
     expect(record.bytes).toBe(readFileSync(file).length);
