@@ -60,15 +60,24 @@ export async function liveTrace(options: LiveTraceOptions): Promise<LiveTrace | 
   };
   const timer = setInterval(flush, 1_000);
   timer.unref();
+  // Traces never fail a run: a span that cannot be made is said once, and tracing stops.
+  const guarded = (work: () => void) => {
+    try {
+      work();
+    } catch (e) {
+      failed = true;
+      warn(`traces: a span could not be made (${e instanceof Error ? e.message : String(e)}); the run goes on without traces`);
+    }
+  };
   return {
     add(event) {
       if (failed) return;
-      queue.push(...builder.add(options.mask({ ...event, seq: 0, at_ms: Date.now() } as SessionEvent)));
+      guarded(() => queue.push(...builder.add(options.mask({ ...event, seq: 0, at_ms: Date.now() } as SessionEvent))));
       if (queue.length >= 512) flush();
     },
     async end() {
       clearInterval(timer);
-      if (!failed) queue.push(...builder.finish());
+      if (!failed) guarded(() => queue.push(...builder.finish()));
       flush();
       const waited = await Promise.race([Promise.all([...pending]).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), END_WAIT_MS).unref())]);
       if (!waited && !failed) warn(`traces: the collector at ${where} did not answer within ${END_WAIT_MS / 1000} s; the last spans may be lost`);
