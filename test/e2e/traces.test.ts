@@ -65,7 +65,7 @@ function expectShape(spans: ReceivedSpan[], run: WorkflowRun): void {
   const [workflow, ...others] = byName(spans, 'invoke_workflow');
   expect(others).toEqual([]);
   expect(workflow).toMatchObject({ name: 'invoke_workflow traced', parentSpanId: '', status: { code: 1 } });
-  expect(workflow!.resource['service.name']).toBe('conclave');
+  expect(workflow!.resource['service.version']).toMatch(/^\d+\.\d+\.\d+/);
   const turns = byName(spans, 'invoke_agent');
   expect(turns.map((t) => t.name).sort()).toEqual(run.events.filter((e) => e.type === 'turn_started').map((e) => `invoke_agent ${e.agent}`).sort());
   for (const t of turns) expect(t.parentSpanId).toBe(workflow!.spanId);
@@ -92,9 +92,10 @@ function expectShape(spans: ReceivedSpan[], run: WorkflowRun): void {
 
 describe('OpenTelemetry traces', () => {
   it('sends a multi-agent run live over OTLP/HTTP protobuf: one trace, every model call under an agent turn with its usage', async () => {
-    const run = await tracedRun();
+    const run = await tracedRun({ OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=otlp-key-of-the-backend', OTEL_SERVICE_NAME: 'review-bot' });
     expect(run.code, `${run.json.reason}\n${run.stderr}`).toBe(0);
-    expect(receiver.requests.every((r) => r.contentType === 'application/x-protobuf')).toBe(true);
+    expect(receiver.requests.every((r) => r.contentType === 'application/x-protobuf' && r.headers['x-api-key'] === 'otlp-key-of-the-backend')).toBe(true);
+    expect(receiver.spans.every((s) => s.resource['service.name'] === 'review-bot')).toBe(true);
     expectShape(receiver.spans, run);
   });
 
@@ -117,6 +118,7 @@ describe('OpenTelemetry traces', () => {
     expect(printed.code).toBe(0);
     const fromFile = fromJson(JSON.parse(printed.stdout));
     expect(ids(fromFile)).toEqual(ids(live));
+    expect(fromFile.every((s) => s.resource['service.name'] === 'conclave')).toBe(true);
     // Content is there when asked for, and masked.
     const helperChat = fromFile.find((s) => s.name.startsWith('chat') && String(s.attributes['gen_ai.output.messages']).includes('it says'));
     expect(String(helperChat!.attributes['gen_ai.output.messages'])).toContain('it says ***');
