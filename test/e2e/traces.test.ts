@@ -146,6 +146,13 @@ describe('OpenTelemetry traces', () => {
     const nowhere = await conclave(['trace', run.json.session as string], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain('say where the spans go: --otlp URL');
+    const bad = await conclave(['trace', run.json.session as string, '--otlp', 'localhost:4318'], { cwd: run.dir });
+    expect([bad.code, bad.stderr]).toEqual([2, 'conclave: --otlp must be an http:// or https:// URL of an OTLP/HTTP collector, such as http://localhost:4318; not "localhost:4318"\n']);
+    const both = await conclave(['trace', run.json.session as string, '--otlp', 'http://x', '--format', 'json'], { cwd: run.dir });
+    expect(both.code).toBe(2);
+    const broken = await conclave(['trace', 'missing.jsonl'], { cwd: run.dir });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('draws a Mermaid timeline in show --format markdown and the job summary, waits included, and says what the prompt cache saved', async () => {
