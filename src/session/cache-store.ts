@@ -47,7 +47,14 @@ export async function cacheStore(spec: string | true, cwd: string): Promise<Cach
     }
     // Node's own SQLite where there is one (22.5 and later): nothing native to build at install.
     const DatabaseSync = await nodeSqlite();
-    if (DatabaseSync) return { store: new NodeSqliteStore(path, DatabaseSync), shown, file: path };
+    if (DatabaseSync) {
+      // Opening is where node:sqlite meets a file that is not a database (or a directory): say which.
+      try {
+        return { store: new NodeSqliteStore(path, DatabaseSync), shown, file: path };
+      } catch (e) {
+        throw new CacheError(`the response cache ${shown} cannot be used: ${(e as Error).message}`, { cause: e });
+      }
+    }
     const KeyvSqlite = await adapter('@keyv/sqlite', shown, cwd, `this Node (${process.version}) has no node:sqlite: use Node 22.5 or later, or `);
     return { store: new KeyvSqlite(`sqlite://${path}`), shown, file: path };
   }
