@@ -33,6 +33,21 @@ export async function liveTrace(options: LiveTraceOptions): Promise<LiveTrace | 
   const { env, warn } = options;
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (!endpoint || env.OTEL_TRACES_EXPORTER === 'none' || env.OTEL_SDK_DISABLED === 'true') return undefined;
+  try {
+    return await startTrace(options, endpoint);
+  } catch (e) {
+    // A variable the exporter cannot use (a malformed endpoint or header): said, and the run goes on.
+    warn(`traces: cannot send them (${e instanceof Error ? e.message : String(e)}); the run goes on without traces`);
+    return undefined;
+  }
+}
+
+async function startTrace(options: LiveTraceOptions, endpoint: string): Promise<LiveTrace | undefined> {
+  const { env, warn } = options;
+  if (!/^https?:\/\/[^/]/.test(endpoint)) {
+    warn(`traces: the OTLP endpoint "${endpoint}" is not an http:// or https:// URL; the run goes on without traces`);
+    return undefined;
+  }
   const [{ SpanBuilder }, { protocolOf, spanSender }] = await Promise.all([import('../trace/spans.js'), import('../trace/otlp.js')]);
   const protocol = protocolOf(env);
   if (typeof protocol !== 'string') {

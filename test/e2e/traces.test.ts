@@ -140,6 +140,8 @@ describe('OpenTelemetry traces', () => {
     expect(run.code).toBe(0);
     expect(run.json.status).toBe('success');
     expect(run.stderr.match(/traces: the collector at http:\/\/127\.0\.0\.1:9 did not/g)).toHaveLength(1);
+    const notUrl = await conclave(['run', 'workflow.yml', '-i', `token=${SECRET}`, '--quiet', '--session', 'not-url.jsonl'], { cwd: run.dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' } });
+    expect(notUrl.stderr).toBe('conclave: warning: traces: the OTLP endpoint "collector:4318" is not an http:// or https:// URL; the run goes on without traces\n');
     const refused = await conclave(['trace', run.json.session as string, '--otlp', 'http://127.0.0.1:9'], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1000' } });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^conclave: the collector at http:\/\/127\.0\.0\.1:9\/v1\/traces did not take the spans: .+\n$/);
