@@ -28,15 +28,22 @@ const DATED = /^(.*)-(\d{8})$/;
  */
 export function cloudModelId(provider: ProviderName, model: string): string {
   if (provider === 'bedrock') {
-    if (model.startsWith('arn:') || /(^|\.)anthropic\./.test(model)) return model;
+    if (cloudFormOf(model) === 'bedrock') return model;
     return `global.anthropic.${model}${DATED.test(model) ? '-v1:0' : '-v1'}`;
   }
   if (provider === 'vertex') {
-    if (model.includes('@')) return model;
+    if (cloudFormOf(model) === 'vertex') return model;
     const dated = DATED.exec(model);
     return dated ? `${dated[1]}@${dated[2]}` : model;
   }
   return model;
+}
+
+/** The cloud whose own form a model name is in (a Bedrock id, profile or ARN; a Vertex id with `@`), if any. */
+export function cloudFormOf(model: string): 'bedrock' | 'vertex' | undefined {
+  if (model.startsWith('arn:') || /(^|\.)anthropic\./.test(model)) return 'bedrock';
+  if (model.includes('@')) return 'vertex';
+  return undefined;
 }
 
 /**

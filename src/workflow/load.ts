@@ -8,7 +8,7 @@ import { textInFile, textInSource, type LocatedText } from './located.js';
 import { checkReferences, type Field } from './references.js';
 import { outputProblems } from './typed-outputs.js';
 import { mcpServerProblems, toolNameProblems } from './tool-names.js';
-import { compactAtProblems, durationProblems, inputProblems, isRecord, recordOf, setupIdProblems, thinkingProblems, toolsEnvProblems } from './value-checks.js';
+import { compactAtProblems, durationProblems, inputProblems, isRecord, modelFormWarnings, recordOf, setupIdProblems, thinkingProblems, toolsEnvProblems } from './value-checks.js';
 import { labelOf, schemaErrors } from './schema-check.js';
 import { WorkflowSource, type Path } from './source.js';
 import { quote } from './suggest.js';
@@ -107,7 +107,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
 
   diagnostics.push(...inputProblems(source, spec));
   diagnostics.push(...setupIdProblems(source, spec));
-  diagnostics.push(...durationProblems(source, spec), ...thinkingProblems(source, spec), ...compactAtProblems(source, spec), ...toolsEnvProblems(source, spec));
+  diagnostics.push(...durationProblems(source, spec), ...thinkingProblems(source, spec), ...compactAtProblems(source, spec), ...toolsEnvProblems(source, spec), ...modelFormWarnings(source, spec));
   diagnostics.push(...outputProblems(source, spec), ...toolNameProblems(source, spec), ...mcpServerProblems(source, spec), ...spawnProblems(source, spec), ...forEachProblems(source, spec));
   const system = systemTexts(source, spec, diagnostics);
   const templates = collectTemplates(source, spec, system, diagnostics);

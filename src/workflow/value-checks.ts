@@ -5,6 +5,7 @@ import type { WorkflowSource } from './source.js';
 import { describeValue, quote } from './suggest.js';
 import type { InputSpec, WorkflowSpec } from './types.js';
 import { credentialOf } from '../provider/credential-names.js';
+import { cloudFormOf } from '../provider/clouds.js';
 import { providersOf } from './providers-used.js';
 
 // Checks of values the schema lets through: inputs' defaults and enums, timers, setup ids.
@@ -126,6 +127,26 @@ export function compactAtProblems(source: WorkflowSource, spec: WorkflowSpec): D
     const room = window - (typeof settings.max_tokens === 'number' ? settings.max_tokens : defaultMaxTokens(model));
     if (at <= room) return [];
     return [source.error(source.valuePosition([...path, 'compact_at']), `${path.join('.')}.compact_at (${at} tokens) leaves no room for an answer in ${model}'s context window of ${window} tokens: keep it at most ${room}`)];
+  });
+}
+
+/**
+ * A model named in a cloud's own form (a Bedrock id, a Vertex id) for an agent whose provider is
+ * another: a warning, since `--provider` may send it to that cloud after all (docs/providers.md).
+ */
+export function modelFormWarnings(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const top = spec.defaults?.provider ?? spec.provider ?? 'anthropic';
+  const places: { path: string[]; model: unknown; provider: unknown }[] = [{ path: ['defaults', 'model'], model: spec.defaults?.model, provider: top }];
+  for (const group of ['agents', 'templates'] as const) {
+    for (const [name, entry] of Object.entries(isRecord(spec[group]) ? spec[group] : {})) {
+      if (isRecord(entry)) places.push({ path: [group, name, 'model'], model: entry.model, provider: entry.provider ?? top });
+    }
+  }
+  return places.flatMap(({ path, model, provider }) => {
+    const form = typeof model === 'string' ? cloudFormOf(model) : undefined;
+    if (!form || form === provider) return [];
+    const title = form === 'bedrock' ? 'an Amazon Bedrock id' : 'a Google Vertex AI id';
+    return [source.warning(source.valuePosition(path), `${path.join('.')} "${String(model)}" is ${title}, but the provider there is ${String(provider)}: name the model as Anthropic does, or set provider: ${form}`)];
   });
 }
 

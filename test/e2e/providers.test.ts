@@ -116,6 +116,22 @@ describe('every cloud that serves Claude', () => {
     });
   });
 
+  it("warns of a model named in a cloud's form for another provider, and sends such an id to its cloud unchanged", async () => {
+    server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: 'ok' } }] }] });
+    const profile = 'us.anthropic.claude-opus-4-5-20251101-v1:0';
+    const workflow = TEAM().replace('  lead: { role: manager }', `  lead: { role: manager, model: ${profile} }`);
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-forms-'));
+    writeFileSync(join(dir, 'workflow.yml'), workflow);
+    const checked = await conclave(['validate', 'workflow.yml'], { cwd: dir });
+    expect(checked.code).toBe(0);
+    expect(checked.stderr + checked.stdout).toMatch(new RegExp(`workflow\\.yml:7:33: warning: agents\\.lead\\.model "${profile.replace(/\./g, '\\.')}" is an Amazon Bedrock id, but the provider there is anthropic: name the model as Anthropic does, or set provider: bedrock`));
+    writeFileSync(join(dir, 'bedrock.yml'), workflow.replace('name: clouds', 'name: clouds\nprovider: bedrock'));
+    expect((await conclave(['validate', 'bedrock.yml'], { cwd: dir })).stderr).not.toContain('warning');
+    const run = await runWorkflow(server, workflow, ['--provider', 'bedrock'], { env: cloudEnv(server), dir });
+    expect(run.code).toBe(0);
+    expect(server.requests.map((r) => r.modelId)).toEqual([profile]);
+  });
+
   it('sends each agent to its own provider in one team, the default to Anthropic', async () => {
     server = await startFakeAnthropic({
       lead: [{ text: '@helper @third go' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }],

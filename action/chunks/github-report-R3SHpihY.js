@@ -1,0 +1,1 @@
+export{i as reportToGitHub}from"./github-report-C8tLZ5HH.js";

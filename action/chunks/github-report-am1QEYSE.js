@@ -1,1 +1,0 @@
-export{i as reportToGitHub}from"./github-report-komkcvM4.js";
