@@ -44,3 +44,14 @@ export class ConclaveError extends Error {
     return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[MARK] === true;
   }
 }
+
+/**
+ * A user's mistake: a bad argument, file, input, store or credential. Said in one line, exit 2.
+ * Each layer's own kind of it (a session file that cannot be read, a cache that cannot be opened…)
+ * is a subclass, named for what went wrong.
+ */
+export class UsageError extends ConclaveError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, ending: 'usage' });
+  }
+}

@@ -1,13 +1,9 @@
-import { ConclaveError } from '../conclave-error.js';
+import { UsageError } from '../conclave-error.js';
 import { didYouMean, listOr } from '../workflow/suggest.js';
 import type { InputSpec, Scalar } from '../workflow/types.js';
 
 /** A missing, unknown or mistyped input: a usage error (exit 2). */
-export class InputError extends ConclaveError {
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, { ...options, ending: 'usage' });
-  }
-}
+export class InputError extends UsageError {}
 
 /**
  * The run's input values from `-i key=value` pairs: each converted to its declared type and

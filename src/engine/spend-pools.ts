@@ -1,4 +1,4 @@
-import { ConclaveError } from '../conclave-error.js';
+import { UsageError } from '../conclave-error.js';
 import { withTimeout } from '../provider/coordinate.js';
 import { formatUsd } from '../provider/money.js';
 import type { PoolLedger, PoolWindow, Standing } from '../provider/spend-ledger.js';
@@ -14,11 +14,7 @@ export interface PoolSpec {
 }
 
 /** A --spend-pool that is not NAME=DOLLARS/WINDOW. */
-export class PoolSpecError extends ConclaveError {
-  constructor(message: string) {
-    super(message, { ending: 'usage' });
-  }
-}
+export class PoolSpecError extends UsageError {}
 
 const NAMED: Record<string, number> = { hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 };
 const UNIT: Record<string, number> = { h: 3_600_000, d: 86_400_000 };

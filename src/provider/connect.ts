@@ -1,8 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { ConclaveError } from '../conclave-error.js';
+import { UsageError } from '../conclave-error.js';
 import type { ProviderName } from './clouds.js';
 import { azureCliToken } from './azure-cli-token.js';
 import { keptUntilExpiry } from './kept-until-expiry.js';
+import { withinTime } from './time-limit.js';
 
 /** What every provider's SDK client is made with. */
 export interface ClientOptions {
@@ -26,11 +27,7 @@ export interface Connection {
 }
 
 /** Credentials a provider needs are not there: exit 2, before anything runs, saying what to set. */
-export class MissingCredentials extends ConclaveError {
-  constructor(message: string, cause?: unknown) {
-    super(message, { ending: 'usage', cause });
-  }
-}
+export class MissingCredentials extends UsageError {}
 
 const CHECK_TIMEOUT_MS = 20_000;
 
@@ -77,7 +74,7 @@ async function connectBedrock(env: NodeJS.ProcessEnv): Promise<Connection> {
     throw new MissingCredentials(
       `provider bedrock found no AWS credentials (${reason(e)}). In GitHub Actions, run aws-actions/configure-aws-credentials with role-to-assume (OIDC) before conclave; ` +
         'elsewhere, set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK',
-      e,
+      { cause: e },
     );
   });
   return { provider: 'bedrock', client: (options) => new AnthropicBedrock({ awsRegion, providerChainResolver: () => Promise.resolve(chain), ...options }) };
@@ -92,7 +89,7 @@ async function connectVertex(env: NodeJS.ProcessEnv): Promise<Connection> {
     throw new MissingCredentials(
       `provider vertex found no Google application default credentials (${reason(e)}). In GitHub Actions, run google-github-actions/auth (workload identity federation) before conclave; ` +
         'elsewhere, gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS',
-      e,
+      { cause: e },
     );
   });
   const projectId = env.ANTHROPIC_VERTEX_PROJECT_ID || (await bounded(googleAuth.getProjectId(), 'the Google project').catch(() => undefined));
@@ -111,18 +108,14 @@ async function connectFoundry(env: NodeJS.ProcessEnv): Promise<Connection> {
   await bounded(token(), 'an Entra ID token').catch((e: unknown) => {
     throw new MissingCredentials(
       `provider foundry found no credentials (${reason(e)}): set ANTHROPIC_FOUNDRY_API_KEY, or sign in to Azure first (azure/login in GitHub Actions, az login elsewhere)`,
-      e,
+      { cause: e },
     );
   });
   return { provider: 'foundry', client: (options) => new AnthropicFoundry({ ...place, azureADTokenProvider: token, ...options }) };
 }
 
 function bounded<T>(work: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS / 1000} s while getting ${what}`)), CHECK_TIMEOUT_MS);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  return withinTime(work, CHECK_TIMEOUT_MS, `no answer within ${CHECK_TIMEOUT_MS / 1000} s while getting ${what}`);
 }
 
 function reason(e: unknown): string {

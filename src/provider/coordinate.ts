@@ -1,14 +1,11 @@
-import { ConclaveError } from '../conclave-error.js';
+import { UsageError } from '../conclave-error.js';
 import { Limiters, type LimiterStore } from './rate-limiters.js';
 import { shownSpec, withoutCredentials } from './store-url.js';
+import { withinTime } from './time-limit.js';
 import { PostgresLedger, RedisLedger, type PoolLedger, type PoolWindow } from './spend-ledger.js';
 
 /** --coordinate names no store conclave can use, or the store does not answer. */
-export class CoordinateError extends ConclaveError {
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, { ...options, ending: 'usage' });
-  }
-}
+export class CoordinateError extends UsageError {}
 
 /** The store every runner of an organisation shares (docs/organisation.md): its limiters and its spend ledger. */
 export interface Coordination {
@@ -97,9 +94,5 @@ async function proven(refuse: (e: unknown, what: string) => never, store: Coordi
 
 /** `work`, or an error once STORE_TIMEOUT_MS has passed. */
 export function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer to ${what} in ${STORE_TIMEOUT_MS / 1000} s`)), STORE_TIMEOUT_MS);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  return withinTime(work, STORE_TIMEOUT_MS, `no answer to ${what} in ${STORE_TIMEOUT_MS / 1000} s`);
 }

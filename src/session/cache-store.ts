@@ -1,4 +1,4 @@
-import { ConclaveError } from '../conclave-error.js';
+import { UsageError } from '../conclave-error.js';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -9,11 +9,7 @@ import { DEFAULT_CACHE, shownSpec } from '../provider/store-url.js';
 export { DEFAULT_CACHE, withoutCredentials } from '../provider/store-url.js';
 
 /** The cache could not be opened: a bad URL or file, an adapter that is not installed, a store that does not answer. */
-export class CacheError extends ConclaveError {
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, { ...options, ending: 'usage' });
-  }
-}
+export class CacheError extends UsageError {}
 
 
 /** How long a store may take to connect before it is taken for unreachable. */

@@ -1,12 +1,8 @@
-import { ConclaveError } from '../conclave-error.js';
+import { UsageError } from '../conclave-error.js';
 import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 
 /** Someone else is writing the session. */
-export class SessionLockedError extends ConclaveError {
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, { ...options, ending: 'usage' });
-  }
-}
+export class SessionLockedError extends UsageError {}
 
 /** A takeover file older than this was left by a process killed while taking over: it is void. */
 const STALE_TAKEOVER_MS = 10_000;

@@ -1,4 +1,4 @@
-import { ConclaveError } from '../conclave-error.js';
+import { UsageError } from '../conclave-error.js';
 import { readFileSync } from 'node:fs';
 import { assertEvent, assertHeader, isKnownType } from './session-events.js';
 import { FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } from './format.js';
@@ -7,11 +7,7 @@ import { FILE_EVENTS, SESSION_FORMAT, type SessionEvent, type SessionHeader } fr
 export const RAW_LINE = Symbol('raw line');
 
 /** A session file that cannot be read as one; the message names the file and line. */
-export class SessionFileError extends ConclaveError {
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, { ...options, ending: 'usage' });
-  }
-}
+export class SessionFileError extends UsageError {}
 
 export interface SessionRecord {
   path: string;

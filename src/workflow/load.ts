@@ -1,4 +1,4 @@
-import { ConclaveError } from '../conclave-error.js';
+import { UsageError } from '../conclave-error.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { byPosition, hasErrors, type Diagnostic } from './diagnostic.js';
@@ -50,11 +50,7 @@ export interface LoadResult {
 }
 
 /** The workflow file itself could not be read. */
-export class WorkflowFileError extends ConclaveError {
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, { ...options, ending: 'usage' });
-  }
-}
+export class WorkflowFileError extends UsageError {}
 
 /** The deepest a workflow's values may nest: the checks that walk them recurse, and no workflow comes near it. */
 export const MAX_DEPTH = 64;

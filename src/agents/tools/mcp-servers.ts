@@ -1,3 +1,4 @@
+import { withinTime } from '../../provider/time-limit.js';
 import { ConclaveError } from '../../conclave-error.js';
 import type { McpCall, McpListing } from './mcp.js';
 import { COOKIE_NAME, newCookie, sweep } from './process-sweep.js';
@@ -68,7 +69,7 @@ export async function startMcpServers(
         : new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers: config.headers ?? {} } });
       if (transport instanceof StdioClientTransport) transport.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
       try {
-        await withTimeout(client.connect(transport), START_TIMEOUT_MS, `did not answer within ${START_TIMEOUT_MS / 1000} s`);
+        await withinTime(client.connect(transport), START_TIMEOUT_MS, `did not answer within ${START_TIMEOUT_MS / 1000} s`);
         connected.set(config.name, { client, timeoutMs: config.timeoutMs });
         listings.push({ server: config.name, tools: await listTools(client) });
       } catch (e) {
@@ -136,7 +137,3 @@ function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
-}
