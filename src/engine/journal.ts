@@ -251,9 +251,9 @@ function callKey(agent: string, turn: number, step: number | string): string {
 /** Whether the run produced the recorded event: its line as it would be written equals the line read (volatile fields aside). */
 function sameEvent(recorded: SessionEvent, produced: EventInput, lineOf: (event: unknown) => string): boolean {
   const raw = (recorded as SessionEvent & { [RAW_LINE]?: string })[RAW_LINE];
-  const volatile = VOLATILE_FIELDS.some((field) => field in recorded || field in produced);
-  const stamp = recorded.at_ms === undefined ? {} : { at_ms: recorded.at_ms }; // when it was written: not the run's doing
-  if (raw !== undefined && !volatile && lineOf({ seq: recorded.seq, ...produced, ...stamp }) === raw) return true;
+  // The produced event takes the recorded values of the volatile fields, to compare the rest byte for byte.
+  const recordedVolatile = Object.fromEntries(VOLATILE_FIELDS.filter((f) => f in recorded).map((f) => [f, (recorded as Record<string, unknown>)[f]]));
+  if (raw !== undefined && lineOf({ seq: recorded.seq, ...produced, ...recordedVolatile }) === raw) return true;
   // The same JSON written another way (another tool's spacing or key order) is the same event.
   return sameJson(JSON.parse(lineOf(comparable(produced))), comparable(recorded));
 }
@@ -261,7 +261,6 @@ function sameEvent(recorded: SessionEvent, produced: EventInput, lineOf: (event:
 function comparable(event: object): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...event };
   delete copy.seq;
-  delete copy.at_ms;
   for (const field of VOLATILE_FIELDS) delete copy[field];
   return copy;
 }

@@ -30,8 +30,8 @@ export type SessionEvent = EventBody & { seq: number; at_ms?: number };
 /** The event of one type. */
 export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;
 
-/** Fields whose value may differ between a run and its re-execution: time, and limits a resume may raise. */
-export const VOLATILE_FIELDS = ['elapsed_ms', 'limits'] as const;
+/** Fields whose value may differ between a run and its re-execution: times, and limits a resume may raise. */
+export const VOLATILE_FIELDS = ['elapsed_ms', 'limits', 'at_ms'] as const;
 
 /** Events that mark where a run stopped: a resume replays what came before the first of them. */
 export const STOP_EVENTS: ReadonlySet<string> = new Set<EventType>(['turn_failed', 'setup_failed', 'run_ended']);
