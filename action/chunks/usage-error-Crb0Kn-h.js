@@ -1,1 +1,0 @@
-import{t as e}from"./conclave-error-BU4U6Pjw.js";var t=class extends e{constructor(e,t={}){super(e,{...t,ending:`usage`})}};function n(e,...n){try{return e()}catch(e){throw n.some(t=>e instanceof t)?new t(e.message):e}}export{n,t};
