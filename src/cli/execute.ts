@@ -5,7 +5,7 @@ import { credentialPaths } from '../provider/credential-names.js';
 import { providersOf } from '../workflow/providers-used.js';
 import { Journal } from '../engine/journal.js';
 import { Run, type RunResult } from '../engine/run.js';
-import { Provider } from '../provider/client.js';
+import { CALL_RETRIES, Provider, REQUEST_TIMEOUT_MS } from '../provider/client.js';
 import { maskedCache, type ResponseCache } from '../session/cache.js';
 import type { SessionEvent } from '../session/format.js';
 import type { SessionWriter } from '../session/writer.js';
@@ -22,8 +22,10 @@ import { resultText } from './result-text.js';
 import { UsageError } from './usage-error.js';
 import { maskStreams, writeUnmasked } from './masked-streams.js';
 import type { Masker } from '../session/masker.js';
+import type { WorkersFlags } from './worker-pool.js';
+import type { TurnsElsewhere } from '../engine/run-options.js';
 
-export interface OutputOptions extends LimitFlags, OrganisationFlags {
+export interface OutputOptions extends LimitFlags, OrganisationFlags, WorkersFlags {
   json?: boolean;
   quiet?: boolean;
   /** --cache: true for the default SQLite file, or a file or URL. */
@@ -101,12 +103,12 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   organisation?: Organisation;
   model?: string;
   workspace: string;
+  /** --workers: where the turns run, and its close. */
+  pool?: TurnsElsewhere & { close(): Promise<void> };
 }
 
-const MAX_RETRIES = 4;
 /** The narrowest terminal the live view is drawn in. */
 const MIN_LIVE_COLUMNS = 40;
-const REQUEST_TIMEOUT_MS = 10 * 60_000;
 
 /** Runs (or continues) a workflow, prints the result and returns the exit code. */
 export async function executeRun(options: ExecuteOptions): Promise<number> {
@@ -119,7 +121,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   const unmask = maskStreams(options.masker);
   const warnOnce = repeatedWarningsOnce();
   const provider = options.connections && !options.offline
-    ? new Provider({ connections: options.connections, maxRetries: MAX_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
+    ? new Provider({ connections: options.connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
     : undefined;
   const trace = await liveTrace({
     env: process.env,
@@ -151,7 +153,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       ownFiles: [writer.path, ...(options.responseCache?.file ? [options.responseCache.file] : [])],
       credentials: credentialPaths(process.env, providersOf(workflow.spec, providerFlag(options.provider))),
     },
-    place: { workspace: options.workspace, env: process.env },
+    place: { workspace: options.workspace, env: process.env, ...(options.pool ? { elsewhere: options.pool } : {}) },
     answers: {
       call: (request, signal, listeners, to) => {
         if (!provider) throw new Error('no model can be called in a replay');
@@ -160,8 +162,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       modelOverride: options.model,
       providerOverride: providerFlag(options.provider),
       cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
-      live: provider !== undefined,
-      pools: provider ? options.organisation?.pools : undefined,
+      live: provider !== undefined || options.pool !== undefined,
+      pools: provider || options.pool ? options.organisation?.pools : undefined,
     },
     recording: { journal, limits: options.limits, limitsOnLive: options.limitsOnLive, onLive: options.onLive, elapsedBeforeMs: options.elapsedBeforeMs },
     servers: { start: options.replayOf === undefined, mask: (text) => options.masker.loose(text) },
@@ -177,6 +179,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     result = options.masker.value(await run.start());
   } finally {
     await view?.finish();
+    await options.pool?.close();
     await trace?.end();
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);

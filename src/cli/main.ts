@@ -89,6 +89,19 @@ withRunOptions(
   });
 
 program
+  .command('worker')
+  .description('take turns of runs started with --workers URL: their model calls and workspace tools run here (docs/workers.md)')
+  .argument('<redis-url>', 'the Redis the coordinator was given, such as redis://host:6379')
+  .option('--queue <name>', 'the queue of the run to serve (as its --queue)', 'conclave')
+  .option('--concurrency <n>', 'how many turns at once', '1')
+  .option('--workspace <dir>', 'the checkout the tools run in (default: the current directory)')
+  .option('--idle-timeout <duration>', 'stop after this long with no turn', '10m')
+  .action(async (url: string, options: import('./worker-command.js').WorkerCommandOptions) => {
+    const { workerCommand } = await import('./worker-command.js');
+    process.exitCode = await workerCommand(url, options);
+  });
+
+program
   .command('trace')
   .description("export a session's OpenTelemetry spans: to an OTLP/HTTP collector, or printed as OTLP/JSON")
   .argument('<session>', 'the session file')
@@ -135,6 +148,8 @@ function withRunOptions(command: Command): Command {
   .option('--rate-limit <limits>', 'pace calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000 (others are learned from the API)')
   .option('--coordinate <url>', "a redis:// or postgres:// server every runner of the organisation shares: rate limits and spend pools are kept there")
   .option('--spend-pool <pool>', 'a ceiling across runs, kept in --coordinate, such as org=200/day (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+  .option('--workers <redis-url>', "run each turn's model calls and workspace tools on `conclave worker` processes that take them from this Redis (docs/workers.md)")
+  .option('--queue <name>', 'with --workers: the queue, one per run (default conclave)')
   .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
   .option('--trace-content', 'with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, completions and tool input and output in the spans (masked)')
   .option('--json', 'print one JSON object with the result at the end')

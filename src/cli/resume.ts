@@ -15,6 +15,7 @@ import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
 import { organisationOf } from './organisation.js';
+import { workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
@@ -80,12 +81,15 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   // Going live, no limit is looser than the workflow's unless a flag raises it now: a session file
   // can have been written by anyone (docs/security.md).
   const limitsOnLive = withLimitFlags(tighterLimits(last, workflow.limits), options);
-  const connections = await connectionsFor(workflow.spec, options, true);
+  if (options.workers !== undefined && options.offline) throw new UsageError('--offline calls no model and runs no tool: --workers has nothing to give it');
+  const connections = await connectionsFor(workflow.spec, options, options.workers === undefined);
   const cache = await cacheOf(options);
   const organisation = options.offline ? undefined : await organisationOf(options, workflow.spec, header.run_id, warning);
 
   const lastReplayed = recording.at(-1)?.seq ?? 0;
   const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, header.run_id, header.session);
+  const workspace = options.workspace ?? process.cwd();
+  const pool = await workerPoolOf(options, { runId: header.run_id, workflow, workspace, provider: options.provider }, warning);
   const writer = openSession(record.path, () => SessionWriter.append(record, masker));
   return executeRun({
     ...options,
@@ -104,7 +108,8 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     secrets,
     masker,
     elapsedBeforeMs: elapsedOf(recording),
-    workspace: options.workspace ?? process.cwd(),
+    workspace,
+    pool,
   });
 }
 

@@ -19,6 +19,7 @@ import { loadChecked } from './load-checked.js';
 import { maskedInputs, maskerFor, secretChecks, secretInputs } from './secrets.js';
 import { organisationOf } from './organisation.js';
 import { connectionsFor } from './providers.js';
+import { workerPoolOf } from './worker-pool.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface RunCommandOptions extends OutputOptions {
@@ -78,7 +79,9 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     given = [...recordedPairs(record.header.inputs, given), ...given];
   }
   const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
-  const connections = await connectionsFor(workflow.spec, options, !recording);
+  if (options.workers !== undefined && (recording || options.offline)) throw new UsageError(`${options.replay ? '--replay' : '--offline'} calls no model and runs no tool: --workers has nothing to give it`);
+  // With --workers, the workers call the models, each with its own credentials: the coordinator needs none.
+  const connections = await connectionsFor(workflow.spec, options, !recording && options.workers === undefined);
   const workspace = options.workspace ?? process.cwd();
   if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
 
@@ -89,6 +92,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   if (sessionPath.trim() === '') throw new UsageError('--session needs a file path');
   if (existsSync(sessionPath)) throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
   const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, runId, sessionPath);
+  const pool = await workerPoolOf(options, { runId, workflow, workspace, provider: options.provider }, warning);
   const writer = openSession(sessionPath, () =>
     SessionWriter.create(
       sessionPath,
@@ -123,6 +127,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     secrets,
     masker,
     workspace,
+    pool,
   });
 }
 

@@ -49,8 +49,12 @@ export class ModelCalls {
 
   constructor(private readonly options: ModelCallsOptions) {}
 
-  /** One call; `signal` is the turn's (an agent cancelled mid-call stops its own call only). */
-  async call(agent: string, turn: number, step: number, request: ModelRequest, signal = this.options.signal, interrupt?: AbortSignal): Promise<ModelResponse> {
+  /**
+   * One call; `signal` is the turn's (an agent cancelled mid-call stops its own call only).
+   * `interrupt` abandons it for a message that arrived; `via` makes it elsewhere (a worker).
+   */
+  async call(agent: string, turn: number, step: number, request: ModelRequest, signal = this.options.signal, how: { interrupt?: AbortSignal; via?: CallModel } = {}): Promise<ModelResponse> {
+    const { interrupt } = how;
     const { journal, cache } = this.options;
     if (signal.aborted) throw new CallAborted();
     const provider = this.options.providerOf?.(agent) ?? 'anthropic';
@@ -95,7 +99,7 @@ export class ModelCalls {
       settle = await this.drawFromPools(worstUsd, signal);
       this.options.progress({ type: 'thinking', agent, step });
       const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
-      const response = await this.options.callModel(request, callSignal, this.listeners(agent, turn, step, inputTokens), provider).catch((e: unknown) => {
+      const response = await (how.via ?? this.options.callModel)(request, callSignal, this.listeners(agent, turn, step, inputTokens), provider).catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {
           const error = this.interrupted(agent, turn, step, request, provider, true, inputTokens);
           costUsd = error.costUsd;

@@ -4,11 +4,8 @@ import { rosterTool } from '../agents/tools/roster.js';
 import { cancelProposal, channelHistory, completeTool, propose, vote } from '../agents/tools/coordination.js';
 import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { AgentTool } from '../agents/tools/tool.js';
-import { annotate } from '../agents/tools/annotate.js';
 import type { McpToolbox } from '../agents/tools/mcp.js';
-import { grep } from '../agents/tools/grep.js';
-import { runCommand } from '../agents/tools/run-command.js';
-import { listFiles, readFile, writeFile } from '../agents/tools/workspace.js';
+import { WORKSPACE_TOOL_BY_NAME } from '../agents/tools/workspace-tools.js';
 import type { Scope } from '../workflow/evaluate.js';
 import type { ExpandedTeam } from './for-each.js';
 import { fillTemplate } from '../workflow/fill.js';
@@ -20,15 +17,6 @@ import type { LocatedTemplate } from '../workflow/load.js';
 import { cancelTool, forkTool, spawnTool } from '../agents/tools/spawn.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
-
-const WORKSPACE_TOOL_BY_NAME: Record<WorkspaceTool, AgentTool> = {
-  read_file: readFile,
-  write_file: writeFile,
-  list_files: listFiles,
-  grep,
-  run_command: runCommand,
-  annotate,
-};
 
 /** What a profile is built from, besides the agent's own entry. */
 export interface ProfileSources {

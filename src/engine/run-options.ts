@@ -9,6 +9,21 @@ import type { Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
 import type { CallModel, ModelCallsOptions } from './model-calls.js';
+import type { ToolUse } from '../agents/turn.js';
+import type { ToolResult } from '../agents/tools/tool.js';
+
+/** Where turns run when not in this process: --workers (docs/workers.md). */
+export interface TurnsElsewhere {
+  /** A turn whose model calls and workspace tools run elsewhere; `env` is the workflow's `env:`, filled in. */
+  open(agent: string, turn: number, env: Record<string, string>): TurnElsewhere;
+}
+
+export interface TurnElsewhere {
+  call: CallModel;
+  tool(use: ToolUse, readOnly: boolean, signal: AbortSignal): Promise<ToolResult>;
+  /** The turn is over. */
+  close(): void;
+}
 
 export interface RunOptions {
   workflow: Workflow;
@@ -29,6 +44,8 @@ export interface RunOptions {
     workspace: string;
     /** The process environment that setup steps and run_command start from. */
     env: NodeJS.ProcessEnv;
+    /** --workers: each turn's model calls and workspace tools run on a worker (docs/workers.md). */
+    elsewhere?: TurnsElsewhere;
   };
   /** Where model answers come from. */
   answers: {

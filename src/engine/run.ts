@@ -191,12 +191,12 @@ export class Run {
   }
 
   private async takeTurn(name: string, turn: number): Promise<void> {
-    const { journal } = this.options.recording;
-    const channel = this.channel!;
+    const { journal } = this.options.recording, channel = this.channel!;
     const queue = this.profiles.get(name)!.queue;
     const delivery = channel.deliver(name, queue === 'followup');
     const spentBefore = this.accounting.of(name);
     const signal = this.spawner!.signalOf(name, this.controller.signal);
+    const remote = this.options.place.elsewhere?.open(name, turn, this.tools.declared ?? {}), via = { via: remote?.call };
     let handled = false;
     try {
       journal.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
@@ -208,9 +208,9 @@ export class Run {
         this.limits.statusLine(turn, this.teamTurns),
         { agent: name, channel, workspace: this.workspace, ...this.tools, signal, ...this.spawner!.toolsFor(name, () => this.pump()) },
         {
-          call: (request, call) => (queue === 'interrupt' ? this.interrupts.call(name, (i) => this.calls.call(name, turn, call, request, signal, i)) : this.calls.call(name, turn, call, request, signal)),
+          call: (request, call) => (queue === 'interrupt' ? this.interrupts.call(name, (i) => this.calls.call(name, turn, call, request, signal, { ...via, interrupt: i })) : this.calls.call(name, turn, call, request, signal, via)),
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
-          ...toolHooks(journal, name, turn, signal, (e) => this.progress(e)),
+          ...toolHooks(journal, name, turn, signal, (e) => this.progress(e), remote),
           notice: (n) => this.progress(noticeEvent(name, n)),
           ...(queue === 'steer' || queue === 'interrupt' ? { steer: steering(journal, channel, delivery, turn, signal) } : {}),
         },
@@ -251,6 +251,8 @@ export class Run {
         this.progress({ type: 'turn_failed', agent: name, turn, error });
       }
       this.stop(end);
+    } finally {
+      remote?.close();
     }
   }
 
@@ -259,9 +261,7 @@ export class Run {
     if (!this.options.recording.journal.replaying || this.options.answers.live === false) this.options.progress(event);
   }
 
-  private elapsedMs(): number {
-    return (this.options.recording.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
-  }
+  private elapsedMs = (): number => (this.options.recording.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
 
   private reportProposal(p: ProposalView): void {
     if (this.shownProposals.has(p.id)) return;

@@ -70,6 +70,8 @@ export type SetupOptions = Pick<RunOptions, 'workflow' | 'inputs' | 'identity' |
 /** What the agents' tools run with: their environment, run_command's sandbox, the MCP servers. */
 export interface ToolSetup {
   env: NodeJS.ProcessEnv;
+  /** The workflow's `env:`, filled in: a worker's tools start from it (docs/workers.md). */
+  declared?: Record<string, string>;
   sandbox?: SandboxPlan;
   mcp?: McpToolbox;
 }
@@ -115,7 +117,7 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
     : await connectMcp({ workflow, base, toolEnv, cwd: options.cwd, journal, startServers: options.servers?.start !== false, mask: options.servers?.mask ?? ((t) => t), signal, progress });
   return {
     scope: { ...base, env: envScope, setup: outputs },
-    tools: { env: toolEnv, sandbox: sandboxFor(workflow, options.cwd, options.identity, progress), ...(mcp ? { mcp } : {}) },
+    tools: { env: toolEnv, declared, sandbox: sandboxFor(workflow, options.cwd, options.identity, progress), ...(mcp ? { mcp } : {}) },
   };
 }
 

@@ -1,4 +1,7 @@
 import type { ToolUse, TurnHooks } from '../agents/turn.js';
+import type { ToolResult } from '../agents/tools/tool.js';
+import { isWorkspaceTool } from '../workflow/types.js';
+import type { TurnElsewhere } from './run-options.js';
 import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
 
@@ -8,8 +11,9 @@ type ToolHooks = Pick<TurnHooks, 'toolStarted' | 'external' | 'toolFinished'>;
  * Tool calls as the session keeps them: each recorded as it starts and when it has its result.
  * A tool that acts outside the run is answered from the recording when it has the result; one
  * that was interrupted is run again only if it only reads (docs/design.md: the session file).
+ * `elsewhere`: the turn runs on a worker, where its workspace tools run.
  */
-export function toolHooks(journal: Journal, agent: string, turn: number, signal: AbortSignal, progress: ProgressListener): ToolHooks {
+export function toolHooks(journal: Journal, agent: string, turn: number, signal: AbortSignal, progress: ProgressListener, elsewhere?: TurnElsewhere): ToolHooks {
   return {
     toolStarted: async (use: ToolUse) => {
       if (!journal.hasToolCall(agent, turn, use.id)) await journal.live(signal);
@@ -24,15 +28,19 @@ export function toolHooks(journal: Journal, agent: string, turn: number, signal:
       }
       const interrupted = journal.hasToolCall(agent, turn, use.id);
       await journal.live(signal);
-      if (interrupted && !readOnly) {
-        return {
-          content: `The outcome of this ${use.name} call is unknown: conclave was stopped while it ran, and it was not run again because it may have changed something. Check its effect before you repeat it.`,
-          isError: true,
-        };
-      }
-      return run();
+      if (interrupted && !readOnly) return outcomeUnknown(use.name, 'conclave was stopped while it ran');
+      // With --workers, the workspace tools run on the worker that holds the turn (docs/workers.md).
+      return elsewhere && isWorkspaceTool(use.name) ? elsewhere.tool(use, readOnly, signal) : run();
     },
     toolFinished: (use, result) =>
       journal.append({ type: 'tool_result', agent, turn, tool: use.name, tool_use_id: use.id, content: result.content, is_error: result.isError ?? false }),
+  };
+}
+
+/** The result of a tool call that may have changed something and was stopped before it answered: it is not run again. */
+export function outcomeUnknown(tool: string, why: string): ToolResult {
+  return {
+    content: `The outcome of this ${tool} call is unknown: ${why}, and it was not run again because it may have changed something. Check its effect before you repeat it.`,
+    isError: true,
   };
 }

@@ -11,6 +11,10 @@ import type { Connection, MessagesClient } from './connect.js';
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, 'stream'>;
 export type ModelResponse = Message;
 
+/** Retries of a call, and how long one request may take: the same wherever a call is made. */
+export const CALL_RETRIES = 4;
+export const REQUEST_TIMEOUT_MS = 10 * 60_000;
+
 export interface ProviderOptions {
   /** The providers the run's agents use, their credentials checked (connect.ts). */
   connections: readonly Connection[];

@@ -23,6 +23,10 @@ export interface SetupStepSpec {
 export const WORKSPACE_TOOLS = ['read_file', 'write_file', 'list_files', 'grep', 'run_command', 'annotate'] as const;
 export type WorkspaceTool = (typeof WORKSPACE_TOOLS)[number];
 
+export function isWorkspaceTool(name: string): name is WorkspaceTool {
+  return (WORKSPACE_TOOLS as readonly string[]).includes(name);
+}
+
 export type Effort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 
 /** The model settings an agent takes from `defaults` or sets itself. */

@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import pkg from '../../package.json' with { type: 'json' };
+import { EXIT } from '../exit-codes.js';
+import { shownSpec } from '../provider/store-url.js';
+import { Masker } from '../session/masker.js';
+import { durationMs } from '../workflow/limits.js';
+import { checkedWorkersPlace, openRedis } from '../workers/redis.js';
+import { serveTurns } from '../workers/worker.js';
+import { processSecrets } from './process-secrets.js';
+import { UsageError } from './usage-error.js';
+
+export interface WorkerCommandOptions {
+  queue: string;
+  concurrency: string;
+  workspace?: string;
+  idleTimeout: string;
+}
+
+const MAX_CONCURRENCY = 64;
+
+/** `conclave worker URL`: takes turns of a run started with --workers URL (docs/workers.md); its exit code. */
+export async function workerCommand(url: string, options: WorkerCommandOptions): Promise<number> {
+  checkedWorkersPlace(url, options.queue);
+  const concurrency = Number(options.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) throw new UsageError(`--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not ${JSON.stringify(options.concurrency)}`);
+  let idleTimeoutMs: number;
+  try {
+    idleTimeoutMs = durationMs(options.idleTimeout);
+  } catch {
+    throw new UsageError(`--idle-timeout must be a duration such as 90s, 10m or 1h, not ${JSON.stringify(options.idleTimeout)}`);
+  }
+  const workspace = options.workspace ?? process.cwd();
+  if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
+  const redis = await openRedis(url);
+  const log = (line: string) => process.stderr.write(`conclave worker: ${line}\n`);
+  const masker = new Masker(processSecrets());
+  const controller = new AbortController();
+  let signal: 'SIGINT' | 'SIGTERM' = 'SIGINT';
+  const stop = (name: 'SIGINT' | 'SIGTERM') => () => ((signal = name), controller.abort());
+  const [onInt, onTerm] = [stop('SIGINT'), stop('SIGTERM')];
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  log(`taking turns from "${options.queue}" at ${shownSpec(url)}, ${concurrency} at a time, in ${workspace}`);
+  try {
+    const served = await serveTurns({ redis, queue: options.queue, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn: (m) => log(`warning: ${m}`), log, mask: (text) => masker.text(text), signal: controller.signal });
+    switch (served.code) {
+      case 'ended':
+        log('the run has ended');
+        return EXIT.ok;
+      case 'idle':
+        log(`no turn came for ${options.idleTimeout}: stopping`);
+        return EXIT.ok;
+      case 'interrupted':
+        log(`stopped by ${signal}: the turns it held go to other workers`);
+        return signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;
+      case 'refused':
+        throw new UsageError(served.reason);
+    }
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    redis.disconnect();
+  }
+}

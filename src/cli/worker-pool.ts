@@ -1,0 +1,47 @@
+import { relative, resolve, sep } from 'node:path';
+import pkg from '../../package.json' with { type: 'json' };
+import { shownSpec } from '../provider/store-url.js';
+import type { Workflow } from '../workflow/load.js';
+import { providersOf } from '../workflow/providers-used.js';
+import type { WorkerPool } from '../workers/coordinator.js';
+import { providerFlag } from './providers.js';
+import { sha256 } from './run-workflow.js';
+import { UsageError } from './usage-error.js';
+
+export interface WorkersFlags {
+  /** --workers: the Redis of the workers that take the run's turns. */
+  workers?: string;
+  /** --queue: the queue they share (one per run). */
+  queue?: string;
+}
+
+export const DEFAULT_QUEUE = 'conclave';
+
+/**
+ * With --workers, the run's turns are jobs on a BullMQ queue in that Redis (docs/workers.md):
+ * checked and connected before anything is written. BullMQ and ioredis load only here.
+ */
+export async function workerPoolOf(flags: WorkersFlags, run: { runId: string; workflow: Workflow; workspace: string; provider?: string }, warn: (message: string) => void): Promise<WorkerPool | undefined> {
+  if (flags.workers === undefined) {
+    if (flags.queue !== undefined) throw new UsageError('--queue names the queue of --workers: give --workers redis://… too');
+    return undefined;
+  }
+  const [{ checkedWorkersPlace, openRedis }, { WorkerPool }, { Queue }] = await Promise.all([import('../workers/redis.js'), import('../workers/coordinator.js'), import('bullmq')]);
+  const queue = flags.queue ?? DEFAULT_QUEUE;
+  checkedWorkersPlace(flags.workers, queue);
+  const path = relative(resolve(run.workspace), resolve(run.workflow.file));
+  if (path.startsWith(`..${sep}`) || path === '..' || resolve(path) === path) {
+    throw new UsageError(`with --workers the workflow file must be inside the workspace (${run.workspace}): workers find it at the same place in their checkout`);
+  }
+  const redis = await openRedis(flags.workers);
+  const pool = new WorkerPool(redis, redis.duplicate(), new Queue(queue, { connection: redis }), {
+    run: run.runId,
+    version: pkg.version,
+    workflow: { path: path.split(sep).join('/'), sha256: sha256(run.workflow.text) },
+    providers: providersOf(run.workflow.spec, providerFlag(run.provider)),
+    queue,
+    shownUrl: shownSpec(flags.workers),
+  }, warn);
+  await pool.start();
+  return pool;
+}

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { AgentTool, ToolContext, ToolResult } from '../agents/tools/tool.js';
+import { WORKSPACE_TOOL_BY_NAME } from '../agents/tools/workspace-tools.js';
+import { Workspace } from '../agents/tools/workspace-root.js';
+import { toolEnvironment } from '../agents/tools/tool-env.js';
+import { missingRequiredSandbox, sandboxPlan, type SandboxPlan } from '../agents/tools/sandbox.js';
+import { CALL_RETRIES, Provider, REQUEST_TIMEOUT_MS } from '../provider/client.js';
+import type { ProviderName } from '../provider/clouds.js';
+import { connect } from '../provider/connect.js';
+import { credentialPaths } from '../provider/credential-names.js';
+import { loadWorkflow } from '../workflow/load.js';
+import type { WorkflowSpec } from '../workflow/types.js';
+import { isWorkspaceTool } from '../workflow/types.js';
+import type { TurnJob } from './wire.js';
+
+/** What a worker runs a turn's operations with: the run's model provider, and its workspace tools. */
+export interface TurnSetup {
+  provider: Provider;
+  runTool(agent: string, name: string, input: unknown, signal: AbortSignal): Promise<ToolResult>;
+}
+
+export interface WorkerPlace {
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  version: string;
+  warn(message: string): void;
+}
+
+/**
+ * Sets a worker up for a job, or says why it refuses it: another conclave version, a workflow
+ * that is not the coordinator's, a sandbox or credentials it cannot have. A workflow and its
+ * providers are set up once; the tools' environment is the job's.
+ */
+export class WorkerSetups {
+  private readonly byWorkflow = new Map<string, Promise<{ spec: WorkflowSpec; provider: Provider; workspace: Workspace; sandbox: SandboxPlan; providers: ProviderName[] }>>();
+
+  constructor(private readonly place: WorkerPlace) {}
+
+  async setupFor(job: TurnJob): Promise<TurnSetup | { refused: string }> {
+    const { version, workspace: root } = this.place;
+    if (job.version !== version) return { refused: `it comes from conclave ${job.version}, and this worker is conclave ${version}: run the same version on both sides` };
+    const file = resolve(root, job.workflow.path);
+    const inside = relative(root, file);
+    if (isAbsolute(job.workflow.path) || inside.startsWith('..') || isAbsolute(inside)) return { refused: `its workflow path ${JSON.stringify(job.workflow.path)} is not inside this worker's workspace` };
+    if (!existsSync(file)) return { refused: `its workflow ${job.workflow.path} is not in this worker's workspace (${root}): check out the same commit as the coordinator` };
+    const sha256 = createHash('sha256').update(readFileSync(file, 'utf8')).digest('hex');
+    if (sha256 !== job.workflow.sha256) {
+      return { refused: `its workflow ${job.workflow.path} is not this worker's (sha256 ${job.workflow.sha256.slice(0, 12)} on the coordinator, ${sha256.slice(0, 12)} here): check out the same commit` };
+    }
+    const { providers } = job;
+    const key = `${sha256} ${providers.join(',')}`;
+    if (!this.byWorkflow.has(key)) this.byWorkflow.set(key, this.load(file, providers));
+    let setup;
+    try {
+      setup = await this.byWorkflow.get(key)!;
+    } catch (e) {
+      this.byWorkflow.delete(key);
+      return { refused: (e as Error).message };
+    }
+    const env = toolEnvironment(this.place.env, job.env, setup.spec.tools_env ?? [], providers);
+    return {
+      provider: setup.provider,
+      runTool: async (agent, name, input, signal) => {
+        const tool: AgentTool | undefined = isWorkspaceTool(name) ? WORKSPACE_TOOL_BY_NAME[name] : undefined;
+        if (!tool) return { content: `There is no workspace tool "${name}" on this worker.`, isError: true };
+        const context = { agent, workspace: setup.workspace, env, sandbox: setup.sandbox, signal, complete: () => {} } as Omit<ToolContext, 'channel'> as ToolContext;
+        return tool.run(typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {}, context);
+      },
+    };
+  }
+
+  private async load(file: string, providers: ProviderName[]) {
+    const { workflow, diagnostics } = loadWorkflow(file);
+    const error = diagnostics.find((d) => d.severity === 'error');
+    if (!workflow || error) throw new Error(`its workflow does not load here: ${error?.message ?? 'unknown error'}`);
+    const { spec } = workflow;
+    const usesRunCommand = Object.values(spec.agents).some((a) => a.tools?.includes('run_command')) || Object.values(spec.templates ?? {}).some((t) => t.tools?.includes('run_command'));
+    const missing = missingRequiredSandbox(spec.sandbox, usesRunCommand);
+    if (missing) throw new Error(missing);
+    const credentials = credentialPaths(this.place.env, providers);
+    const root = this.place.workspace;
+    const sandbox = sandboxPlan(spec.sandbox, root, { githubWorkflows: spec.edit_github_workflows === true, files: [], hidden: credentials });
+    if (usesRunCommand && !sandbox.wrap && spec.sandbox !== 'off') this.place.warn(`${sandbox.why}: run_command runs without a sandbox on this worker`);
+    const connections = await Promise.all(providers.map((p) => connect(p, this.place.env)));
+    return {
+      spec,
+      providers,
+      sandbox,
+      workspace: new Workspace(root, { protect: [], secret: credentials.files, githubWorkflows: spec.edit_github_workflows === true }),
+      provider: new Provider({ connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS }),
+    };
+  }
+}

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DelayedError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { ModelResponse } from '../provider/client.js';
+import type { ToolResult } from '../agents/tools/tool.js';
+import { WorkerSetups, type TurnSetup, type WorkerPlace } from './worker-setup.js';
+import { errorToWire, HEARTBEAT_MS, keysOf, parseMessage, TURN_JOB, type Down, type Operation, type TurnJob, type Up } from './wire.js';
+
+/**
+ * How BullMQ sees a worker die: its lock on a job lapses after LOCK_MS without renewal, and the
+ * stalled-job check, every STALLED_CHECK_MS, hands the job to another worker: seconds, not 30.
+ */
+export const LOCK_MS = 4_000;
+export const STALLED_CHECK_MS = 2_000;
+
+export interface ServeOptions extends WorkerPlace {
+  redis: Redis;
+  queue: string;
+  concurrency: number;
+  /** A worker with no turn for this long exits. */
+  idleTimeoutMs: number;
+  log(line: string): void;
+  /** Hides this machine's secrets in what its tools print, before it leaves the machine. */
+  mask(text: string): string;
+  /** SIGINT or SIGTERM: turns in hand are left to other workers. */
+  signal: AbortSignal;
+}
+
+export type Served = { code: 'ended' | 'idle' | 'interrupted' } | { code: 'refused'; reason: string };
+
+/**
+ * `conclave worker` (docs/workers.md): takes turns from the queue, does each operation the
+ * coordinator sends (model calls, workspace tools) and sends the result back, until the run ends,
+ * it has been idle too long, it is stopped, or it meets a job it must refuse.
+ */
+export async function serveTurns(options: ServeOptions): Promise<Served> {
+  const { redis, queue } = options;
+  const keys = keysOf(queue);
+  if (await redis.exists(keys.ended)) return { code: 'ended' };
+  const name = `${hostname()}-${process.pid}`;
+  const setups = new WorkerSetups(options);
+  const say = (message: Up) => redis.rpush(keys.up, JSON.stringify(message)).then(() => undefined);
+  let active = 0;
+  let lastActive = Date.now();
+  let finish!: (served: Served) => void;
+  const finished = new Promise<Served>((resolve) => (finish = resolve));
+
+  const processor = async (job: Job, token?: string): Promise<void> => {
+    active++;
+    try {
+      const problem = TURN_JOB.problem(job.data, 'data');
+      if (problem) throw new Error(`job ${job.id} is not a conclave turn: ${problem}`);
+      const data = job.data as TurnJob;
+      const setup = await setups.setupFor(data);
+      if ('refused' in setup) {
+        await say({ type: 'refused', job: job.id!, worker: name, reason: setup.refused });
+        // Back to the queue for a worker that can take it; this one stops.
+        await job.moveToDelayed(Date.now() + 1000, token);
+        finish({ code: 'refused', reason: `refused ${job.id}: ${setup.refused}` });
+        throw new DelayedError();
+      }
+      options.log(`took turn ${data.turn} of @${data.agent} (run ${data.run})`);
+      await serveJob(job.id!, setup);
+      options.log(`turn ${data.turn} of @${data.agent} is over`);
+    } finally {
+      active--;
+      lastActive = Date.now();
+    }
+  };
+
+  /** One job: attached to the coordinator's incarnation, doing its operations until it says done. */
+  const serveJob = async (jobId: string, setup: TurnSetup): Promise<void> => {
+    const reader = redis.duplicate();
+    const inFlight = new Map<string, AbortController>();
+    const abortAll = () => [...inFlight.values()].forEach((c) => c.abort());
+    options.signal.addEventListener('abort', abortAll);
+    try {
+      let incarnation = await coordinatorOf(redis, keys.heartbeat, options.signal);
+      let token = randomUUID();
+      await say({ type: 'attached', job: jobId, token, incarnation, worker: name });
+      let gone: number | undefined;
+      while (!options.signal.aborted) {
+        const popped = await reader.blpop(keys.down(jobId, token), 1);
+        if (!popped) {
+          const now = await redis.get(keys.heartbeat);
+          if (now === incarnation) gone = undefined;
+          else if (now === null) {
+            gone ??= Date.now();
+            if (Date.now() - gone > HEARTBEAT_MS) throw new Error('the coordinator is gone');
+          } else {
+            // A coordinator resumed the run: what the old one asked is moot; attach to the new one.
+            abortAll();
+            [incarnation, token, gone] = [now, randomUUID(), undefined];
+            await say({ type: 'attached', job: jobId, token, incarnation, worker: name });
+          }
+          continue;
+        }
+        const message = parseMessage<Down>(popped[1]);
+        if (message?.type === 'done') return;
+        if (message?.type === 'abort') inFlight.get(message.id)?.abort();
+        if (message?.type === 'op') {
+          const control = new AbortController();
+          inFlight.set(message.id, control);
+          void perform(jobId, message.id, message.op, setup, control.signal).finally(() => inFlight.delete(message.id));
+        }
+      }
+      // Stopped: the job is left to lapse, and another worker takes it over.
+      await new Promise(() => {});
+    } finally {
+      abortAll();
+      options.signal.removeEventListener('abort', abortAll);
+      reader.disconnect();
+    }
+  };
+
+  const perform = async (job: string, id: string, op: Operation, setup: TurnSetup, signal: AbortSignal): Promise<void> => {
+    let value: ModelResponse | ToolResult;
+    try {
+      if (op.kind === 'call') {
+        value = await setup.provider.call(op.request, signal, {
+          ...(op.inputTokens !== undefined ? { inputTokens: op.inputTokens } : {}),
+          onRetry: (error, waitMs) => void say({ type: 'retry', job, id, error, waitMs }).catch(() => {}),
+          onWait: (reason, waitMs) => void say({ type: 'waiting', job, id, reason, waitMs }).catch(() => {}),
+          onPaced: (waitedMs, reason) => void say({ type: 'paced', job, id, waitedMs, reason }).catch(() => {}),
+        }, op.provider);
+      } else {
+        const result = await setup.runTool(op.agent, op.name, op.input, signal);
+        value = { ...result, content: options.mask(result.content) };
+      }
+    } catch (e) {
+      if (!signal.aborted) await say({ type: 'failed', job, id, error: errorToWire(e) }).catch(() => {});
+      return;
+    }
+    if (!signal.aborted) await say({ type: 'result', job, id, value }).catch(() => {});
+  };
+
+  const worker = new Worker(queue, processor, { connection: redis, concurrency: options.concurrency, lockDuration: LOCK_MS, stalledInterval: STALLED_CHECK_MS, maxStalledCount: 20, drainDelay: 1 });
+  const errors = new Set<string>();
+  worker.on('error', (e) => {
+    if (!errors.has(e.message)) options.log(`warning: ${e.message}`);
+    errors.add(e.message);
+  });
+  worker.on('failed', (job, e) => {
+    if (!(e instanceof DelayedError) && e.name !== 'DelayedError') options.log(`turn ${job?.id ?? '?'} given up: ${e.message}`);
+  });
+  const watch = setInterval(() => {
+    if (active > 0) return;
+    if (Date.now() - lastActive > options.idleTimeoutMs) return finish({ code: 'idle' });
+    void redis.exists(keys.ended).then((ended) => ended && active === 0 && finish({ code: 'ended' }), () => {});
+  }, 1000);
+  options.signal.addEventListener('abort', () => finish({ code: 'interrupted' }), { once: true });
+  const served = await finished;
+  clearInterval(watch);
+  // Turns in hand are not finished here: their locks lapse and other workers take them over.
+  await worker.close(true).catch(() => {});
+  return served;
+}
+
+/** The incarnation of the coordinator running the queue, waited for while it starts. */
+async function coordinatorOf(redis: Redis, heartbeat: string, signal: AbortSignal): Promise<string> {
+  const until = Date.now() + HEARTBEAT_MS;
+  for (;;) {
+    const incarnation = await redis.get(heartbeat);
+    if (incarnation) return incarnation;
+    if (Date.now() > until || signal.aborted) throw new Error('no coordinator runs this queue');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
