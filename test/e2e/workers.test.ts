@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
@@ -56,7 +55,7 @@ afterEach(async () => {
 const newQueue = () => `test-${process.pid}-${++queues}`;
 
 /** Where the workers call the model: each with its own key; the coordinator has none. */
-const modelEnv = () => ({ ANTHROPIC_BASE_URL: server!.url, ANTHROPIC_API_KEY: TEST_API_KEY });
+const modelEnv = () => ({ ANTHROPIC_BASE_URL: server?.url ?? 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY });
 const noKey = { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
 
 function worker(queue: string, dir: string, options: { concurrency?: number; bin?: string } = {}): Background {
@@ -131,4 +130,195 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     const shown = await conclave(['show', result.session], { cwd: home });
     expect(shown.stdout).toContain('reviewer-4 reviewed');
   }, 90_000);
+
+  /** Kills -9 the worker that took the helper's turn, once `moment` holds; returns the other one. */
+  async function killHolder(workers: Background[], moment: () => boolean): Promise<Background> {
+    await until(() => workers.some((w) => w.output().includes('took turn 1 of @helper')) && moment(), "the helper's turn under way");
+    const holder = workers.find((w) => w.output().includes('took turn 1 of @helper'))!;
+    holder.child.kill('SIGKILL');
+    await holder.exited;
+    return workers.find((w) => w !== holder)!;
+  }
+
+  it('a worker killed -9 while a command runs: another takes the turn over in seconds, no model call is made twice, and the command that may have acted is "outcome unknown"', async () => {
+    server = await startFakeAnthropic({
+      lead: (r) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
+      helper: (r) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command: 'sleep 3' } }] }),
+    });
+    const queue = newQueue();
+    const home = checkout(ONE('sleep'));
+    const workers = [worker(queue, checkout(ONE('sleep'))), worker(queue, checkout(ONE('sleep')))];
+    const startedAt = Date.now();
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const helperCalled = () => server!.of('helper').length === 1 && Date.now() - server!.of('helper')[0]!.receivedAt > 300;
+    const other = await killHolder(workers, helperCalled);
+    expect(await run.exited, run.output()).toBe(0);
+    expect(Date.now() - startedAt, 'taken over in seconds, not BullMQ\'s default 30 s').toBeLessThan(20_000);
+    expect(other.output()).toContain('took turn 1 of @helper');
+    expect(server.of('helper'), 'no model call paid twice').toHaveLength(2);
+    const recorded = events(home, resultOf(run).session);
+    const result = recorded.find((e) => e.type === 'tool_result' && e.tool === 'run_command');
+    expect(result?.content).toMatch(/^The outcome of this run_command call is unknown: the worker running it \(\S+\) stopped, and it was not run again/);
+    expect(result?.is_error).toBe(true);
+    expect(recorded.filter((e) => e.type === 'model_call' && e.agent === 'helper')).toHaveLength(2);
+  }, 60_000);
+
+  it('a worker killed -9 while its model call is in flight: the call is made again by the worker that takes over (the only call repeated), and the run completes', async () => {
+    server = await startFakeAnthropic({
+      lead: (r) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
+      helper: (r) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command: 'echo ran > ran.txt' } }], delayMs: r.call === 1 ? 3_000 : 0 }),
+    });
+    const queue = newQueue();
+    const home = checkout(ONE('echo'));
+    const dirs = [checkout(ONE('echo')), checkout(ONE('echo'))];
+    const workers = dirs.map((d) => worker(queue, d));
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    await killHolder(workers, () => server!.of('helper').length === 1);
+    expect(await run.exited, run.output()).toBe(0);
+    expect(server.of('helper'), 'the call in flight, and only it, was made again').toHaveLength(3);
+    const recorded = events(home, resultOf(run).session);
+    expect(recorded.filter((e) => e.type === 'model_call' && e.agent === 'helper')).toHaveLength(2);
+    expect(recorded.find((e) => e.type === 'tool_result')?.is_error).toBe(false);
+    expect(dirs.filter((d) => existsSync(join(d, 'ran.txt')))).toHaveLength(1);
+  }, 60_000);
+
+  it('a coordinator killed -9 mid-turn: conclave resume --workers reattaches to the same queue and the workers still running, and completes the run', async () => {
+    server = await startFakeAnthropic({
+      lead: (r) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
+      helper: (r) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command: 'sleep 3; touch late.txt' } }] }),
+    });
+    const queue = newQueue();
+    const home = checkout(ONE('sleep'));
+    const dirs = [checkout(ONE('sleep')), checkout(ONE('sleep'))];
+    const workers = dirs.map((d) => worker(queue, d));
+    const args = ['--json', '--workers', redis.url, '--queue', queue];
+    const first = coordinator(['run', 'workflow.yml', '--session', 'run.jsonl', ...args], home);
+    await until(() => server!.of('helper').length === 1 && Date.now() - server!.of('helper')[0]!.receivedAt > 300, "the helper's command under way");
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const resumed = coordinator(['resume', 'run.jsonl', ...args], home);
+    expect(await resumed.exited, resumed.output()).toBe(0);
+    expect(resultOf(resumed).status).toBe('idle');
+    expect(server.of('helper'), 'the recorded call is not made again').toHaveLength(2);
+    const recorded = events(home, 'run.jsonl');
+    expect(recorded.some((e) => e.type === 'resumed')).toBe(true);
+    expect(recorded.find((e) => e.type === 'tool_result')?.content).toMatch(/^The outcome of this run_command call is unknown: conclave was stopped while it ran/);
+    // The workers served the resumed run too, and went on to the end of it.
+    expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
+    expect(workers.map((w) => w.output()).join('')).toContain('took turn 2 of @lead');
+  }, 60_000);
+
+  it('a worker refuses a job from another workflow file or another conclave version, saying which; the run goes on with a worker that matches', async () => {
+    server = await startFakeAnthropic({ lead: () => ({ text: 'Nothing to do.' }) });
+    const queue = newQueue();
+    const home = checkout(PAIR_WORKFLOW);
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const changed = worker(queue, checkout(`${PAIR_WORKFLOW}# changed\n`));
+    expect(await changed.exited).toBe(2);
+    expect(changed.output()).toMatch(/conclave: refused \S+\/lead\/1: its workflow workflow.yml is not this worker's \(sha256 [0-9a-f]{12} on the coordinator, [0-9a-f]{12} here\): check out the same commit/);
+    const older = worker(queue, checkout(PAIR_WORKFLOW), { bin: otherVersionBuild('0.0.9') });
+    expect(await older.exited).toBe(2);
+    expect(older.output()).toMatch(/conclave: refused \S+\/lead\/1: it comes from conclave 0\.1\.0, and this worker is conclave 0\.0\.9: run the same version on both sides/);
+    expect(server.requests, 'no refusing worker called the model').toHaveLength(0);
+    worker(queue, checkout(PAIR_WORKFLOW));
+    expect(await run.exited, run.output()).toBe(0);
+    expect(run.output()).toMatch(/conclave: warning: worker \S+ refused \S+\/lead\/1: it comes from conclave 0\.1\.0, and this worker is conclave 0\.0\.9/);
+  }, 60_000);
+
+  it('with no worker the coordinator says it waits for workers, and its timeout still ends the run', async () => {
+    const queue = newQueue();
+    const home = checkout(PAIR_WORKFLOW);
+    const startedAt = Date.now();
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue, '--timeout', '8s'], home);
+    expect(await run.exited, run.output()).toBe(3);
+    expect(Date.now() - startedAt).toBeLessThan(20_000);
+    expect(run.output()).toContain(`conclave: warning: waiting for workers: 1 turn queued on "${queue}" at ${redis.url}, and no worker has taken it for`);
+    expect(run.output()).toContain(`start one with: conclave worker ${redis.url} --queue ${queue}`);
+    expect(resultOf(run).reason).toContain('timeout');
+    // A worker started after the run ended has nothing to do, and says so.
+    const late = worker(queue, checkout(PAIR_WORKFLOW));
+    expect(await late.exited).toBe(0);
+    expect(late.output()).toContain('the run has ended');
+  }, 60_000);
+
+  it('cancel reaches remote turns: the agents below the one cancelled stop on their workers, their commands killed', async () => {
+    server = await startFakeAnthropic({
+      lead: [
+        { tools: [{ name: 'spawn', input: { template: 'manager_t', tasks: ['Run the checks'] } }] },
+        { tools: [{ name: 'run_command', input: { command: 'sleep 2' } }] },
+        { tools: [{ name: 'cancel', input: { agent: '@manager_t-1' } }] },
+        { text: 'Cancelled the checks.' },
+        { text: 'Noted.' },
+      ],
+      'manager_t-1': [{ tools: [{ name: 'spawn', input: { template: 'worker_t', tasks: ['check one', 'check two'] } }] }, { text: 'Spawned.' }],
+      'worker_t-1': [{ tools: [{ name: 'run_command', input: { command: 'sleep 30; touch late.txt' } }] }],
+      'worker_t-2': [{ tools: [{ name: 'run_command', input: { command: 'sleep 30; touch late.txt' } }] }],
+    });
+    const workflow = `
+name: cancel
+limits: { max_depth: 2 }
+agents:
+  lead: { role: manager, spawns: [manager_t], tools: [run_command] }
+templates:
+  manager_t: { role: manager, spawns: [worker_t] }
+  worker_t: { tools: [run_command] }
+kickoff: Go.
+`;
+    const queue = newQueue();
+    const home = checkout(workflow);
+    const dirs = [checkout(workflow), checkout(workflow)];
+    const workers = dirs.map((d) => worker(queue, d, { concurrency: 2 }));
+    const startedAt = Date.now();
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    expect(await run.exited, run.output()).toBe(0);
+    expect(Date.now() - startedAt).toBeLessThan(20_000);
+    const recorded = events(home, resultOf(run).session);
+    expect(recorded.filter((e) => e.type === 'agent_ended').map((e) => [e.agent, e.status])).toEqual([
+      ['worker_t-2', 'cancelled'],
+      ['worker_t-1', 'cancelled'],
+      ['manager_t-1', 'cancelled'],
+    ]);
+    expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
+    // The workers' commands were killed with their turns: none of them lived to write its file.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(dirs.filter((d) => existsSync(join(d, 'late.txt')))).toEqual([]);
+    expect(commandsRunning('sleep 30; touch late.txt')).toEqual([]);
+  }, 60_000);
+
+  it('SIGTERM to the coordinator reaches the command a worker runs for it', async () => {
+    server = await startFakeAnthropic({
+      lead: () => ({ tools: [{ name: 'run_command', input: { command: 'sleep 30; touch late.txt' } }] }),
+    });
+    const queue = newQueue();
+    const home = checkout(ONE('sleep').replace('lead: { role: manager }', 'lead: { role: manager, tools: [run_command] }'));
+    const dir = checkout(readFileSync(join(home, 'workflow.yml'), 'utf8'));
+    worker(queue, dir);
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    await until(() => commandsRunning('sleep 30; touch late.txt').length > 0, 'the command running on the worker');
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(143);
+    await until(() => commandsRunning('sleep 30; touch late.txt').length === 0, 'the command killed', 10_000);
+  }, 60_000);
 });
+
+const PAIR_WORKFLOW = `
+name: pair
+defaults: { max_tokens: 1024 }
+agents:
+  lead: { role: manager }
+  helper: { role: worker }
+kickoff: Start.
+`;
+
+/** Processes whose command line is `sh -c COMMAND` (a run_command of a test, wherever it runs). */
+function commandsRunning(command: string): string[] {
+  return readdirSync('/proc').flatMap((pid) => {
+    if (!/^\d+$/.test(pid)) return [];
+    try {
+      const line = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      return line.includes(command) && !line.includes('bwrap') ? [pid] : [];
+    } catch {
+      return [];
+    }
+  });
+}
