@@ -15,6 +15,7 @@ import { parse } from 'yaml';
  */
 export function actionArgs(input: (name: string) => string): string[] | string {
   const value = (name: string) => input(name).trim();
+  if (value('worker') === 'true') return workerArgs(value);
   const args = value('resume-from') ? ['resume', value('resume-from')] : ['run', value('workflow')];
   if (!value('resume-from') && !value('workflow')) return 'the workflow input is required: the path of a workflow file';
   if (value('inputs')) {
@@ -41,10 +42,21 @@ export function actionArgs(input: (name: string) => string): string[] | string {
     ['rate-limit', '--rate-limit'],
     ['coordinate', '--coordinate'],
     ['provider', '--provider'],
+    ['workers', '--workers'],
+    ['queue', '--queue'],
   ] as const) {
     if (value(name)) args.push(flag, value(name));
   }
   for (const pool of value('spend-pools').split(/[\s,]+/).filter(Boolean)) args.push('--spend-pool', pool);
+  return args;
+}
+
+/** `worker: true`: this job takes turns of a run whose coordinator job was given the same `workers` and `queue` (docs/workers.md). */
+function workerArgs(value: (name: string) => string): string[] | string {
+  if (!value('workers')) return 'worker: true needs the workers input: the Redis URL the coordinator job was given';
+  const args = ['worker', value('workers')];
+  if (value('queue')) args.push('--queue', value('queue'));
+  if (value('concurrency')) args.push('--concurrency', value('concurrency'));
   return args;
 }
 
@@ -78,7 +90,7 @@ export async function run(): Promise<void> {
   for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
   // A workflow refused before it ran writes no outputs: say how the step ended all the same.
   if (outputs['exit-code'] === undefined) {
-    core.setOutput('status', 'invalid');
+    core.setOutput('status', args[0] !== 'worker' ? 'invalid' : code === 0 ? 'success' : 'error');
     core.setOutput('exit-code', String(code));
   }
   const session = outputs['session-file'];

@@ -12,6 +12,7 @@ import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 import { cloudEnv } from '../helpers/clouds.js';
 import { FAKE_AWS } from '../fake-anthropic/clouds.js';
+import { missingStores, startRedis } from '../helpers/stores.js';
 
 const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
   inputs: Record<string, { required?: boolean; default?: string }>;
@@ -242,6 +243,31 @@ describe('action.yml', () => {
     expect(badRate.stdout).toContain('::error::--rate-limit takes rpm=N,itpm=N,otpm=N');
     expect(server.requests).toHaveLength(0);
   });
+
+  it.skipIf(missingStores() !== undefined)('workers, queue and worker: a coordinator step runs the workflow, a worker step of another job takes its turns, only the worker has a key', async () => {
+    server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'run_command', input: { command: 'touch ran-here.txt' } }] }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done on a worker' } }] }] });
+    const redis = await startRedis();
+    try {
+      const workflow = 'name: r\nagents:\n  lead: { role: manager, tools: [run_command] }\nkickoff: Go.\n';
+      const [coordinating, working] = [mkdtempSync(join(tmpdir(), 'conclave-action-')), mkdtempSync(join(tmpdir(), 'conclave-action-'))];
+      for (const dir of [coordinating, working]) writeFileSync(join(dir, 'review.yml'), workflow);
+      const shared = { workers: redis.url, queue: 'run-42-1' };
+      const [coordinator, worker] = await Promise.all([
+        runAction({ ...shared, workflow: 'review.yml' }, coordinating),
+        runAction({ ...shared, worker: 'true', 'anthropic-api-key': TEST_API_KEY }, working),
+      ]);
+      expect(coordinator.outputs, coordinator.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
+      expect(worker.outputs, worker.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
+      expect(worker.stderr).toContain('conclave worker: the run has ended');
+      expect(readdirSync(working)).toContain('ran-here.txt');
+      expect(readdirSync(coordinating)).not.toContain('ran-here.txt');
+      expect(coordinator.summary).toContain('done on a worker');
+      const alone = await runAction({ worker: 'true' }, working);
+      expect(alone.stdout).toContain('::error::worker: true needs the workers input');
+    } finally {
+      await redis.kill();
+    }
+  }, 60_000);
 
   it('runs on Bedrock with the provider input and the credentials configure-aws-credentials left in the job, no Anthropic key', async () => {
     server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: 'done on bedrock' } }] }] });

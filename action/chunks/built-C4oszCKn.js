@@ -1,0 +1,1 @@
+import{t as e}from"./built-CATC0acS.js";export default e();export{};

@@ -1,0 +1,1 @@
+import{t as e}from"./cjs-BOozhlQn.js";export default e();export{};

@@ -1,0 +1,1 @@
+export{t as checkedWorkersPlace,n as openRedis}from"./redis-CGblzX4E.js";

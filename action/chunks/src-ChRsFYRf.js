@@ -1,0 +1,1 @@
+import{t as e}from"./src-Bo5EAVgH.js";export default e();export{};

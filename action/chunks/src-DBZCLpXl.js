@@ -1,1 +1,0 @@
-import{t as e}from"./src-Bijql4HI.js";export default e();export{};
