@@ -15,7 +15,7 @@ import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
 import { organisationOf } from './organisation.js';
-import { workerPoolOf } from './worker-pool.js';
+import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
@@ -58,6 +58,7 @@ function recordedWorkflowPath(path: string, session: string): string {
  * recorded limits as raised by the limit flags.
  */
 export async function resumeCommand(file: string, options: ResumeOptions): Promise<number> {
+  checkWorkersFlags(options);
   let record = asUsageError(() => readSession(file), SessionFileError);
   if (options.at !== undefined || options.out !== undefined) {
     record = fork(record, options);
@@ -81,7 +82,6 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   // Going live, no limit is looser than the workflow's unless a flag raises it now: a session file
   // can have been written by anyone (docs/security.md).
   const limitsOnLive = withLimitFlags(tighterLimits(last, workflow.limits), options);
-  if (options.workers !== undefined && options.offline) throw new UsageError('--offline calls no model and runs no tool: --workers has nothing to give it');
   const connections = await connectionsFor(workflow.spec, options, options.workers === undefined);
   const cache = await cacheOf(options);
   const organisation = options.offline ? undefined : await organisationOf(options, workflow.spec, header.run_id, warning);

@@ -19,7 +19,7 @@ import { loadChecked } from './load-checked.js';
 import { maskedInputs, maskerFor, secretChecks, secretInputs } from './secrets.js';
 import { organisationOf } from './organisation.js';
 import { connectionsFor } from './providers.js';
-import { workerPoolOf } from './worker-pool.js';
+import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface RunCommandOptions extends OutputOptions {
@@ -69,6 +69,7 @@ export function sha256(text: string): string {
 
 /** `conclave run FILE`: runs the workflow and returns its exit code (docs/design.md: ending). */
 export async function runCommand(file: string, options: RunCommandOptions): Promise<number> {
+  checkWorkersFlags(options);
   const workflow = loadForRun(file, options.json);
   const limits = withLimitFlags(workflow.limits, options);
   let recording: SessionEvent[] | undefined;
@@ -79,7 +80,6 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     given = [...recordedPairs(record.header.inputs, given), ...given];
   }
   const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
-  if (options.workers !== undefined && (recording || options.offline)) throw new UsageError(`${options.replay ? '--replay' : '--offline'} calls no model and runs no tool: --workers has nothing to give it`);
   // With --workers, the workers call the models, each with its own credentials: the coordinator needs none.
   const connections = await connectionsFor(workflow.spec, options, !recording && options.workers === undefined);
   const workspace = options.workspace ?? process.cwd();

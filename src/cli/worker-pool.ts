@@ -7,6 +7,7 @@ import type { WorkerPool } from '../workers/coordinator.js';
 import { providerFlag } from './providers.js';
 import { sha256 } from './run-workflow.js';
 import { UsageError } from './usage-error.js';
+import { checkedWorkersPlace, openRedis } from '../workers/redis.js';
 
 export interface WorkersFlags {
   /** --workers: the Redis of the workers that take the run's turns. */
@@ -17,18 +18,24 @@ export interface WorkersFlags {
 
 export const DEFAULT_QUEUE = 'conclave';
 
+/** The flags of --workers, checked before anything else (credentials, stores, the session). */
+export function checkWorkersFlags(flags: WorkersFlags & { replay?: string; offline?: boolean }): void {
+  if (flags.workers === undefined) {
+    if (flags.queue !== undefined) throw new UsageError('--queue names the queue of --workers: give --workers redis://… too');
+    return;
+  }
+  if (flags.replay !== undefined || flags.offline) throw new UsageError(`${flags.replay !== undefined ? '--replay' : '--offline'} calls no model and runs no tool: --workers has nothing to give it`);
+  checkedWorkersPlace(flags.workers, flags.queue ?? DEFAULT_QUEUE);
+}
+
 /**
  * With --workers, the run's turns are jobs on a BullMQ queue in that Redis (docs/workers.md):
  * checked and connected before anything is written. BullMQ and ioredis load only here.
  */
 export async function workerPoolOf(flags: WorkersFlags, run: { runId: string; workflow: Workflow; workspace: string; provider?: string }, warn: (message: string) => void): Promise<WorkerPool | undefined> {
-  if (flags.workers === undefined) {
-    if (flags.queue !== undefined) throw new UsageError('--queue names the queue of --workers: give --workers redis://… too');
-    return undefined;
-  }
-  const [{ checkedWorkersPlace, openRedis }, { WorkerPool }, { Queue }] = await Promise.all([import('../workers/redis.js'), import('../workers/coordinator.js'), import('bullmq')]);
+  if (flags.workers === undefined) return undefined;
+  const [{ WorkerPool }, { Queue }] = await Promise.all([import('../workers/coordinator.js'), import('bullmq')]);
   const queue = flags.queue ?? DEFAULT_QUEUE;
-  checkedWorkersPlace(flags.workers, queue);
   const path = relative(resolve(run.workspace), resolve(run.workflow.file));
   if (path.startsWith(`..${sep}`) || path === '..' || resolve(path) === path) {
     throw new UsageError(`with --workers the workflow file must be inside the workspace (${run.workspace}): workers find it at the same place in their checkout`);

@@ -7,6 +7,7 @@ import type { CallListeners, ModelRequest, ModelResponse } from '../provider/cli
 import type { ProviderName } from '../provider/clouds.js';
 import { CallAborted } from '../provider/provider-errors.js';
 import { outcomeUnknown } from '../engine/tool-calls.js';
+import { isModelResponse } from '../session/response-shape.js';
 import type { TurnElsewhere, TurnsElsewhere } from '../engine/run-options.js';
 import { errorFromWire, WorkerFailure, HEARTBEAT_EVERY_MS, HEARTBEAT_MS, jobIdOf, keysOf, parseMessage, type Down, type Operation, type TurnJob, type Up } from './wire.js';
 
@@ -227,9 +228,11 @@ class RemoteTurn implements TurnElsewhere {
     const p = this.pending.get(message.id);
     if (!p) return;
     switch (message.type) {
-      case 'result':
+      case 'result': {
         this.pending.delete(message.id);
-        return p.resolve(message.value);
+        const problem = answerProblem(p.op, message.value);
+        return problem ? p.reject(new WorkerFailure(`worker ${this.attachment?.worker ?? 'unknown'} sent ${problem}`)) : p.resolve(message.value);
+      }
       case 'failed':
         this.pending.delete(message.id);
         return p.reject(errorFromWire(message.error, this.attachment?.worker ?? 'unknown'));
@@ -274,4 +277,12 @@ class RemoteTurn implements TurnElsewhere {
     for (const p of this.pending.values()) p.reject(new Error(`the workers' Redis failed: ${e instanceof Error ? e.message : String(e)}`));
     this.pending.clear();
   }
+}
+
+/** What is wrong with a worker's answer to `op`, or undefined: it is recorded as if made here, so it is checked as a recording is. */
+function answerProblem(op: Operation, value: unknown): string | undefined {
+  if (op.kind === 'call') return isModelResponse(value) ? undefined : 'an answer that is not a Messages API response';
+  const result = value as Partial<ToolResult> | null;
+  const fits = typeof result === 'object' && result !== null && typeof result.content === 'string' && (result.isError === undefined || typeof result.isError === 'boolean');
+  return fits ? undefined : `a result of ${op.name} that is not a tool result`;
 }

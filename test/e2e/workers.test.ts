@@ -1,5 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
@@ -298,6 +300,53 @@ kickoff: Go.
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(143);
     await until(() => commandsRunning('sleep 30; touch late.txt').length === 0, 'the command killed', 10_000);
+  }, 60_000);
+
+  it("a worker's answer that is no Messages API response fails the turn with a sentence, never reaching the session as an answer", async () => {
+    const queue = newQueue();
+    const home = checkout(PAIR_WORKFLOW);
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    // A hostile worker: it speaks the wire by hand and answers the model call with garbage.
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const reader = connection.duplicate();
+    const hostile = new Worker(queue, async (job) => {
+      const incarnation = await connection.get(`conclave:${queue}:heartbeat`);
+      await connection.rpush(`conclave:${queue}:up`, JSON.stringify({ type: 'attached', job: job.id, token: 't', incarnation, worker: 'evil' }));
+      const [, text] = (await reader.blpop(`conclave:${queue}:down:${job.id}:t`, 10))!;
+      const { id } = JSON.parse(text) as { id: string };
+      await connection.rpush(`conclave:${queue}:up`, JSON.stringify({ type: 'result', job: job.id, id, value: { content: 'not blocks' } }));
+    }, { connection });
+    try {
+      expect(await run.exited, run.output()).toBe(1);
+      expect(resultOf(run).reason).toContain('worker evil sent an answer that is not a Messages API response');
+      const recorded = events(home, resultOf(run).session);
+      expect(recorded.some((e) => e.type === 'model_call')).toBe(false);
+      expect(recorded.find((e) => e.type === 'turn_failed')?.error).toContain('worker evil sent an answer that is not a Messages API response');
+    } finally {
+      await hostile.close(true);
+      reader.disconnect();
+      connection.disconnect();
+    }
+  }, 60_000);
+
+  it('a --workers that cannot be used is refused before anything runs: exit 2, no session file, no password shown', async () => {
+    const home = checkout(PAIR_WORKFLOW);
+    const refused = async (args: string[], cwd = home) => {
+      const r = await conclave(['run', 'workflow.yml', ...args], { cwd, env: noKey });
+      expect(r.code, r.stderr).toBe(2);
+      expect(existsSync(join(cwd, '.conclave'))).toBe(false);
+      return r.stderr;
+    };
+    expect(await refused(['--workers', 'http://127.0.0.1:6379'])).toContain('the workers\' Redis must be a redis:// or rediss:// URL');
+    expect(await refused(['--workers', 'redis://:sw0rdfish-pass@127.0.0.1:1'])).toMatch(/conclave: cannot reach the workers' Redis at redis:\/\/\*\*\*@127\.0\.0\.1:1: /);
+    expect(await refused(['--workers', 'redis://:sw0rdfish-pass@127.0.0.1:1'])).not.toContain('sw0rdfish');
+    expect(await refused(['--workers', redis.url, '--queue', 'a:b'])).toContain('--queue must be letters, digits');
+    expect(await refused(['--queue', 'q'])).toContain('--queue names the queue of --workers');
+    expect(await refused(['--workers', redis.url, '--replay', 'x.jsonl'])).toContain('--replay calls no model and runs no tool: --workers has nothing to give it');
+    const outside = await conclave(['run', join(home, 'workflow.yml'), '--workers', redis.url, '--workspace', checkout(PAIR_WORKFLOW)], { env: noKey });
+    expect(outside.stderr).toContain('with --workers the workflow file must be inside the workspace');
+    const badWorker = await conclave(['worker', redis.url, '--concurrency', '0'], { cwd: home });
+    expect([badWorker.code, badWorker.stderr]).toEqual([2, 'conclave: --concurrency must be a whole number from 1 to 64, not "0"\n']);
   }, 60_000);
 });
 

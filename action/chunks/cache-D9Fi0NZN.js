@@ -1,1 +1,0 @@
-export{r as CacheError,n as openCache}from"./cache-CB4RHD-Y.js";import"./store-url-C-pllL7N.js";

@@ -1,1 +1,0 @@
-export{t as checkedWorkersPlace,n as openRedis}from"./redis-CGblzX4E.js";
