@@ -7,6 +7,7 @@ import { fanOut, historyGrowth } from './fan-out.js';
 import { resumeCost, writeCost } from './session.js';
 import { spawnFanOut, AGENTS } from './spawn-fan-out.js';
 import { toolMemory } from './tool-memory.js';
+import { COMMAND_MS, TEAM, workersSpread } from './workers.js';
 
 const results = [];
 
@@ -52,6 +53,16 @@ results.push({
   target: '≤ 1.50 × (3 × 200 ms + --help); first request ≤ 120 ms; ≤ 1 ms per agent',
   ok: spawned.ratio <= 1.5 && spawned.firstRequestMs <= 120 && spawned.perAgentMs <= 1,
 });
+const spread = await workersSpread();
+for (const [workers, r] of Object.entries(spread)) {
+  results.push({
+    benchmark: `workers: lead + ${TEAM} turns of a ${COMMAND_MS / 1000} s command, ${workers} worker${workers === '1' ? '' : 's'} × 4 (real Redis, worker processes)`,
+    measured: `${r.wallMs.toFixed(0)} ms wall vs ${r.idealMs} ms ideal`,
+    ratio: Number(r.ratio.toFixed(3)),
+    target: '≤ 1.30 × ideal (rounds of commands × 2 s)',
+    ok: r.ratio <= 1.3,
+  });
+}
 const history = await historyGrowth();
 results.push({
   benchmark: "run: an agent's 5th request, channel +20 messages it never received",
