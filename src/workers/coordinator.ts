@@ -141,18 +141,21 @@ export class WorkerPool implements TurnsElsewhere {
     }
   }
 
-  /** Turns whose operation no worker has taken: said, and their job queued again if it was lost. */
+  /** Turns whose operation no worker has taken are said; a turn whose job was lost is queued again. */
   private async lookAfterWaiting(): Promise<void> {
     const waiting = [...this.turns.values()].filter((t) => t.waitingSince() !== undefined);
-    if (waiting.length === 0) return;
     const longest = Math.min(...waiting.map((t) => t.waitingSince()!));
     const now = Date.now();
-    if (now - longest >= FIRST_WAIT_NOTE_MS && now - this.lastWaitNote >= WAIT_NOTE_EVERY_MS) {
+    if (waiting.length > 0 && now - longest >= FIRST_WAIT_NOTE_MS && now - this.lastWaitNote >= WAIT_NOTE_EVERY_MS) {
       this.lastWaitNote = now;
       const { queue, shownUrl } = this.identity;
       this.warn(`waiting for workers: ${waiting.length} turn${waiting.length === 1 ? '' : 's'} queued on "${queue}" at ${shownUrl}, and no worker has taken ${waiting.length === 1 ? 'it' : 'them'} for ${Math.round((now - longest) / 1000)}s; start one with: conclave worker ${shownUrl} --queue ${queue}`);
     }
-    for (const turn of waiting) if (turn.queued && !(await this.queue.getJob(turn.jobId))) await this.enqueue(turn);
+    for (const turn of this.turns.values()) {
+      if (!turn.queued || !turn.hasPendingSince(now - LOOK_AFTER_MS)) continue;
+      // Lost: failed by BullMQ (stalled too often), given up by its worker, or taken back in a race.
+      if ((await this.queue.getJobState(turn.jobId)) === 'unknown') await this.enqueue(turn);
+    }
   }
 }
 
@@ -200,6 +203,10 @@ class RemoteTurn implements TurnElsewhere {
     if (!this.queued) return void this.pool.dequeue(this);
     if (this.attachment) await this.pool.tell(this.jobId, this.attachment.token, { type: 'done' });
     await this.pool.dequeue(this);
+  }
+
+  hasPendingSince(time: number): boolean {
+    return [...this.pending.values()].some((p) => p.since <= time);
   }
 
   /** When its oldest unsent operation began to wait for a worker, if one waits. */
