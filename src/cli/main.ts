@@ -96,6 +96,8 @@ program
   .option('--concurrency <n>', 'how many turns at once', '1')
   .option('--workspace <dir>', 'the checkout the tools run in (default: the current directory)')
   .option('--idle-timeout <duration>', 'stop after this long with no turn', '10m')
+  .option('--rate-limit <limits>', "pace this worker's calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000")
+  .option('--coordinate <url>', 'a redis:// or postgres:// server every runner shares: the rate limits are kept there (docs/organisation.md)')
   .action(async (url: string, options: import('./worker-command.js').WorkerCommandOptions) => {
     const { workerCommand } = await import('./worker-command.js');
     process.exitCode = await workerCommand(url, options);

@@ -51,13 +51,14 @@ function limitsOf(short: { rpm?: number; itpm?: number; otpm?: number }): GivenL
  * given, the environment. A store named by --coordinate must answer now: a dead one is exit 2
  * before anything is written, as a dead --cache is.
  */
-export async function organisationOf(flags: OrganisationFlags, workflow: WorkflowSpec, runId: string, warn: (message: string) => void): Promise<Organisation> {
+export async function organisationOf(flags: OrganisationFlags, workflow: WorkflowSpec, runId: string, warn: (message: string) => void, { pools: withPools = true } = {}): Promise<Organisation> {
   const env = process.env;
   const rateText = flags.rateLimit ?? env.CONCLAVE_RATE_LIMIT;
   const forEvery = rateText === undefined || rateText.trim() === '' ? undefined : givenLimits(rateText);
   const given = (modelClass: string) => forEvery ?? limitsOf(workflow.rate_limits?.[modelClass] ?? {});
   const url = (flags.coordinate ?? env.CONCLAVE_COORDINATE)?.trim() || undefined;
-  const poolTexts = flags.spendPool?.length ? flags.spendPool : (env.CONCLAVE_SPEND_POOLS ?? '').split(/[\s,]+/).filter(Boolean);
+  // A worker paces its calls; the pools are held by the run's coordinator, which admits each call.
+  const poolTexts = !withPools ? [] : flags.spendPool?.length ? flags.spendPool : (env.CONCLAVE_SPEND_POOLS ?? '').split(/[\s,]+/).filter(Boolean);
   if (poolTexts.length > 0 && !url) throw new UsageError('--spend-pool needs --coordinate URL (or CONCLAVE_COORDINATE): a pool is kept in the store every run shares');
   if (!url) return { pacer: new Pacer(given, localLimiters), close: async () => {} };
 

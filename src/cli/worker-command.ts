@@ -8,8 +8,10 @@ import { checkedWorkersPlace, openRedis } from '../workers/redis.js';
 import { serveTurns } from '../workers/worker.js';
 import { processSecrets } from './process-secrets.js';
 import { UsageError } from './usage-error.js';
+import { givenLimits, organisationOf, type OrganisationFlags } from './organisation.js';
+import type { WorkflowSpec } from '../workflow/types.js';
 
-export interface WorkerCommandOptions {
+export interface WorkerCommandOptions extends Pick<OrganisationFlags, 'rateLimit' | 'coordinate'> {
   queue: string;
   concurrency: string;
   workspace?: string;
@@ -29,6 +31,7 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
   } catch {
     throw new UsageError(`--idle-timeout must be a duration such as 90s, 10m or 1h, not ${JSON.stringify(options.idleTimeout)}`);
   }
+  if (options.rateLimit !== undefined) givenLimits(options.rateLimit);
   const workspace = options.workspace ?? process.cwd();
   if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
   const redis = await openRedis(url);
@@ -42,7 +45,9 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
   process.on('SIGTERM', onTerm);
   log(`taking turns from "${options.queue}" at ${shownSpec(url)}, ${concurrency} at a time, in ${workspace}`);
   try {
-    const served = await serveTurns({ redis, queue: options.queue, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn: (m) => log(`warning: ${m}`), log, mask: (text) => masker.text(text), signal: controller.signal });
+    const warn = (m: string) => log(`warning: ${m}`);
+    const pacerFor = (spec: WorkflowSpec) => organisationOf(options, spec, 'worker', warn, { pools: false });
+    const served = await serveTurns({ redis, queue: options.queue, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn, pacerFor, log, mask: (text) => masker.text(text), signal: controller.signal });
     switch (served.code) {
       case 'ended':
         log('the run has ended');

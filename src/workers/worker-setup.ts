@@ -11,6 +11,7 @@ import type { ProviderName } from '../provider/clouds.js';
 import { connect } from '../provider/connect.js';
 import { credentialPaths } from '../provider/credential-names.js';
 import { loadWorkflow } from '../workflow/load.js';
+import type { Pacer } from '../provider/pacer.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { isWorkspaceTool } from '../workflow/types.js';
 import type { TurnJob } from './wire.js';
@@ -26,6 +27,8 @@ export interface WorkerPlace {
   env: NodeJS.ProcessEnv;
   version: string;
   warn(message: string): void;
+  /** The pacing of this worker's calls under the API's rate limits (the workflow's, the flags', or shared through --coordinate). */
+  pacerFor(spec: WorkflowSpec): Promise<{ pacer: Pacer; close(): Promise<void> }>;
 }
 
 /**
@@ -36,7 +39,14 @@ export interface WorkerPlace {
 export class WorkerSetups {
   private readonly byWorkflow = new Map<string, Promise<{ spec: WorkflowSpec; provider: Provider; workspace: Workspace; sandbox: SandboxPlan; providers: ProviderName[] }>>();
 
+  private readonly closers: (() => Promise<void>)[] = [];
+
   constructor(private readonly place: WorkerPlace) {}
+
+  /** The stores the pacing was kept in, closed. */
+  async close(): Promise<void> {
+    await Promise.all(this.closers.map((close) => close().catch(() => {})));
+  }
 
   async setupFor(job: TurnJob): Promise<TurnSetup | { refused: string }> {
     const { version, workspace: root } = this.place;
@@ -84,12 +94,14 @@ export class WorkerSetups {
     const sandbox = sandboxPlan(spec.sandbox, root, { githubWorkflows: spec.edit_github_workflows === true, files: [], hidden: credentials });
     if (usesRunCommand && !sandbox.wrap && spec.sandbox !== 'off') this.place.warn(`${sandbox.why}: run_command runs without a sandbox on this worker`);
     const connections = await Promise.all(providers.map((p) => connect(p, this.place.env)));
+    const organisation = await this.place.pacerFor(spec);
+    this.closers.push(() => organisation.close());
     return {
       spec,
       providers,
       sandbox,
       workspace: new Workspace(root, { protect: [], secret: credentials.files, githubWorkflows: spec.edit_github_workflows === true }),
-      provider: new Provider({ connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS }),
+      provider: new Provider({ connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: organisation.pacer }),
     };
   }
 }

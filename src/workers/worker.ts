@@ -154,6 +154,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
   clearInterval(watch);
   // Turns in hand are not finished here: their locks lapse and other workers take them over.
   await worker.close(true).catch(() => {});
+  await setups.close();
   return served;
 }
 

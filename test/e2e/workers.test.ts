@@ -5,6 +5,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
+import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
+import { RELAY, relayScript } from '../fixtures/relay.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 import { missingStores, startRedis, type StoreServer } from '../helpers/stores.js';
 import { checkout, filesOf, otherVersionBuild, startConclave, startWorker, until, type Background } from '../helpers/workers.js';
@@ -347,6 +349,30 @@ kickoff: Go.
     expect(outside.stderr).toContain('with --workers the workflow file must be inside the workspace');
     const badWorker = await conclave(['worker', redis.url, '--concurrency', '0'], { cwd: home });
     expect([badWorker.code, badWorker.stderr]).toEqual([2, 'conclave: --concurrency must be a whole number from 1 to 64, not "0"\n']);
+  }, 60_000);
+
+  it("workers pace their calls under the API's rate limits (its headers, or --rate-limit); the coordinator shows and records the waits", async () => {
+    server = await startFakeAnthropic(fanOutScript(6), { rateLimits: { requests: { limit: 3, windowMs: 1_500 } } });
+    const queue = newQueue();
+    const home = checkout(FAN_OUT(6));
+    const workers = [worker(queue, checkout(FAN_OUT(6)), { concurrency: 4 }), worker(queue, checkout(FAN_OUT(6)), { concurrency: 4 })];
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    expect(await run.exited, run.output()).toBe(0);
+    expect(run.output()).toMatch(/@reviewer-\d+ waiting for the rate limit on requests/);
+    const waits = events(home, resultOf(run).session).filter((e) => e.type === 'rate_waited');
+    expect(waits.length).toBeGreaterThan(0);
+    expect(waits.every((e) => (e.waited_ms as number) > 0)).toBe(true);
+    await Promise.all(workers.map((w) => w.exited));
+    // --rate-limit on the worker: the third request of the minute waits, until the run's timeout.
+    await server.close();
+    server = await startFakeAnthropic(relayScript());
+    const paced = newQueue();
+    const relayHome = checkout(RELAY);
+    const slow = startWorker(redis.url, paced, checkout(RELAY), { ...modelEnv(), CONCLAVE_RATE_LIMIT: 'rpm=2' });
+    started.push(slow);
+    const limited = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', paced, '--timeout', '4s'], relayHome);
+    expect(await limited.exited, limited.output()).toBe(3);
+    expect(server.requests, 'two requests in the minute, the third waiting').toHaveLength(2);
   }, 60_000);
 });
 
