@@ -60,6 +60,9 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
         return signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;
       case 'refused':
         throw new UsageError(served.reason);
+      case 'lost':
+        process.stderr.write(`conclave worker: ${served.reason}\n`);
+        return EXIT.failure;
     }
   } finally {
     process.off('SIGINT', onInt);

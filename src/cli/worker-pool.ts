@@ -7,7 +7,7 @@ import type { WorkerPool } from '../workers/coordinator.js';
 import { providerFlag } from './providers.js';
 import { sha256 } from './run-workflow.js';
 import { UsageError } from './usage-error.js';
-import { checkedWorkersPlace, openRedis } from '../workers/redis.js';
+import { another, checkedWorkersPlace, openRedis } from '../workers/redis.js';
 
 export interface WorkersFlags {
   /** --workers: the Redis of the workers that take the run's turns. */
@@ -41,7 +41,8 @@ export async function workerPoolOf(flags: WorkersFlags, run: { runId: string; wo
     throw new UsageError(`with --workers the workflow file must be inside the workspace (${run.workspace}): workers find it at the same place in their checkout`);
   }
   const redis = await openRedis(flags.workers);
-  const pool = new WorkerPool(redis, redis.duplicate(), new Queue(queue, { connection: redis }), {
+  const jobs = new Queue(queue, { connection: redis }).on('error', () => {});
+  const pool = new WorkerPool(redis, another(redis), jobs, {
     run: run.runId,
     version: pkg.version,
     workflow: { path: path.split(sep).join('/'), sha256: sha256(run.workflow.text) },

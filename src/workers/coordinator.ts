@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Queue } from 'bullmq';
-import type { ToolUse } from '../agents/turn.js';
-import type { ToolResult } from '../agents/tools/tool.js';
-import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
-import type { ProviderName } from '../provider/clouds.js';
-import { CallAborted } from '../provider/provider-errors.js';
-import { outcomeUnknown } from '../engine/tool-calls.js';
-import { isModelResponse } from '../session/response-shape.js';
 import type { TurnElsewhere, TurnsElsewhere } from '../engine/run-options.js';
-import { errorFromWire, WorkerFailure, HEARTBEAT_EVERY_MS, HEARTBEAT_MS, jobIdOf, keysOf, parseMessage, type Down, type Operation, type TurnJob, type Up } from './wire.js';
+import { RemoteTurn, type TurnCarrier } from './remote-turn.js';
+import { withinTime } from '../provider/time-limit.js';
+import { whenLost } from './redis.js';
+import { WorkerFailure, HEARTBEAT_EVERY_MS, HEARTBEAT_MS, jobIdOf, keysOf, parseMessage, type Down, type TurnJob, type Up } from './wire.js';
 
 /** How long a turn waits for a worker before the coordinator says so, and how often it says it again. */
 const FIRST_WAIT_NOTE_MS = 5_000;
 const WAIT_NOTE_EVERY_MS = 30_000;
 /** How often turns that wait are looked after: a job lost in a race is queued again. */
 const LOOK_AFTER_MS = 2_000;
+/** How long the Redis may be unreachable before the turns that wait on it fail. */
+const LOST_AFTER_MS = 15_000;
+/** The longest the end of a run waits for Redis. */
+const CLOSE_MS = 5_000;
 
 export interface PoolIdentity {
   run: string;
@@ -34,7 +34,7 @@ export interface PoolIdentity {
  * When another worker takes the job over (the first died), the operation in flight is sent again,
  * except a tool that may have changed something: its outcome is unknown, as on resume.
  */
-export class WorkerPool implements TurnsElsewhere {
+export class WorkerPool implements TurnsElsewhere, TurnCarrier {
   readonly incarnation = randomUUID();
   private readonly keys;
   private readonly turns = new Map<string, RemoteTurn>();
@@ -43,6 +43,8 @@ export class WorkerPool implements TurnsElsewhere {
   private lastWaitNote = 0;
   private readonly refusals = new Set<string>();
   private reading: Promise<void> = Promise.resolve();
+  lost: Error | undefined;
+  private stopWatching = () => {};
 
   constructor(
     private readonly redis: Redis,
@@ -61,6 +63,10 @@ export class WorkerPool implements TurnsElsewhere {
     this.timers.push(setInterval(() => void this.beat().catch(() => {}), HEARTBEAT_EVERY_MS));
     this.timers.push(setInterval(() => void this.lookAfterWaiting().catch(() => {}), LOOK_AFTER_MS));
     for (const timer of this.timers) timer.unref();
+    this.stopWatching = whenLost(this.redis, LOST_AFTER_MS, (why) => {
+      this.lost = new WorkerFailure(`the workers' Redis at ${this.identity.shownUrl} has not answered for ${LOST_AFTER_MS / 1000}s (${why})`);
+      for (const turn of this.turns.values()) turn.fail(this.lost);
+    });
     this.reading = this.read();
   }
 
@@ -72,16 +78,21 @@ export class WorkerPool implements TurnsElsewhere {
     return remote;
   }
 
-  /** The run is over: waiting jobs are taken back, workers told, connections closed. */
+  /** The run is over: waiting jobs are taken back, workers told, connections closed; a Redis that no longer answers holds it 5 s at most. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
-    for (const turn of [...this.turns.values()]) await turn.end().catch(() => {});
-    await this.redis.multi().set(this.keys.ended, this.identity.run, 'EX', 300).del(this.keys.heartbeat).exec().catch(() => {});
+    this.stopWatching();
+    const farewell = async () => {
+      for (const turn of [...this.turns.values()]) await turn.end().catch(() => {});
+      await this.redis.multi().set(this.keys.ended, this.identity.run, 'EX', 300).del(this.keys.heartbeat).exec();
+    };
+    await withinTime(farewell(), CLOSE_MS, 'the workers\' Redis did not answer').catch((e: Error) => this.warn(`${e.message} at the end of the run: workers will find the run gone when its heartbeat expires`));
     this.reader.disconnect();
-    await this.reading;
-    await this.queue.close().catch(() => {});
+    // A read held by a Redis that is gone never settles: the loop is left to the process's end.
+    await withinTime(this.reading, 1_000, '').catch(() => {});
+    await withinTime(this.queue.close(), CLOSE_MS, '').catch(() => {});
     this.redis.disconnect();
   }
 
@@ -93,6 +104,7 @@ export class WorkerPool implements TurnsElsewhere {
 
   async dequeue(remote: RemoteTurn): Promise<void> {
     this.turns.delete(remote.jobId);
+    if (!remote.queued) return;
     // A job no worker took yet is taken back; one a worker holds is told it is done.
     const job = await this.queue.getJob(remote.jobId);
     if (job && (await job.getState()) !== 'active') await job.remove().catch(() => {});
@@ -157,139 +169,4 @@ export class WorkerPool implements TurnsElsewhere {
       if ((await this.queue.getJobState(turn.jobId)) === 'unknown') await this.enqueue(turn);
     }
   }
-}
-
-interface Pending {
-  op: Operation;
-  resolve(value: unknown): void;
-  reject(error: Error): void;
-  /** The attachment it was sent to, if it was sent. */
-  sentTo?: string;
-  readOnly?: boolean;
-  listeners?: CallListeners;
-  since: number;
-}
-
-/** One turn whose operations run on a worker: its job is queued with its first operation. */
-class RemoteTurn implements TurnElsewhere {
-  queued = false;
-  private attachment: { worker: string; token: string } | undefined;
-  private readonly pending = new Map<string, Pending>();
-  private count = 0;
-  private ended = false;
-
-  constructor(
-    readonly jobId: string,
-    readonly job: TurnJob,
-    private readonly pool: WorkerPool,
-  ) {}
-
-  call = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners, provider: ProviderName): Promise<ModelResponse> =>
-    this.send({ kind: 'call', request, provider, ...(listeners.inputTokens !== undefined ? { inputTokens: listeners.inputTokens } : {}) }, signal, { listeners }) as Promise<ModelResponse>;
-
-  tool(use: ToolUse, readOnly: boolean, signal: AbortSignal): Promise<ToolResult> {
-    return this.send({ kind: 'tool', agent: this.job.agent, name: use.name, input: use.input }, signal, { readOnly }) as Promise<ToolResult>;
-  }
-
-  close(): void {
-    void this.end().catch(() => {});
-  }
-
-  async end(): Promise<void> {
-    if (this.ended) return;
-    this.ended = true;
-    for (const p of this.pending.values()) p.reject(new CallAborted());
-    this.pending.clear();
-    if (!this.queued) return void this.pool.dequeue(this);
-    if (this.attachment) await this.pool.tell(this.jobId, this.attachment.token, { type: 'done' });
-    await this.pool.dequeue(this);
-  }
-
-  hasPendingSince(time: number): boolean {
-    return [...this.pending.values()].some((p) => p.since <= time);
-  }
-
-  /** When its oldest unsent operation began to wait for a worker, if one waits. */
-  waitingSince(): number | undefined {
-    if (this.attachment || this.ended) return undefined;
-    const since = [...this.pending.values()].map((p) => p.since);
-    return since.length ? Math.min(...since) : undefined;
-  }
-
-  attached(worker: string, token: string): void {
-    if (this.ended || this.attachment?.token === token) return;
-    const before = this.attachment;
-    this.attachment = { worker, token };
-    for (const [id, p] of this.pending) {
-      // Sent to a worker that is gone: a tool that may have changed something is not run twice.
-      if (p.sentTo && p.sentTo !== token && before && p.op.kind === 'tool' && !p.readOnly) {
-        this.pending.delete(id);
-        p.resolve(outcomeUnknown(p.op.name, `the worker running it (${before.worker}) stopped`));
-      } else if (p.sentTo !== token) {
-        this.dispatch(id, p);
-      }
-    }
-  }
-
-  heard(message: Exclude<Up, { type: 'attached' | 'refused' }>): void {
-    const p = this.pending.get(message.id);
-    if (!p) return;
-    switch (message.type) {
-      case 'result': {
-        this.pending.delete(message.id);
-        const problem = answerProblem(p.op, message.value);
-        return problem ? p.reject(new WorkerFailure(`worker ${this.attachment?.worker ?? 'unknown'} sent ${problem}`)) : p.resolve(message.value);
-      }
-      case 'failed':
-        this.pending.delete(message.id);
-        return p.reject(errorFromWire(message.error, this.attachment?.worker ?? 'unknown'));
-      case 'retry':
-        return p.listeners?.onRetry?.(message.error, message.waitMs, 0);
-      case 'waiting':
-        return p.listeners?.onWait?.(message.reason, message.waitMs);
-      case 'paced':
-        return p.listeners?.onPaced?.(message.waitedMs, message.reason);
-    }
-  }
-
-  private send(op: Operation, signal: AbortSignal, extra: Pick<Pending, 'readOnly' | 'listeners'>): Promise<unknown> {
-    if (signal.aborted || this.ended) return Promise.reject(new CallAborted());
-    const id = `${this.pool.incarnation}.${++this.count}`;
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        const p = this.pending.get(id);
-        this.pending.delete(id);
-        if (p?.sentTo) void this.pool.tell(this.jobId, p.sentTo, { type: 'abort', id }).catch(() => {});
-        reject(new CallAborted());
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      const settled = <T>(f: (v: T) => void) => (v: T) => (signal.removeEventListener('abort', onAbort), f(v));
-      const p: Pending = { op, resolve: settled(resolve), reject: settled(reject), since: Date.now(), ...extra };
-      this.pending.set(id, p);
-      if (this.attachment) this.dispatch(id, p);
-      else if (!this.queued) {
-        this.queued = true;
-        this.pool.enqueue(this).catch((e: unknown) => this.failAll(e));
-      }
-    });
-  }
-
-  private dispatch(id: string, p: Pending): void {
-    const token = this.attachment!.token;
-    p.sentTo = token;
-    this.pool.tell(this.jobId, token, { type: 'op', id, op: p.op }).catch((e: unknown) => this.failAll(e));
-  }
-
-  private failAll(e: unknown): void {
-    for (const p of this.pending.values()) p.reject(new Error(`the workers' Redis failed: ${e instanceof Error ? e.message : String(e)}`));
-    this.pending.clear();
-  }
-}
-
-/** What is wrong with a worker's answer to `op`, or undefined: it is recorded as if made here, so it is checked as a recording is. */
-function answerProblem(op: Operation, value: unknown): string | undefined {
-  if (op.kind === 'call') return isModelResponse(value) ? undefined : 'an answer that is not a Messages API response';
-  const result = value as Partial<ToolResult> | null;
-  const fits = typeof result === 'object' && result !== null && typeof result.content === 'string' && (result.isError === undefined || typeof result.isError === 'boolean');
-  return fits ? undefined : `a result of ${op.name} that is not a tool result`;
 }

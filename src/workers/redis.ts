@@ -33,3 +33,31 @@ export async function openRedis(url: string): Promise<Redis> {
   }
   return redis;
 }
+
+/** Another connection to the same Redis (a blocking read needs its own); its errors are the watched one's to report. */
+export function another(redis: Redis): Redis {
+  return redis.duplicate().on('error', () => {});
+}
+
+/**
+ * Calls `lost` when the connection has been down for `ms`: ioredis reconnects on its own and holds
+ * commands meanwhile, so a Redis that is gone for good would otherwise hold them for ever.
+ */
+export function whenLost(redis: Redis, ms: number, lost: (why: string) => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let why = 'the connection closed';
+  const onError = (e: Error) => (why = e.message);
+  const onClose = () => {
+    timer ??= setTimeout(() => lost(why), ms);
+    timer.unref();
+  };
+  const onReady = () => {
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  redis.on('error', onError).on('close', onClose).on('ready', onReady);
+  return () => {
+    clearTimeout(timer);
+    redis.off('error', onError).off('close', onClose).off('ready', onReady);
+  };
+}

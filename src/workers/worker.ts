@@ -5,6 +5,8 @@ import { Redis } from 'ioredis';
 import type { ModelResponse } from '../provider/client.js';
 import type { ToolResult } from '../agents/tools/tool.js';
 import { WorkerSetups, type TurnSetup, type WorkerPlace } from './worker-setup.js';
+import { another, whenLost } from './redis.js';
+import { withinTime } from '../provider/time-limit.js';
 import { errorToWire, HEARTBEAT_MS, keysOf, parseMessage, TURN_JOB, type Down, type Operation, type TurnJob, type Up } from './wire.js';
 
 /**
@@ -27,7 +29,10 @@ export interface ServeOptions extends WorkerPlace {
   signal: AbortSignal;
 }
 
-export type Served = { code: 'ended' | 'idle' | 'interrupted' } | { code: 'refused'; reason: string };
+export type Served = { code: 'ended' | 'idle' | 'interrupted' } | { code: 'refused' | 'lost'; reason: string };
+
+/** How long a worker waits for its Redis to come back before it stops. */
+const LOST_AFTER_MS = 60_000;
 
 /**
  * `conclave worker` (docs/workers.md): takes turns from the queue, does each operation the
@@ -71,7 +76,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
 
   /** One job: attached to the coordinator's incarnation, doing its operations until it says done. */
   const serveJob = async (jobId: string, setup: TurnSetup): Promise<void> => {
-    const reader = redis.duplicate();
+    const reader = another(redis);
     const inFlight = new Map<string, AbortController>();
     const abortAll = () => [...inFlight.values()].forEach((c) => c.abort());
     options.signal.addEventListener('abort', abortAll);
@@ -150,10 +155,12 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
     void redis.exists(keys.ended).then((ended) => ended && active === 0 && finish({ code: 'ended' }), () => {});
   }, 1000);
   options.signal.addEventListener('abort', () => finish({ code: 'interrupted' }), { once: true });
+  const stopWatching = whenLost(redis, LOST_AFTER_MS, (why) => finish({ code: 'lost', reason: `the workers' Redis has not answered for ${LOST_AFTER_MS / 1000}s (${why}): the turns this worker held go to others` }));
   const served = await finished;
+  stopWatching();
   clearInterval(watch);
   // Turns in hand are not finished here: their locks lapse and other workers take them over.
-  await worker.close(true).catch(() => {});
+  await withinTime(worker.close(true), 5_000, '').catch(() => {});
   await setups.close();
   return served;
 }

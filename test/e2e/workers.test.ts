@@ -374,6 +374,34 @@ kickoff: Go.
     expect(await limited.exited, limited.output()).toBe(3);
     expect(server.requests, 'two requests in the minute, the third waiting').toHaveLength(2);
   }, 60_000);
+
+  it('the Redis gone mid-run: the turn that waits on it fails with a sentence after 15 s, the session stays whole, no driver noise', async () => {
+    const own = await startRedis();
+    try {
+      server = await startFakeAnthropic({
+        lead: (r) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
+        helper: (r) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command: 'sleep 2' } }] }),
+      });
+      const queue = newQueue();
+      const home = checkout(ONE('sleep'));
+      const lone = startWorker(own.url, queue, checkout(ONE('sleep')), modelEnv());
+      started.push(lone);
+      const run = startConclave(['run', 'workflow.yml', '--json', '--workers', own.url, '--queue', queue], home, noKey);
+      started.push(run);
+      await until(() => server!.of('helper').length === 1, "the helper's command under way");
+      const killedAt = Date.now();
+      await own.kill();
+      expect(await run.exited, run.output()).toBe(1);
+      expect(Date.now() - killedAt).toBeLessThan(40_000);
+      const result = resultOf(run);
+      expect(result.reason).toMatch(new RegExp(`the workers' Redis at ${own.url.replace(/[.]/g, '\\.')} has not answered for 15s`));
+      expect(run.output()).not.toMatch(/Unhandled error|\n\s+at /);
+      const shown = await conclave(['show', result.session], { cwd: home });
+      expect(shown.code, shown.stderr).toBe(0);
+    } finally {
+      await own.kill();
+    }
+  }, 90_000);
 });
 
 const PAIR_WORKFLOW = `
