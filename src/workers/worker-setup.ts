@@ -37,7 +37,7 @@ export interface WorkerPlace {
  * providers are set up once; the tools' environment is the job's.
  */
 export class WorkerSetups {
-  private readonly byWorkflow = new Map<string, Promise<{ spec: WorkflowSpec; provider: Provider; workspace: Workspace; sandbox: SandboxPlan; providers: ProviderName[] }>>();
+  private readonly byWorkflow = new Map<string, Promise<{ spec: WorkflowSpec; tools: Set<string>; provider: Provider; workspace: Workspace; sandbox: SandboxPlan; providers: ProviderName[] }>>();
 
   private readonly closers: (() => Promise<void>)[] = [];
 
@@ -73,8 +73,9 @@ export class WorkerSetups {
     return {
       provider: setup.provider,
       runTool: async (agent, name, input, signal) => {
-        const tool: AgentTool | undefined = isWorkspaceTool(name) ? WORKSPACE_TOOL_BY_NAME[name] : undefined;
-        if (!tool) return { content: `There is no workspace tool "${name}" on this worker.`, isError: true };
+        // Only what this worker's own copy of the workflow gives some agent: a forged operation runs nothing else.
+        const tool: AgentTool | undefined = isWorkspaceTool(name) && setup.tools.has(name) ? WORKSPACE_TOOL_BY_NAME[name] : undefined;
+        if (!tool) return { content: `Not run: no agent of this workflow has the workspace tool "${name}".`, isError: true };
         const context = { agent, workspace: setup.workspace, env, sandbox: setup.sandbox, signal, complete: () => {} } as Omit<ToolContext, 'channel'> as ToolContext;
         return tool.run(typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {}, context);
       },
@@ -86,7 +87,8 @@ export class WorkerSetups {
     const error = diagnostics.find((d) => d.severity === 'error');
     if (!workflow || error) throw new Error(`its workflow does not load here: ${error?.message ?? 'unknown error'}`);
     const { spec } = workflow;
-    const usesRunCommand = Object.values(spec.agents).some((a) => a.tools?.includes('run_command')) || Object.values(spec.templates ?? {}).some((t) => t.tools?.includes('run_command'));
+    const tools = new Set([...Object.values(spec.agents), ...Object.values(spec.templates ?? {})].flatMap((a) => a.tools ?? []));
+    const usesRunCommand = tools.has('run_command');
     const missing = missingRequiredSandbox(spec.sandbox, usesRunCommand);
     if (missing) throw new Error(missing);
     const credentials = credentialPaths(this.place.env, providers);
@@ -98,6 +100,7 @@ export class WorkerSetups {
     this.closers.push(() => organisation.close());
     return {
       spec,
+      tools,
       providers,
       sandbox,
       workspace: new Workspace(root, { protect: [], secret: credentials.files, githubWorkflows: spec.edit_github_workflows === true }),

@@ -1,10 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
-import { conclave } from '../helpers/cli.js';
+import { conclave, ROOT } from '../helpers/cli.js';
 import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
 import { RELAY, relayScript } from '../fixtures/relay.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
@@ -402,6 +403,34 @@ kickoff: Go.
       await own.kill();
     }
   }, 90_000);
+
+  it('a forged operation runs only a workspace tool that the worker\'s own copy of the workflow gives some agent', async () => {
+    const queue = newQueue();
+    const dir = checkout(PAIR_WORKFLOW);
+    const lone = worker(queue, dir);
+    // A forger with write access to the Redis, speaking as a coordinator: the right version and workflow hash are public.
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const reader = connection.duplicate();
+    const jobs = new Queue(queue, { connection });
+    try {
+      await connection.set(`conclave:${queue}:heartbeat`, 'forged', 'PX', 60_000);
+      const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+      const sha256 = createHash('sha256').update(PAIR_WORKFLOW).digest('hex');
+      await jobs.add('turn', { run: 'x', agent: 'helper', turn: 1, version, workflow: { path: 'workflow.yml', sha256 }, providers: ['anthropic'], env: {} }, { jobId: 'x/helper/1' });
+      const [, attached] = (await reader.blpop(`conclave:${queue}:up`, 20))!;
+      const { token } = JSON.parse(attached) as { token: string };
+      await connection.rpush(`conclave:${queue}:down:x/helper/1:${token}`, JSON.stringify({ type: 'op', id: 'f1', op: { kind: 'tool', agent: 'helper', name: 'run_command', input: { command: 'touch pwned' } } }));
+      const [, answer] = (await reader.blpop(`conclave:${queue}:up`, 20))!;
+      expect(JSON.parse(answer)).toMatchObject({ type: 'result', id: 'f1', value: { content: 'Not run: no agent of this workflow has the workspace tool "run_command".', isError: true } });
+      expect(existsSync(join(dir, 'pwned'))).toBe(false);
+      await connection.rpush(`conclave:${queue}:down:x/helper/1:${token}`, JSON.stringify({ type: 'done' }));
+      await until(() => lone.output().includes('turn 1 of @helper is over'), 'the forged turn over');
+    } finally {
+      await jobs.close();
+      reader.disconnect();
+      connection.disconnect();
+    }
+  }, 60_000);
 });
 
 const PAIR_WORKFLOW = `
