@@ -8,11 +8,12 @@ import { checkedWorkersPlace, openRedis } from '../workers/redis.js';
 import { serveTurns } from '../workers/worker.js';
 import { processSecrets } from './process-secrets.js';
 import { UsageError } from './usage-error.js';
+import { defaultQueue } from './worker-pool.js';
 import { givenLimits, organisationOf, type OrganisationFlags } from './organisation.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 
 export interface WorkerCommandOptions extends Pick<OrganisationFlags, 'rateLimit' | 'coordinate'> {
-  queue: string;
+  queue?: string;
   concurrency: string;
   workspace?: string;
   idleTimeout: string;
@@ -22,7 +23,8 @@ const MAX_CONCURRENCY = 64;
 
 /** `conclave worker URL`: takes turns of a run started with --workers URL (docs/workers.md); its exit code. */
 export async function workerCommand(url: string, options: WorkerCommandOptions): Promise<number> {
-  checkedWorkersPlace(url, options.queue);
+  const queue = options.queue ?? defaultQueue(process.env);
+  checkedWorkersPlace(url, queue);
   const concurrency = Number(options.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) throw new UsageError(`--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not ${JSON.stringify(options.concurrency)}`);
   let idleTimeoutMs: number;
@@ -43,11 +45,11 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
   const [onInt, onTerm] = [stop('SIGINT'), stop('SIGTERM')];
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
-  log(`taking turns from "${options.queue}" at ${shownSpec(url)}, ${concurrency} at a time, in ${workspace}`);
+  log(`taking turns from "${queue}" at ${shownSpec(url)}, ${concurrency} at a time, in ${workspace}`);
   try {
     const warn = (m: string) => log(`warning: ${m}`);
     const pacerFor = (spec: WorkflowSpec) => organisationOf(options, spec, 'worker', warn, { pools: false });
-    const served = await serveTurns({ redis, queue: options.queue, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn, pacerFor, log, mask: (text) => masker.text(text), signal: controller.signal });
+    const served = await serveTurns({ redis, queue, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn, pacerFor, log, mask: (text) => masker.text(text), signal: controller.signal });
     switch (served.code) {
       case 'ended':
         log('the run has ended');

@@ -5,7 +5,7 @@ import type { Workflow } from '../workflow/load.js';
 import { providersOf } from '../workflow/providers-used.js';
 import type { WorkerPool } from '../workers/coordinator.js';
 import { providerFlag } from './providers.js';
-import { sha256 } from './run-workflow.js';
+import { createHash } from 'node:crypto';
 import { UsageError } from './usage-error.js';
 import { another, checkedWorkersPlace, openRedis } from '../workers/redis.js';
 
@@ -16,7 +16,14 @@ export interface WorkersFlags {
   queue?: string;
 }
 
-export const DEFAULT_QUEUE = 'conclave';
+/**
+ * The queue when --queue is not given: in GitHub Actions, one per workflow run and attempt, which
+ * the coordinator job and its worker jobs share without being told; elsewhere `conclave`.
+ */
+export function defaultQueue(env: NodeJS.ProcessEnv): string {
+  const id = env.GITHUB_RUN_ID?.trim();
+  return env.GITHUB_ACTIONS === 'true' && id && /^\d+$/.test(id) ? `run-${id}-${/^\d+$/.test(env.GITHUB_RUN_ATTEMPT ?? '') ? env.GITHUB_RUN_ATTEMPT : '1'}` : 'conclave';
+}
 
 /** The flags of --workers, checked before anything else (credentials, stores, the session). */
 export function checkWorkersFlags(flags: WorkersFlags & { replay?: string; offline?: boolean }): void {
@@ -25,7 +32,7 @@ export function checkWorkersFlags(flags: WorkersFlags & { replay?: string; offli
     return;
   }
   if (flags.replay !== undefined || flags.offline) throw new UsageError(`${flags.replay !== undefined ? '--replay' : '--offline'} calls no model and runs no tool: --workers has nothing to give it`);
-  checkedWorkersPlace(flags.workers, flags.queue ?? DEFAULT_QUEUE);
+  checkedWorkersPlace(flags.workers, flags.queue ?? defaultQueue(process.env));
 }
 
 /**
@@ -35,7 +42,7 @@ export function checkWorkersFlags(flags: WorkersFlags & { replay?: string; offli
 export async function workerPoolOf(flags: WorkersFlags, run: { runId: string; workflow: Workflow; workspace: string; provider?: string }, warn: (message: string) => void): Promise<WorkerPool | undefined> {
   if (flags.workers === undefined) return undefined;
   const [{ WorkerPool }, { Queue }] = await Promise.all([import('../workers/coordinator.js'), import('bullmq')]);
-  const queue = flags.queue ?? DEFAULT_QUEUE;
+  const queue = flags.queue ?? defaultQueue(process.env);
   const path = relative(resolve(run.workspace), resolve(run.workflow.file));
   if (path.startsWith(`..${sep}`) || path === '..' || resolve(path) === path) {
     throw new UsageError(`with --workers the workflow file must be inside the workspace (${run.workspace}): workers find it at the same place in their checkout`);
@@ -45,7 +52,7 @@ export async function workerPoolOf(flags: WorkersFlags, run: { runId: string; wo
   const pool = new WorkerPool(redis, another(redis), jobs, {
     run: run.runId,
     version: pkg.version,
-    workflow: { path: path.split(sep).join('/'), sha256: sha256(run.workflow.text) },
+    workflow: { path: path.split(sep).join('/'), sha256: createHash('sha256').update(run.workflow.text).digest('hex') },
     providers: providersOf(run.workflow.spec, providerFlag(run.provider)),
     queue,
     shownUrl: shownSpec(flags.workers),

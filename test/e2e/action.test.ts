@@ -251,11 +251,13 @@ describe('action.yml', () => {
       const workflow = 'name: r\nagents:\n  lead: { role: manager, tools: [run_command] }\nkickoff: Go.\n';
       const [coordinating, working] = [mkdtempSync(join(tmpdir(), 'conclave-action-')), mkdtempSync(join(tmpdir(), 'conclave-action-'))];
       for (const dir of [coordinating, working]) writeFileSync(join(dir, 'review.yml'), workflow);
-      const shared = { workers: redis.url, queue: 'run-42-1' };
+      // No queue input: both jobs of the same workflow run find the same one.
+      const run = { GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2' };
       const [coordinator, worker] = await Promise.all([
-        runAction({ ...shared, workflow: 'review.yml' }, coordinating),
-        runAction({ ...shared, worker: 'true', 'anthropic-api-key': TEST_API_KEY }, working),
+        runAction({ workers: redis.url, workflow: 'review.yml' }, coordinating, run),
+        runAction({ workers: redis.url, worker: 'true', 'anthropic-api-key': TEST_API_KEY }, working, run),
       ]);
+      expect(worker.stderr).toContain('conclave worker: taking turns from "run-42-2"');
       expect(coordinator.outputs, coordinator.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
       expect(worker.outputs, worker.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
       expect(worker.stderr).toContain('conclave worker: the run has ended');

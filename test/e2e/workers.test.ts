@@ -271,8 +271,9 @@ kickoff: Go.
 `;
     const queue = newQueue();
     const home = checkout(workflow);
-    const dirs = [checkout(workflow), checkout(workflow)];
-    const workers = dirs.map((d) => worker(queue, d, { concurrency: 2 }));
+    // One turn per worker: the agents cancelled run on different workers.
+    const dirs = [1, 2, 3, 4].map(() => checkout(workflow));
+    const workers = dirs.map((d) => worker(queue, d));
     const startedAt = Date.now();
     const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
     expect(await run.exited, run.output()).toBe(0);
@@ -283,26 +284,37 @@ kickoff: Go.
       ['worker_t-1', 'cancelled'],
       ['manager_t-1', 'cancelled'],
     ]);
-    expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
+    expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0, 0, 0]);
+    const holders = ['worker_t-1', 'worker_t-2'].map((agent) => workers.findIndex((w) => w.output().includes(`took turn 1 of @${agent} `)));
+    expect(holders[0]).not.toBe(holders[1]);
+    expect(holders).not.toContain(-1);
     // The workers' commands were killed with their turns: none of them lived to write its file.
     await new Promise((r) => setTimeout(r, 500));
     expect(dirs.filter((d) => existsSync(join(d, 'late.txt')))).toEqual([]);
     expect(commandsRunning('sleep 30; touch late.txt')).toEqual([]);
   }, 60_000);
 
-  it('SIGTERM to the coordinator reaches the command a worker runs for it', async () => {
+  it('a limit and SIGTERM reach the command a worker runs for the coordinator', async () => {
     server = await startFakeAnthropic({
       lead: () => ({ tools: [{ name: 'run_command', input: { command: 'sleep 30; touch late.txt' } }] }),
     });
     const queue = newQueue();
     const home = checkout(ONE('sleep').replace('lead: { role: manager }', 'lead: { role: manager, tools: [run_command] }'));
     const dir = checkout(readFileSync(join(home, 'workflow.yml'), 'utf8'));
-    worker(queue, dir);
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const serving = worker(queue, dir);
+    const limited = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue, '--timeout', '3s'], home);
+    await until(() => commandsRunning('sleep 30; touch late.txt').length > 0, 'the command running on the worker');
+    expect(await limited.exited, limited.output()).toBe(3);
+    expect(resultOf(limited).reason).toMatch(/^limit reached: timeout/);
+    await until(() => commandsRunning('sleep 30; touch late.txt').length === 0, 'the command killed at the limit', 10_000);
+    expect(await serving.exited).toBe(0);
+    const next = newQueue();
+    worker(next, dir);
+    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', next], home);
     await until(() => commandsRunning('sleep 30; touch late.txt').length > 0, 'the command running on the worker');
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(143);
-    await until(() => commandsRunning('sleep 30; touch late.txt').length === 0, 'the command killed', 10_000);
+    await until(() => commandsRunning('sleep 30; touch late.txt').length === 0, 'the command killed at SIGTERM', 10_000);
   }, 60_000);
 
   it("a worker's answer that is no Messages API response fails the turn with a sentence, never reaching the session as an answer", async () => {
