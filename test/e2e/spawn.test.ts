@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { BIN, conclave } from '../helpers/cli.js';
+import { CANCEL_TEAM, cancellingLead, SPAWNING_MANAGER } from '../fixtures/cancel-team.js';
 import { channelOf, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 const TEAM = (limits = '') => `
@@ -207,27 +208,12 @@ kickoff: Go.
 
   it('cancel ends an agent and everything below it, deepest first, mid-call; the run goes on and ends normally', async () => {
     server = await startFakeAnthropic({
-      lead: [
-        spawnCall(['Run the checks'], 'manager_t'),
-        { tools: [{ name: 'run_command', input: { command: 'sleep 1' } }] },
-        { tools: [{ name: 'cancel', input: { agent: '@manager_t-1' } }] },
-        { text: 'Cancelled the checks.' },
-        { text: 'Noted.' },
-      ],
-      'manager_t-1': [spawnCall(['check one', 'check two'], 'worker_t'), { text: 'Spawned.' }],
+      lead: cancellingLead(1),
+      'manager_t-1': SPAWNING_MANAGER,
       'worker_t-1': [{ text: 'slow', delayMs: 30_000 }],
       'worker_t-2': [{ text: 'slow', delayMs: 30_000 }],
     });
-    const workflow = `
-name: cancel
-limits: { max_depth: 2 }
-agents:
-  lead: { role: manager, spawns: [manager_t], tools: [run_command] }
-templates:
-  manager_t: { role: manager, spawns: [worker_t] }
-  worker_t: {}
-kickoff: Go.
-`;
+    const workflow = CANCEL_TEAM();
     const started = Date.now();
     const run = await runWorkflow(server, workflow);
     expect(run.code, run.stderr + JSON.stringify(run.json.reason)).toBe(0);

@@ -8,6 +8,7 @@ import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type RecordedRe
 import { conclave, ROOT } from '../helpers/cli.js';
 import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
 import { RELAY, relayScript } from '../fixtures/relay.js';
+import { CANCEL_TEAM, cancellingLead, SPAWNING_MANAGER } from '../fixtures/cancel-team.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 import { missingStores, startRedis, type StoreServer } from '../helpers/stores.js';
 import { checkout, filesOf, otherVersionBuild, startConclave, startWorker, until, type Background } from '../helpers/workers.js';
@@ -75,6 +76,24 @@ function coordinator(args: string[], dir: string): Background {
   return c;
 }
 
+/** A fresh queue, the coordinator's checkout, and `n` workers' checkouts with their workers started. */
+function setUp(workflow: string, n: number, concurrency = 1) {
+  const queue = newQueue();
+  const dirs = Array.from({ length: n }, () => checkout(workflow));
+  return { queue, home: checkout(workflow), dirs, workers: dirs.map((d) => worker(queue, d, { concurrency })) };
+}
+
+/** `conclave run --json` of the checkout's workflow, its turns on `queue`. */
+function runOn(queue: string, home: string, ...more: string[]): Background {
+  return coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue, ...more], home);
+}
+
+/** The lead sends @helper, whose turn runs `command` and then answers (its first call answered after `firstDelayMs`). */
+const helperRuns = (command: string, firstDelayMs = 0) => ({
+  lead: (r: RecordedRequest) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
+  helper: (r: RecordedRequest) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command } }], delayMs: r.call === 1 ? firstDelayMs : 0 }),
+});
+
 function resultOf(run: Background): { status: string; reason: string; session: string; exit_code: number } {
   try {
     return JSON.parse(run.stdout());
@@ -102,11 +121,8 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
       'reviewer-3': reviewerReplies,
       'reviewer-4': reviewerReplies,
     });
-    const queue = newQueue();
-    const home = checkout(SPREAD);
-    const [one, two] = [checkout(SPREAD), checkout(SPREAD)];
-    const workers = [worker(queue, one), worker(queue, two)];
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const { queue, home, dirs: [one, two], workers } = setUp(SPREAD, 2);
+    const run = runOn(queue, home);
     expect(await run.exited, run.output()).toBe(0);
     const result = resultOf(run);
     expect(result.status).toBe('idle');
@@ -146,15 +162,10 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
   }
 
   it('a worker killed -9 while a command runs: another takes the turn over in seconds, no model call is made twice, and the command that may have acted is "outcome unknown"', async () => {
-    server = await startFakeAnthropic({
-      lead: (r) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
-      helper: (r) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command: 'sleep 3' } }] }),
-    });
-    const queue = newQueue();
-    const home = checkout(ONE('sleep'));
-    const workers = [worker(queue, checkout(ONE('sleep'))), worker(queue, checkout(ONE('sleep')))];
+    server = await startFakeAnthropic(helperRuns('sleep 3'));
+    const { queue, home, workers } = setUp(ONE('sleep'), 2);
     const startedAt = Date.now();
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const run = runOn(queue, home);
     const helperCalled = () => server!.of('helper').length === 1 && Date.now() - server!.of('helper')[0]!.receivedAt > 300;
     const other = await killHolder(workers, helperCalled);
     expect(await run.exited, run.output()).toBe(0);
@@ -169,15 +180,9 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
   }, 60_000);
 
   it('a worker killed -9 while its model call is in flight: the call is made again by the worker that takes over (the only call repeated), and the run completes', async () => {
-    server = await startFakeAnthropic({
-      lead: (r) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
-      helper: (r) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command: 'echo ran > ran.txt' } }], delayMs: r.call === 1 ? 3_000 : 0 }),
-    });
-    const queue = newQueue();
-    const home = checkout(ONE('echo'));
-    const dirs = [checkout(ONE('echo')), checkout(ONE('echo'))];
-    const workers = dirs.map((d) => worker(queue, d));
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    server = await startFakeAnthropic(helperRuns('echo ran > ran.txt', 3_000));
+    const { queue, home, dirs, workers } = setUp(ONE('echo'), 2);
+    const run = runOn(queue, home);
     await killHolder(workers, () => server!.of('helper').length === 1);
     expect(await run.exited, run.output()).toBe(0);
     expect(server.of('helper'), 'the call in flight, and only it, was made again').toHaveLength(3);
@@ -188,14 +193,8 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
   }, 60_000);
 
   it('a coordinator killed -9 mid-turn: conclave resume --workers reattaches to the same queue and the workers still running, and completes the run', async () => {
-    server = await startFakeAnthropic({
-      lead: (r) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
-      helper: (r) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command: 'sleep 3; touch late.txt' } }] }),
-    });
-    const queue = newQueue();
-    const home = checkout(ONE('sleep'));
-    const dirs = [checkout(ONE('sleep')), checkout(ONE('sleep'))];
-    const workers = dirs.map((d) => worker(queue, d));
+    server = await startFakeAnthropic(helperRuns('sleep 3; touch late.txt'));
+    const { queue, home, workers } = setUp(ONE('sleep'), 2);
     const args = ['--json', '--workers', redis.url, '--queue', queue];
     const first = coordinator(['run', 'workflow.yml', '--session', 'run.jsonl', ...args], home);
     await until(() => server!.of('helper').length === 1 && Date.now() - server!.of('helper')[0]!.receivedAt > 300, "the helper's command under way");
@@ -215,9 +214,8 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
 
   it('a worker refuses a job from another workflow file or another conclave version, saying which; the run goes on with a worker that matches', async () => {
     server = await startFakeAnthropic({ lead: () => ({ text: 'Nothing to do.' }) });
-    const queue = newQueue();
-    const home = checkout(PAIR_WORKFLOW);
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const { queue, home } = setUp(PAIR_WORKFLOW, 0);
+    const run = runOn(queue, home);
     const changed = worker(queue, checkout(`${PAIR_WORKFLOW}# changed\n`));
     expect(await changed.exited).toBe(2);
     expect(changed.output()).toMatch(/conclave: refused \S+\/lead\/1: its workflow workflow.yml is not this worker's \(sha256 [0-9a-f]{12} on the coordinator, [0-9a-f]{12} here\): check out the same commit/);
@@ -231,10 +229,9 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
   }, 60_000);
 
   it('with no worker the coordinator says it waits for workers, and its timeout still ends the run', async () => {
-    const queue = newQueue();
-    const home = checkout(PAIR_WORKFLOW);
+    const { queue, home } = setUp(PAIR_WORKFLOW, 0);
     const startedAt = Date.now();
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue, '--timeout', '8s'], home);
+    const run = runOn(queue, home, '--timeout', '8s');
     expect(await run.exited, run.output()).toBe(3);
     expect(Date.now() - startedAt).toBeLessThan(20_000);
     expect(run.output()).toContain(`conclave: warning: waiting for workers: 1 turn queued on "${queue}" at ${redis.url}, and no worker has taken it for`);
@@ -248,34 +245,16 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
 
   it('cancel reaches remote turns: the agents below the one cancelled stop on their workers, their commands killed', async () => {
     server = await startFakeAnthropic({
-      lead: [
-        { tools: [{ name: 'spawn', input: { template: 'manager_t', tasks: ['Run the checks'] } }] },
-        { tools: [{ name: 'run_command', input: { command: 'sleep 2' } }] },
-        { tools: [{ name: 'cancel', input: { agent: '@manager_t-1' } }] },
-        { text: 'Cancelled the checks.' },
-        { text: 'Noted.' },
-      ],
-      'manager_t-1': [{ tools: [{ name: 'spawn', input: { template: 'worker_t', tasks: ['check one', 'check two'] } }] }, { text: 'Spawned.' }],
+      lead: cancellingLead(2),
+      'manager_t-1': SPAWNING_MANAGER,
       'worker_t-1': [{ tools: [{ name: 'run_command', input: { command: 'sleep 30; touch late.txt' } }] }],
       'worker_t-2': [{ tools: [{ name: 'run_command', input: { command: 'sleep 30; touch late.txt' } }] }],
     });
-    const workflow = `
-name: cancel
-limits: { max_depth: 2 }
-agents:
-  lead: { role: manager, spawns: [manager_t], tools: [run_command] }
-templates:
-  manager_t: { role: manager, spawns: [worker_t] }
-  worker_t: { tools: [run_command] }
-kickoff: Go.
-`;
-    const queue = newQueue();
-    const home = checkout(workflow);
+    const workflow = CANCEL_TEAM('{ tools: [run_command] }');
     // One turn per worker: the agents cancelled run on different workers.
-    const dirs = [1, 2, 3, 4].map(() => checkout(workflow));
-    const workers = dirs.map((d) => worker(queue, d));
+    const { queue, home, dirs, workers } = setUp(workflow, 4);
     const startedAt = Date.now();
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const run = runOn(queue, home);
     expect(await run.exited, run.output()).toBe(0);
     expect(Date.now() - startedAt).toBeLessThan(20_000);
     const recorded = events(home, resultOf(run).session);
@@ -302,7 +281,7 @@ kickoff: Go.
     const home = checkout(ONE('sleep').replace('lead: { role: manager }', 'lead: { role: manager, tools: [run_command] }'));
     const dir = checkout(readFileSync(join(home, 'workflow.yml'), 'utf8'));
     const serving = worker(queue, dir);
-    const limited = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue, '--timeout', '3s'], home);
+    const limited = runOn(queue, home, '--timeout', '3s');
     await until(() => commandsRunning('sleep 30; touch late.txt').length > 0, 'the command running on the worker');
     expect(await limited.exited, limited.output()).toBe(3);
     expect(resultOf(limited).reason).toMatch(/^limit reached: timeout/);
@@ -310,7 +289,7 @@ kickoff: Go.
     expect(await serving.exited).toBe(0);
     const next = newQueue();
     worker(next, dir);
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', next], home);
+    const run = runOn(next, home);
     await until(() => commandsRunning('sleep 30; touch late.txt').length > 0, 'the command running on the worker');
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(143);
@@ -318,9 +297,8 @@ kickoff: Go.
   }, 60_000);
 
   it("a worker's answer that is no Messages API response fails the turn with a sentence, never reaching the session as an answer", async () => {
-    const queue = newQueue();
-    const home = checkout(PAIR_WORKFLOW);
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const { queue, home } = setUp(PAIR_WORKFLOW, 0);
+    const run = runOn(queue, home);
     // A hostile worker: it speaks the wire by hand and answers the model call with garbage.
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const reader = connection.duplicate();
@@ -366,10 +344,8 @@ kickoff: Go.
 
   it("workers pace their calls under the API's rate limits (its headers, or --rate-limit); the coordinator shows and records the waits", async () => {
     server = await startFakeAnthropic(fanOutScript(6), { rateLimits: { requests: { limit: 3, windowMs: 1_500 } } });
-    const queue = newQueue();
-    const home = checkout(FAN_OUT(6));
-    const workers = [worker(queue, checkout(FAN_OUT(6)), { concurrency: 4 }), worker(queue, checkout(FAN_OUT(6)), { concurrency: 4 })];
-    const run = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', queue], home);
+    const { queue, home, workers } = setUp(FAN_OUT(6), 2, 4);
+    const run = runOn(queue, home);
     expect(await run.exited, run.output()).toBe(0);
     expect(run.output()).toMatch(/@reviewer-\d+ waiting for the rate limit on requests/);
     const waits = events(home, resultOf(run).session).filter((e) => e.type === 'rate_waited');
@@ -383,7 +359,7 @@ kickoff: Go.
     const relayHome = checkout(RELAY);
     const slow = startWorker(redis.url, paced, checkout(RELAY), { ...modelEnv(), CONCLAVE_RATE_LIMIT: 'rpm=2' });
     started.push(slow);
-    const limited = coordinator(['run', 'workflow.yml', '--json', '--workers', redis.url, '--queue', paced, '--timeout', '4s'], relayHome);
+    const limited = runOn(paced, relayHome, '--timeout', '4s');
     expect(await limited.exited, limited.output()).toBe(3);
     expect(server.requests, 'two requests in the minute, the third waiting').toHaveLength(2);
   }, 60_000);
@@ -391,10 +367,7 @@ kickoff: Go.
   it('the Redis gone mid-run: the turn that waits on it fails with a sentence after 15 s, the session stays whole, no driver noise', async () => {
     const own = await startRedis();
     try {
-      server = await startFakeAnthropic({
-        lead: (r) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
-        helper: (r) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command: 'sleep 2' } }] }),
-      });
+      server = await startFakeAnthropic(helperRuns('sleep 2'));
       const queue = newQueue();
       const home = checkout(ONE('sleep'));
       const lone = startWorker(own.url, queue, checkout(ONE('sleep')), modelEnv());
