@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { AgentTool, ToolContext, ToolResult } from '../agents/tools/tool.js';
 import { WORKSPACE_TOOL_BY_NAME } from '../agents/tools/workspace-tools.js';
@@ -53,8 +53,10 @@ export class WorkerSetups {
     if (job.version !== version) return { refused: `it comes from conclave ${job.version}, and this worker is conclave ${version}: run the same version on both sides` };
     const file = resolve(root, job.workflow.path);
     const inside = relative(root, file);
-    if (isAbsolute(job.workflow.path) || inside.startsWith('..') || isAbsolute(inside)) return { refused: `its workflow path ${JSON.stringify(job.workflow.path)} is not inside this worker's workspace` };
-    if (!existsSync(file)) return { refused: `its workflow ${job.workflow.path} is not in this worker's workspace (${root}): check out the same commit as the coordinator` };
+    if (isAbsolute(job.workflow.path) || inside.startsWith('..') || isAbsolute(inside) || !/\.ya?ml$/i.test(file)) {
+      return { refused: `its workflow path ${JSON.stringify(job.workflow.path)} is not a .yml file inside this worker's workspace` };
+    }
+    if (!existsSync(file) || !statSync(file).isFile()) return { refused: `its workflow ${job.workflow.path} is not in this worker's workspace (${root}): check out the same commit as the coordinator` };
     const sha256 = createHash('sha256').update(readFileSync(file, 'utf8')).digest('hex');
     if (sha256 !== job.workflow.sha256) {
       return { refused: `its workflow ${job.workflow.path} is not this worker's (sha256 ${job.workflow.sha256.slice(0, 12)} on the coordinator, ${sha256.slice(0, 12)} here): check out the same commit` };
@@ -69,7 +71,9 @@ export class WorkerSetups {
       this.byWorkflow.delete(key);
       return { refused: (e as Error).message };
     }
-    const env = toolEnvironment(this.place.env, job.env, setup.spec.tools_env ?? [], providers);
+    // The values the run filled in, of the keys this worker's own workflow declares: a job sets no other variable.
+    const declared = Object.fromEntries(Object.entries(job.env).filter(([key]) => Object.hasOwn(setup.spec.env ?? {}, key)));
+    const env = toolEnvironment(this.place.env, declared, setup.spec.tools_env ?? [], providers);
     return {
       provider: setup.provider,
       runTool: async (agent, name, input, signal) => {

@@ -20,6 +20,7 @@ if (missing) process.stderr.write(`\n*** SKIPPING the workers tests: ${missing} 
 /** A lead and four reviewers (for_each), each of which runs a command and writes a file where it runs. */
 const SPREAD = `
 name: spread
+env: { MARK: from-the-run }
 limits: { concurrency: 8 }
 defaults: { max_tokens: 1024 }
 agents:
@@ -109,7 +110,7 @@ function events(dir: string, session: string): { type: string; [k: string]: unkn
 const reviewerReplies = (request: RecordedRequest) => {
   if (lastToolResult(request) === 'write_file') return { text: `${request.agent} reviewed` };
   if (lastToolResult(request) === 'run_command') return { tools: [{ name: 'write_file', input: { path: `done-${request.agent}.txt`, content: 'x' } }] };
-  return { tools: [{ name: 'run_command', input: { command: 'sleep 1' } }] };
+  return { tools: [{ name: 'run_command', input: { command: 'sleep 1; echo "mark: $MARK"' } }] };
 };
 
 describe.skipIf(missing !== undefined)('--workers: turns on worker processes through BullMQ', () => {
@@ -136,6 +137,8 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     const recorded = events(home, result.session);
     expect(recorded.filter((e) => e.type === 'model_call')).toHaveLength(2 + 4 * 3);
     expect(recorded.filter((e) => e.type === 'tool_result').map((e) => e.is_error)).toEqual(Array(8).fill(false));
+    // The workflow's env: reaches the commands on the workers.
+    expect(recorded.filter((e) => e.type === 'tool_result' && e.tool === 'run_command').map((e) => String(e.content).includes('mark: from-the-run'))).toEqual(Array(4).fill(true));
     expect(server.requests).toHaveLength(2 + 4 * 3);
     // The run over, the workers see it and exit.
     expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
