@@ -10,6 +10,7 @@ import { SessionWriter } from '../session/writer.js';
 import { SessionLockedError } from '../session/lock.js';
 import { missingRequiredSandbox } from '../agents/tools/sandbox.js';
 import { formatDiagnostic } from '../workflow/diagnostic.js';
+import { toolsGiven } from '../workflow/tool-names.js';
 import type { Workflow } from '../workflow/load.js';
 import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions } from './github.js';
@@ -41,8 +42,7 @@ export function loadForRun(file: string, json = false): Workflow {
   if (inGitHubActions()) for (const d of diagnostics) writeCommand(json ? process.stderr : process.stdout, annotation(d));
   if (unreadable !== undefined) throw new UsageError(unreadable);
   if (!workflow) throw new UsageError(`${file} has errors (listed above); nothing was run`);
-  const usesRunCommand = Object.values(workflow.spec.agents).some((a) => a.tools?.includes('run_command'));
-  const noSandbox = missingRequiredSandbox(workflow.spec.sandbox, usesRunCommand);
+  const noSandbox = missingRequiredSandbox(workflow.spec.sandbox, toolsGiven(workflow.spec).has('run_command'));
   if (noSandbox) throw new UsageError(noSandbox);
   return workflow;
 }

@@ -2,6 +2,7 @@ import { runShell } from '../agents/tools/shell.js';
 import { sandboxPlan, type SandboxPlan } from '../agents/tools/sandbox.js';
 import { toolEnvironment } from '../agents/tools/tool-env.js';
 import { providersOf } from '../workflow/providers-used.js';
+import { toolsGiven } from '../workflow/tool-names.js';
 import { shellQuote, type Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { durationMs, sizeBytes } from '../workflow/limits.js';
@@ -127,7 +128,7 @@ function stringsOf(env: NodeJS.ProcessEnv): Record<string, string> {
 
 /** run_command's sandbox, said once when it cannot be had (`required` is refused before the run). */
 function sandboxFor(workflow: Workflow, cwd: string, identity: SetupOptions['identity'], progress: ProgressListener): SandboxPlan {
-  if (!Object.values(workflow.spec.agents).some((a) => a.tools?.includes('run_command'))) return {};
+  if (!toolsGiven(workflow.spec).has('run_command')) return {};
   const protection = { githubWorkflows: workflow.spec.edit_github_workflows === true, files: identity.ownFiles ?? [], ...(identity.credentials ? { hidden: identity.credentials } : {}) };
   const plan = sandboxPlan(workflow.spec.sandbox, cwd, protection);
   if (!plan.wrap && workflow.spec.sandbox !== 'off') {

@@ -11,6 +11,7 @@ import type { ProviderName } from '../provider/clouds.js';
 import { connect } from '../provider/connect.js';
 import { credentialPaths } from '../provider/credential-names.js';
 import { loadWorkflow } from '../workflow/load.js';
+import { toolsGiven } from '../workflow/tool-names.js';
 import type { Pacer } from '../provider/pacer.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { isWorkspaceTool } from '../workflow/types.js';
@@ -91,7 +92,7 @@ export class WorkerSetups {
     const error = diagnostics.find((d) => d.severity === 'error');
     if (!workflow || error) throw new Error(`its workflow does not load here: ${error?.message ?? 'unknown error'}`);
     const { spec } = workflow;
-    const tools = new Set([...Object.values(spec.agents), ...Object.values(spec.templates ?? {})].flatMap((a) => a.tools ?? []));
+    const tools = toolsGiven(spec);
     const usesRunCommand = tools.has('run_command');
     const missing = missingRequiredSandbox(spec.sandbox, usesRunCommand);
     if (missing) throw new Error(missing);

@@ -11,6 +11,11 @@ export function mcpToolRef(entry: string): { server: string; pattern: string } |
   return dot === -1 ? { server: entry, pattern: '*' } : { server: entry.slice(0, dot), pattern: entry.slice(dot + 1) };
 }
 
+/** Every tool some agent or template is given: what run_command's sandbox, and a worker, must allow for. */
+export function toolsGiven(spec: WorkflowSpec): Set<string> {
+  return new Set([...Object.values(spec.agents), ...Object.values(spec.templates ?? {})].flatMap((a) => a.tools ?? []));
+}
+
 /** Each agent's `tools:` entries: a workspace tool, or a server of `mcp_servers` (its tools are checked when it starts). */
 export function toolNameProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
   const servers = Object.keys(recordOf(spec.mcp_servers));

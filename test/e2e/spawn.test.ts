@@ -7,6 +7,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server
 import { BIN, conclave } from '../helpers/cli.js';
 import { CANCEL_TEAM, cancellingLead, SPAWNING_MANAGER } from '../fixtures/cancel-team.js';
 import { channelOf, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+import { sandboxForTests } from '../helpers/sandbox.js';
 
 const TEAM = (limits = '') => `
 name: per-file-review
@@ -394,4 +395,25 @@ kickoff: Go.
     expect(low.code).toBe(2);
     expect(low.stdout + low.stderr).toContain('limits.max_agents is 10, fewer than the 71 agents the file declares');
   });
+
+  it.skipIf(!sandboxForTests().bwrap)('run_command that only a template gives is sandboxed too: a spawned agent writes nothing outside the workspace', async () => {
+    const marker = `conclave-template-sandbox-${process.pid}`;
+    const home = process.env.HOME ?? '/root';
+    server = await startFakeAnthropic({
+      lead: (r) => (JSON.stringify(r.body.messages).includes('home: ') ? { text: 'Done.' } : JSON.stringify(r.body.messages).includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Probe.'], 'prober')),
+      'prober-1': [{ tools: [{ name: 'run_command', input: { command: `echo x > ${home}/${marker} && echo home: written || echo home: refused` } }] }, { text: 'home: probed' }],
+    });
+    const run = await runWorkflow(server, `
+name: template-sandbox
+sandbox: required
+agents:
+  lead: { role: manager, spawns: [prober] }
+templates:
+  prober: { tools: [run_command] }
+kickoff: Go.
+`);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.events.find((e) => e.type === 'tool_result' && e.tool === 'run_command')?.content).toContain('home: refused');
+    expect(existsSync(join(home, marker))).toBe(false);
+  }, 30_000);
 });
