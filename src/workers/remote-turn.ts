@@ -69,11 +69,12 @@ export class RemoteTurn implements TurnElsewhere {
     await this.pool.dequeue(this);
   }
 
+  /** Whether an operation has waited since `time` or before (the first in the map is the oldest). */
   hasPendingSince(time: number): boolean {
-    return [...this.pending.values()].some((p) => p.since <= time);
+    return (this.pending.values().next().value?.since ?? Infinity) <= time;
   }
 
-  /** When its oldest unsent operation (the first in the map) began to wait for a worker, if one waits. */
+  /** When its oldest unsent operation began to wait for a worker, if one waits. */
   waitingSince(): number | undefined {
     return this.attachment ? undefined : this.pending.values().next().value?.since;
   }
