@@ -1,12 +1,13 @@
 import { withBoundedInputs } from './input-depth.js';
-import Anthropic from '@anthropic-ai/sdk';
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { APIError, APIUserAbortError } from '@anthropic-ai/sdk/core/error';
 import type { Admission, Pacer, WaitListener, WaitReason } from './pacer.js';
 import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { CallAborted, ProviderError } from './provider-errors.js';
 import { inputTokensAtMost } from './pricing.js';
 import { cloudModelId, type ProviderName } from './clouds.js';
 import type { Connection, MessagesClient } from './connect.js';
+import { httpFetch, type Fetch } from './http-fetch.js';
+import { SendSlices } from './send-slices.js';
 
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, 'stream'>;
 export type ModelResponse = Message;
@@ -40,6 +41,13 @@ export interface CallListeners {
   inputTokens?: number;
 }
 
+/**
+ * The call an HTTP request belongs to, for its pacing: the SDK's fetch is one for every call, and
+ * hands it the call's own fetch options (an AsyncLocalStorage did this before, at the price of a
+ * hook on every promise of the process on Node 20).
+ */
+const CALL = Symbol('conclave call');
+
 interface PacedCall {
   provider: ProviderName;
   request: ModelRequest;
@@ -55,8 +63,10 @@ interface PacedCall {
  */
 export class Provider {
   private readonly clients = new Map<ProviderName, MessagesClient>();
-  /** The call each HTTP request belongs to: the SDK's fetch is one for every call. */
-  private readonly calls = new AsyncLocalStorage<PacedCall>();
+  /** One HTTP request, on the run's keep-alive connections. */
+  private readonly send: Fetch = httpFetch();
+  /** A burst of calls leaves in slices, the first on the wire while the rest are built. */
+  private readonly slices = new SendSlices();
 
   constructor(private readonly options: ProviderOptions) {
     const pacer = options.pacer;
@@ -66,7 +76,10 @@ export class Provider {
         connection.client({
           maxRetries: options.maxRetries,
           timeout: options.requestTimeoutMs,
-          ...(pacer ? { fetch: (url: string | URL | Request, init?: RequestInit) => this.pacedFetch(pacer, url, init) } : {}),
+          // conclave makes its own spans of every call (docs/traces.md); the SDK's would be doubles,
+          // and building them costs each request its headers twice.
+          openTelemetry: false,
+          fetch: pacer ? (url, init) => this.pacedFetch(pacer, url, init) : this.send,
         }),
       );
     }
@@ -77,10 +90,11 @@ export class Provider {
     const client = this.clients.get(provider);
     if (!client) throw new Error(`no connection to provider ${provider}`);
     const sent = { ...request, model: cloudModelId(provider, request.model) };
+    await this.slices.enter();
     for (let attempt = 1; ; attempt++) {
       try {
         const call: PacedCall = { provider, request, listeners };
-        const message = await this.calls.run(call, () => client.messages.stream(sent, { signal }).finalMessage());
+        const message = await client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object }).finalMessage();
         if (call.admission) this.options.pacer?.settle(call.admission, message.usage);
         return withBoundedInputs(message);
       } catch (e) {
@@ -96,15 +110,15 @@ export class Provider {
 
   /** One HTTP request of a call, first and retried alike: it waits its turn, and its response's headers are read. */
   private async pacedFetch(pacer: Pacer, url: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const call = this.calls.getStore();
-    if (!call) return fetch(url, init);
+    const call = (init as { [CALL]?: PacedCall } | undefined)?.[CALL];
+    if (!call) return this.send(url, init);
     const { provider, request, listeners } = call;
     const inputTokens = listeners.inputTokens ?? inputTokensAtMost(typeof init?.body === 'string' ? Buffer.byteLength(init.body) : 0);
     const need = { requests: 1, input_tokens: inputTokens, output_tokens: request.max_tokens };
     const admission = await pacer.admit(request.model, need, init?.signal ?? new AbortController().signal, listeners.onWait, provider);
     if (admission.waitedMs > 0 && admission.reason) listeners.onPaced?.(admission.waitedMs, admission.reason);
     try {
-      const response = await fetch(url, init);
+      const response = await this.send(url, init);
       pacer.observe(admission, response);
       call.admission = admission;
       return response;
@@ -117,14 +131,14 @@ export class Provider {
 
 /** An error event inside an otherwise successful stream, or a connection lost mid-stream: the SDK does not retry these. */
 function isMidStreamFailure(e: unknown): boolean {
-  if (e instanceof Anthropic.APIUserAbortError) return false;
-  if (e instanceof Anthropic.APIError) return e.status === undefined;
+  if (e instanceof APIUserAbortError) return false;
+  if (e instanceof APIError) return e.status === undefined;
   return e instanceof Error;
 }
 
 function classify(e: unknown): ProviderError {
   const message = describe(e);
-  if (e instanceof Anthropic.APIError && e.status !== undefined) {
+  if (e instanceof APIError && e.status !== undefined) {
     if (e.status === 401 || e.status === 403) return new ProviderError(message, 'auth', e.status);
     if (e.status === 408 || e.status === 409 || e.status === 429 || e.status >= 500) return new ProviderError(message, 'outage', e.status);
     return new ProviderError(message, 'request', e.status);
@@ -133,7 +147,7 @@ function classify(e: unknown): ProviderError {
 }
 
 function describe(e: unknown): string {
-  if (e instanceof Anthropic.APIError) {
+  if (e instanceof APIError) {
     // The API's body is { error: { type, message } }; Bedrock's is { message } (its type in a header).
     const body = e.error as { error?: { type?: string; message?: string }; message?: unknown } | undefined;
     const type = body?.error?.type;

@@ -4,12 +4,14 @@ import type { ProviderName } from './clouds.js';
 import { azureCliToken } from './azure-cli-token.js';
 import { keptUntilExpiry } from './kept-until-expiry.js';
 import { withinTime } from './time-limit.js';
+import type { Fetch } from './http-fetch.js';
 
 /** What every provider's SDK client is made with. */
 export interface ClientOptions {
   maxRetries: number;
   timeout: number;
-  fetch?: (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  openTelemetry: false;
+  fetch: Fetch;
 }
 
 /** What conclave needs of an SDK client, Anthropic's or a cloud's. */

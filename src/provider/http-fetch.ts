@@ -1,0 +1,84 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+
+export type Fetch = (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/**
+ * The SDKs' requests over node:http, on keep-alive connections (docs/ARCHITECTURE.md: HTTP).
+ * Node's global fetch runs every request through the Fetch standard's machinery (a Request, its
+ * signal and header lists, a wasm HTTP parser, web streams from the socket up): a wide fan-out
+ * paid more for that than for the rest of its requests. Here a request is one http.request and
+ * its answer one Response, whose body streams from the socket as it arrives. What this does not
+ * speak goes to the global fetch as before: a body that is a stream or a form, a Request object,
+ * and a process told to use a proxy (`NODE_USE_ENV_PROXY`, which only the global fetch honours).
+ */
+export function httpFetch(env: NodeJS.ProcessEnv = process.env): Fetch {
+  if (env.NODE_USE_ENV_PROXY) return (url, init) => fetch(url, init);
+  const agents = { 'http:': new HttpAgent({ keepAlive: true, scheduling: 'lifo' }), 'https:': new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }) };
+  return (url, init = {}) => {
+    const body = init.body;
+    const target = typeof url === 'string' ? new URL(url) : url instanceof URL ? url : undefined;
+    if (!target || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || !(target.protocol in agents)) return fetch(url, init);
+    return send(target, init, body ?? undefined, agents[target.protocol as keyof typeof agents]);
+  };
+}
+
+function send(url: URL, init: RequestInit, body: string | Uint8Array | undefined, agent: HttpAgent): Promise<Response> {
+  const signal = init.signal ?? undefined;
+  if (signal?.aborted) return Promise.reject(abortError(signal));
+  const headers: Record<string, string> = {};
+  for (const [name, value] of new Headers(init.headers)) headers[name] = value;
+  if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+  const method = (init.method ?? 'GET').toUpperCase();
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, agent });
+    let answer: IncomingMessage | undefined;
+    const onAbort = () => {
+      const error = abortError(signal!);
+      request.destroy(error);
+      answer?.destroy(error);
+      reject(error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const done = () => signal?.removeEventListener('abort', onAbort);
+    request.on('error', (cause) => {
+      done();
+      reject(new TypeError('fetch failed', { cause }));
+    });
+    request.on('response', (response) => {
+      answer = response;
+      response.on('close', done);
+      resolve(responseOf(response, method));
+    });
+    request.end(body);
+  });
+}
+
+/** The Response of an answer: its status and headers now, its body as it streams (decoded as fetch decodes it). */
+function responseOf(answer: IncomingMessage, method: string): Response {
+  const headers = new Headers();
+  const raw = answer.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  const status = answer.statusCode ?? 0;
+  const init = { status, statusText: answer.statusMessage ?? '', headers };
+  if (method === 'HEAD' || status === 204 || status === 205 || status === 304) {
+    answer.resume();
+    return new Response(null, init);
+  }
+  return new Response(Readable.toWeb(decoded(answer)) as ReadableStream<Uint8Array>, init);
+}
+
+function decoded(answer: IncomingMessage): Readable {
+  const encoding = answer.headers['content-encoding']?.trim().toLowerCase();
+  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  if (!decoder) return answer;
+  answer.on('error', (e) => decoder.destroy(e));
+  return answer.pipe(decoder);
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && reason.name === 'AbortError' ? reason : new DOMException('This operation was aborted', 'AbortError');
+}
