@@ -1,6 +1,6 @@
 import type { ContentBlockParam, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
-import { charTokens, clearOldToolResults, tokensOf, type Conversation } from './context.js';
+import { charTokens, clearOldToolResults, fixedTokens, tokensOf, type Conversation } from './context.js';
 import type { AgentProfile } from './profile.js';
 import { request } from './request.js';
 
@@ -71,7 +71,7 @@ async function summarise(
   const earlier = messages.slice(0, turnStart);
   // Where the earlier part may be cut: after an answer that called no tool, so that no call is left without its result.
   const ends = earlier.flatMap((m, i) => (m.role === 'assistant' && !hasToolUse(m) ? [i + 1] : []));
-  const fixed = charTokens(profile.system) + charTokens(profile.tools.map((t) => t.definition)) + charTokens(SUMMARY_PROMPT) + profile.maxTokens;
+  const fixed = fixedTokens(profile) + charTokens(SUMMARY_PROMPT) + profile.maxTokens;
   // The oldest turns first, as many as fit: the summary call itself never fails for length.
   const end = ends.findLast((e) => fixed + charTokens(earlier.slice(0, e)) <= limit) ?? 0;
   const leftOut = ends.filter((e) => e > end).length;

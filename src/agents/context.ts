@@ -34,7 +34,19 @@ export function tokensOf(profile: AgentProfile, conversation: Conversation): num
   if (counted && counted.messages <= conversation.messages.length) {
     return counted.tokens + charTokens(conversation.messages.slice(counted.messages));
   }
-  return charTokens(profile.system) + charTokens(profile.tools.map((t) => t.definition)) + charTokens(conversation.messages);
+  return fixedTokens(profile) + charTokens(conversation.messages);
+}
+
+const fixed = new WeakMap<AgentProfile, number>();
+
+/** The tokens of an agent's system prompt and tools, which never change: measured once. */
+export function fixedTokens(profile: AgentProfile): number {
+  let tokens = fixed.get(profile);
+  if (tokens === undefined) {
+    tokens = charTokens(profile.system) + charTokens(profile.tools.map((t) => t.definition));
+    fixed.set(profile, tokens);
+  }
+  return tokens;
 }
 
 export function charTokens(value: unknown): number {

@@ -2,25 +2,38 @@ import type { ContentBlockParam, MessageParam, TextBlockParam, Tool } from '@ant
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
 import type { AgentProfile } from './profile.js';
 
-const fixedParts = new WeakMap<AgentProfile, { system: TextBlockParam[]; tools: Tool[] }>();
+const systemParts = new WeakMap<AgentProfile, TextBlockParam[]>();
+
+/** The tools as sent, one array per distinct list of tool definitions: agents with the same tools share it. */
+interface ToolsNode {
+  next: WeakMap<object, ToolsNode>;
+  tools?: Tool[];
+}
+const toolsRoot: ToolsNode = { next: new WeakMap() };
 
 /**
  * An agent's system blocks and tools, built once: every request of the agent shares the same
- * objects, which lets hashing and recording tell at once that they did not change.
+ * objects, which lets hashing and recording tell at once that they did not change. The tools are
+ * also the same objects for every agent that has the same tools (the instances of a template),
+ * so a wide spawn hashes and measures them once, not once per agent.
  */
 function partsOf(profile: AgentProfile): { system: TextBlockParam[]; tools: Tool[] } {
-  let parts = fixedParts.get(profile);
-  if (!parts) {
-    parts = {
-      system: [{ type: 'text', text: profile.system, cache_control: { type: 'ephemeral' } }],
-      tools: profile.tools.map((t, i) => ({
-        ...t.definition,
-        ...(i === profile.tools.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
-      })),
-    };
-    fixedParts.set(profile, parts);
+  let system = systemParts.get(profile);
+  if (!system) {
+    system = [{ type: 'text', text: profile.system, cache_control: { type: 'ephemeral' } }];
+    systemParts.set(profile, system);
   }
-  return parts;
+  let node = toolsRoot;
+  for (const tool of profile.tools) {
+    let next = node.next.get(tool.definition);
+    if (!next) node.next.set(tool.definition, (next = { next: new WeakMap() }));
+    node = next;
+  }
+  node.tools ??= profile.tools.map((t, i) => ({
+    ...t.definition,
+    ...(i === profile.tools.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
+  }));
+  return { system, tools: node.tools };
 }
 
 /** The request for one model call, with prompt-cache breakpoints on the system prompt, the tools and the conversation so far. */

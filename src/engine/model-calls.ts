@@ -1,7 +1,7 @@
 import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, CallInterrupted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
 import { inputTokensAtMost, NO_USAGE, worstCaseCost, type TokenUsage } from '../provider/pricing.js';
-import { requestHash } from '../provider/request-hash.js';
+import { requestBytes, requestHash } from '../provider/request-hash.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { Accounting } from './accounting.js';
 import { NoRecordedAnswer } from './ending.js';
@@ -82,8 +82,7 @@ export class ModelCalls {
         cache !== undefined,
       );
     }
-    // The SDK serialises the request to send it anyway: measuring it here is of the same order.
-    const inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)));
+    const inputTokens = inputTokensAtMost(requestBytes(request));
     const worstUsd = worstCaseCost(inputTokens, request.max_tokens, this.options.accounting.priceOf(request.model, provider));
     let releaseOwn: (() => void) | undefined;
     try {
@@ -153,7 +152,7 @@ export class ModelCalls {
    * A call abandoned for a message that arrived (`queue: interrupt`): its prompt is counted as paid,
    * estimated from its size as a reservation is, and recorded at its place for resume and replay.
    */
-  private interrupted(agent: string, turn: number, step: number, request: ModelRequest, provider: ProviderName, live: boolean, inputTokens = inputTokensAtMost(Buffer.byteLength(JSON.stringify(request)))): CallInterrupted {
+  private interrupted(agent: string, turn: number, step: number, request: ModelRequest, provider: ProviderName, live: boolean, inputTokens = inputTokensAtMost(requestBytes(request))): CallInterrupted {
     const usage = { ...NO_USAGE, input_tokens: inputTokens };
     const spend = this.options.accounting.record(agent, request.model, usage, live, provider);
     this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/provider/client.js';
 import { deepFreeze } from '../../src/provider/deep-freeze.js';
-import { requestHash } from '../../src/provider/request-hash.js';
+import { requestBytes, requestHash } from '../../src/provider/request-hash.js';
 import { RequestDeltas } from '../../src/engine/request-delta.js';
 
 const message = (text: string, role: 'user' | 'assistant' = 'user') => ({ role, content: [{ type: 'text' as const, text }] });
@@ -97,3 +97,18 @@ describe('the canonical form', () => {
 
 const GOLDEN = '527ca56eb1463da3b1f7f90e903ba3c264fbe82e6f328a69c6c9ccbf15726bbf';
 const GOLDEN_EMPTY = '294882f1c79ba8df88412a83ee33a83c4055da5383e2d07093e4eb770eaae2be';
+
+describe('the bytes of a request', () => {
+  it('are those of JSON.stringify, from the parts the hash measured: unicode, a string system prompt, extra fields, no messages', () => {
+    const cases = [
+      request([]),
+      request([message('héllo "quoted" ✓'), message('y', 'assistant')], { thinking: { type: 'enabled', budget_tokens: 3000 } }),
+      request([message('x')], { system: 'a plain system prompt', tools: undefined }),
+      request([message('x'), message('z', 'assistant'), message('w')], { system: undefined, output_config: { effort: 'low' } } as Partial<ModelRequest>),
+    ];
+    for (const r of cases) {
+      requestHash(r);
+      expect(requestBytes(r)).toBe(Buffer.byteLength(JSON.stringify(r)));
+    }
+  });
+});
