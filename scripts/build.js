@@ -23,7 +23,8 @@ const options = (input) => ({
   output: {
     dir: new URL('dist/', root).pathname,
     format: 'esm',
-    minify: true,
+    // CONCLAVE_NOMINIFY=1 keeps names readable in a CPU profile (docs/BENCHMARKS.md: how to profile).
+    minify: process.env.CONCLAVE_NOMINIFY !== '1',
     // Source maps only when asked for (CONCLAVE_SOURCEMAPS=1): the package ships none.
     sourcemap: process.env.CONCLAVE_SOURCEMAPS === '1',
     entryFileNames: '[name].js',
