@@ -1,1 +1,0 @@
-export{t as default}from"./client-PRIdAXI_.js";import"./sdk-CAISgiXf.js";
