@@ -1,7 +1,5 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 export type Fetch = (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -16,16 +14,25 @@ export type Fetch = (url: string | URL | Request, init?: RequestInit) => Promise
  */
 export function httpFetch(env: NodeJS.ProcessEnv = process.env): Fetch {
   if (env.NODE_USE_ENV_PROXY) return (url, init) => fetch(url, init);
-  const agents = { 'http:': new HttpAgent({ keepAlive: true, scheduling: 'lifo' }), 'https:': new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }) };
-  return (url, init = {}) => {
+  const http: Transport = { agent: new HttpAgent({ keepAlive: true, scheduling: 'lifo' }), request: httpRequest };
+  // node:https (and TLS) load with the first https request, not at every start.
+  let https: Promise<Transport> | undefined;
+  const httpsTransport = () =>
+    (https ??= import('node:https').then(({ Agent, request }) => ({ agent: new Agent({ keepAlive: true, scheduling: 'lifo' }), request })));
+  return async (url, init = {}) => {
     const body = init.body;
     const target = typeof url === 'string' ? new URL(url) : url instanceof URL ? url : undefined;
-    if (!target || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || !(target.protocol in agents)) return fetch(url, init);
-    return send(target, init, body ?? undefined, agents[target.protocol as keyof typeof agents]);
+    if (!target || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || (target.protocol !== 'http:' && target.protocol !== 'https:')) return fetch(url, init);
+    return send(target, init, body ?? undefined, target.protocol === 'http:' ? http : await httpsTransport());
   };
 }
 
-function send(url: URL, init: RequestInit, body: string | Uint8Array | undefined, agent: HttpAgent): Promise<Response> {
+interface Transport {
+  agent: HttpAgent;
+  request: typeof httpRequest;
+}
+
+function send(url: URL, init: RequestInit, body: string | Uint8Array | undefined, { agent, request: open }: Transport): Promise<Response> {
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortError(signal));
   const headers: Record<string, string> = {};
@@ -33,7 +40,7 @@ function send(url: URL, init: RequestInit, body: string | Uint8Array | undefined
   if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
   const method = (init.method ?? 'GET').toUpperCase();
   return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, agent });
+    const request = open(url, { method, headers, agent });
     let answer: IncomingMessage | undefined;
     const onAbort = () => {
       const error = abortError(signal!);
@@ -50,14 +57,14 @@ function send(url: URL, init: RequestInit, body: string | Uint8Array | undefined
     request.on('response', (response) => {
       answer = response;
       response.on('close', done);
-      resolve(responseOf(response, method));
+      responseOf(response, method).then(resolve, reject);
     });
     request.end(body);
   });
 }
 
 /** The Response of an answer: its status and headers now, its body as it streams (decoded as fetch decodes it). */
-function responseOf(answer: IncomingMessage, method: string): Response {
+async function responseOf(answer: IncomingMessage, method: string): Promise<Response> {
   const headers = new Headers();
   const raw = answer.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
@@ -67,13 +74,15 @@ function responseOf(answer: IncomingMessage, method: string): Response {
     answer.resume();
     return new Response(null, init);
   }
-  return new Response(Readable.toWeb(decoded(answer)) as ReadableStream<Uint8Array>, init);
+  return new Response(Readable.toWeb(await decoded(answer)) as ReadableStream<Uint8Array>, init);
 }
 
-function decoded(answer: IncomingMessage): Readable {
+/** The body as sent, or decoded when the server compressed it (node:zlib loads only then). */
+async function decoded(answer: IncomingMessage): Promise<Readable> {
   const encoding = answer.headers['content-encoding']?.trim().toLowerCase();
-  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
-  if (!decoder) return answer;
+  if (encoding !== 'gzip' && encoding !== 'x-gzip' && encoding !== 'deflate' && encoding !== 'br') return answer;
+  const zlib = await import('node:zlib');
+  const decoder = encoding === 'br' ? zlib.createBrotliDecompress() : encoding === 'deflate' ? zlib.createInflate() : zlib.createGunzip();
   answer.on('error', (e) => decoder.destroy(e));
   return answer.pipe(decoder);
 }

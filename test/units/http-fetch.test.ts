@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -63,6 +65,31 @@ describe('the HTTP fetch', () => {
     await (await send(url, { method: 'POST', body: '{}' })).text();
     expect(ports).toHaveLength(2);
     expect(ports[1]).toBe(ports[0]);
+  });
+
+  it('speaks https, on keep-alive connections too', async () => {
+    const fixture = (name: string) => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url));
+    const ports: number[] = [];
+    server = createTlsServer({ key: fixture('localhost.key'), cert: fixture('localhost.crt') }, (req, res) => {
+      ports.push(req.socket.remotePort!);
+      req.resume();
+      req.on('end', () => res.end(`secure ${req.method}`));
+    });
+    server.on('connection', (s) => (sockets.add(s), s.on('close', () => sockets.delete(s))));
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    // The fixture's certificate is its own authority: trusted for this test only.
+    const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+    try {
+      const send = httpFetch({});
+      expect(await (await send(url, { method: 'POST', body: '{}' })).text()).toBe('secure POST');
+      expect(await (await send(url, { method: 'POST', body: '{}' })).text()).toBe('secure POST');
+      expect(ports[1]).toBe(ports[0]);
+    } finally {
+      if (before === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = before;
+    }
   });
 
   it('decodes a gzip body as fetch does', async () => {

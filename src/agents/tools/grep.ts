@@ -1,4 +1,3 @@
-import { Worker } from 'node:worker_threads';
 import type { GrepJob } from './grep-worker.js';
 import { bundledWorker } from './worker-file.js';
 import { defineTool, input } from './define-tool.js';
@@ -34,6 +33,8 @@ export const grep = defineTool({
     if (!file) return { content: 'grep is not available: its worker file is missing from this build of conclave', isError: true };
     const job: GrepJob = { root: workspace.root, start: full, pattern, ignoreCase: ignore_case === true, maxMatches: GREP_MATCH_CAP, skipped: [...SKIPPED_DIRS], secret: [...workspace.secretFiles] };
     const matches: string[] = [];
+    // Loaded when first used: a run that never greps does not load worker threads at its start.
+    const { Worker } = await import('node:worker_threads');
     const note = await new Promise<string>((resolve) => {
       const worker = new Worker(file, { workerData: job, resourceLimits: { maxOldGenerationSizeMb: 256 } });
       const end = (why: string) => {

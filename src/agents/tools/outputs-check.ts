@@ -1,4 +1,3 @@
-import { Worker } from 'node:worker_threads';
 import { describeOutputError } from '../../workflow/typed-outputs.js';
 import type { OutputsJob, OutputsVerdict } from './outputs-worker.js';
 import { bundledWorker } from './worker-file.js';
@@ -10,9 +9,11 @@ export const OUTPUTS_CHECK_MS = 2_000;
  * What is wrong with `value` as complete's outputs, in words, or undefined: checked in the
  * outputs worker within OUTPUTS_CHECK_MS, and stopped when the run is (ajv loads there only).
  */
-export function checkOutputs(schema: unknown, value: unknown, signal: AbortSignal): Promise<string | undefined> {
+export async function checkOutputs(schema: unknown, value: unknown, signal: AbortSignal): Promise<string | undefined> {
   const file = bundledWorker('outputs-worker', import.meta.url);
-  if (!file) return Promise.resolve('the outputs cannot be checked: the outputs worker is missing from this build of conclave');
+  if (!file) return 'the outputs cannot be checked: the outputs worker is missing from this build of conclave';
+  // Loaded when first used: worker threads are not loaded at a run's start.
+  const { Worker } = await import('node:worker_threads');
   return new Promise((resolve) => {
     const worker = new Worker(file, { workerData: { schema, value } satisfies OutputsJob, resourceLimits: { maxOldGenerationSizeMb: 256 } });
     const end = (problem: string | undefined) => {
