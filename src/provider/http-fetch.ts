@@ -19,9 +19,19 @@ export function httpFetch(env: NodeJS.ProcessEnv = process.env): Fetch {
   let https: Promise<Transport> | undefined;
   const httpsTransport = () =>
     (https ??= import('node:https').then(({ Agent, request }) => ({ agent: new Agent({ keepAlive: true, scheduling: 'lifo' }), request })));
+  // Every call of a run goes to the same few URLs: each is parsed once.
+  const parsed = new Map<string, URL>();
+  const urlOf = (url: string): URL => {
+    let known = parsed.get(url);
+    if (!known) {
+      if (parsed.size >= 64) parsed.clear();
+      parsed.set(url, (known = new URL(url)));
+    }
+    return known;
+  };
   return async (url, init = {}) => {
     const body = init.body;
-    const target = typeof url === 'string' ? new URL(url) : url instanceof URL ? url : undefined;
+    const target = typeof url === 'string' ? urlOf(url) : url instanceof URL ? url : undefined;
     if (!target || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || (target.protocol !== 'http:' && target.protocol !== 'https:')) return fetch(url, init);
     return send(target, init, body ?? undefined, target.protocol === 'http:' ? http : await httpsTransport());
   };
@@ -36,7 +46,9 @@ function send(url: URL, init: RequestInit, body: string | Uint8Array | undefined
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortError(signal));
   const headers: Record<string, string> = {};
-  for (const [name, value] of new Headers(init.headers)) headers[name] = value;
+  const given = init.headers;
+  if (given instanceof Headers) given.forEach((value, name) => (headers[name] = value));
+  else for (const [name, value] of new Headers(given)) headers[name] = value;
   if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
   const method = (init.method ?? 'GET').toUpperCase();
   return new Promise((resolve, reject) => {
