@@ -5,6 +5,7 @@ import { RELAY, relayScript } from '../fixtures/relay.js';
 import { join } from 'node:path';
 import { conclave } from '../helpers/cli.js';
 import { runWorkflow } from '../helpers/run-workflow.js';
+import { cloudEnv } from '../helpers/clouds.js';
 
 let server: FakeAnthropic;
 afterEach(() => server?.close());
@@ -39,6 +40,14 @@ describe('pacing under the API rate limits', () => {
     const flag = await runWorkflow((server = await startFakeAnthropic(relayScript())), RELAY, ['--timeout', '3s', '--rate-limit', 'rpm=1'], { env: { CONCLAVE_RATE_LIMIT: 'rpm=50' } });
     expect(flag.code, flag.stderr).toBe(3);
     expect(server.requests, 'the flag wins over the environment').toHaveLength(1);
+  }, 30_000);
+
+  it.each(['bedrock', 'vertex', 'foundry'])('paces the calls of a run on %s as on the API: each request of a call is known to the pacer', async (provider) => {
+    server = await startFakeAnthropic(relayScript());
+    const run = await runWorkflow(server, RELAY, ['--timeout', '3s', '--rate-limit', 'rpm=1', '--provider', provider], { env: cloudEnv(server) });
+    expect(run.code, run.stderr).toBe(3);
+    expect(server.requests.map((r) => r.wire), 'one request in the minute, the next waiting').toEqual([provider]);
+    expect(run.stderr).toMatch(/@\w+ waiting for the rate limit on requests/);
   }, 30_000);
 
   it("the workflow's rate_limits: pace its model class; a paced session replays, its waits skipped", async () => {
