@@ -7,6 +7,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server
 import { attack, fresh, workflow } from '../helpers/attack.js';
 import { conclave, ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
+import { SECRET_NAME } from '../../src/cli/process-secrets.js';
 
 /**
  * The second round of attacks (docs/security.md): model text read by GitHub as workflow commands,
@@ -42,7 +43,9 @@ describe('model text never becomes a GitHub workflow command', () => {
       });
       const dir = fresh('gha-commands');
       writeFileSync(join(dir, 'workflow.yml'), 'name: inject\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\noutputs:\n  said: $<< result.summary >>\n');
-      const run = await conclave(['run', 'workflow.yml', ...(json ? ['--json'] : [])], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+      // The machine's own secret-looking variables (TOX_TESTENV_PASSENV on some) would add masks of their own: cleared.
+      const noAmbientSecrets = Object.fromEntries(Object.keys(process.env).filter((name) => SECRET_NAME.test(name)).map((name) => [name, '']));
+      const run = await conclave(['run', 'workflow.yml', ...(json ? ['--json'] : [])], { cwd: dir, env: { ...noAmbientSecrets, ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
       expect(run.code, run.stderr).toBe(0);
       const out = `${run.stdout}\n${run.stderr}`;
       // The text is all there, shown…
