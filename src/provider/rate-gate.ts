@@ -140,10 +140,13 @@ export class RateGate {
     if (this.windows[d]?.given) return;
     const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
     const used = reading.limit - reading.remaining;
-    const ms = precise && used > 0 && reading.resetAt > now ? ((reading.resetAt - now) * reading.limit) / used : MINUTE_MS;
-    const known = this.windows[d];
-    if (known?.points === reading.limit && (known.ms !== MINUTE_MS || !precise)) return;
-    this.windows[d] = { points: reading.limit, ms: Math.min(MINUTE_MS, Math.max(100, ms)), given: false };
+    const measured = precise && used > 0 && reading.resetAt > now ? ((reading.resetAt - now) * reading.limit) / used : undefined;
+    const known = this.windows[d]?.points === reading.limit ? this.windows[d] : undefined;
+    if (known && measured === undefined) return;
+    // Seen some time after the server wrote it, with what was left rounded down, a reading makes
+    // the window look shorter than it is, never longer: the longest one measured is the nearest.
+    const longest = measured === undefined ? MINUTE_MS : known && known.ms !== MINUTE_MS ? Math.max(known.ms, measured) : measured;
+    this.windows[d] = { points: reading.limit, ms: Math.min(MINUTE_MS, Math.max(100, longest)), given: false };
   }
 
   private async pump(): Promise<void> {
@@ -250,9 +253,17 @@ export class RateGate {
     this.wake();
   }
 
-  /** Milliseconds until the server's bucket, as last seen and refilled since, holds this call's share. */
+  /**
+   * Milliseconds until the server's bucket, as last seen and refilled since, holds this call's share.
+   * The bucket refills at the window's rate, and at most as fast as the word's own line from what it
+   * left to full at its reset: the server wrote the word before it was seen and rounded what was
+   * left down, so that line is below the bucket however late the word came.
+   */
   private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
-    const rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
+    let rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
+    // A reset past a minute is not the API's (its windows are a minute): a minute at most.
+    const refillMs = Math.min(word.resetAt - word.seenAt, MINUTE_MS);
+    if (word.remaining < word.limit && refillMs > 0) rate = Math.min(rate, (word.limit - word.remaining) / refillMs);
     let since = word.carried;
     for (const [seq, s] of this.sent) if (seq > word.seq) since += s.need[d];
     const left = Math.min(word.limit, word.remaining + rate * (now - word.seenAt)) - since;

@@ -134,6 +134,23 @@ describe('the pacer', () => {
     expect(await settlesWithin(coarse.admit(SONNET, NEED, never), 700)).toBe(false);
   });
 
+  it('waits for a word seen late as its own reset says, not as fast as a window learned from an earlier late word', async () => {
+    const pacer = new Pacer(() => ({}), localLimiters);
+    const first = await pacer.admit(SONNET, NEED, never);
+    // The server's bucket refills in 1.5 s; its words come 100 ms after they were written, so the
+    // first one (2 of 3 left, full 500 ms after it was written) reads as a 1.2 s window.
+    pacer.observe(first, { headers: limitHeaders(3, 2, 400), status: 200 });
+    const second = await pacer.admit(SONNET, NEED, never);
+    const third = await pacer.admit(SONNET, NEED, never);
+    pacer.observe(second, { headers: limitHeaders(3, 1, 900), status: 200 });
+    // Empty, full 1.5 s after it was written: a request's worth is there 500 ms after that, 400 ms
+    // after it was seen. The word's own line says 1.4 s / 3 = 467 ms; the 1.2 s window, 400 ms.
+    pacer.observe(third, { headers: limitHeaders(3, 0, 1_400), status: 200 });
+    const next = pacer.admit(SONNET, NEED, never);
+    expect(await settlesWithin(next, 440), 'the learned window alone would let it go at 400 ms').toBe(false);
+    expect(await settlesWithin(next, 400)).toBe(true);
+  });
+
   it('keeps given limits in the limiters, and, shared, every limit in half windows; what went before a limit was known is charged', async () => {
     const made: string[] = [];
     const store = (shared: boolean) => async () => ({
