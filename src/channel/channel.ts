@@ -26,6 +26,8 @@ export class Channel {
   private readonly pending = new Map<string, Delivery>();
   /** Agents with unread messages, so that a scheduler need not ask every inbox. */
   private readonly unread = new Set<string>();
+  /** `unread` in roster order, until it changes: the scheduler asks after every turn. */
+  private unreadInOrder: readonly string[] | undefined;
   private turns = 0;
 
   constructor(
@@ -165,8 +167,8 @@ export class Channel {
   }
 
   /** The agents with unread messages, in roster order. */
-  withUnread(): string[] {
-    return [...this.unread].sort((a, b) => this.members.rankOf(a) - this.members.rankOf(b));
+  withUnread(): readonly string[] {
+    return (this.unreadInOrder ??= [...this.unread].sort((a, b) => this.members.rankOf(a) - this.members.rankOf(b)));
   }
 
   // --- reading -------------------------------------------------------------------------------
@@ -229,7 +231,10 @@ export class Channel {
         this.messages.push(m);
         for (const r of m.recipients) {
           this.inbox(r).push(m.id);
-          this.unread.add(r);
+          if (!this.unread.has(r)) {
+            this.unread.add(r);
+            this.unreadInOrder = undefined;
+          }
         }
         if (m.kind === 'agent') this.lastBySender.set(m.sender, m);
         return;
@@ -237,7 +242,7 @@ export class Channel {
       case 'ack': {
         const inbox = this.inbox(event.agent);
         inbox.acknowledge(event.through);
-        if (inbox.unreadCount === 0) this.unread.delete(event.agent);
+        if (inbox.unreadCount === 0 && this.unread.delete(event.agent)) this.unreadInOrder = undefined;
         return;
       }
       case 'proposal_opened':

@@ -51,10 +51,19 @@ export const MODEL_TABLE: readonly (Omit<ModelInfo, 'regionalPremium'> & { patte
 const UNKNOWN: ModelInfo = { family: 'an unknown model', window: 200_000, maxOutput: 32_000, thinking: 'adaptive', price: { input: 15, output: 75 }, regionalPremium: true };
 
 /** What the table says of a model; `known` is false for a name it does not match. */
-export function modelInfo(model: string): ModelInfo & { known: boolean } {
-  const row = MODEL_TABLE.find((r) => r.pattern.test(model));
-  return row ? { ...row, regionalPremium: row.regionalPremium ?? true, known: true } : { ...UNKNOWN, known: false };
+export function modelInfo(model: string): Readonly<ModelInfo & { known: boolean }> {
+  let info = infoByModel.get(model);
+  if (!info) {
+    const row = MODEL_TABLE.find((r) => r.pattern.test(model));
+    info = Object.freeze(row ? { ...row, regionalPremium: row.regionalPremium ?? true, known: true } : { ...UNKNOWN, known: false });
+    // A run names a handful of models; a hostile workflow cannot make this grow past its own size.
+    infoByModel.set(model, info);
+  }
+  return info;
 }
+
+/** Every call asks (its price, its region's premium): the table is read once per model. */
+const infoByModel = new Map<string, Readonly<ModelInfo & { known: boolean }>>();
 
 /** The max_tokens a call asks for when the workflow sets none: room for thinking and the reply. */
 export function defaultMaxTokens(model: string): number {

@@ -117,6 +117,22 @@ describe('inboxes', () => {
     channel.acknowledge(channel.deliver('a'));
     expect(channel.hasUnread('a')).toBe(false);
   });
+
+  it('lists the agents with unread messages in roster order, spawned ones after, as they change', () => {
+    const channel = new Channel(team());
+    expect(channel.withUnread()).toEqual([]);
+    channel.post('lead', '@c @a go');
+    expect(channel.withUnread()).toEqual(['a', 'c']);
+    channel.join({ agent: 'checker-1', template: 'checker', role: 'worker', parent: 'lead', depth: 1 }, 'check');
+    channel.post('lead', '@b more');
+    expect(channel.withUnread()).toEqual(['a', 'b', 'c', 'checker-1']);
+    // A second message to an agent already listed changes nothing; a turn that read all removes it.
+    channel.post('lead', '@a again');
+    channel.acknowledge(channel.deliver('a'));
+    expect(channel.withUnread()).toEqual(['b', 'c', 'checker-1']);
+    channel.release(channel.deliver('b'));
+    expect(channel.withUnread()).toEqual(['b', 'c', 'checker-1']);
+  });
 });
 
 describe('history', () => {
