@@ -1,8 +1,31 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { conclave, ROOT } from '../helpers/cli.js';
+import { conclave, NODE, ROOT } from '../helpers/cli.js';
 
 const examples = ['examples/issue-triage.yml', 'examples/pr-review.yml', 'examples/release-notes.yml'];
+
+describe("the start's compile cache", () => {
+  it("keeps the compiled code in the user's cache directory on Node 22 and later, and starts without one it cannot write", async () => {
+    const major = Number(execFileSync(NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }));
+    const home = mkdtempSync(join(tmpdir(), 'conclave-cache-home-'));
+    const env = { XDG_CACHE_HOME: home, NODE_COMPILE_CACHE: undefined, NODE_DISABLE_COMPILE_CACHE: undefined };
+    expect((await conclave(['validate', 'examples/pr-review.yml'], { env })).code).toBe(0);
+    const dir = join(home, 'conclave', 'compile-cache');
+    if (major >= 22) expect(readdirSync(dir).length, `${NODE} (Node ${major}) kept no compiled code`).toBeGreaterThan(0);
+    else expect(existsSync(dir), `Node ${major} has no compile cache`).toBe(false);
+    // The second start reads what the first kept.
+    expect((await conclave(['validate', 'examples/pr-review.yml'], { env })).code).toBe(0);
+
+    const file = join(home, 'a-file');
+    writeFileSync(file, '');
+    const unwritable = await conclave(['validate', 'examples/pr-review.yml'], { env: { ...env, XDG_CACHE_HOME: file } });
+    expect(unwritable.code).toBe(0);
+    expect(unwritable.stderr).toBe('');
+  });
+});
 
 describe('conclave validate', () => {
   it('accepts every example', async () => {
