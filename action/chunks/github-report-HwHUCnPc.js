@@ -1,0 +1,1 @@
+export{i as reportToGitHub}from"./github-report-D1EwLygE.js";

@@ -1,1 +1,0 @@
-export{i as reportToGitHub}from"./github-report-C8tLZ5HH.js";
