@@ -106,9 +106,11 @@ export class SpendPools {
       }
       await this.giveBack(id, holds);
       if (this.live.size === 0) throw this.limitReached(refused.spec, refused.standing, worstUsd, refused.end);
+      // The signal outlives this wait (a call may wait many times): its listener goes with the wait.
       await new Promise<void>((resolve) => {
-        this.waiting.push(resolve);
-        signal.addEventListener('abort', () => resolve(), { once: true });
+        const wake = () => (signal.removeEventListener('abort', wake), resolve());
+        this.waiting.push(wake);
+        signal.addEventListener('abort', wake, { once: true });
       });
     }
   }

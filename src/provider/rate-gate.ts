@@ -96,8 +96,11 @@ export class RateGate {
   admit(need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
     if (signal.aborted) return Promise.reject(new CallAborted());
     return new Promise<Admission>((admit, refuse) => {
-      const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit, refuse };
-      signal.addEventListener('abort', () => this.wake(), { once: true });
+      // The signal is the agent's, alive for all its calls: the listener goes when this one is settled.
+      const onAbort = () => this.wake();
+      const settled = <T>(settle: (value: T) => void) => (value: T) => (signal.removeEventListener('abort', onAbort), settle(value));
+      const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit: settled(admit), refuse: settled(refuse) };
+      signal.addEventListener('abort', onAbort, { once: true });
       this.queue.push(waiter);
       void this.pump();
     });

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } from '../../src/provider/pacer.js';
 import { CallAborted } from '../../src/provider/provider-errors.js';
@@ -41,6 +42,19 @@ describe('the pacer', () => {
     await expect(third).rejects.toBeInstanceOf(CallAborted);
     // Another model class has limits of its own.
     expect(await settlesWithin(pacer.admit('claude-haiku-4-5', NEED, never), 50)).toBe(true);
+  });
+
+  it("leaves no listener on a call's signal once the call is let through or refused: a signal may outlive many calls", async () => {
+    const pacer = new Pacer((modelClass) => (modelClass === 'sonnet' ? { requests: 50 } : {}), localLimiters);
+    const agent = new AbortController();
+    for (let i = 0; i < 50; i++) await pacer.admit(SONNET, NEED, agent.signal);
+    expect(getEventListeners(agent.signal, 'abort')).toHaveLength(0);
+    const held = pacer.admit(SONNET, NEED, agent.signal);
+    expect(await settlesWithin(held, 50)).toBe(false);
+    expect(getEventListeners(agent.signal, 'abort')).toHaveLength(1);
+    agent.abort();
+    await expect(held).rejects.toBeInstanceOf(CallAborted);
+    expect(getEventListeners(agent.signal, 'abort')).toHaveLength(0);
   });
 
   it("waits as long as the server's bucket, refilled since its last word, needs to hold the call", async () => {
