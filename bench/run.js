@@ -48,9 +48,9 @@ results.push({
 const spawned = await spawnFanOut();
 results.push({
   benchmark: `run: lead spawning ${AGENTS} agents in one call, 200 ms per call`,
-  measured: `Node ${process.versions.node}: ${spawned.wallMs.toFixed(0)} ms wall; first request ${spawned.firstRequestMs} ms after start; the ${AGENTS} requests within ${spawned.spreadMs} ms; ${spawned.perAgentMs.toFixed(2)} ms per agent over the critical path`,
+  measured: `Node ${process.versions.node}: ${spawned.wallMs.toFixed(0)} ms wall (spawning 1: ${spawned.singleMs.toFixed(0)} ms); first request ${spawned.firstRequestMs} ms after start; the ${AGENTS} requests within ${spawned.spreadMs} ms; ${spawned.perAgentMs.toFixed(2)} ms per agent more (${spawned.overCriticalPerAgentMs.toFixed(2)} ms per agent over the critical path)`,
   ratio: Number(spawned.ratio.toFixed(3)),
-  target: '≤ 1.50 × (3 × 200 ms + --help); first request ≤ 120 ms; ≤ 1 ms per agent',
+  target: '≤ 1.50 × (3 × 200 ms + --help); first request ≤ 120 ms; ≤ 1 ms per agent more',
   ok: spawned.ratio <= 1.5 && spawned.firstRequestMs <= 120 && spawned.perAgentMs <= 1,
 });
 const spread = await workersSpread();
