@@ -2,7 +2,7 @@ import type { TeamGraph } from '../workflow/graph.js';
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
 import type { ChannelSnapshot, Delivery } from './channel-types.js';
-import { Inbox } from './inbox.js';
+import { Inboxes } from './inboxes.js';
 import { Members } from './members.js';
 import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.js';
 import { checkVote, closedText, openedText, outcome, specify, viewOf, type Outcome, type ProposalRequest, type ProposalState, type ProposalView } from './proposal.js';
@@ -20,14 +20,10 @@ export type { ChannelSnapshot, Delivery } from './channel-types.js';
 export class Channel {
   private readonly members: Members;
   private readonly messages: Message[] = [];
-  private readonly inboxes = new Map<string, Inbox>();
+  private readonly inboxes: Inboxes;
   private readonly proposals = new ProposalBook();
   private readonly lastBySender = new Map<string, Message>();
   private readonly pending = new Map<string, Delivery>();
-  /** Agents with unread messages, so that a scheduler need not ask every inbox. */
-  private readonly unread = new Set<string>();
-  /** `unread` in roster order, until it changes: the scheduler asks after every turn. */
-  private unreadInOrder: readonly string[] | undefined;
   private turns = 0;
 
   constructor(
@@ -35,7 +31,7 @@ export class Channel {
     private readonly listener: (event: ChannelEvent) => void = () => {},
   ) {
     this.members = new Members(team);
-    for (const name of this.members.names) this.inboxes.set(name, new Inbox());
+    this.inboxes = new Inboxes(this.members.names, (agent) => this.members.rankOf(agent));
   }
 
   /** Rebuilds a channel from the events another one emitted. */
@@ -125,7 +121,7 @@ export class Channel {
    */
   deliver(agent: string, one = false): Delivery {
     if (this.pending.has(agent)) throw new Error(`@${agent} already has a turn in progress`);
-    const inbox = this.inbox(agent);
+    const inbox = this.inboxes.of(agent);
     const rank = (m: Message) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.members.rankOf(m.sender));
     const messages = inbox.unread().slice(0, one ? 1 : undefined).map((id) => this.messages[id - 1]!);
     messages.sort((a, b) => rank(a) - rank(b) || a.id - b.id);
@@ -135,8 +131,8 @@ export class Channel {
   }
 
   /** `queue: steer`: what arrived for a turn in progress (up to inbox entry `through`), which it now handles too. */
-  steer(delivery: Delivery, through = this.inbox(delivery.agent).size): Message[] {
-    const more = this.inbox(delivery.agent).entries(delivery.through, through).map((id) => this.messages[id - 1]!);
+  steer(delivery: Delivery, through = this.inboxes.of(delivery.agent).size): Message[] {
+    const more = this.inboxes.of(delivery.agent).entries(delivery.through, through).map((id) => this.messages[id - 1]!);
     delivery.through = Math.max(delivery.through, through);
     return more;
   }
@@ -144,7 +140,7 @@ export class Channel {
   /** The turn that received `delivery` finished: its messages are handled. */
   acknowledge(delivery: Delivery): void {
     this.endDelivery(delivery);
-    if (delivery.through > this.inbox(delivery.agent).acknowledged) {
+    if (delivery.through > this.inboxes.of(delivery.agent).acknowledged) {
       this.emit({ type: 'ack', agent: delivery.agent, through: delivery.through });
     }
   }
@@ -159,16 +155,16 @@ export class Channel {
   }
 
   hasUnread(agent: string): boolean {
-    return this.inbox(agent).unreadCount > 0;
+    return this.inboxes.of(agent).unreadCount > 0;
   }
 
   unreadCount(agent: string): number {
-    return this.inbox(agent).unreadCount;
+    return this.inboxes.of(agent).unreadCount;
   }
 
   /** The agents with unread messages, in roster order. */
   withUnread(): readonly string[] {
-    return (this.unreadInOrder ??= [...this.unread].sort((a, b) => this.members.rankOf(a) - this.members.rankOf(b)));
+    return this.inboxes.withUnread();
   }
 
   // --- reading -------------------------------------------------------------------------------
@@ -210,7 +206,7 @@ export class Channel {
   snapshot(): ChannelSnapshot {
     return {
       messages: this.messages.map((m) => ({ ...m, recipients: [...m.recipients] })),
-      inboxes: Object.fromEntries([...this.inboxes].map(([name, inbox]) => [name, inbox.toJSON()])),
+      inboxes: this.inboxes.toJSON(),
       proposals: this.allProposals(),
       turns: this.turns,
     };
@@ -229,22 +225,12 @@ export class Channel {
         const m = event.message;
         if (m.id !== this.messages.length + 1) throw new Error(`message #${m.id} out of order: expected #${this.messages.length + 1}`);
         this.messages.push(m);
-        for (const r of m.recipients) {
-          this.inbox(r).push(m.id);
-          if (!this.unread.has(r)) {
-            this.unread.add(r);
-            this.unreadInOrder = undefined;
-          }
-        }
+        for (const r of m.recipients) this.inboxes.push(r, m.id);
         if (m.kind === 'agent') this.lastBySender.set(m.sender, m);
         return;
       }
-      case 'ack': {
-        const inbox = this.inbox(event.agent);
-        inbox.acknowledge(event.through);
-        if (inbox.unreadCount === 0 && this.unread.delete(event.agent)) this.unreadInOrder = undefined;
-        return;
-      }
+      case 'ack':
+        return this.inboxes.acknowledge(event.agent, event.through);
       case 'proposal_opened':
       case 'vote':
       case 'proposal_closed':
@@ -254,7 +240,7 @@ export class Channel {
         return;
       case 'agent_spawned':
         this.members.add({ name: event.agent, role: event.role, reportsTo: event.parent });
-        this.inboxes.set(event.agent, new Inbox());
+        this.inboxes.add(event.agent);
         return;
     }
   }
@@ -290,13 +276,7 @@ export class Channel {
     this.pending.delete(delivery.agent);
   }
 
-  private inbox(agent: string): Inbox {
-    const inbox = this.inboxes.get(agent);
-    if (!inbox) throw new ChannelError(`"${agent}" is not an agent`);
-    return inbox;
-  }
-
   private requireAgent(agent: string): void {
-    this.inbox(agent);
+    this.inboxes.of(agent);
   }
 }
