@@ -15,7 +15,7 @@ export class SendSlices {
   private readonly waiting: (() => void)[] = [];
   private scheduled = false;
 
-  constructor(private readonly perSlice = Number(process.env.XSLICE ?? CALLS_PER_SLICE)) {}
+  constructor(private readonly perSlice = CALLS_PER_SLICE) {}
 
   /** Resolves when the caller may start its call: at once while this slice has room. */
   enter(): Promise<void> | undefined {

@@ -77,6 +77,20 @@ describe('spawn', () => {
     expect(server.requests.slice(before).every((r) => r.agent === 'lead' || r.agent === 'reviewer-3')).toBe(true);
   });
 
+  it('a burst of spawned agents leaves in slices whatever the environment holds (a leftover XSLICE=abc once held every call back)', async () => {
+    const tasks = Array.from({ length: 12 }, (_, i) => `Review f${i + 1}.ts`);
+    server = await startFakeAnthropic({
+      lead: (r) => {
+        const sent = JSON.stringify(r.body.messages);
+        return sent.includes('f12.ts: fine') ? { text: 'All reviewed.' } : sent.includes('Started @') ? { text: 'Spawned.' } : spawnCall(tasks);
+      },
+      ...Object.fromEntries(tasks.map((_, i) => [`reviewer-${i + 1}`, [{ text: `f${i + 1}.ts: fine` }]])),
+    });
+    const run = await runWorkflow(server, TEAM('limits: { concurrency: 13 }'), ['--timeout', '20s'], { env: { XSLICE: 'abc' } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.requests.filter((r) => r.agent.startsWith('reviewer-'))).toHaveLength(12);
+  }, 30_000);
+
   it('refuses a spawn past limits.max_agents or limits.max_depth, or of a template the agent may not spawn, as a tool error', async () => {
     server = await startFakeAnthropic({
       lead: [spawnCall(['one', 'two', 'three']), spawnCall(['x'], 'other'), { tools: [{ name: 'spawn', input: { template: 'reviewer' } }] }, spawnCall(['one']), { text: 'ok' }, { text: 'done' }],
