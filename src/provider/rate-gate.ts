@@ -96,7 +96,7 @@ export class RateGate {
   admit(need: CallNeed, signal: AbortSignal, onWait?: WaitListener): Promise<Admission> {
     if (signal.aborted) return Promise.reject(new CallAborted());
     return new Promise<Admission>((admit, refuse) => {
-      // The signal is the agent's, alive for all its calls: the listener goes when this one is settled.
+      // The signal may outlive this call (a caller's own, reused): the listener goes when the call is let through or refused.
       const onAbort = () => this.wake();
       const settled = <T>(settle: (value: T) => void) => (value: T) => (signal.removeEventListener('abort', onAbort), settle(value));
       const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit: settled(admit), refuse: settled(refuse) };
