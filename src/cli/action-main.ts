@@ -60,12 +60,13 @@ function workerArgs(value: (name: string) => string): string[] | string {
   return args;
 }
 
-/** The environment conclave runs in: the job's, with the key input only when it is given. */
-export function conclaveEnv(env: NodeJS.ProcessEnv, key: string): NodeJS.ProcessEnv {
+/** The environment conclave runs in: the job's, with the key and the workers' secret inputs only when they are given. */
+export function conclaveEnv(env: NodeJS.ProcessEnv, key: string, workersSecret = ''): NodeJS.ProcessEnv {
   // A key the job set in env: reaches conclave untouched when the input is left out. The inputs
   // themselves (INPUT_*) are the Action's business, and one of them is the key.
   const own = Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('INPUT_')));
   if (key.trim()) own.ANTHROPIC_API_KEY = key.trim();
+  if (workersSecret.trim()) own.CONCLAVE_WORKERS_SECRET = workersSecret.trim();
   return own;
 }
 
@@ -82,7 +83,7 @@ export async function run(): Promise<void> {
   const outputsDir = mkdtempSync(join(tmpdir(), 'conclave-outputs-'));
   const outputsFile = join(outputsDir, 'outputs');
   writeFileSync(outputsFile, '');
-  const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit', cwd, env: { ...conclaveEnv(process.env, input('anthropic-api-key')), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: outputsFile } });
+  const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit', cwd, env: { ...conclaveEnv(process.env, input('anthropic-api-key'), input('workers-secret')), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: outputsFile } });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
   const outputs = readOutputs(outputsFile);

@@ -6,6 +6,7 @@ import { Masker } from '../session/masker.js';
 import { durationMs } from '../workflow/limits.js';
 import { checkedWorkersPlace, openRedis } from '../workers/redis.js';
 import { serveTurns } from '../workers/worker.js';
+import { Signer, workersSecret } from '../workers/signing.js';
 import { processSecrets } from './process-secrets.js';
 import { UsageError } from './usage-error.js';
 import { defaultQueue } from './worker-pool.js';
@@ -36,6 +37,7 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
   if (options.rateLimit !== undefined) givenLimits(options.rateLimit);
   const workspace = options.workspace ?? process.cwd();
   if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
+  const signer = new Signer(workersSecret(process.env));
   const redis = await openRedis(url);
   const log = (line: string) => process.stderr.write(`conclave worker: ${line}\n`);
   const masker = new Masker(processSecrets());
@@ -49,7 +51,7 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
   try {
     const warn = (m: string) => log(`warning: ${m}`);
     const pacerFor = (spec: WorkflowSpec) => organisationOf(options, spec, 'worker', warn, { pools: false });
-    const served = await serveTurns({ redis, queue, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn, pacerFor, log, mask: (text) => masker.text(text), signal: controller.signal });
+    const served = await serveTurns({ redis, queue, signer, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn, pacerFor, log, mask: (text) => masker.text(text), signal: controller.signal });
     switch (served.code) {
       case 'ended':
         log('the run has ended');

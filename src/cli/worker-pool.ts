@@ -8,6 +8,7 @@ import { providerFlag } from './providers.js';
 import { createHash } from 'node:crypto';
 import { UsageError } from './usage-error.js';
 import { another, checkedWorkersPlace, openRedis } from '../workers/redis.js';
+import { Signer, workersSecret } from '../workers/signing.js';
 
 export interface WorkersFlags {
   /** --workers: the Redis of the workers that take the run's turns. */
@@ -33,6 +34,7 @@ export function checkWorkersFlags(flags: WorkersFlags & { replay?: string; offli
   }
   if (flags.replay !== undefined || flags.offline) throw new UsageError(`${flags.replay !== undefined ? '--replay' : '--offline'} calls no model and runs no tool: --workers has nothing to give it`);
   checkedWorkersPlace(flags.workers, flags.queue ?? defaultQueue(process.env));
+  workersSecret(process.env);
 }
 
 /**
@@ -47,6 +49,7 @@ export async function workerPoolOf(flags: WorkersFlags, run: { runId: string; wo
   if (path.startsWith(`..${sep}`) || path === '..' || resolve(path) === path) {
     throw new UsageError(`with --workers the workflow file must be inside the workspace (${run.workspace}): workers find it at the same place in their checkout`);
   }
+  const signer = new Signer(workersSecret(process.env));
   const redis = await openRedis(flags.workers);
   const jobs = new Queue(queue, { connection: redis }).on('error', () => {});
   const pool = new WorkerPool(redis, another(redis), jobs, {
@@ -56,7 +59,7 @@ export async function workerPoolOf(flags: WorkersFlags, run: { runId: string; wo
     providers: providersOf(run.workflow.spec, providerFlag(run.provider)),
     queue,
     shownUrl: shownSpec(flags.workers),
-  }, warn);
+  }, signer, warn);
   await pool.start();
   return pool;
 }

@@ -12,11 +12,11 @@ const JOB_IDENTITY = /^ACTIONS_ID_TOKEN_REQUEST_/i;
 
 /**
  * Whose credential the variable `name` is (docs/security.md: credentials): conclave's own
- * (`ANTHROPIC_*`), the job's identity, or that of a cloud among `providers`; nothing for another.
+ * (`ANTHROPIC_*`, the workers' secret), the job's identity, or that of a cloud among `providers`; nothing for another.
  * No tool ever gets one of them.
  */
 export function credentialOf(name: string, providers: readonly ProviderName[]): ProviderName | 'identity' | undefined {
-  if (/^ANTHROPIC_/i.test(name)) return 'anthropic';
+  if (/^(ANTHROPIC_|CONCLAVE_WORKERS_SECRET$)/i.test(name)) return 'anthropic';
   if (JOB_IDENTITY.test(name)) return 'identity';
   return providers.find((p): p is Exclude<ProviderName, 'anthropic'> => p !== 'anthropic' && CLOUD_CREDENTIALS[p].test(name));
 }

@@ -5,7 +5,8 @@ import type { TurnElsewhere, TurnsElsewhere } from '../engine/run-options.js';
 import { RemoteTurn, type TurnCarrier } from './remote-turn.js';
 import { withinTime } from '../provider/time-limit.js';
 import { whenLost } from './redis.js';
-import { WorkerFailure, HEARTBEAT_EVERY_MS, HEARTBEAT_MS, jobIdOf, keysOf, parseMessage, type Down, type TurnJob, type Up } from './wire.js';
+import { WorkerFailure, HEARTBEAT_EVERY_MS, HEARTBEAT_MS, jobIdOf, jobPlace, keysOf, messageOf, type Down, type TurnJob, type Up } from './wire.js';
+import type { Signer } from './signing.js';
 
 /** How long a turn waits for a worker before the coordinator says so, and how often it says it again. */
 const FIRST_WAIT_NOTE_MS = 5_000;
@@ -43,6 +44,7 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
   private lastWaitNote = 0;
   private readonly refusals = new Set<string>();
   private reading: Promise<void> = Promise.resolve();
+  private unsigned = false;
   lost: Error | undefined;
   private stopWatching = () => {};
 
@@ -51,6 +53,7 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
     private readonly reader: Redis,
     private readonly queue: Queue,
     readonly identity: PoolIdentity,
+    private readonly signer: Signer,
     private readonly warn: (message: string) => void,
   ) {
     this.keys = keysOf(identity.queue);
@@ -99,7 +102,7 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
   // --- what a RemoteTurn asks of the pool ----------------------------------------------------
 
   async enqueue(remote: RemoteTurn): Promise<void> {
-    await this.queue.add('turn', remote.job, { jobId: remote.jobId, removeOnComplete: true, removeOnFail: true });
+    await this.queue.add('turn', this.signer.seal(jobPlace(this.identity.queue, remote.jobId), remote.job), { jobId: remote.jobId, removeOnComplete: true, removeOnFail: true });
   }
 
   async dequeue(remote: RemoteTurn): Promise<void> {
@@ -112,7 +115,7 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
 
   async tell(jobId: string, token: string, message: Down): Promise<void> {
     const key = this.keys.down(jobId, token);
-    await this.redis.multi().rpush(key, JSON.stringify(message)).pexpire(key, 24 * 3_600_000).exec();
+    await this.redis.multi().rpush(key, this.signer.sealText(key, message)).pexpire(key, 24 * 3_600_000).exec();
   }
 
   // --- listening -----------------------------------------------------------------------------
@@ -131,8 +134,22 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
         await new Promise((resolve) => setTimeout(resolve, 500));
         continue;
       }
-      const message = popped ? parseMessage<Up>(popped[1]) : undefined;
-      if (message) this.heard(message);
+      if (!popped) continue;
+      const message = messageOf<Up>(this.signer.openText(this.keys.up, popped[1]));
+      if (message) this.heardSafely(message);
+      else if (!this.unsigned) {
+        this.unsigned = true;
+        this.warn(`a message on "${this.identity.queue}" at ${this.identity.shownUrl} is not signed with this run's CONCLAVE_WORKERS_SECRET: ignored (a worker with another secret, or a forgery)`);
+      }
+    }
+  }
+
+  /** A listener that throws (a session write on a full disk) fails its turn, never the loop that reads for all turns. */
+  private heardSafely(message: Up): void {
+    try {
+      this.heard(message);
+    } catch (e) {
+      this.turns.get(message.job)?.fail(e instanceof Error ? e : new WorkerFailure(String(e)));
     }
   }
 

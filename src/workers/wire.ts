@@ -22,7 +22,7 @@ export const TURN_JOB = object({
   version: text(),
   /** The workflow file, relative to the workspace, and the sha256 of its text. */
   workflow: object({ path: text(), sha256: text() }),
-  /** The providers the run's agents use: the worker checks its credentials for them. */
+  /** The providers the run's agents use: the worker connects to them (it hides every cloud's credentials from tools, whatever the job says). */
   providers: array(oneOf(...PROVIDERS)),
   /** The workflow's `env:` as the run filled it in: the tools' environment starts from it. */
   env: record(string()),
@@ -93,12 +93,12 @@ export function errorFromWire(error: WireError, worker: string): Error {
   return new WorkerFailure(`worker ${worker}: ${error.message}`);
 }
 
-/** A message read from Redis, or undefined when it is not one of ours (a hostile or stale list). */
-export function parseMessage<T extends { type: string }>(text: string): T | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string' ? (value as T) : undefined;
-  } catch {
-    return undefined;
-  }
+/** A message opened from Redis (signing.ts), or undefined when it is not one of ours (a hostile or stale list). */
+export function messageOf<T extends { type: string }>(value: unknown): T | undefined {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string' ? (value as T) : undefined;
+}
+
+/** What a turn's job is sealed for (signing.ts): its queue and id, so a job copied to another id does not open. */
+export function jobPlace(queue: string, jobId: string): string {
+  return `job ${queue} ${jobId}`;
 }

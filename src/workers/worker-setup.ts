@@ -7,11 +7,12 @@ import { Workspace } from '../agents/tools/workspace-root.js';
 import { toolEnvironment } from '../agents/tools/tool-env.js';
 import { missingRequiredSandbox, sandboxPlan, type SandboxPlan } from '../agents/tools/sandbox.js';
 import { CALL_RETRIES, Provider, REQUEST_TIMEOUT_MS } from '../provider/client.js';
-import type { ProviderName } from '../provider/clouds.js';
+import { PROVIDERS, type ProviderName } from '../provider/clouds.js';
 import { connect } from '../provider/connect.js';
 import { credentialPaths } from '../provider/credential-names.js';
 import { loadWorkflow } from '../workflow/load.js';
 import { toolsGiven } from '../workflow/tool-names.js';
+import { providersOf } from '../workflow/providers-used.js';
 import type { Pacer } from '../provider/pacer.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { isWorkspaceTool } from '../workflow/types.js';
@@ -74,7 +75,8 @@ export class WorkerSetups {
     }
     // The values the run filled in, of the keys this worker's own workflow declares: a job sets no other variable.
     const declared = Object.fromEntries(Object.entries(job.env).filter(([key]) => Object.hasOwn(setup.spec.env ?? {}, key)));
-    const env = toolEnvironment(this.place.env, declared, setup.spec.tools_env ?? [], providers);
+    // The providers of this worker's own copy of the workflow and those of the (authenticated) job: a job can only add to them.
+    const env = toolEnvironment(this.place.env, declared, setup.spec.tools_env ?? [], [...new Set([...providersOf(setup.spec), ...providers])]);
     return {
       provider: setup.provider,
       runTool: async (agent, name, input, signal) => {
@@ -96,7 +98,8 @@ export class WorkerSetups {
     const usesRunCommand = tools.has('run_command');
     const missing = missingRequiredSandbox(spec.sandbox, usesRunCommand);
     if (missing) throw new Error(missing);
-    const credentials = credentialPaths(this.place.env, providers);
+    // Every cloud's credentials on this machine are hidden from tools, not only those of the providers a job names.
+    const credentials = credentialPaths(this.place.env, PROVIDERS);
     const root = this.place.workspace;
     const sandbox = sandboxPlan(spec.sandbox, root, { githubWorkflows: spec.edit_github_workflows === true, files: [], hidden: credentials });
     if (usesRunCommand && !sandbox.wrap && spec.sandbox !== 'off') this.place.warn(`${sandbox.why}: run_command runs without a sandbox on this worker`);

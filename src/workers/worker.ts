@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ModelResponse } from '../provider/client.js';
 import type { ToolResult } from '../agents/tools/tool.js';
 import { WorkerSetups, type TurnSetup, type WorkerPlace } from './worker-setup.js';
 import { another, whenLost } from './redis.js';
 import { withinTime } from '../provider/time-limit.js';
-import { errorToWire, HEARTBEAT_MS, keysOf, parseMessage, TURN_JOB, type Down, type Operation, type TurnJob, type Up } from './wire.js';
+import { errorToWire, HEARTBEAT_MS, jobIdOf, jobPlace, keysOf, messageOf, TURN_JOB, type Down, type Operation, type TurnJob, type Up } from './wire.js';
+import type { Signer } from './signing.js';
 
 /**
  * How BullMQ sees a worker die: its lock on a job lapses after LOCK_MS without renewal, and the
@@ -19,6 +20,8 @@ export const STALLED_CHECK_MS = 2_000;
 export interface ServeOptions extends WorkerPlace {
   redis: Redis;
   queue: string;
+  /** Opens jobs and operations and seals answers with the secret the coordinator shares (signing.ts). */
+  signer: Signer;
   concurrency: number;
   /** A worker with no turn for this long exits. */
   idleTimeoutMs: number;
@@ -40,12 +43,13 @@ const LOST_AFTER_MS = 60_000;
  * it has been idle too long, it is stopped, or it meets a job it must refuse.
  */
 export async function serveTurns(options: ServeOptions): Promise<Served> {
-  const { redis, queue } = options;
+  const { redis, queue, signer } = options;
   const keys = keysOf(queue);
   if (await redis.exists(keys.ended)) return { code: 'ended' };
   const name = `${hostname()}-${process.pid}`;
   const setups = new WorkerSetups(options);
-  const say = (message: Up) => redis.rpush(keys.up, JSON.stringify(message)).then(() => undefined);
+  const say = (message: Up) => redis.rpush(keys.up, signer.sealText(keys.up, message)).then(() => undefined);
+  const unsigned = new Set<string>();
   let active = 0;
   let lastActive = Date.now();
   let finish!: (served: Served) => void;
@@ -54,9 +58,17 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
   const processor = async (job: Job, token?: string): Promise<void> => {
     active++;
     try {
-      const problem = TURN_JOB.problem(job.data, 'data');
+      const opened = signer.open(jobPlace(queue, job.id!), job.data);
+      if (opened === undefined) {
+        // Forged by someone who can write the Redis, or queued by a coordinator with another secret: nothing of it runs.
+        if (!unsigned.has(job.id!)) options.log(`warning: job ${job.id} is not signed with this worker's CONCLAVE_WORKERS_SECRET: not taken (a coordinator with another secret, or a forgery)`);
+        unsigned.add(job.id!);
+        throw new UnrecoverableError('not signed');
+      }
+      const problem = TURN_JOB.problem(opened, 'data');
       if (problem) throw new Error(`job ${job.id} is not a conclave turn: ${problem}`);
-      const data = job.data as TurnJob;
+      const data = opened as TurnJob;
+      if (job.id !== jobIdOf(data.run, data.agent, data.turn)) throw new UnrecoverableError(`job ${job.id} holds the turn of another job`);
       const setup = await setups.setupFor(data);
       if ('refused' in setup) {
         await say({ type: 'refused', job: job.id!, worker: name, reason: setup.refused });
@@ -85,6 +97,8 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
       let token = randomUUID();
       await say({ type: 'attached', job: jobId, token, incarnation, worker: name });
       let gone: number | undefined;
+      // An operation is done once: a copy pushed again on the list is not done twice.
+      const seen = new Set<string>();
       while (!options.signal.aborted) {
         const popped = await reader.blpop(keys.down(jobId, token), 1);
         if (!popped) {
@@ -101,10 +115,11 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
           }
           continue;
         }
-        const message = parseMessage<Down>(popped[1]);
+        const message = messageOf<Down>(signer.openText(keys.down(jobId, token), popped[1]));
         if (message?.type === 'done') return;
         if (message?.type === 'abort') inFlight.get(message.id)?.abort();
-        if (message?.type === 'op') {
+        if (message?.type === 'op' && typeof message.id === 'string' && !seen.has(message.id)) {
+          seen.add(message.id);
           const control = new AbortController();
           inFlight.set(message.id, control);
           void perform(jobId, message.id, message.op, setup, control.signal).finally(() => inFlight.delete(message.id));
@@ -147,7 +162,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
     errors.add(e.message);
   });
   worker.on('failed', (job, e) => {
-    if (!(e instanceof DelayedError) && e.name !== 'DelayedError') options.log(`turn ${job?.id ?? '?'} given up: ${e.message}`);
+    if (!(e instanceof DelayedError) && e.name !== 'DelayedError' && e.message !== 'not signed') options.log(`turn ${job?.id ?? '?'} given up: ${e.message}`);
   });
   const watch = setInterval(() => {
     if (active > 0) return;

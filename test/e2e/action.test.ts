@@ -72,6 +72,9 @@ function runAction(inputs: Record<string, string>, workspace: string, jobEnv: No
   });
 }
 
+/** The secret a coordinator job and its worker jobs share: one as the workers-secret input, the other in the job's env. */
+const WORKERS_SECRET = 'the-repository-secret-of-the-workers-0123456789';
+
 let server: FakeAnthropic;
 afterEach(() => server?.close());
 
@@ -254,8 +257,8 @@ describe('action.yml', () => {
       // No queue input: both jobs of the same workflow run find the same one.
       const run = { GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2' };
       const [coordinator, worker] = await Promise.all([
-        runAction({ workers: redis.url, workflow: 'review.yml' }, coordinating, run),
-        runAction({ workers: redis.url, worker: 'true', 'anthropic-api-key': TEST_API_KEY }, working, run),
+        runAction({ workers: redis.url, workflow: 'review.yml', 'workers-secret': WORKERS_SECRET }, coordinating, run),
+        runAction({ workers: redis.url, worker: 'true', 'anthropic-api-key': TEST_API_KEY }, working, { ...run, CONCLAVE_WORKERS_SECRET: WORKERS_SECRET }),
       ]);
       expect(worker.stderr).toContain('conclave worker: taking turns from "run-42-2"');
       expect(coordinator.outputs, coordinator.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
@@ -264,6 +267,7 @@ describe('action.yml', () => {
       expect(readdirSync(working)).toContain('ran-here.txt');
       expect(readdirSync(coordinating)).not.toContain('ran-here.txt');
       expect(coordinator.summary).toContain('done on a worker');
+      expect(coordinator.stdout + coordinator.stderr + worker.stdout + worker.stderr).not.toContain(WORKERS_SECRET);
       const alone = await runAction({ worker: 'true' }, working);
       expect(alone.stdout).toContain('::error::worker: true needs the workers input');
     } finally {

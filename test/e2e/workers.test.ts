@@ -1,7 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
@@ -61,9 +61,16 @@ afterEach(async () => {
 /** A queue of its own for each run: workers of one test never see another's turns. */
 const newQueue = () => `test-${process.pid}-${++queues}`;
 
+/** The secret the coordinator and its workers share: what they say to each other through the Redis is signed with it. */
+const SECRET = 'a-test-secret-shared-by-coordinator-and-workers';
 /** Where the workers call the model: each with its own key; the coordinator has none. */
-const modelEnv = () => ({ ANTHROPIC_BASE_URL: server?.url ?? 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY });
-const noKey = { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
+const modelEnv = () => ({ ANTHROPIC_BASE_URL: server?.url ?? 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY, CONCLAVE_WORKERS_SECRET: SECRET });
+const noKey = { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', CONCLAVE_WORKERS_SECRET: SECRET };
+/** What a coordinator or worker with the secret would push: a message sealed for the list it goes on (src/workers/signing.ts). */
+const sealed = (place: string, message: unknown) => {
+  const body = JSON.stringify(message);
+  return { body, mac: createHmac('sha256', SECRET).update(place).update('\n').update(body).digest('hex') };
+};
 
 function worker(queue: string, dir: string, options: { concurrency?: number; bin?: string } = {}): Background {
   const w = startWorker(redis.url, queue, dir, modelEnv(), options);
@@ -302,15 +309,16 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
   it("a worker's answer that is no Messages API response fails the turn with a sentence, never reaching the session as an answer", async () => {
     const { queue, home } = setUp(PAIR_WORKFLOW, 0);
     const run = runOn(queue, home);
-    // A hostile worker: it speaks the wire by hand and answers the model call with garbage.
+    // A hostile worker that holds the secret: it speaks the wire by hand and answers the model call with garbage.
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const reader = connection.duplicate();
+    const up = `conclave:${queue}:up`;
     const hostile = new Worker(queue, async (job) => {
       const incarnation = await connection.get(`conclave:${queue}:heartbeat`);
-      await connection.rpush(`conclave:${queue}:up`, JSON.stringify({ type: 'attached', job: job.id, token: 't', incarnation, worker: 'evil' }));
+      await connection.rpush(up, JSON.stringify(sealed(up, { type: 'attached', job: job.id, token: 't', incarnation, worker: 'evil' })));
       const [, text] = (await reader.blpop(`conclave:${queue}:down:${job.id}:t`, 10))!;
-      const { id } = JSON.parse(text) as { id: string };
-      await connection.rpush(`conclave:${queue}:up`, JSON.stringify({ type: 'result', job: job.id, id, value: { content: 'not blocks' } }));
+      const { id } = JSON.parse((JSON.parse(text) as { body: string }).body) as { id: string };
+      await connection.rpush(up, JSON.stringify(sealed(up, { type: 'result', job: job.id, id, value: { content: 'not blocks' } })));
     }, { connection });
     try {
       expect(await run.exited, run.output()).toBe(1);
@@ -392,26 +400,76 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     }
   }, 90_000);
 
-  it('a forged operation runs only a workspace tool that the worker\'s own copy of the workflow gives some agent', async () => {
+  it('a Redis writer without the secret: a job it queues for the real workflow is not taken, nothing of it runs, and the worker goes on serving the real run', async () => {
+      server = await startFakeAnthropic({ lead: (r: RecordedRequest) => ({ text: r.call === 1 ? '@helper read it' : 'Done.' }), helper: (r: RecordedRequest) => (lastToolResult(r) ? { text: 'read' } : { tools: [{ name: 'read_file', input: { path: 'aws-token' } }] }) });
     const queue = newQueue();
-    const dir = checkout(PAIR_WORKFLOW);
-    const lone = worker(queue, dir);
-    // A forger with write access to the Redis, speaking as a coordinator: the right version and workflow hash are public.
+    const dir = checkout(READER_WORKFLOW);
+    writeFileSync(join(dir, 'aws-token'), 'AWS-WEB-IDENTITY-TOKEN');
+    const lone = startWorker(redis.url, queue, dir, { ...modelEnv(), AWS_WEB_IDENTITY_TOKEN_FILE: join(dir, 'aws-token') });
+    started.push(lone);
+    // The forger: the right version and workflow hash are public, the heartbeat key is writable.
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const reader = connection.duplicate();
     const jobs = new Queue(queue, { connection });
     try {
       await connection.set(`conclave:${queue}:heartbeat`, 'forged', 'PX', 60_000);
       const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-      const sha256 = createHash('sha256').update(PAIR_WORKFLOW).digest('hex');
-      await jobs.add('turn', { run: 'x', agent: 'helper', turn: 1, version, workflow: { path: 'workflow.yml', sha256 }, providers: ['anthropic'], env: {} }, { jobId: 'x/helper/1' });
-      const [, attached] = (await reader.blpop(`conclave:${queue}:up`, 20))!;
-      const { token } = JSON.parse(attached) as { token: string };
-      await connection.rpush(`conclave:${queue}:down:x/helper/1:${token}`, JSON.stringify({ type: 'op', id: 'f1', op: { kind: 'tool', agent: 'helper', name: 'run_command', input: { command: 'touch pwned' } } }));
-      const [, answer] = (await reader.blpop(`conclave:${queue}:up`, 20))!;
-      expect(JSON.parse(answer)).toMatchObject({ type: 'result', id: 'f1', value: { content: 'Not run: no agent of this workflow has the workspace tool "run_command".', isError: true } });
+      const sha256 = createHash('sha256').update(READER_WORKFLOW).digest('hex');
+      const job = { run: 'x', agent: 'helper', turn: 1, version, workflow: { path: 'workflow.yml', sha256 }, providers: [], env: {} };
+      await jobs.add('turn', job, { jobId: 'x/helper/1' });
+      // The same job in a sealed envelope with a MAC made without the secret: not taken either.
+      await jobs.add('turn', { body: JSON.stringify({ ...job, turn: 2 }), mac: createHmac('sha256', 'guess').update('x').digest('hex') }, { jobId: 'x/helper/2' });
+      await until(() => lone.output().includes('job x/helper/2 is not signed'), 'the worker to refuse the forged jobs', 20_000);
+      expect(lone.output()).toContain("job x/helper/1 is not signed with this worker's CONCLAVE_WORKERS_SECRET: not taken");
+      expect(await reader.blpop(`conclave:${queue}:up`, 2), 'the worker never attached to a forged job').toBeNull();
+      await connection.del(`conclave:${queue}:heartbeat`);
+      // The real run on the same queue: the worker took no harm from the forgeries.
+      const home = checkout(READER_WORKFLOW);
+      const run = runOn(queue, home);
+      expect(await run.exited, run.output()).toBe(0);
+      const results = events(home, resultOf(run).session).filter((e) => e.type === 'tool_result');
+      expect(JSON.stringify(results)).toContain("aws-token holds a credential of this run's model provider; the workspace tools do not read it");
+      expect(JSON.stringify(events(home, resultOf(run).session))).not.toContain('AWS-WEB-IDENTITY-TOKEN');
+    } finally {
+      await jobs.close();
+      reader.disconnect();
+      connection.disconnect();
+    }
+  }, 60_000);
+
+  it("a job signed with the secret that names no provider still leaves every cloud credential hidden, and a forged operation runs only a workspace tool the worker's own workflow gives", async () => {
+    const queue = newQueue();
+    const dir = checkout(READER_WORKFLOW);
+    writeFileSync(join(dir, 'aws-token'), 'AWS-WEB-IDENTITY-TOKEN');
+    writeFileSync(join(dir, 'gha-creds-1234.json'), '{"type":"external_account","token":"GOOGLE-TOKEN"}');
+    const lone = startWorker(redis.url, queue, dir, { ...modelEnv(), AWS_WEB_IDENTITY_TOKEN_FILE: join(dir, 'aws-token'), GOOGLE_GHA_CREDS_PATH: join(dir, 'gha-creds-1234.json') });
+    started.push(lone);
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const reader = connection.duplicate();
+    const jobs = new Queue(queue, { connection });
+    const up = `conclave:${queue}:up`;
+    try {
+      await connection.set(`conclave:${queue}:heartbeat`, 'forged', 'PX', 60_000);
+      const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+      const sha256 = createHash('sha256').update(READER_WORKFLOW).digest('hex');
+      await jobs.add('turn', sealed(`job ${queue} x/helper/1`, { run: 'x', agent: 'helper', turn: 1, version, workflow: { path: 'workflow.yml', sha256 }, providers: [], env: {} }), { jobId: 'x/helper/1' });
+      const [, attached] = (await reader.blpop(up, 20))!;
+      const { token } = JSON.parse((JSON.parse(attached) as { body: string }).body) as { token: string };
+      const down = `conclave:${queue}:down:x/helper/1:${token}`;
+      const answer = async (id: string, op: unknown) => {
+        await connection.rpush(down, JSON.stringify(sealed(down, { type: 'op', id, op })));
+        const [, text] = (await reader.blpop(up, 20))!;
+        return JSON.parse((JSON.parse(text) as { body: string }).body) as { id: string; value: { content: string } };
+      };
+      expect((await answer('f1', { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'aws-token' } })).value.content).toContain('holds a credential');
+      expect((await answer('f2', { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'gha-creds-1234.json' } })).value.content).toContain('holds a credential');
+      expect(await answer('f3', { kind: 'tool', agent: 'helper', name: 'run_command', input: { command: 'touch pwned' } })).toMatchObject({ id: 'f3', value: { content: 'Not run: no agent of this workflow has the workspace tool "run_command".', isError: true } });
       expect(existsSync(join(dir, 'pwned'))).toBe(false);
-      await connection.rpush(`conclave:${queue}:down:x/helper/1:${token}`, JSON.stringify({ type: 'done' }));
+      // An operation unsigned, or pushed again as it was, does nothing.
+      await connection.rpush(down, JSON.stringify({ type: 'op', id: 'f4', op: { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'workflow.yml' } } }));
+      await connection.rpush(down, JSON.stringify(sealed(down, { type: 'op', id: 'f1', op: { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'workflow.yml' } } })));
+      expect(await reader.blpop(up, 3), 'no answer to an unsigned or repeated operation').toBeNull();
+      await connection.rpush(down, JSON.stringify(sealed(down, { type: 'done' })));
       await until(() => lone.output().includes('turn 1 of @helper is over'), 'the forged turn over');
     } finally {
       await jobs.close();
@@ -419,7 +477,30 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
       connection.disconnect();
     }
   }, 60_000);
+
+  it('--workers and conclave worker without CONCLAVE_WORKERS_SECRET, or with a short one, are refused before anything runs', async () => {
+    const home = checkout(PAIR_WORKFLOW);
+    for (const secret of ['', 'short']) {
+      const run = await conclave(['run', 'workflow.yml', '--workers', redis.url], { cwd: home, env: { ...noKey, CONCLAVE_WORKERS_SECRET: secret } });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(secret ? /CONCLAVE_WORKERS_SECRET is 5 characters long: it must have at least 32/ : /--workers needs CONCLAVE_WORKERS_SECRET: the same random value/);
+      expect(existsSync(join(home, '.conclave'))).toBe(false);
+      const worker = await conclave(['worker', redis.url], { cwd: home, env: { CONCLAVE_WORKERS_SECRET: secret } });
+      expect(worker.code, worker.stderr).toBe(2);
+      expect(worker.stderr).toContain('CONCLAVE_WORKERS_SECRET');
+    }
+  }, 60_000);
 });
+
+/** A lead and a helper that may read files (a credential file among them, as auth actions leave them in the workspace). */
+const READER_WORKFLOW = `
+name: reader
+defaults: { max_tokens: 1024 }
+agents:
+  lead: { role: manager }
+  helper: { role: worker, tools: [read_file] }
+kickoff: Start.
+`;
 
 const PAIR_WORKFLOW = `
 name: pair
