@@ -83,15 +83,16 @@ export async function organisationOf(flags: OrganisationFlags, workflow: Workflo
   } catch (e) {
     throw e instanceof CoordinateError ? new UsageError(e.message) : e;
   }
-  // The store's failure is said once, whichever part meets it first; each part then goes on alone.
+  // The rate limits' failure is said once; they go on in this process. A spend pool is a ceiling: it stops the run instead.
+  const explain = (e: unknown) => withoutCredentials(e instanceof Error ? e.message : String(e), url);
   let failed = false;
   const storeFailed = (e: unknown) => {
     if (failed) return;
     failed = true;
-    warn(`the --coordinate store ${store.shown} failed (${withoutCredentials(e instanceof Error ? e.message : String(e), url)}); the run goes on under its own limits: the same rate limits kept in this process, its budget, and no spend pool`);
+    warn(`the --coordinate store ${store.shown} failed (${explain(e)}); the rate limits go on in this process${specs.length > 0 ? ', and a call that cannot be checked against the spend pools stops the run at the limit' : ''}`);
   };
   const limiters = new FallbackLimiters(store.limiters, await localLimiters(), withTimeout, storeFailed);
-  const pools = specs.length > 0 ? new SpendPools(specs, store.ledger, store.shown, runId, storeFailed) : undefined;
+  const pools = specs.length > 0 ? new SpendPools(specs, store.ledger, store.shown, runId, explain) : undefined;
   return {
     pacer: new Pacer(given, async () => limiters),
     ...(pools ? { pools } : {}),

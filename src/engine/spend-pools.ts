@@ -1,4 +1,5 @@
-import { UsageError } from '../conclave-error.js';
+import { randomUUID } from 'node:crypto';
+import { ConclaveError, UsageError } from '../conclave-error.js';
 import { withTimeout } from '../provider/coordinate.js';
 import { formatUsd } from '../provider/money.js';
 import type { PoolLedger, PoolWindow, Standing } from '../provider/spend-ledger.js';
@@ -47,21 +48,37 @@ export function windowOf(per: string, now: number): { start: number; end: number
 
 /** How long a hold lasts unless its runner renews it: a runner that died gives its holds back within this. */
 export const HOLD_MS = 60_000;
+/** How often a call waits to look again while other runs' holds fill the pool (they settle, or expire in HOLD_MS). */
+const OTHERS_POLL_MS = 1_000;
 const MICRO = 1_000_000;
+
+/** A pool's record in the store holds what is no amount (a key of another kind, text, a number out of range): exit 2, the session kept. */
+export class PoolValueError extends ConclaveError {
+  constructor(message: string) {
+    super(message, { ending: 'refused' });
+  }
+}
 
 /**
  * The spend pools a run draws from (docs/organisation.md: spend pools). Each live call holds its
  * worst case in every pool before it starts (§ limits' rule, shared by every runner), and settles
- * with its real cost after. A call no pool has room for waits while this run's own calls are in
- * flight (they may settle for less), and otherwise stops the run at the limit. A store that
- * fails is reported once; the run then goes on under its own limits.
+ * with its real cost after. A call no pool has room for waits while calls in flight (this run's or
+ * others') hold what it needs, and stops the run at the limit when nothing in flight could make
+ * room. A pool is a ceiling: when the store cannot be asked, the run stops at the limit
+ * (resumable once the store answers); it never goes on unchecked.
  */
 export class SpendPools {
+  /** Unique to this process: a resume soon after a crash never takes the dead process's holds for its own. */
+  private readonly holder = `${randomUUID().slice(0, 8)}`;
   private ids = 0;
-  private failed = false;
   /** The windows each call in flight holds its worst case in, by the hold's id. */
   private readonly live = new Map<string, PoolWindow[]>();
-  private readonly waiting: (() => void)[] = [];
+  /** Settlements the store did not take yet: paid calls, counted at the next chance before any new hold. */
+  private readonly unsettled: { id: string; window: PoolWindow; amount: number }[] = [];
+  /** Counts this run's settlements, so that one that lands while a refused call gives its holds back is not missed. */
+  private settlements = 0;
+  private flushing: Promise<void> | undefined;
+  private readonly waiting = new Set<() => void>();
   private readonly renewal: NodeJS.Timeout;
 
   constructor(
@@ -70,8 +87,8 @@ export class SpendPools {
     /** The store, as the user may see it. */
     readonly store: string,
     private readonly runId: string,
-    /** Told of the store's first failure. */
-    private readonly onFailure: (error: unknown) => void,
+    /** What a store's error says, without the credentials of its URL. */
+    private readonly explain: (error: unknown) => string,
   ) {
     this.renewal = setInterval(() => void this.renew(), HOLD_MS / 3).unref();
   }
@@ -80,16 +97,17 @@ export class SpendPools {
   async reserve(worstUsd: number, signal: AbortSignal): Promise<(costUsd: number) => Promise<void>> {
     for (;;) {
       if (signal.aborted) throw new CallAborted();
-      if (this.failed) return async () => {};
-      const id = `${this.runId}:${++this.ids}`;
+      const epoch = this.settlements;
+      const id = `${this.runId}:${this.holder}:${++this.ids}`;
       const holds: PoolWindow[] = [];
       let refused: { spec: PoolSpec; standing: Standing; end: number } | undefined;
       try {
+        await this.settleLeftovers();
         for (const spec of this.specs) {
           const now = Date.now();
           const { start, end } = windowOf(spec.per, now)!;
           const window: PoolWindow = { pool: spec.name, start, keepMs: end - start + HOLD_MS };
-          const answer = await withTimeout(this.ledger.reserve(window, id, micros(worstUsd), micros(spec.capUsd), now + HOLD_MS), 'a spend pool reservation');
+          const answer = checkedStanding(spec, await withTimeout(this.ledger.reserve(window, id, micros(worstUsd), micros(spec.capUsd), now + HOLD_MS), 'a spend pool reservation'));
           if (!answer.granted) {
             refused = { spec, standing: answer, end };
             break;
@@ -97,21 +115,21 @@ export class SpendPools {
           holds.push(window);
         }
       } catch (e) {
-        this.fail(e);
-        return async () => {};
+        await this.giveBack(id, holds);
+        throw this.unchecked(e);
       }
       if (!refused) {
         this.live.set(id, holds);
         return (costUsd) => this.settle(id, costUsd);
       }
       await this.giveBack(id, holds);
-      if (this.live.size === 0) throw this.limitReached(refused.spec, refused.standing, worstUsd, refused.end);
-      // The signal outlives this wait (a call may wait many times): its listener goes with the wait.
-      await new Promise<void>((resolve) => {
-        const wake = () => (signal.removeEventListener('abort', wake), resolve());
-        this.waiting.push(wake);
-        signal.addEventListener('abort', wake, { once: true });
-      });
+      const { spec, standing, end } = refused;
+      // Nothing in flight can make room: what was spent already leaves too little.
+      if (standing.spent + micros(worstUsd) > micros(spec.capUsd)) throw this.limitReached(spec, standing, worstUsd, end);
+      // A settlement of this run landed meanwhile: look again at once.
+      if (this.settlements !== epoch) continue;
+      // Calls in flight hold the rest: this run's wake it when they settle; others' are looked at again each second.
+      await this.waitForRoom(signal, this.live.size > 0 ? undefined : OTHERS_POLL_MS);
     }
   }
 
@@ -122,25 +140,56 @@ export class SpendPools {
 
   private async settle(id: string, costUsd: number): Promise<void> {
     const holds = this.live.get(id) ?? [];
-    this.live.delete(id);
+    for (const window of holds) this.unsettled.push({ id, window, amount: micros(costUsd) });
     try {
-      if (!this.failed) for (const window of holds) await withTimeout(this.ledger.settle(window, id, micros(costUsd)), 'a spend pool settlement');
-    } catch (e) {
-      this.fail(e);
+      await this.settleLeftovers();
+    } catch {
+      // Kept: the next reservation settles it first, or stops the run because the store cannot be asked.
+    } finally {
+      // Out of the live set only once the store has its cost (or it is kept to settle): a waiting call never sees the pool emptier than it is.
+      this.live.delete(id);
+      this.settlements++;
+      for (const wake of [...this.waiting]) wake();
     }
-    for (const wake of this.waiting.splice(0)) wake();
   }
 
+  /** Settlements the store has not taken yet, in order, one flush at a time (two at once would count a call twice); throws when the store fails. */
+  private settleLeftovers(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (this.unsettled.length === 0) return Promise.resolve();
+    const flush = async () => {
+      while (this.unsettled.length > 0) {
+        const { id, window, amount } = this.unsettled[0]!;
+        await withTimeout(this.ledger.settle(window, id, amount), 'a spend pool settlement');
+        this.unsettled.shift();
+      }
+    };
+    this.flushing = flush().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  /** A refused call's holds, given back; a store that fails here lets them expire (HOLD_MS). */
   private async giveBack(id: string, holds: readonly PoolWindow[]): Promise<void> {
-    try {
-      for (const window of holds) await withTimeout(this.ledger.settle(window, id, 0), 'a spend pool release');
-    } catch (e) {
-      this.fail(e);
-    }
+    for (const window of holds) await withTimeout(this.ledger.settle(window, id, 0), 'a spend pool release').catch(() => {});
+  }
+
+  private waitForRoom(signal: AbortSignal, pollMs: number | undefined): Promise<void> {
+    // The signal outlives this wait (a call may wait many times): its listener goes with the wait.
+    return new Promise<void>((resolve) => {
+      const timer = pollMs === undefined ? undefined : setTimeout(() => wake(), pollMs);
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        signal.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.waiting.add(wake);
+      signal.addEventListener('abort', wake, { once: true });
+    });
   }
 
   private async renew(): Promise<void> {
-    if (this.failed || this.live.size === 0) return;
+    if (this.live.size === 0) return;
     const byWindow = new Map<string, { window: PoolWindow; ids: string[] }>();
     for (const [id, holds] of this.live) {
       for (const window of holds) {
@@ -149,18 +198,19 @@ export class SpendPools {
         entry.ids.push(id);
       }
     }
-    try {
-      for (const { window, ids } of byWindow.values()) await withTimeout(this.ledger.renew(window, ids, Date.now() + HOLD_MS), 'a spend pool renewal');
-    } catch (e) {
-      this.fail(e);
-    }
+    // A renewal the store misses is no stop: the next reservation asks it, and stops the run if it cannot.
+    for (const { window, ids } of byWindow.values()) await withTimeout(this.ledger.renew(window, ids, Date.now() + HOLD_MS), 'a spend pool renewal').catch(() => {});
   }
 
-  private fail(e: unknown): void {
-    if (this.failed) return;
-    this.failed = true;
-    this.onFailure(e);
-    for (const wake of this.waiting.splice(0)) wake();
+  /** A store that cannot be asked stops the run at the pool's limit; one that holds no amount is refused. */
+  private unchecked(e: unknown): ConclaveError {
+    if (e instanceof PoolValueError || e instanceof CallAborted) return e;
+    const why = this.explain(e);
+    if (/CONCLAVE_BAD_VALUE|WRONGTYPE|not an integer|out of range/i.test(why)) {
+      return new PoolValueError(`the spend pools in the --coordinate store ${this.store} hold something that is not an amount (${why}): fix or delete the pool's keys, then resume`);
+    }
+    const names = this.specs.map((s) => s.name).join(', ');
+    return new LimitReached('spend_pool', `${names} cannot be checked: the --coordinate store ${this.store} failed (${why}); resume once it answers`);
   }
 
   private limitReached(spec: PoolSpec, standing: Standing, worstUsd: number, end: number): LimitReached {
@@ -172,6 +222,19 @@ export class SpendPools {
       `${spec.name} (${formatUsd(spent)} spent${held > 0 ? ` and ${formatUsd(held)} held by calls in flight` : ''} of ${formatUsd(spec.capUsd)} per ${spec.per}: ${formatUsd(left)} left, and the next call could cost up to ${formatUsd(worstUsd)}; the pool has room again at ${new Date(end).toISOString()}, or sooner if calls in flight cost less than they hold)`,
     );
   }
+}
+
+/** Amounts in millionths of a dollar that a pool can hold: whole, not negative, and at most $1,000,000,000 (exact in a double). */
+const MAX_MICROS = 1e9 * MICRO;
+
+/** The store's answer, when its amounts are amounts. */
+function checkedStanding(spec: PoolSpec, answer: Standing & { granted: boolean }): Standing & { granted: boolean } {
+  for (const [what, value] of [['spent', answer.spent], ['held', answer.held]] as const) {
+    if (!Number.isSafeInteger(value) || value < 0 || value > MAX_MICROS) {
+      throw new PoolValueError(`the spend pool ${spec.name} in the store says ${String(value)} millionths of a dollar ${what}, which is no amount a pool holds: fix or delete the pool's keys, then resume`);
+    }
+  }
+  return answer;
 }
 
 /** Dollars as whole millionths, rounded up: a pool is never charged less than a call cost. */

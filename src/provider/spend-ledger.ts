@@ -30,23 +30,34 @@ export interface PoolLedger {
   renew(w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void>;
 }
 
-const RESERVE = `
+/** A stored amount, or an error that says it is none (text, NaN, inf, a number past what a double holds exactly). */
+const AMOUNT = `
+local function amount(value, what)
+  if not value then return 0 end
+  if type(value) ~= 'string' or not string.match(value, '^%d+$') or string.len(value) > 15 then
+    error({err = 'CONCLAVE_BAD_VALUE ' .. what .. ' is ' .. string.sub(tostring(value), 1, 40)})
+  end
+  return tonumber(value)
+end`;
+
+const RESERVE = `${AMOUNT}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
 for _, id in ipairs(expired) do redis.call('HDEL', KEYS[3], id) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
 local held = 0
-for _, amount in ipairs(redis.call('HVALS', KEYS[3])) do held = held + tonumber(amount) end
-local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+for _, value in ipairs(redis.call('HVALS', KEYS[3])) do held = held + amount(value, 'a hold') end
+local spent = amount(redis.call('GET', KEYS[1]), 'spent')
 if spent + held + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {0, spent, held} end
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
 return {1, spent, held}`;
 
-const SETTLE = `
+const SETTLE = `${AMOUNT}
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-redis.call('INCRBY', KEYS[1], ARGV[2])
+local spent = amount(redis.call('GET', KEYS[1]), 'spent')
+redis.call('SET', KEYS[1], tostring(spent + tonumber(ARGV[2])))
 redis.call('PEXPIRE', KEYS[1], ARGV[3])`;
 
 const RENEW = `
@@ -99,7 +110,8 @@ export class PostgresLedger implements PoolLedger {
   async prepare(): Promise<void> {
     for (const statement of [
       'CREATE TABLE IF NOT EXISTS conclave_spend (pool text NOT NULL, window_start bigint NOT NULL, spent bigint NOT NULL DEFAULT 0, PRIMARY KEY (pool, window_start))',
-      'CREATE TABLE IF NOT EXISTS conclave_spend_holds (id text PRIMARY KEY, pool text NOT NULL, window_start bigint NOT NULL, amount bigint NOT NULL, expires_at bigint NOT NULL)',
+      // A hold is its call's in one window of one pool: a call draws from several pools under one id.
+      'CREATE TABLE IF NOT EXISTS conclave_pool_holds (id text NOT NULL, pool text NOT NULL, window_start bigint NOT NULL, amount bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (id, pool, window_start))',
     ]) {
       await this.pool.query(statement).catch((e: { code?: string }) => {
         if (e.code !== '23505' && e.code !== '42P07') throw e;
@@ -109,24 +121,29 @@ export class PostgresLedger implements PoolLedger {
 
   reserve(w: PoolWindow, id: string, amount: number, cap: number, expiresAt: number): Promise<Standing & { granted: boolean }> {
     return this.locked(w, async (query) => {
-      await query('DELETE FROM conclave_spend_holds WHERE pool = $1 AND window_start = $2 AND expires_at <= $3', [w.pool, w.start, Date.now()]);
-      const held = Number((await query('SELECT coalesce(sum(amount), 0) AS held FROM conclave_spend_holds WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.held ?? 0);
+      await query('DELETE FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2 AND expires_at <= $3', [w.pool, w.start, Date.now()]);
+      const held = Number((await query('SELECT coalesce(sum(amount), 0) AS held FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.held ?? 0);
       const spent = Number((await query('SELECT spent FROM conclave_spend WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.spent ?? 0);
       const granted = spent + held + amount <= cap;
-      if (granted) await query('INSERT INTO conclave_spend_holds VALUES ($1, $2, $3, $4, $5)', [id, w.pool, w.start, amount, expiresAt]);
+      if (granted) {
+        await query(
+          'INSERT INTO conclave_pool_holds VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id, pool, window_start) DO UPDATE SET amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at',
+          [id, w.pool, w.start, amount, expiresAt],
+        );
+      }
       return { granted, spent, held };
     });
   }
 
   settle(w: PoolWindow, id: string, amount: number): Promise<void> {
     return this.locked(w, async (query) => {
-      await query('DELETE FROM conclave_spend_holds WHERE id = $1', [id]);
+      await query('DELETE FROM conclave_pool_holds WHERE id = $1 AND pool = $2 AND window_start = $3', [id, w.pool, w.start]);
       await query('INSERT INTO conclave_spend VALUES ($1, $2, $3) ON CONFLICT (pool, window_start) DO UPDATE SET spent = conclave_spend.spent + $3', [w.pool, w.start, amount]);
     });
   }
 
-  async renew(_w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void> {
-    if (ids.length > 0) await this.pool.query('UPDATE conclave_spend_holds SET expires_at = $1 WHERE id = ANY($2)', [expiresAt, ids]);
+  async renew(w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void> {
+    if (ids.length > 0) await this.pool.query('UPDATE conclave_pool_holds SET expires_at = $1 WHERE pool = $2 AND window_start = $3 AND id = ANY($4)', [expiresAt, w.pool, w.start, ids]);
   }
 
   private async locked<T>(w: PoolWindow, work: (query: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>): Promise<T> {
