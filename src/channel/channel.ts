@@ -58,7 +58,7 @@ export class Channel {
 
   /** A spawned agent joins, reporting to its spawner; `task` is its first message, from the spawner. */
   join(spawned: { agent: string; template: string; role: 'manager' | 'worker'; parent: string; depth: number }, task: string): Message {
-    if (this.members.names.has(spawned.agent) || !this.members.names.has(spawned.parent)) throw new Error(`cannot spawn @${spawned.agent} for @${spawned.parent}`);
+    if (this.members.names.has(spawned.agent) || !this.members.names.has(spawned.parent)) throw new ChannelError(`cannot start @${spawned.agent} for @${spawned.parent}: ${this.members.names.has(spawned.agent) ? 'an agent has that name already' : `@${spawned.parent} is no agent`}`);
     this.emit({ type: 'agent_spawned', ...spawned });
     return this.write('agent', spawned.parent, task, [spawned.agent]);
   }

@@ -74,8 +74,10 @@ export class Spawner {
     }
     const depth = this.checkRoom(parent, tasks.length, 'spawn');
     const own = this.sources.workflow.spec.templates?.[template]?.limits;
-    if (caps.name !== undefined && (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(caps.name) || this.channel.hasMember(caps.name) || ['all', 'system'].includes(caps.name))) {
-      throw new ToolInputError(`"${caps.name}" cannot be a new agent's name: it must be letters, digits, - and _, and no agent's name already`);
+    if (caps.name !== undefined) {
+      const problem = this.chosenNameProblem(caps.name);
+      if (problem) throw new ToolInputError(`"${caps.name}" cannot be a new agent's name: ${problem}`);
+      if (tasks.length !== 1) throw new ToolInputError(`name gives one agent its name, and you gave ${tasks.length} tasks: spawn one task with a name, or leave name out`);
     }
     const named = caps.name;
     caps = { maxTurns: caps.maxTurns ?? own?.max_turns, budgetUsd: caps.budgetUsd ?? own?.budget_usd };
@@ -84,7 +86,7 @@ export class Spawner {
       throw new ToolInputError(`spawn refused: ${tasks.length} × $${caps.budgetUsd} is more than the $${left.toFixed(4)} left of your budget_usd`);
     }
     return tasks.map((task) => {
-      const agent = named ?? instanceName(template, this.next(template));
+      const agent = named ?? this.freeName((n) => instanceName(template, n), template);
       this.add(agent, template, parent, depth, instanceProfile(this.sources, template, agent, parent), undefined, task, caps);
       return agent;
     });
@@ -126,7 +128,7 @@ export class Spawner {
     const last = point.messages.at(-1);
     const uses = last?.role === 'assistant' && Array.isArray(last.content) ? last.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])) : [];
     return tasks.map((task) => {
-      const agent = `${parent}-fork-${this.next(`${parent}-fork`)}`;
+      const agent = this.freeName((n) => `${parent}-fork-${n}`, `${parent}-fork`);
       const intro = `You are @${agent}, a fork of @${parent} made at this call: you have its conversation so far, and one task, below. Do only that task; your answer goes to @${parent}. (The agent you were until now goes on without you.)`;
       const results = uses.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: id === point.toolUseId ? intro : 'Not run in this fork.' }));
       const messages = [...point.messages, { role: 'user' as const, content: results }];
@@ -204,6 +206,29 @@ export class Spawner {
     const n = (this.counts.get(key) ?? 0) + 1;
     this.counts.set(key, n);
     return n;
+  }
+
+  /** The next automatic name of its kind that no agent has (the same on a resume: spawns run again in order). */
+  private freeName(name: (n: number) => string, key: string): string {
+    for (;;) {
+      const agent = name(this.next(key));
+      if (!this.channel.hasMember(agent)) return agent;
+    }
+  }
+
+  /**
+   * Why a name a model chose cannot be a new agent's, or undefined: the rules of a declared
+   * agent's name, no agent's already, and not of the shapes automatic names take
+   * (`TEMPLATE-N`, `AGENT-fork-N`), which are kept for them.
+   */
+  private chosenNameProblem(name: string): string | undefined {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(name)) return 'it must be letters, digits, - and _ (at most 64), starting with a letter or digit';
+    if (['all', 'system'].includes(name)) return `@${name} is kept by conclave`;
+    if (this.channel.hasMember(name)) return 'an agent has that name already';
+    const automatic = /^(.+)-[0-9]+$/.exec(name);
+    const templates = Object.keys(this.sources.workflow.spec.templates ?? {});
+    if (automatic && (templates.includes(automatic[1]!) || /-fork$/.test(automatic[1]!))) return 'names of the form TEMPLATE-N and AGENT-fork-N are kept for the names conclave gives';
+    return undefined;
   }
 
   /** The depth new agents under `parent` would have, once max_agents and max_depth allow `count` more. */
