@@ -5,7 +5,7 @@ import { appendFileSync } from 'node:fs';
 import { END_GROUP, findingAnnotation, group, warningAnnotation } from './github.js';
 import { repoPath } from './sarif.js';
 import { printable } from './terminal-text.js';
-import { compactionsTable, findingsTable, outputsTable, proposalsTable, timelineChart, usageTable } from './markdown-tables.js';
+import { compactionsTable, fenced, findingsTable, inline, outputsTable, proposalsTable, timelineChart, usageTable } from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
 export function reportToGitHub(
@@ -75,13 +75,13 @@ export function jobSummary(s: SessionSummary, result: RunResult): string {
 
 function render(s: SessionSummary, result: RunResult, cut: number): string {
   const icon = result.exitCode === 0 ? '✅' : '❌';
-  const lines = [`## ${icon} conclave: ${s.header.workflow.path}`, '', `**${result.status}** (exit ${result.exitCode}): ${result.reason}`, ''];
+  const lines = [`## ${icon} conclave: ${inline(s.header.workflow.path)}`, '', `**${result.status}** (exit ${result.exitCode}): ${inline(result.reason)}`, ''];
   if (result.summary) lines.push(fenced(result.summary), '');
   lines.push(...outputsTable(result.outputs, '###'));
   lines.push('### Transcript', '');
   let trimmed = 0;
   for (const [agent, messages] of byAgent(s.messages)) {
-    lines.push(`<details><summary>${agent === 'kickoff' || agent === 'system' ? agent : `@${agent}`} — ${messages.length} message${messages.length === 1 ? '' : 's'}</summary>`, '');
+    lines.push(`<details><summary>${agent === 'kickoff' || agent === 'system' ? agent : `@${inline(agent)}`} — ${messages.length} message${messages.length === 1 ? '' : 's'}</summary>`, '');
     for (const m of messages) {
       let text = fenced(m.text);
       if (cut > 0 && m.text.length > cut) {
@@ -91,23 +91,13 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
         text = `*(${m.text.length} characters in the session file)*`;
         trimmed++;
       }
-      lines.push(`**#${m.id} → ${to(m)}**`, '', text, '');
+      lines.push(`**#${inline(String(m.id))} → ${inline(to(m))}**`, '', text, '');
     }
     lines.push('</details>', '');
   }
   if (trimmed > 0) lines.push(`*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`, '');
   lines.push(...findingsTable(s, '###'), ...proposalsTable(s, '###'), ...compactionsTable(s, '###'), ...timelineChart(s, '###'), ...usageTable(s, '### Usage and cost'));
   return `${lines.join('\n')}\n`;
-}
-
-/**
- * Text shown as it is, in a fenced block whose fence is longer than any run of backticks in it:
- * no line of a message (a diff's `--- a/app.js`, a `</details>`) can change the summary's structure.
- */
-export function fenced(text: string): string {
-  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(Math.max(3, longest + 1));
-  return `${fence}text\n${text}\n${fence}`;
 }
 
 /** Step outputs, through @actions/core (GITHUB_OUTPUT, each value safe whatever it holds). A file that cannot be written is a warning: the run's result stands. */

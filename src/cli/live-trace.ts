@@ -1,5 +1,6 @@
 import type { EventBody, SessionEvent, SessionHeader } from '../session/format.js';
 import type { TraceSpan } from '../trace/spans.js';
+import { collectorHost } from './collector-host.js';
 
 /** A run's spans, sent to an OTLP collector as they end (docs/traces.md). */
 export interface LiveTrace {
@@ -54,7 +55,7 @@ async function startTrace(options: LiveTraceOptions, endpoint: string): Promise<
     warn(`traces: OTEL_EXPORTER_OTLP_PROTOCOL ${protocol.unsupported} is not spoken here (http/protobuf or http/json); the run goes on without traces`);
     return undefined;
   }
-  const where = hostOf(endpoint);
+  const where = collectorHost(endpoint);
   const sender = await spanSender(env, protocol);
   const builder = new SpanBuilder(options.header, { content: options.content });
   for (const e of options.recorded) builder.add(e);
@@ -101,12 +102,3 @@ async function startTrace(options: LiveTraceOptions, endpoint: string): Promise<
   };
 }
 
-/** Where spans go, as the user may see it: scheme, host and port. */
-function hostOf(endpoint: string): string {
-  try {
-    const url = new URL(endpoint);
-    return `${url.protocol}//${url.host}`;
-  } catch {
-    return 'OTEL_EXPORTER_OTLP_ENDPOINT';
-  }
-}

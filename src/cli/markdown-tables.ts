@@ -1,9 +1,49 @@
 import { PROVIDER_TITLE, type ProviderName } from '../provider/clouds.js';
 import { NO_AGENT_USAGE, type AgentUsage, type SessionSummary } from '../session/summary.js';
 
-/** Text for a Markdown table cell: pipes escaped, line breaks as <br>. */
+/**
+ * Text that a model or a session file made, as it may stand inside one line of Markdown (a
+ * heading, a sentence, a `<summary>`): no HTML survives (`<` `>` `&` as entities), no link, image,
+ * code span or emphasis can open (`[` `]` `` ` `` `*` `\\` escaped), no table cell can end (`|`), and
+ * no line can break, so nothing it says can forge a heading, hide the report or add a chart.
+ */
+export function inline(text: string): string {
+  return cell(text).replace(/<br>/g, ' ');
+}
+
+/**
+ * Text shown as it is, in a fenced block whose fence is longer than any run of backticks in it:
+ * no line of a message (a diff's `--- a/app.js`, a `</details>`) can change the summary's structure.
+ */
+export function fenced(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}text\n${text}\n${fence}`;
+}
+
+/** Such text for a Markdown table cell: as `inline`, with line breaks as <br>. */
 export function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/[\\`*[\]|]/g, '\\$&')
+    .replace(/\r\n|[\r\n\u2028\u2029]/g, '<br>');
+}
+
+/** Such text as a code span in a table cell: a fence longer than any run of backticks in it, pipes escaped, on one line. */
+export function codeCell(text: string): string {
+  const flat = text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' ').replace(/\|/g, '\\|');
+  const fence = '`'.repeat(Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length)) + 1);
+  return flat.startsWith('`') || flat.endsWith('`') ? `${fence} ${flat} ${fence}` : `${fence}${flat}${fence}`;
+}
+
+/**
+ * Such text as a label in a Mermaid chart: only letters, digits, space, `.`, `_`, `@` and `-`, so
+ * no directive (`%%{init}%%`), comment, `click … href`, new line or `:` can reach the chart's syntax.
+ */
+export function mermaidLabel(text: string): string {
+  return text.replace(/[^A-Za-z0-9 ._@-]/g, '_').slice(0, 80) || '_';
 }
 
 export function dollars(n: number): string {
@@ -14,7 +54,7 @@ export function dollars(n: number): string {
 
 export function outputsTable(outputs: Record<string, string>, heading: string): string[] {
   if (Object.keys(outputs).length === 0) return [];
-  return [`${heading} Outputs`, '', '| output | value |', '|---|---|', ...Object.entries(outputs).map(([k, v]) => `| ${k} | ${cell(v)} |`), ''];
+  return [`${heading} Outputs`, '', '| output | value |', '|---|---|', ...Object.entries(outputs).map(([k, v]) => `| ${cell(k)} | ${cell(v)} |`), ''];
 }
 
 export function proposalsTable(s: SessionSummary, heading: string): string[] {
@@ -28,14 +68,14 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
       }),
       ...p.refused.map((r) => `@${r.voter}: ${r.option} (not counted)`),
     ].join('; ');
-    return `| ${p.id} | ${cell(p.question)} | ${p.status.replace('_', ' ')}${p.winner ? ` **${p.winner}**` : ''} | ${tally} | ${cell(votes)} | ${p.rule} |`;
+    return `| ${cell(p.id)} | ${cell(p.question)} | ${cell(p.status.replace('_', ' '))}${p.winner ? ` **${cell(p.winner)}**` : ''} | ${cell(tally)} | ${cell(votes)} | ${cell(p.rule)} |`;
   });
   return [`${heading} Proposals`, '', '| proposal | question | result | tally | votes | rule |', '|---|---|---|---|---|---|', ...rows, ''];
 }
 
 export function usageTable(s: SessionSummary, title: string): string[] {
   const rows = agentTree(s).map(({ name, depth, usage: u, below }) => {
-    const label = `${depth ? `${'&nbsp;&nbsp;'.repeat(depth)}↳ ` : ''}${name}${s.spawned[name]?.ended ? ` (${s.spawned[name]!.ended})` : ''}`;
+    const label = `${depth ? `${'&nbsp;&nbsp;'.repeat(depth)}↳ ` : ''}${cell(name)}${s.spawned[name]?.ended ? ` (${cell(s.spawned[name]!.ended!)})` : ''}`;
     return `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.cache_read_input_tokens} | ${u.cache_creation_input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (${below.agents} agents)` : ''} |`;
   });
   const t = s.total;
@@ -64,8 +104,8 @@ export function timelineChart(s: SessionSummary, heading: string): string[] {
   let shown = 0;
   for (const { agent, bars } of rows) {
     if (shown >= TIMELINE_BARS) break;
-    lines.push(`  section ${agent}`);
-    for (const bar of bars.slice(0, TIMELINE_BARS - shown)) lines.push(`  ${bar.label} : ${tag[bar.kind]}${bar.startMs}, ${Math.max(bar.endMs, bar.startMs + 1)}`);
+    lines.push(`  section ${mermaidLabel(agent)}`);
+    for (const bar of bars.slice(0, TIMELINE_BARS - shown)) lines.push(`  ${mermaidLabel(bar.label)} : ${tag[bar.kind] ?? ''}${Math.round(bar.startMs)}, ${Math.round(Math.max(bar.endMs, bar.startMs + 1))}`);
     shown += Math.min(bars.length, TIMELINE_BARS - shown);
   }
   const note = shown < all ? [`*The timeline shows ${shown} of ${all} bars.*`, ''] : [];
@@ -82,9 +122,9 @@ const TIMELINE_BARS = 400;
 export function sharedLimitLines(s: SessionSummary): string[] {
   const byProvider = Object.entries(s.providers);
   const lines = byProvider.some(([name]) => name !== 'anthropic')
-    ? [`Providers: ${byProvider.map(([name, p]) => `${PROVIDER_TITLE[name as ProviderName] ?? name} ${p.calls} call${p.calls === 1 ? '' : 's'} ${dollars(p.cost_usd)}`).join(' · ')}`]
+    ? [`Providers: ${byProvider.map(([name, p]) => `${PROVIDER_TITLE[name as ProviderName] ?? inline(name)} ${p.calls} call${p.calls === 1 ? '' : 's'} ${dollars(p.cost_usd)}`).join(' · ')}`]
     : [];
-  lines.push(...s.pools.map((p) => `Spend pool ${p.name} (${dollars(p.cap_usd)} per ${p.per}): this run drew ${dollars(p.drawn_usd)}`));
+  lines.push(...s.pools.map((p) => `Spend pool ${inline(p.name)} (${dollars(p.cap_usd)} per ${inline(p.per)}): this run drew ${dollars(p.drawn_usd)}`));
   if (s.paced.calls > 0) lines.push(`Rate limits: ${s.paced.calls} call${s.paced.calls === 1 ? '' : 's'} waited ${(s.paced.ms / 1000).toFixed(1)} s in all`);
   return lines;
 }
@@ -98,24 +138,41 @@ export interface AgentRow {
   below?: { costUsd: number; agents: number };
 }
 
-/** The agents in tree order: each spawned agent under the agent that spawned it, in the order spawned. */
+/**
+ * The agents in tree order: each spawned agent under the agent that spawned it, in the order
+ * spawned. Walked without recursion, each agent once: a session file's chain of spawns may be as
+ * deep as it likes, or loop, and still prints.
+ */
 export function agentTree(s: SessionSummary): AgentRow[] {
   const children = new Map<string, string[]>();
   for (const [name, a] of Object.entries(s.spawned)) children.set(a.parent, [...(children.get(a.parent) ?? []), name]);
   const rows: AgentRow[] = [];
-  const visit = (name: string, depth: number): { costUsd: number; agents: number } => {
-    const row: AgentRow = { name, depth, usage: s.agents[name] ?? NO_AGENT_USAGE };
-    rows.push(row);
-    const total = { costUsd: row.usage.cost_usd, agents: 1 };
-    for (const child of children.get(name) ?? []) {
-      const sub = visit(child, depth + 1);
-      total.costUsd += sub.costUsd;
-      total.agents += sub.agents;
+  const seen = new Set<string>();
+  const stack: { name: string; depth: number }[] = Object.keys(s.agents).filter((name) => !s.spawned[name]).reverse().map((name) => ({ name, depth: 0 }));
+  while (stack.length > 0) {
+    const { name, depth } = stack.pop()!;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    rows.push({ name, depth, usage: s.agents[name] ?? NO_AGENT_USAGE });
+    for (const child of [...(children.get(name) ?? [])].reverse()) stack.push({ name: child, depth: depth + 1 });
+  }
+  // Totals from the last row back: a row's subtree is the rows after it that are deeper, up to the next that is not.
+  const open: { row: AgentRow; total: { costUsd: number; agents: number } }[] = [];
+  const close = (until: number) => {
+    while (open.length > 0 && open.at(-1)!.row.depth >= until) {
+      const done = open.pop()!;
+      if (done.total.agents > 1) done.row.below = done.total;
+      if (open.length > 0) {
+        open.at(-1)!.total.costUsd += done.total.costUsd;
+        open.at(-1)!.total.agents += done.total.agents;
+      }
     }
-    if (total.agents > 1) row.below = total;
-    return total;
   };
-  for (const name of Object.keys(s.agents)) if (!s.spawned[name]) visit(name, 0);
+  for (const row of rows) {
+    close(row.depth);
+    open.push({ row, total: { costUsd: row.usage.cost_usd, agents: 1 } });
+  }
+  close(0);
   return rows;
 }
 
@@ -124,7 +181,7 @@ export function compactionsTable(s: SessionSummary, heading: string): string[] {
   if (s.compactions.length === 0) return [];
   const rows = s.compactions.map(
     (c) =>
-      `| @${c.agent} | ${c.turn} | ${c.reason === 'too_long' ? 'the API said too long' : 'compact_at'} | ${c.tokens_before} → ${c.tokens_after} | ${c.cleared} | ${c.summary === null ? 'no' : `${c.summary.length} characters`} |`,
+      `| @${cell(c.agent)} | ${c.turn} | ${c.reason === 'too_long' ? 'the API said too long' : 'compact_at'} | ${c.tokens_before} → ${c.tokens_after} | ${c.cleared} | ${c.summary === null ? 'no' : `${c.summary.length} characters`} |`,
   );
   return [`${heading} Compactions`, '', '| agent | turn | why | tokens | tool results cleared | summary |', '|---|---|---|---|---|---|', ...rows, ''];
 }
@@ -133,7 +190,7 @@ export function compactionsTable(s: SessionSummary, heading: string): string[] {
 export function findingsTable(s: SessionSummary, heading: string): string[] {
   if (s.findings.length === 0) return [];
   const rows = s.findings.map(
-    (f) => `| ${f.level} | \`${cell(f.path)}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}\` | ${cell(f.title ? `**${f.title}**: ${f.message}` : f.message)} | @${f.agent} |`,
+    (f) => `| ${cell(f.level)} | ${codeCell(`${f.path}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}`)} | ${f.title ? `**${cell(f.title)}**: ` : ''}${cell(f.message)} | @${cell(f.agent)} |`,
   );
   return [`${heading} Findings`, '', '| level | where | finding | by |', '|---|---|---|---|', ...rows, ''];
 }

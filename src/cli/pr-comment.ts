@@ -1,7 +1,6 @@
 import * as github from '@actions/github';
 import type { SessionSummary } from '../session/summary.js';
-import { fenced } from './github-report.js';
-import { cell, dollars } from './markdown-tables.js';
+import { cell, dollars, fenced, inline } from './markdown-tables.js';
 
 /** Marks the comment a workflow keeps on a pull request, so that the next run finds it again. */
 export function commentMarker(workflowPath: string): string {
@@ -27,7 +26,7 @@ export function commentBody(s: SessionSummary): string {
 function render(s: SessionSummary, cut: number): string {
   const end = s.end;
   const icon = end ? (end.exit_code === 0 ? '✅' : '❌') : '⏸️';
-  const lines = [commentMarker(s.header.workflow.path), `### ${icon} conclave: ${s.header.workflow.path}`, ''];
+  const lines = [commentMarker(s.header.workflow.path), `### ${icon} conclave: ${inline(s.header.workflow.path)}`, ''];
   lines.push(end ? `**${end.status}** (exit ${end.exit_code}): ${inert(cell(end.reason))}` : 'The run has not ended: it can be resumed from its session file.', '');
   if (end?.summary) lines.push(fenced(shorter(end.summary, cut)), '');
   const outputs = Object.entries(end?.outputs ?? {});

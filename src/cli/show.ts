@@ -3,7 +3,7 @@ import { printable } from './terminal-text.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../exit-codes.js';
-import { agentTree, cacheLine, compactionsTable, dollars, findingsTable, outputsTable, proposalsTable, sharedLimitLines, timelineChart, usageTable } from './markdown-tables.js';
+import { agentTree, cacheLine, compactionsTable, dollars, fenced, findingsTable, inline, outputsTable, proposalsTable, sharedLimitLines, timelineChart, usageTable } from './markdown-tables.js';
 import { asUsageError } from './usage-error.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
@@ -66,11 +66,12 @@ function text(s: SessionSummary): string {
 }
 
 function markdown(s: SessionSummary): string {
-  const lines = [`# ${s.header.workflow.path}`, '', `Run \`${s.header.run_id}\`, started ${s.header.started_at}.`, ''];
-  if (s.end) lines.push(`**${s.end.status}** (exit ${s.end.exit_code}): ${s.end.reason}`, '');
+  const lines = [`# ${inline(s.header.workflow.path)}`, '', `Run ${inline(s.header.run_id)}, started ${inline(s.header.started_at)}.`, ''];
+  if (s.end) lines.push(`**${inline(s.end.status)}** (exit ${s.end.exit_code}): ${inline(s.end.reason)}`, '');
   if (s.end) lines.push(...outputsTable(s.end.outputs, '##'));
   lines.push('## Transcript', '');
-  for (const m of s.messages) lines.push(`**#${m.id} ${from(m)} → ${to(m)}**`, '', m.text.split('\n').map((l) => `> ${l}`).join('\n'), '');
+  // Each message in a fence longer than any run of backticks in it: no line of it is read as Markdown or HTML.
+  for (const m of s.messages) lines.push(`**#${inline(String(m.id))} ${inline(from(m))} → ${inline(to(m))}**`, '', fenced(m.text), '');
   lines.push(...findingsTable(s, '##'), ...proposalsTable(s, '##'), ...compactionsTable(s, '##'), ...timelineChart(s, '##'), ...usageTable(s, '## Usage'));
   return `${lines.join('\n')}\n`;
 }

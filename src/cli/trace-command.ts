@@ -1,6 +1,7 @@
 import { ConclaveError } from '../conclave-error.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { spansOf } from '../trace/spans.js';
+import { collectorError, collectorHost } from './collector-host.js';
 import { otlpJson, protocolOf, spanSender, tracesUrl } from '../trace/otlp.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
@@ -33,7 +34,7 @@ export async function traceCommand(file: string, options: TraceOptions): Promise
   try {
     await sender.send(spans);
   } catch (e) {
-    throw new ConclaveError(`the collector at ${options.otlp ? tracesUrl(options.otlp) : endpoint} did not take the spans: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ConclaveError(`the collector at ${collectorHost(endpoint)} did not take the spans: ${collectorError(e instanceof Error ? e.message : String(e), options.otlp ? tracesUrl(options.otlp) : endpoint)}`);
   } finally {
     await sender.shutdown().catch(() => {});
   }

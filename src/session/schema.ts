@@ -32,6 +32,11 @@ function leaf<T>(doc: string, words: string, fits: (v: unknown) => boolean): Sch
 export const string = (): Schema<string> => leaf('string', 'a string', (v) => typeof v === 'string');
 /** A string with at least one character. */
 export const text = (): Schema<string> => leaf('string', 'a non-empty string', (v) => typeof v === 'string' && v !== '');
+/**
+ * An agent's name as a workflow or a spawn can make one (letters, digits, `_` and `-`, at most 128):
+ * a name read from a session file reaches Markdown, Mermaid and terminals, so nothing else passes.
+ */
+export const agentName = (): Schema<string> => leaf('agent name', 'an agent name (letters, digits, _ and -)', (v) => typeof v === 'string' && /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(v));
 export const integer = (): Schema<number> => leaf('integer', 'a whole number', (v) => Number.isSafeInteger(v));
 export const number = (): Schema<number> => leaf('number', 'a number', (v) => typeof v === 'number' && Number.isFinite(v));
 export const boolean = (): Schema<boolean> => leaf('boolean', 'true or false', (v) => typeof v === 'boolean');

@@ -1,4 +1,4 @@
-import { array, boolean, integer, json, nullable, number, object, oneOf, optional, record, string, text, type ObjectSchema, type Schema } from './schema.js';
+import { agentName, array, boolean, integer, json, nullable, number, object, oneOf, optional, record, string, text, type ObjectSchema, type Schema } from './schema.js';
 
 /**
  * The session file's lines, each defined once: format.ts takes their types from here, the reader
@@ -31,14 +31,14 @@ export const LIMITS = object({
   concurrency: integer(),
 });
 
-export const MESSAGE = object({ id: integer(), kind: string(), sender: string(), text: string(), recipients: array(string()) });
+export const MESSAGE = object({ id: integer(), kind: string(), sender: agentName(), text: string(), recipients: array(agentName()) });
 
 export const PROPOSAL = object({
   id: string(),
-  proposer: string(),
+  proposer: agentName(),
   question: string(),
   options: array(string()),
-  voters: array(string()),
+  voters: array(agentName()),
   rule: string(),
   quorum: integer(),
   deadline_turns: nullable(integer()),
@@ -53,7 +53,7 @@ const API_USAGE = object(Object.fromEntries(TOKENS.map((t) => [t, optional(nulla
 export const RESPONSE = object({ content: array(object({ type: string() })), stop_reason: nullable(string()), usage: optional(API_USAGE) });
 
 const MCP_TOOL = object({ name: string(), description: string(), input_schema: anyObject(), read_only: boolean() });
-const AGENT_TURN = { agent: string(), turn: integer() };
+const AGENT_TURN = { agent: agentName(), turn: integer() };
 
 interface EventDefinition<S extends ObjectSchema<Record<string, Schema<unknown>>>> {
   schema: S;
@@ -69,13 +69,13 @@ export const EVENTS = {
   setup_failed: event({ id: string(), error: string() }, 'a setup step failed: the run stopped'),
   mcp_tools: event({ server: string(), tools: array(MCP_TOOL) }, "an MCP server's tools, listed when it started: a resume compares them, a replay uses them and starts no server; each call is a `tool_call` and `tool_result` like a workspace tool's"),
   message: event({ message: MESSAGE }, 'a channel message, with its recipients as resolved when written'),
-  ack: event({ agent: string(), through: integer() }, "a finished turn handled the agent's inbox up to entry `through`"),
+  ack: event({ agent: agentName(), through: integer() }, "a finished turn handled the agent's inbox up to entry `through`"),
   proposal_opened: event({ proposal: PROPOSAL }, 'a proposal was opened'),
-  vote: event({ proposal: string(), voter: string(), option: string(), reason: string() }, 'a vote the channel accepted'),
+  vote: event({ proposal: string(), voter: agentName(), option: string(), reason: string() }, 'a vote the channel accepted'),
   proposal_closed: event({ proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) }, 'a proposal closed'),
-  turn_counted: event({ agent: string() }, 'a turn ended, for proposal deadlines'),
+  turn_counted: event({ agent: agentName() }, 'a turn ended, for proposal deadlines'),
   agent_ended: event(
-    { agent: string(), status: oneOf('cancelled', 'limit', 'failed', 'stopped'), reason: string() },
+    { agent: agentName(), status: oneOf('cancelled', 'limit', 'failed', 'stopped'), reason: string() },
     'a spawned agent ended: cancelled (the `cancel` tool; its turn in flight aborted), stopped by its own limit, or failed, its spawner told; or `stopped` with the run (written deepest first just before `run_ended`; a resume replays up to the first of them)',
   ),
   call_failed: event(
@@ -83,7 +83,7 @@ export const EVENTS = {
     'a spawned agent\'s model call failed for good (after retries), or was not made (`budget`: it would pass the budget_usd the agent was spawned with): resume and replay meet the same at the same place, and the agent ends with `agent_ended`',
   ),
   agent_spawned: event(
-    { agent: string(), template: string(), role: oneOf('manager', 'worker'), parent: string(), depth: integer() },
+    { agent: agentName(), template: string(), role: oneOf('manager', 'worker'), parent: agentName(), depth: integer() },
     "`parent` spawned `agent`, an instance of `template` (`(fork)` for a fork of `parent`), `depth` levels below a declared agent; the next event is its task, a message from `parent` to it",
   ),
   turn_started: event({ ...AGENT_TURN, through: integer(), messages: array(integer()) }, "an agent's turn began with these unread messages (ids)"),

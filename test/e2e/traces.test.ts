@@ -144,7 +144,17 @@ describe('OpenTelemetry traces', () => {
     expect(notUrl.stderr).toBe('conclave: warning: traces: the OTLP endpoint "collector:4318" is not an http:// or https:// URL; the run goes on without traces\n');
     const refused = await conclave(['trace', run.json.session as string, '--otlp', 'http://127.0.0.1:9'], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1000' } });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^conclave: the collector at http:\/\/127\.0\.0\.1:9\/v1\/traces did not take the spans: .+\n$/);
+    expect(refused.stderr).toMatch(/^conclave: the collector at http:\/\/127\.0\.0\.1:9 did not take the spans: .+\n$/);
+    // A collector URL with credentials, given as --otlp or in the environment: scheme, host and port shown, nothing else.
+    for (const [args, env] of [
+      [['--otlp', 'http://user:hunter2-collector@127.0.0.1:9/x?api_key=k3y-in-the-query'], {}],
+      [[], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://user:hunter2-collector@127.0.0.1:9/x?api_key=k3y-in-the-query' }],
+    ] as const) {
+      const failed = await conclave(['trace', run.json.session as string, ...args], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1000', ...env } });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/^conclave: the collector at http:\/\/127\.0\.0\.1:9 did not take the spans: /);
+      expect(failed.stderr).not.toMatch(/hunter2|k3y-in-the-query|user:/);
+    }
     const nowhere = await conclave(['trace', run.json.session as string], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain('say where the spans go: --otlp URL');
