@@ -1,1 +1,0 @@
-export{r as CacheError,n as openCache}from"./cache-CjiHbsnj.js";import"./store-url-C-pllL7N.js";

@@ -1,1 +1,0 @@
-export{i as reportToGitHub}from"./github-report-D1EwLygE.js";
