@@ -1,5 +1,5 @@
 import { ConclaveError } from '../conclave-error.js';
-import { CallAborted, ProviderError } from '../provider/provider-errors.js';
+import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
 import { PROVIDERS, type ProviderName } from '../provider/clouds.js';
 import { array, integer, object, oneOf, record, string, text, type Infer } from '../session/schema.js';
@@ -89,7 +89,11 @@ export class WorkerFailure extends ConclaveError {}
 
 export function errorFromWire(error: WireError, worker: string): Error {
   if (error.aborted) return new CallAborted();
-  if (error.provider) return new ProviderError(error.message, error.provider.kind, error.provider.status);
+  if (error.provider) {
+    // Its kind decides the exit code, and a prompt too long is compacted and sent again, as a local call's is.
+    const failure = new ProviderError(error.message, error.provider.kind, error.provider.status);
+    return PromptTooLong.of(failure) ?? failure;
+  }
   return new WorkerFailure(`worker ${worker}: ${error.message}`);
 }
 

@@ -8,6 +8,7 @@ import { lastToolResult, startFakeAnthropic, type FakeAnthropic, type RecordedRe
 import { conclave, ROOT } from '../helpers/cli.js';
 import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
 import { RELAY, relayScript } from '../fixtures/relay.js';
+import { pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
 import { CANCEL_TEAM, cancellingLead, SPAWNING_MANAGER } from '../fixtures/cancel-team.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 import { missingStores, startRedis, type StoreServer } from '../helpers/stores.js';
@@ -477,6 +478,26 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
       connection.disconnect();
     }
   }, 60_000);
+
+  it("a provider's failure on a worker keeps its kind: a key the API refuses is exit 4, and a prompt too long is compacted and sent again", async () => {
+    server = await startFakeAnthropic(pingPongScript(2000), { maxPromptTokens: 30_000 });
+    const workflow = pingPongWorkflow({ maxTurns: 70 });
+    const queue = newQueue();
+    worker(queue, checkout(workflow));
+    const home = checkout(workflow);
+    const run = runOn(queue, home);
+    expect(await run.exited, run.output()).toBe(3);
+    const recorded = events(home, resultOf(run).session);
+    expect(recorded.filter((e) => e.type === 'context_exceeded').length, resultOf(run).reason).toBeGreaterThanOrEqual(1);
+    expect(recorded.filter((e) => e.type === 'context_compacted' && e.reason === 'too_long').length).toBeGreaterThanOrEqual(1);
+    // A worker whose key the API refuses: the provider failed (exit 4), not the run.
+    const refusedQueue = newQueue();
+    started.push(startWorker(redis.url, refusedQueue, checkout(PAIR_WORKFLOW), { ...modelEnv(), ANTHROPIC_API_KEY: 'sk-ant-not-the-key-0000' }));
+    const refusedHome = checkout(PAIR_WORKFLOW);
+    const refused = runOn(refusedQueue, refusedHome);
+    expect(await refused.exited, refused.output()).toBe(4);
+    expect(resultOf(refused).reason).toMatch(/^@lead failed: .*401/);
+  }, 90_000);
 
   it('--workers and conclave worker without CONCLAVE_WORKERS_SECRET, or with a short one, are refused before anything runs', async () => {
     const home = checkout(PAIR_WORKFLOW);
