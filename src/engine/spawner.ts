@@ -133,7 +133,9 @@ export class Spawner {
       const results = uses.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: id === point.toolUseId ? intro : 'Not run in this fork.' }));
       const messages = [...point.messages, { role: 'user' as const, content: results }];
       const profile = { ...this.hooks.profile(parent), name: agent, role: 'worker' as const, isLead: false, reportsTo: parent };
-      this.add(agent, FORK, parent, depth, profile, messages, task);
+      // A fork is its parent as it is now: a spawned parent's own max_turns holds it too.
+      const maxTurns = this.spawned.get(parent)?.maxTurns;
+      this.add(agent, FORK, parent, depth, profile, messages, task, maxTurns === undefined ? {} : { maxTurns });
       return agent;
     });
   }

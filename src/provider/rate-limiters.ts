@@ -44,8 +44,14 @@ export class Limiters implements LimiterStore {
             () => 0,
             async (refusal: unknown) => {
               if (!isRefusal(refusal)) throw refusal;
+              // A record that never expires (no limiter writes one: a hand-set key, another tool's) would hold every
+              // call for ever: it goes, and the call asks again. A wait is never longer than this limiter's window.
+              if (refusal.msBeforeNext < 0) {
+                await made.delete(key);
+                return 1;
+              }
               await made.reward(key, points);
-              return Math.max(1, refusal.msBeforeNext);
+              return Math.min(Math.max(1, refusal.msBeforeNext), made.duration * 1000);
             },
           );
         },

@@ -214,6 +214,27 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     }
   }, 60_000);
 
+  it('postgres: a rate-limit record set by hand with no expiry holds no run (Redis gives such a key the window\'s expiry itself)', async () => {
+    const server = await startFakeAnthropic(relayScript());
+    try {
+      const first = await runWorkflow(server, RELAY, ['--coordinate', urlOf('postgres'), '--rate-limit', 'rpm=40']);
+      expect(first.code, first.stderr).toBe(0);
+      // Every record of the limits, full and with no expiry: no limiter writes one.
+      const pg = (await import('pg')).default;
+      const client = new pg.Client({ connectionString: urlOf('postgres') });
+      await client.connect();
+      const { rowCount } = await client.query('UPDATE conclave_rate_limits SET points = 1000000, expire = NULL');
+      await client.end();
+      expect(rowCount).toBeGreaterThan(0);
+      const started = Date.now();
+      const second = await runWorkflow(server, RELAY, ['--coordinate', urlOf('postgres'), '--rate-limit', 'rpm=40', '--timeout', '60s']);
+      expect(second.code, second.stderr).toBe(0);
+      expect(Date.now() - started, 'no wait on a record that never expires').toBeLessThan(15_000);
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
+
   it.each(KINDS)('%s: a URL where no store answers is exit 2 at once, naming it, its password hidden', async (kind) => {
     const server = await startFakeAnthropic(relayScript());
     try {
