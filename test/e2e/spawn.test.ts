@@ -139,6 +139,20 @@ describe('spawn', () => {
     expect(run.events.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toEqual(['scout', 'reviewer-1']);
   });
 
+  it("a fork of a spawned agent is held to that agent's max_turns", async () => {
+    // A fork keeps its parent's system prompt (the server sees @t-1): it is told apart by its first task.
+    const isFork = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages).includes('You are @t-1-fork-1');
+    server = await startFakeAnthropic({
+      lead: (r) => (r.call === 1 ? spawnCall(['x'], 't') : { text: 'ok' }),
+      't-1': (r) => (isFork(r) ? { text: 'did it' } : r.call === 1 ? { tools: [{ name: 'fork', input: { task: 'do y' } }] } : { text: '@t-1-fork-1 and also z' }),
+    });
+    const workflow = 'name: f\ndefaults: { max_tokens: 1024 }\nagents:\n  lead: { role: manager, spawns: [t] }\ntemplates:\n  t: { role: manager, fork: true, limits: { max_turns: 1 } }\nkickoff: Go.\n';
+    const run = await runWorkflow(server, workflow);
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.of('t-1').filter(isFork), 'one turn, as its parent').toHaveLength(1);
+    expect(run.events.find((e) => e.type === 'agent_ended' && e.agent === 't-1-fork-1')).toMatchObject({ status: 'limit' });
+  });
+
   it('validate names a spawns entry that is no template, and an agent named like an instance', async () => {
     const dir = (await runWorkflow((server = await startFakeAnthropic({})), 'name: x\nagents: { a: { role: manager } }\nkickoff: k\n')).dir;
     writeFileSync(join(dir, 'bad.yml'), TEAM().replace('spawns: [reviewer]', 'spawns: [reviewr]').replace('agents:\n', 'agents:\n  reviewer-2: { role: worker }\n'));
