@@ -36,6 +36,8 @@ export interface SpanOptions {
 export class SpanBuilder {
   readonly traceId: string;
   private readonly open = new Map<string, TraceSpan>();
+  /** How often each key has opened a span. */
+  private readonly keysSeen = new Map<string, number>();
   private readonly workflow: TraceSpan;
   /** Each agent's latest time in its turn: where its next model call began. */
   private readonly lastAt = new Map<string, number>();
@@ -223,9 +225,12 @@ export class SpanBuilder {
   }
 
   private span(key: string, parentSpanId: string | undefined, name: string, startMs: number, kind: TraceSpan['kind'], attributes: TraceSpan['attributes']): TraceSpan {
+    // A key met again (a model that reuses a tool_use id) gets an id of its own: no two spans share one.
+    const seen = this.keysSeen.get(key) ?? 0;
+    this.keysSeen.set(key, seen + 1);
     const span: TraceSpan = {
       traceId: this.traceId,
-      spanId: hashHex(`span\0${this.header.run_id}\0${key}`, 16),
+      spanId: hashHex(`span\0${this.header.run_id}\0${key}${seen > 0 ? `\0${seen}` : ''}`, 16),
       ...(parentSpanId ? { parentSpanId } : {}),
       name,
       kind,

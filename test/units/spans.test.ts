@@ -37,6 +37,23 @@ describe('spans from a session', () => {
     expect(spansOf({ ...header, run_id: 'run-2' }, []).at(-1)!.traceId).not.toBe(workflow!.traceId);
   });
 
+  it('a tool_use id a model uses twice gives two spans with ids of their own', () => {
+    const spans = spansOf(header, [
+      at(1, { type: 'run_started', workflow: 'w', limits: {} }),
+      at(10, { type: 'turn_started', agent: 'a', turn: 1, through: 1, messages: [1] }),
+      call(20, 'a', 1, 1),
+      at(25, { type: 'tool_call', agent: 'a', turn: 1, tool: 'grep', tool_use_id: 'same', input: {} }),
+      at(30, { type: 'tool_result', agent: 'a', turn: 1, tool: 'grep', tool_use_id: 'same', content: 'x', is_error: false }),
+      call(40, 'a', 1, 2),
+      at(45, { type: 'tool_call', agent: 'a', turn: 1, tool: 'grep', tool_use_id: 'same', input: {} }),
+      at(50, { type: 'tool_result', agent: 'a', turn: 1, tool: 'grep', tool_use_id: 'same', content: 'y', is_error: false }),
+      at(60, { type: 'turn_ended', agent: 'a', turn: 1, elapsed_ms: 50 }),
+    ]);
+    const tools = spans.filter((s) => s.name === 'execute_tool grep');
+    expect(tools).toHaveLength(2);
+    expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
+  });
+
   it('end what a crash left open at the last time seen, as not finished; a failed call is an error', () => {
     const spans = spansOf(header, [
       at(10, { type: 'turn_started', agent: 'a', turn: 1, through: 1, messages: [] }),
