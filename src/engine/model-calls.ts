@@ -28,7 +28,7 @@ export interface ModelCallsOptions {
   /** Where an agent's calls go (docs/providers.md); Anthropic's API when not told. */
   providerOf?: (agent: string) => ProviderName;
   /** Reserves a call's worst case against the budget_usd a spawned agent was given; gives back the release. */
-  reserve?: (agent: string, worstUsd: number) => () => void;
+  reserve?: (agent: string, worstUsd: number, signal: AbortSignal) => Promise<() => void>;
   /** Holds a call's worst case in the spend pools shared across runs; gives back the settle, told what the call cost. */
   pools?: {
     readonly specs: readonly { name: string; capUsd: number; per: string }[];
@@ -86,7 +86,7 @@ export class ModelCalls {
     const worstUsd = worstCaseCost(inputTokens, request.max_tokens, this.options.accounting.priceOf(request.model, provider));
     let releaseOwn: (() => void) | undefined;
     try {
-      releaseOwn = this.options.reserve?.(agent, worstUsd);
+      releaseOwn = await this.options.reserve?.(agent, worstUsd, signal);
     } catch (e) {
       throw e instanceof SpawnBudgetReached ? this.failed(agent, turn, step, e) : e;
     }

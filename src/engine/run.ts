@@ -73,7 +73,7 @@ export class Run {
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
       failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,
-      reserve: (agent, worstUsd) => this.spawner?.reserve(agent, worstUsd) ?? (() => {}), providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
+      reserve: async (agent, worstUsd, signal) => (this.spawner ? this.spawner.reserve(agent, worstUsd, signal) : () => {}), providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
     });
     this.workspace = new Workspace(options.place.workspace, { protect: options.identity.ownFiles ?? [], secret: options.identity.credentials?.files ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
     options.recording.journal.listen({

@@ -1,5 +1,6 @@
 import type { AgentProfile } from '../agents/profile.js';
 import { ConclaveError } from '../conclave-error.js';
+import { CallAborted } from '../provider/provider-errors.js';
 import { ToolInputError, type ForkPoint, type SpawnCaps, type ToolContext } from '../agents/tools/tool.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Channel } from '../channel/channel.js';
@@ -49,6 +50,8 @@ export class Spawner {
   private readonly children = new Map<string, string[]>();
   private readonly counts = new Map<string, number>();
   private readonly ended = new Set<string>();
+  /** Calls waiting for a capped subtree's call in flight to give its reservation back. */
+  private readonly waiting = new Set<() => void>();
   private agents: number;
 
   constructor(
@@ -100,21 +103,46 @@ export class Spawner {
   /**
    * Reserves a call's worst case against the budget_usd of `agent` and of every capped agent above
    * it, as the run's budget is reserved (a ceiling, with the calls in flight counted); the returned
-   * function gives it back. Throws SpawnBudgetReached when it does not fit.
+   * function gives it back. A call that does not fit waits while a call of the same capped subtree
+   * is in flight (it may settle for less); when none is, it throws SpawnBudgetReached.
    */
-  reserve(agent: string, worstUsd: number): () => void {
+  async reserve(agent: string, worstUsd: number, signal: AbortSignal): Promise<() => void> {
     const capped = this.lineOf(agent).filter((a) => this.spawned.get(a)?.budgetUsd !== undefined);
-    for (const a of capped) {
-      const s = this.spawned.get(a)!;
-      const spent = this.subtreeSpent(a);
-      if (spent + s.reservedUsd + worstUsd > s.budgetUsd!) {
-        throw new SpawnBudgetReached(`reached its budget_usd ($${spent.toFixed(4)} of $${s.budgetUsd} spent${a === agent ? '' : ` by @${a} and the agents below it`}; the next call could cost up to $${worstUsd.toFixed(4)})`);
+    for (;;) {
+      if (signal.aborted) throw new CallAborted();
+      const full = capped.find((a) => {
+        const s = this.spawned.get(a)!;
+        return this.subtreeSpent(a) + s.reservedUsd + worstUsd > s.budgetUsd!;
+      });
+      if (full === undefined) break;
+      const s = this.spawned.get(full)!;
+      if (s.reservedUsd <= 0) {
+        const spent = this.subtreeSpent(full);
+        throw new SpawnBudgetReached(`reached its budget_usd ($${spent.toFixed(4)} of $${s.budgetUsd} spent${full === agent ? '' : ` by @${full} and the agents below it`}; the next call could cost up to $${worstUsd.toFixed(4)})`);
       }
+      await this.released(signal);
     }
     for (const a of capped) this.spawned.get(a)!.reservedUsd += worstUsd;
+    let given = false;
     return () => {
+      if (given) return;
+      given = true;
       for (const a of capped) this.spawned.get(a)!.reservedUsd -= worstUsd;
+      for (const wake of [...this.waiting]) wake();
     };
+  }
+
+  /** Resolves when a reservation is given back, or the signal aborts; leaves no listener behind. */
+  private released(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.waiting.delete(wake);
+        signal.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.waiting.add(wake);
+      signal.addEventListener('abort', wake, { once: true });
+    });
   }
 
   /**
@@ -272,8 +300,9 @@ export class Spawner {
   private budgetLeft(agent: string): number | undefined {
     const capped = this.lineOf(agent).find((a) => this.spawned.get(a)!.budgetUsd !== undefined);
     if (capped === undefined) return undefined;
-    // Its own spend, and for each child what it was given (or, given nothing, what it and its agents spent).
-    const children = this.childrenOf(capped).map((c) => this.spawned.get(c)!.budgetUsd ?? this.subtreeSpent(c));
+    // Its own spend, and for each child what it was given (or, given nothing or ended, what it and its agents spent:
+    // a cancelled child's unspent carve comes back).
+    const children = this.childrenOf(capped).map((c) => (this.ended.has(c) ? undefined : this.spawned.get(c)!.budgetUsd) ?? this.subtreeSpent(c));
     return this.spawned.get(capped)!.budgetUsd! - this.hooks.spent(capped) - children.reduce((a, b) => a + b, 0);
   }
 

@@ -153,6 +153,49 @@ describe('spawn', () => {
     expect(run.events.find((e) => e.type === 'agent_ended' && e.agent === 't-1-fork-1')).toMatchObject({ status: 'limit' });
   });
 
+  it("siblings under a capped spawner: a call that does not fit waits for its sibling's call in flight instead of ending the agent; a cancelled child's carve goes back", async () => {
+    const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
+    server = await startFakeAnthropic({
+      lead: (r) => (r.call === 1 ? { tools: [{ name: 'spawn', input: { template: 'boss', task: 'plan', budget_usd: 1 } }] } : { text: 'ok' }),
+      'boss-1': (r) =>
+        r.call === 1
+          ? { tools: [{ name: 'spawn', input: { template: 'worker', tasks: ['a', 'b'] } }] }
+          : r.call === 2
+            ? { tools: [{ name: 'spawn', input: { template: 'carved', task: 'c', budget_usd: 0.9 } }] }
+            : r.call === 3
+              ? { tools: [{ name: 'cancel', input: { agent: 'carved-1' } }] }
+              : r.call === 4
+                ? { tools: [{ name: 'spawn', input: { template: 'carved', task: 'd', budget_usd: 0.9 } }] }
+                : { text: sent(r).includes('Started @carved-2') ? 'spawned again' : 'done' },
+      'worker-1': () => ({ text: 'a done', delayMs: 300 }),
+      'worker-2': () => ({ text: 'b done', delayMs: 300 }),
+      'carved-1': () => ({ text: 'c done', delayMs: 2000 }),
+      'carved-2': () => ({ text: 'd done' }),
+    });
+    // Each worker's call may cost up to ~$0.60 (40,000 output tokens at $15 a million): two at once do not fit $1.
+    const workflow = `
+name: siblings
+defaults: { max_tokens: 1024, model: claude-sonnet-4-5 }
+agents:
+  lead: { role: manager, spawns: [boss] }
+templates:
+  boss: { role: manager, spawns: [worker, carved] }
+  worker: { max_tokens: 40000 }
+  carved: {}
+kickoff: Go.
+`;
+    const run = await runWorkflow(server, workflow);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.events.filter((e) => e.type === 'agent_ended' && e.status === 'limit'), 'no agent ended by its sibling\'s worst case').toEqual([]);
+    expect(server.of('worker-1')).toHaveLength(1);
+    expect(server.of('worker-2')).toHaveLength(1);
+    const [first, second] = [server.of('worker-1')[0]!, server.of('worker-2')[0]!].sort((x, y) => x.receivedAt - y.receivedAt);
+    expect(second!.receivedAt, 'the second call waited for the first').toBeGreaterThanOrEqual(first!.answeredAt!);
+    // $0.90 carved for carved-1, cancelled having spent little: the next $0.90 fits what comes back.
+    const spawns = run.events.filter((e) => e.type === 'tool_result' && e.tool === 'spawn' && e.agent === 'boss-1').map((e) => e.content);
+    expect(spawns.at(-1)).toBe('Started @carved-2. Each has its task; you will be woken when all have answered.');
+  }, 30_000);
+
   it('validate names a spawns entry that is no template, and an agent named like an instance', async () => {
     const dir = (await runWorkflow((server = await startFakeAnthropic({})), 'name: x\nagents: { a: { role: manager } }\nkickoff: k\n')).dir;
     writeFileSync(join(dir, 'bad.yml'), TEAM().replace('spawns: [reviewer]', 'spawns: [reviewr]').replace('agents:\n', 'agents:\n  reviewer-2: { role: worker }\n'));
