@@ -100,6 +100,18 @@ export async function runTurn(
     return hooks.call(request(profile, current.messages), ++calls);
   };
 
+  /** One call, made again once compacted when the API says the prompt is too long (whatever interrupts it, the caller's to handle). */
+  const callWithin = async (): Promise<ModelResponse> => {
+    try {
+      const response = await fitAndCall();
+      return response.stop_reason === 'model_context_window_exceeded' ? await fitAndCall(new PromptTooLong('stop reason model_context_window_exceeded')) : response;
+    } catch (e) {
+      const tooLong = PromptTooLong.of(e);
+      if (!tooLong) throw e;
+      return fitAndCall(tooLong);
+    }
+  };
+
   for (let step = 1; ; step++) {
     // queue: steer — what arrived since joins this call, after the tools that ran (never during one).
     const steered = step > 1 && hooks.steer ? await hooks.steer(step) : [];
@@ -110,15 +122,13 @@ export async function runTurn(
     }
     let response: ModelResponse;
     try {
-      response = await fitAndCall();
-      if (response.stop_reason === 'model_context_window_exceeded') {
-        response = await fitAndCall(new PromptTooLong('stop reason model_context_window_exceeded'));
-      }
+      response = await callWithin();
     } catch (e) {
-      if (e instanceof CallInterrupted) continue; // queue: interrupt — the next call carries what arrived
-      const tooLong = PromptTooLong.of(e);
-      if (!tooLong) throw e;
-      response = await fitAndCall(tooLong);
+      if (!(e instanceof CallInterrupted)) throw e;
+      // queue: interrupt — the next call carries what arrived; an abandoned call counts against the turn's calls too,
+      // and past them the turn ends, leaving the message for the next turn.
+      if (step >= MAX_TOOL_STEPS) return { text: [...carried].filter((t) => t !== '').join('\n'), conversation: current, steps: step, completion };
+      continue;
     }
     const conversation = [...current.messages];
     const stop = response.stop_reason;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
@@ -95,5 +95,36 @@ kickoff: "@lead @a start"
     expect((run.json.usage as { cost_usd: number }).cost_usd).toBeCloseTo(calls + Number(interrupted[0]!.cost_usd), 5);
     const replay = await replayOf(run.dir, run.json.session);
     expect(replay.code, replay.stdout.slice(0, 300)).toBe(0);
+  });
+
+  it('interrupt: a message that arrives while the call is made again after "prompt is too long" interrupts it like any call; the turn goes on and ends', async () => {
+    let refused = false;
+    server = await startFakeAnthropic({
+      lead: (r) => {
+        const sent = all(r);
+        if (lastUserText(r).includes('Write a summary of your work so far')) return { text: 'Summary: a answered first.' };
+        if (sent.includes('[from @b]')) return { text: 'Both in: done.' };
+        if (sent.includes('a first')) {
+          if (!refused) {
+            refused = true;
+            return { error: { status: 400, type: 'invalid_request_error', message: 'prompt is too long: 300000 tokens > 200000 maximum' } };
+          }
+          return { text: 'slow answer', delayMs: 3000 };
+        }
+        return { text: '@a @b go' };
+      },
+      a: [{ text: '@lead a first' }],
+      b: [{ text: '@lead b second', delayMs: 1200 }],
+    });
+    const workflow = 'name: retried\nagents:\n  lead: { role: manager, queue: interrupt, wake: each }\n  a: { role: worker }\n  b: { role: worker }\nkickoff: "@lead start"\n';
+    const run = await runWorkflow(server, workflow);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.events.filter((e) => e.type === 'context_compacted' && e.agent === 'lead')).toHaveLength(1);
+    expect(run.events.filter((e) => e.type === 'call_interrupted' && e.agent === 'lead')).toHaveLength(1);
+    expect(run.events.filter((e) => e.type === 'turn_failed')).toEqual([]);
+    const turns = (type: string) => run.events.filter((e) => e.type === type && e.agent === 'lead').length;
+    expect(turns('turn_ended')).toBe(turns('turn_started'));
+    expect(run.events.filter((e) => e.type === 'message' && (e.message as { sender: string }).sender === 'lead').map((e) => (e.message as { text: string }).text)).toContain('Both in: done.');
+    expect((await replayOf(run.dir, run.json.session)).code).toBe(0);
   });
 });
