@@ -52,8 +52,9 @@ interface PacedCall {
   provider: ProviderName;
   request: ModelRequest;
   listeners: CallListeners;
-  /** The HTTP request that answered, once one did. */
+  /** The HTTP request that answered, once one did, and what it asked of the limits. */
   admission?: Admission;
+  need?: { input_tokens: number; output_tokens: number };
 }
 
 /**
@@ -94,7 +95,15 @@ export class Provider {
     for (let attempt = 1; ; attempt++) {
       try {
         const call: PacedCall = { provider, request, listeners };
-        const message = await client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object }).finalMessage();
+        let message;
+        try {
+          message = await client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object }).finalMessage();
+        } catch (e) {
+          // Answered with an error, or a stream that broke or was aborted: settled as having used all it asked for,
+          // so the gate keeps no entry for it (a retry is admitted anew).
+          if (call.admission && call.need) this.options.pacer?.settle(call.admission, call.need);
+          throw e;
+        }
         if (call.admission) this.options.pacer?.settle(call.admission, message.usage);
         return withBoundedInputs(message);
       } catch (e) {
@@ -121,6 +130,7 @@ export class Provider {
       const response = await this.send(url, init);
       pacer.observe(admission, response);
       call.admission = admission;
+      call.need = need;
       return response;
     } catch (e) {
       pacer.observe(admission);

@@ -97,7 +97,15 @@ export class RateGate {
     if (signal.aborted) return Promise.reject(new CallAborted());
     return new Promise<Admission>((admit, refuse) => {
       // The signal may outlive this call (a caller's own, reused): the listener goes when the call is let through or refused.
-      const onAbort = () => this.wake();
+      // An aborted call leaves the queue at once, wherever it stands in it: none waits behind the head for it.
+      const onAbort = () => {
+        const at = this.queue.indexOf(waiter);
+        if (at >= 0) {
+          this.queue.splice(at, 1);
+          waiter.refuse(new CallAborted());
+        }
+        this.wake();
+      };
       const settled = <T>(settle: (value: T) => void) => (value: T) => (signal.removeEventListener('abort', onAbort), settle(value));
       const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit: settled(admit), refuse: settled(refuse) };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -121,12 +129,10 @@ export class RateGate {
         this.word[d] = { ...reading, seq: admission.seq, seenAt: now, carried };
         this.learn(d, reading, now, response.headers);
       }
-      if (response.status === 429) {
-        // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
-        this.holdUntil = Math.max(this.holdUntil, now + Math.min(retryAfterMs(response.headers) ?? LOOK_AGAIN_MS, MINUTE_MS));
-        // Refused, it used nothing: the retry asks again.
-        void this.settle(admission, { requests: 0, input_tokens: 0, output_tokens: 0 });
-      }
+      // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
+      if (response.status === 429) this.holdUntil = Math.max(this.holdUntil, now + Math.min(retryAfterMs(response.headers) ?? LOOK_AGAIN_MS, MINUTE_MS));
+      // Refused or failed (429, 5xx, …), it used nothing: its points go back, and a retry asks again.
+      if (response.status >= 400) void this.settle(admission, { requests: 0, input_tokens: 0, output_tokens: 0 }).catch(() => {});
     } else {
       this.taken.delete(admission.seq);
     }

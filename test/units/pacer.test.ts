@@ -44,6 +44,28 @@ describe('the pacer', () => {
     expect(await settlesWithin(pacer.admit('claude-haiku-4-5', NEED, never), 50)).toBe(true);
   });
 
+  it('an aborted call behind the head of the queue leaves at once, not when the head goes', async () => {
+    const pacer = new Pacer(() => ({ requests: 2 }), localLimiters);
+    await pacer.admit(SONNET, NEED, never);
+    await pacer.admit(SONNET, NEED, never);
+    const head = pacer.admit(SONNET, NEED, never);
+    const stop = new AbortController();
+    const behind = pacer.admit(SONNET, NEED, stop.signal);
+    stop.abort();
+    expect(await settlesWithin(behind, 50), 'refused at once').toBe(true);
+    await expect(behind).rejects.toBeInstanceOf(CallAborted);
+    expect(await settlesWithin(head, 20), 'the head still waits for its limit').toBe(false);
+  });
+
+  it('a request answered with an error (5xx as 429) gives its points back: the retry is not held for them', async () => {
+    const pacer = new Pacer(() => ({ requests: 2 }), localLimiters);
+    const first = await pacer.admit(SONNET, NEED, never);
+    pacer.observe(first, { headers: new Headers(), status: 529 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 50)).toBe(true);
+    expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 50), 'the refused request took nothing').toBe(true);
+  });
+
   it("leaves no listener on a call's signal once the call is let through or refused: a signal may outlive many calls", async () => {
     const pacer = new Pacer((modelClass) => (modelClass === 'sonnet' ? { requests: 50 } : {}), localLimiters);
     const agent = new AbortController();
