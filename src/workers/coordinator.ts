@@ -5,7 +5,7 @@ import type { TurnElsewhere, TurnsElsewhere } from '../engine/run-options.js';
 import { RemoteTurn, type TurnCarrier } from './remote-turn.js';
 import { withinTime } from '../provider/time-limit.js';
 import { whenLost } from './redis.js';
-import { WorkerFailure, HEARTBEAT_EVERY_MS, HEARTBEAT_MS, jobIdOf, jobPlace, keysOf, messageOf, type Down, type TurnJob, type Up } from './wire.js';
+import { WorkerFailure, HEARTBEAT_EVERY_MS, HEARTBEAT_MS, jobIdOf, jobPlace, LOCK_MS, keysOf, messageOf, type Down, type TurnJob, type Up } from './wire.js';
 import type { Signer } from './signing.js';
 
 /** How long a turn waits for a worker before the coordinator says so, and how often it says it again. */
@@ -45,6 +45,8 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
   private readonly refusals = new Set<string>();
   private reading: Promise<void> = Promise.resolve();
   private unsigned = false;
+  /** Workers said to have stopped, by job and worker. */
+  private readonly stopped = new Set<string>();
   lost: Error | undefined;
   private stopWatching = () => {};
 
@@ -170,6 +172,22 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
     }
   }
 
+  /**
+   * A turn whose worker stopped (killed, its machine gone) is said at once: its lock on the job has
+   * lapsed, and the turn waits for a worker to take it over (BullMQ's stalled-job check, which only
+   * a living worker runs). Said once per worker and turn.
+   */
+  private async sayStoppedWorkers(now: number): Promise<void> {
+    for (const turn of this.turns.values()) {
+      const worker = turn.busyWorker();
+      if (!worker || !turn.hasPendingSince(now - LOCK_MS) || this.stopped.has(`${turn.jobId} ${worker}`)) continue;
+      if (await this.redis.exists(this.queue.toKey(`${turn.jobId}:lock`))) continue;
+      this.stopped.add(`${turn.jobId} ${worker}`);
+      const { queue, shownUrl } = this.identity;
+      this.warn(`worker ${worker} stopped answering for turn ${turn.job.turn} of @${turn.job.agent} (its lock on the job lapsed): the turn goes to the next worker that takes it; if none runs, start one with: conclave worker ${shownUrl} --queue ${queue}`);
+    }
+  }
+
   /** Turns whose operation no worker has taken are said; a turn whose job was lost is queued again. */
   private async lookAfterWaiting(): Promise<void> {
     const waiting = [...this.turns.values()].filter((t) => t.waitingSince() !== undefined);
@@ -180,6 +198,7 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
       const { queue, shownUrl } = this.identity;
       this.warn(`waiting for workers: ${waiting.length} turn${waiting.length === 1 ? '' : 's'} queued on "${queue}" at ${shownUrl}, and no worker has taken ${waiting.length === 1 ? 'it' : 'them'} for ${Math.round((now - longest) / 1000)}s; start one with: conclave worker ${shownUrl} --queue ${queue}`);
     }
+    await this.sayStoppedWorkers(now);
     for (const turn of this.turns.values()) {
       if (!turn.queued || !turn.hasPendingSince(now - LOOK_AFTER_MS)) continue;
       // Lost: failed by BullMQ (stalled too often), given up by its worker, or taken back in a race.

@@ -74,6 +74,11 @@ export class RemoteTurn implements TurnElsewhere {
     return (this.pending.values().next().value?.since ?? Infinity) <= time;
   }
 
+  /** The worker attached to it, while it has an operation sent to that worker and not answered. */
+  busyWorker(): string | undefined {
+    return this.attachment && [...this.pending.values()].some((p) => p.sentTo === this.attachment!.token) ? this.attachment.worker : undefined;
+  }
+
   /** When its oldest unsent operation began to wait for a worker, if one waits. */
   waitingSince(): number | undefined {
     return this.attachment ? undefined : this.pending.values().next().value?.since;

@@ -74,6 +74,9 @@ export function jobIdOf(run: string, agent: string, turn: number): string {
   return `${run}/${agent}/${turn}`;
 }
 
+/** How BullMQ sees a worker die: its lock on a job lapses after LOCK_MS without renewal (the coordinator watches for it too). */
+export const LOCK_MS = 4_000;
+
 /** How long a coordinator's heartbeat lives; a worker gives a turn up once it is gone this long. */
 export const HEARTBEAT_MS = 10_000;
 export const HEARTBEAT_EVERY_MS = 2_000;

@@ -7,14 +7,10 @@ import type { ToolResult } from '../agents/tools/tool.js';
 import { WorkerSetups, type TurnSetup, type WorkerPlace } from './worker-setup.js';
 import { another, whenLost } from './redis.js';
 import { withinTime } from '../provider/time-limit.js';
-import { errorToWire, HEARTBEAT_MS, jobIdOf, jobPlace, keysOf, messageOf, TURN_JOB, type Down, type Operation, type TurnJob, type Up } from './wire.js';
+import { errorToWire, HEARTBEAT_MS, jobIdOf, LOCK_MS, jobPlace, keysOf, messageOf, TURN_JOB, type Down, type Operation, type TurnJob, type Up } from './wire.js';
 import type { Signer } from './signing.js';
 
-/**
- * How BullMQ sees a worker die: its lock on a job lapses after LOCK_MS without renewal, and the
- * stalled-job check, every STALLED_CHECK_MS, hands the job to another worker: seconds, not 30.
- */
-export const LOCK_MS = 4_000;
+/** How often a worker's stalled-job check hands a job whose lock lapsed (LOCK_MS, wire.ts) to another worker: seconds, not 30. */
 export const STALLED_CHECK_MS = 2_000;
 
 export interface ServeOptions extends WorkerPlace {

@@ -203,6 +203,20 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     expect(dirs.filter((d) => existsSync(join(d, 'ran.txt')))).toHaveLength(1);
   }, 60_000);
 
+  it('the only worker killed -9 mid-call: the coordinator says so within seconds, and a worker started later takes the turn over', async () => {
+    server = await startFakeAnthropic(helperRuns('echo ran', 30_000));
+    const { queue, home, dirs, workers } = setUp(ONE('echo'), 1);
+    const run = runOn(queue, home);
+    await until(() => server!.of('helper').length === 1, "the helper's call in flight");
+    const killedAt = Date.now();
+    workers[0]!.child.kill('SIGKILL');
+    await until(() => run.output().includes('stopped answering'), 'the coordinator to say the worker stopped', 20_000);
+    expect(Date.now() - killedAt, 'said within seconds, not at the next 30 s note').toBeLessThan(15_000);
+    expect(run.output()).toMatch(/worker \S+ stopped answering for turn 1 of @helper \(its lock on the job lapsed\)/);
+    worker(queue, dirs[0]!);
+    expect(await run.exited, run.output()).toBe(0);
+  }, 90_000);
+
   it('a coordinator killed -9 mid-turn: conclave resume --workers reattaches to the same queue and the workers still running, and completes the run', async () => {
     server = await startFakeAnthropic(helperRuns('sleep 3; touch late.txt'));
     const { queue, home, workers } = setUp(ONE('sleep'), 2);
