@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mutateJson, random } from './helpers/random.js';
+import { mutateJson, mutateText, random } from './helpers/random.js';
 import { mentionWarnings } from '../src/channel/mention-lint.js';
 import { readSession, SessionFileError } from '../src/session/reader.js';
 import { isFinished, replayable } from '../src/session/recording.js';
@@ -17,35 +17,6 @@ import { conclave, ROOT } from './helpers/cli.js';
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const CASES = 600;
-
-const PIECES = [':', ' ', '-', '[', ']', '{', '}', '&a', '*a', '!!str', '|', '>', "'", '"', '#', '\t', '\n', '  ', '$<<', '>>', '(', ')', '||', '@', '%', '\\', '\u0000', '0', '-1', '1e999', 'null', 'true', '~', '<<: *a', '---', '...'];
-
-function mutateText(text: string, rand: () => number): string {
-  const at = Math.floor(rand() * (text.length + 1));
-  const piece = PIECES[Math.floor(rand() * PIECES.length)]!;
-  const lines = text.split('\n');
-  switch (Math.floor(rand() * 6)) {
-    case 0:
-      return text.slice(0, at) + piece + text.slice(at);
-    case 1:
-      return text.slice(0, at) + text.slice(at + 1 + Math.floor(rand() * 8));
-    case 2: {
-      const i = Math.floor(rand() * lines.length);
-      lines.splice(i, 0, lines[Math.floor(rand() * lines.length)]!);
-      return lines.join('\n');
-    }
-    case 3: {
-      const i = Math.floor(rand() * lines.length);
-      const j = Math.floor(rand() * lines.length);
-      [lines[i], lines[j]] = [lines[j]!, lines[i]!];
-      return lines.join('\n');
-    }
-    case 4:
-      return text.slice(0, at);
-    default:
-      return text.slice(0, at) + piece.repeat(1 + Math.floor(rand() * 50)) + text.slice(at);
-  }
-}
 
 const VALUES: unknown[] = [null, true, 0, -1, 1.5, 1e308, '', 'x', [], {}, [null], { a: 1 }, '***', 'lead', 2 ** 53 + 1];
 

@@ -30,3 +30,33 @@ export function mutateJson(value: unknown, rand: () => number, replacement: () =
   else (parent as Record<string | number, unknown>)[key] = replacement();
   return true;
 }
+
+const PIECES = [':', ' ', '-', '[', ']', '{', '}', '&a', '*a', '!!str', '|', '>', "'", '"', '#', '\t', '\n', '  ', '$<<', '>>', '(', ')', '||', '@', '%', '\\', '\u0000', '0', '-1', '1e999', 'null', 'true', '~', '<<: *a', '---', '...'];
+
+/** One random change to a text: a YAML-ish piece put in, a cut, a line doubled or swapped, the rest dropped. */
+export function mutateText(text: string, rand: () => number): string {
+  const at = Math.floor(rand() * (text.length + 1));
+  const piece = PIECES[Math.floor(rand() * PIECES.length)]!;
+  const lines = text.split('\n');
+  switch (Math.floor(rand() * 6)) {
+    case 0:
+      return text.slice(0, at) + piece + text.slice(at);
+    case 1:
+      return text.slice(0, at) + text.slice(at + 1 + Math.floor(rand() * 8));
+    case 2: {
+      const i = Math.floor(rand() * lines.length);
+      lines.splice(i, 0, lines[Math.floor(rand() * lines.length)]!);
+      return lines.join('\n');
+    }
+    case 3: {
+      const i = Math.floor(rand() * lines.length);
+      const j = Math.floor(rand() * lines.length);
+      [lines[i], lines[j]] = [lines[j]!, lines[i]!];
+      return lines.join('\n');
+    }
+    case 4:
+      return text.slice(0, at);
+    default:
+      return text.slice(0, at) + piece.repeat(1 + Math.floor(rand() * 50)) + text.slice(at);
+  }
+}
