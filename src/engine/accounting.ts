@@ -128,6 +128,14 @@ export class Accounting {
     return call;
   }
 
+  /** A call given up after its request left: its prompt, estimated, counted as paid (docs/session-format.md: call_abandoned). */
+  recordAbandoned(agent: string, inputTokens: number, costUsd: number, live: boolean): void {
+    const call: Spend = { calls: 1, usage: { ...NOTHING.usage, input_tokens: inputTokens }, costUsd };
+    if (live) this.paidUsd += costUsd;
+    this.agents.set(agent, add(this.agents.get(agent) ?? NOTHING, call));
+    this.all = add(this.all, call);
+  }
+
   get total(): Spend {
     return this.all;
   }

@@ -9,7 +9,7 @@ export class DivergenceError extends ConclaveError {}
 
 export type EventInput = EventBody;
 /** Events a re-execution does not produce again: a resume's limit changes, and notes of what live calls met (rate limits, spend pools). */
-const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools']);
+const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools', 'call_abandoned']);
 /** How long re-execution may make no progress before the recording is judged unable to answer. */
 const STALL_MS = 1500;
 
@@ -28,6 +28,8 @@ export interface JournalListener {
   onLive?(): void;
   /** A recorded `limits_changed` event was reached: the run goes on with these limits. */
   onLimits?(limits: RecordedLimits): void;
+  /** A recorded `call_abandoned` note was passed: what it paid counts. */
+  onAbandoned?(event: EventOf<'call_abandoned'>): void;
   /** The recording cannot answer what the run now waits for (it made no progress for a while). */
   onStall?(error: DivergenceError): void;
 }
@@ -105,6 +107,7 @@ export class Journal {
     while (this.replaying && NOT_PRODUCED.has(this.recording[this.cursor]!.type)) {
       const event = this.recording[this.cursor]!;
       if (event.type === 'limits_changed') this.listener.onLimits?.(event.limits);
+      if (event.type === 'call_abandoned') this.listener.onAbandoned?.(event);
       this.cursor++;
     }
     if (!this.replaying) this.goLive();

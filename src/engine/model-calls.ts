@@ -1,6 +1,6 @@
 import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, CallInterrupted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
-import { inputTokensAtMost, NO_USAGE, worstCaseCost, type TokenUsage } from '../provider/pricing.js';
+import { costOf, inputTokensAtMost, NO_USAGE, worstCaseCost, type TokenUsage } from '../provider/pricing.js';
 import { requestBytes, requestHash } from '../provider/request-hash.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { Accounting } from './accounting.js';
@@ -62,7 +62,7 @@ export class ModelCalls {
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
-      if (event.type === 'call_interrupted') throw this.interrupted(agent, turn, step, request, provider, false);
+      if (event.type === 'call_interrupted') throw this.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0);
       if (event.type === 'call_failed') throw this.failed(agent, turn, step, event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined));
       if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
@@ -93,23 +93,31 @@ export class ModelCalls {
     let release: (() => void) | undefined;
     let settle: ((costUsd: number) => Promise<void>) | undefined;
     let costUsd = 0;
+    // What it costs follows whether a request left, not which signal stopped it: a prompt sent is billed.
+    let requestLeft = false;
     try {
       release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal, provider);
       settle = await this.drawFromPools(worstUsd, signal);
       this.options.progress({ type: 'thinking', agent, step });
       const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
-      const response = await (how.via ?? this.options.callModel)(request, callSignal, this.listeners(agent, turn, step, inputTokens), provider).catch((e: unknown) => {
+      const listeners: CallListeners = {
+        ...this.listeners(agent, turn, step, inputTokens),
+        onSent: () => (requestLeft = true),
+        onRepeated: () => (costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'worker_lost')),
+      };
+      const response = await (how.via ?? this.options.callModel)(request, callSignal, listeners, provider).catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {
-          const error = this.interrupted(agent, turn, step, request, provider, true, inputTokens);
-          costUsd = error.costUsd;
+          const error = this.interrupted(agent, turn, step, request, provider, true, requestLeft ? inputTokens : 0);
+          costUsd += error.costUsd;
           throw error;
         }
+        if (signal.aborted && requestLeft) costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'aborted');
         const tooLong = PromptTooLong.of(e);
         if (tooLong) throw this.tooLong(agent, turn, step, tooLong);
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
         throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.failed(agent, turn, step, e) : e;
       });
-      costUsd = this.record(agent, turn, step, request, hash, response, false, true, provider).costUsd;
+      costUsd += this.record(agent, turn, step, request, hash, response, false, true, provider).costUsd;
       await cache?.set(hash, response, signal);
       return response;
     } finally {
@@ -157,6 +165,18 @@ export class ModelCalls {
     const spend = this.options.accounting.record(agent, request.model, usage, live, provider);
     this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });
     return new CallInterrupted(spend.costUsd);
+  }
+
+  /**
+   * A live call given up after its request had left (aborted, or made again after its worker
+   * stopped): its prompt is counted as paid, estimated from its size, in a note that a resume
+   * counts again without making the call.
+   */
+  private abandoned(agent: string, turn: number, step: number, request: ModelRequest, provider: ProviderName, inputTokens: number, why: 'aborted' | 'worker_lost'): number {
+    const costUsd = costOf({ ...NO_USAGE, input_tokens: inputTokens }, this.options.accounting.priceOf(request.model, provider));
+    this.options.accounting.recordAbandoned(agent, inputTokens, costUsd, true);
+    this.options.journal.append({ type: 'call_abandoned', agent, turn, step, input_tokens: inputTokens, cost_usd: costUsd, why });
+    return costUsd;
   }
 
   /** A "prompt is too long" refusal, recorded at its place so that resume and replay meet it too. */

@@ -82,6 +82,7 @@ export class Run {
         this.limits.goLive(options.recording.journal);
       },
       onLimits: (limits) => this.limits.replayed(limits),
+      onAbandoned: (e) => this.accounting.recordAbandoned(e.agent, e.input_tokens, e.cost_usd, false),
       onStall: (error) => this.stop(ending('error', error.message)),
     });
   }

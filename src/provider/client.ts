@@ -39,6 +39,10 @@ export interface CallListeners {
   onPaced?: (waitedMs: number, reason: WaitReason) => void;
   /** The request's input tokens at most, as its budget reservation measured them. */
   inputTokens?: number;
+  /** An HTTP request of the call is about to leave: from here on, its prompt may be billed. */
+  onSent?: () => void;
+  /** The call is made again (its worker stopped after its request had left): that first request may have been billed. */
+  onRepeated?: () => void;
 }
 
 /**
@@ -80,7 +84,7 @@ export class Provider {
           // conclave makes its own spans of every call (docs/traces.md); the SDK's would be doubles,
           // and building them costs each request its headers twice.
           openTelemetry: false,
-          fetch: pacer ? (url, init) => this.pacedFetch(pacer, url, init) : this.send,
+          fetch: pacer ? (url, init) => this.pacedFetch(pacer, url, init) : (url, init) => this.sent(url, init),
         }),
       );
     }
@@ -117,6 +121,12 @@ export class Provider {
     }
   }
 
+  /** One HTTP request, its call told that bytes leave. */
+  private sent(url: string | URL | Request, init?: RequestInit): Promise<Response> {
+    (init as { [CALL]?: PacedCall } | undefined)?.[CALL]?.listeners.onSent?.();
+    return this.send(url, init);
+  }
+
   /** One HTTP request of a call, first and retried alike: it waits its turn, and its response's headers are read. */
   private async pacedFetch(pacer: Pacer, url: string | URL | Request, init?: RequestInit): Promise<Response> {
     const call = (init as { [CALL]?: PacedCall } | undefined)?.[CALL];
@@ -127,7 +137,7 @@ export class Provider {
     const admission = await pacer.admit(request.model, need, init?.signal ?? new AbortController().signal, listeners.onWait, provider);
     if (admission.waitedMs > 0 && admission.reason) listeners.onPaced?.(admission.waitedMs, admission.reason);
     try {
-      const response = await this.send(url, init);
+      const response = await this.sent(url, init);
       pacer.observe(admission, response);
       call.admission = admission;
       call.need = need;

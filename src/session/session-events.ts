@@ -95,6 +95,10 @@ export const EVENTS = {
     { ...AGENT_TURN, step: integer(), cost_usd: number() },
     '`queue: interrupt`: call `step` was abandoned when a message arrived; its prompt is counted as paid (`cost_usd`, estimated from its size), and the call is made again with the message (a `steered` event)',
   ),
+  call_abandoned: event(
+    { ...AGENT_TURN, step: integer(), input_tokens: integer(), cost_usd: number(), why: oneOf('aborted', 'worker_lost') },
+    "call `step`'s request had left when it was given up (`aborted`: the agent cancelled, the run stopped or timed out; `worker_lost`: its worker stopped and the call was made again): its prompt is counted as paid (`input_tokens`, `cost_usd`, estimated from its size). A note: resume and replay skip it, and count its cost",
+  ),
   steered: event(
     { ...AGENT_TURN, step: integer(), through: integer(), messages: array(integer()) },
     '`queue: steer`: messages that arrived during the turn (ids) joined it at call `step`; the turn handles its inbox up to entry `through`',

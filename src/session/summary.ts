@@ -184,8 +184,15 @@ export function summarize(record: SessionRecord): SessionSummary {
         paced.ms += e.waited_ms;
         return;
       case 'call_interrupted':
+      case 'call_abandoned': {
+        // A prompt that left and was paid for without an answer: counted as the run counted it.
         for (const pool of drawing) pool.drawn_usd += e.cost_usd;
+        const u = usage(e.agent);
+        u.calls++;
+        u.cost_usd += e.cost_usd;
+        if (e.type === 'call_abandoned') u.input_tokens += e.input_tokens;
         return;
+      }
       case 'model_call': {
         for (const pool of drawing) pool.drawn_usd += e.cost_usd;
         const u = usage(e.agent);

@@ -98,6 +98,7 @@ export class SpanBuilder {
         return [this.modelCall(e, at)];
       case 'call_failed':
       case 'call_interrupted':
+      case 'call_abandoned':
       case 'context_exceeded':
         return [this.failedCall(e, at)];
       case 'context_compacted':
@@ -198,11 +199,11 @@ export class SpanBuilder {
     return span;
   }
 
-  private failedCall(e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'context_exceeded' }>, at: number): TraceSpan {
+  private failedCall(e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'call_abandoned' | 'context_exceeded' }>, at: number): TraceSpan {
     const model = this.models.get(e.agent) ?? 'unknown';
-    const type = e.type === 'call_failed' ? e.kind : e.type === 'call_interrupted' ? 'interrupted' : 'context_exceeded';
+    const type = e.type === 'call_failed' ? e.kind : e.type === 'call_interrupted' ? 'interrupted' : e.type === 'call_abandoned' ? `abandoned_${e.why}` : 'context_exceeded';
     const span = this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, 'error.type': type });
-    span.status = { code: 'error', message: 'error' in e ? firstLine(e.error) : 'abandoned for a message that arrived' };
+    span.status = { code: 'error', message: 'error' in e ? firstLine(e.error) : e.type === 'call_abandoned' ? `given up after its request left (${e.why})` : 'abandoned for a message that arrived' };
     if ('cost_usd' in e) span.attributes['conclave.cost_usd'] = e.cost_usd;
     return span;
   }

@@ -26,6 +26,8 @@ interface Pending {
   /** The attachment it was sent to, if it was sent. */
   sentTo?: string;
   readOnly?: boolean;
+  /** A model call whose request left the worker it was sent to: made again, it was paid twice. */
+  requestLeft?: boolean;
   listeners: CallListeners;
   since: number;
 }
@@ -94,6 +96,10 @@ export class RemoteTurn implements TurnElsewhere {
         this.pending.delete(id);
         p.resolve(outcomeUnknown(p.op.name, `the worker running it (${before}) stopped`));
       } else {
+        if (p.requestLeft) {
+          p.requestLeft = false;
+          p.listeners.onRepeated?.();
+        }
         this.dispatch(id, p);
       }
     }
@@ -117,6 +123,11 @@ export class RemoteTurn implements TurnElsewhere {
         return p.listeners.onWait?.(message.reason, message.waitMs);
       case 'paced':
         return p.listeners.onPaced?.(message.waitedMs, message.reason);
+      case 'sent':
+        // Only from the worker the operation went to: a stale word of a stopped one changes nothing.
+        if (p.sentTo !== this.attachment?.token) return;
+        p.requestLeft = true;
+        return p.listeners.onSent?.();
     }
   }
 

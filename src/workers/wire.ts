@@ -43,7 +43,8 @@ export type Up =
   | { type: 'failed'; job: string; id: string; error: WireError }
   | { type: 'retry'; job: string; id: string; error: string; waitMs: number }
   | { type: 'waiting'; job: string; id: string; reason: WaitReason; waitMs: number }
-  | { type: 'paced'; job: string; id: string; waitedMs: number; reason: WaitReason };
+  | { type: 'paced'; job: string; id: string; waitedMs: number; reason: WaitReason }
+  | { type: 'sent'; job: string; id: string };
 
 export interface WireError {
   message: string;

@@ -139,6 +139,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
           onRetry: (error, waitMs) => void say({ type: 'retry', job, id, error, waitMs }).catch(() => {}),
           onWait: (reason, waitMs) => void say({ type: 'waiting', job, id, reason, waitMs }).catch(() => {}),
           onPaced: (waitedMs, reason) => void say({ type: 'paced', job, id, waitedMs, reason }).catch(() => {}),
+          onSent: () => void say({ type: 'sent', job, id }).catch(() => {}),
         }, op.provider);
       } else {
         const result = await setup.runTool(op.agent, op.name, op.input, signal);

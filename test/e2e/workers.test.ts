@@ -215,6 +215,12 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     expect(run.output()).toMatch(/worker \S+ stopped answering for turn 1 of @helper \(its lock on the job lapsed\)/);
     worker(queue, dirs[0]!);
     expect(await run.exited, run.output()).toBe(0);
+    // The first request was billed though its worker died: the run counts it, as a note beside the call made again.
+    const recorded = events(home, resultOf(run).session);
+    const abandoned = recorded.filter((e) => e.type === 'call_abandoned');
+    expect(abandoned.map((e) => [e.agent, e.why])).toEqual([['helper', 'worker_lost']]);
+    const answered = recorded.filter((e) => e.type === 'model_call').reduce((sum, e) => sum + Number(e.cost_usd), 0);
+    expect((JSON.parse(run.stdout()) as { usage: { cost_usd: number } }).usage.cost_usd).toBeCloseTo(answered + Number(abandoned[0]!.cost_usd), 6);
   }, 90_000);
 
   it('a coordinator killed -9 mid-turn: conclave resume --workers reattaches to the same queue and the workers still running, and completes the run', async () => {
