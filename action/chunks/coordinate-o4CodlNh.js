@@ -1,4 +1,4 @@
-import{o as e}from"./rolldown-runtime-Dlfrvzb7.js";import{n as t}from"./conclave-error-BCRoUTt8.js";import{n}from"./rate-limiters-DiBmG4Pl.js";import{n as r,r as i}from"./store-url-C-pllL7N.js";import{t as a}from"./time-limit-DN__K-r4.js";const o=`
+import{o as e}from"./rolldown-runtime-Dlfrvzb7.js";import{n as t}from"./conclave-error-BCRoUTt8.js";import{n}from"./rate-limiters-DvR7RpOM.js";import{n as r,r as i}from"./store-url-C-pllL7N.js";import{t as a}from"./time-limit-DN__K-r4.js";const o=`
 local function amount(value, what)
   if not value then return 0 end
   if type(value) ~= 'string' or not string.match(value, '^%d+$') or string.len(value) > 15 then
