@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { InputError, resolveInputs } from '../engine/inputs.js';
@@ -16,7 +16,7 @@ import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions } from './github.js';
 import { writeCommand } from './command-guard.js';
 import { withLimitFlags } from './limit-flags.js';
-import { loadChecked } from './load-checked.js';
+import { loadChecked, looksLikeSession } from './load-checked.js';
 import { maskedInputs, maskerFor, secretChecks, secretInputs } from './secrets.js';
 import { organisationOf } from './organisation.js';
 import { connectionsFor } from './providers.js';
@@ -138,17 +138,3 @@ export function recordedPairs(recorded: Record<string, unknown>, given: readonly
     .map(([name, value]) => `${name}=${String(value)}`);
 }
 
-/** Whether a file is named or starts like a session file, so that `run` can say to use resume or show. */
-function looksLikeSession(file: string): boolean {
-  if (file.endsWith('.jsonl')) return true;
-  try {
-    if (!statSync(file).isFile()) return false;
-    const fd = openSync(file, 'r');
-    const head = Buffer.alloc(64);
-    const n = readSync(fd, head, 0, 64, 0);
-    closeSync(fd);
-    return /^\{"type":"header"/.test(head.subarray(0, n).toString('utf8'));
-  } catch {
-    return false;
-  }
-}

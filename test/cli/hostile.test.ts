@@ -21,6 +21,8 @@ const CASES: [string, string[], Record<string, string>, string][] = [
   ['a scalar for a workflow', ['run', 'scalar.yml'], { 'scalar.yml': 'hello\n' }, 'scalar.yml:1:1'],
   ['a session file given to run', ['run', 's.jsonl'], { 's.jsonl': '{"type":"header"}\n' }, 's.jsonl is a session file, not a workflow'],
   ['a session file named .yml', ['run', 's.yml'], { 's.yml': '{"type":"header","format":1}\n' }, 's.yml is a session file'],
+  ['a session file given to graph', ['graph', 's.jsonl'], { 's.jsonl': '{"type":"header"}\n{"seq":1}\n' }, 's.jsonl is a session file, not a workflow: print it with conclave show s.jsonl'],
+  ['a session file given to validate', ['validate', 's.jsonl'], { 's.jsonl': '{"type":"header"}\n{"seq":1}\n' }, 's.jsonl is a session file, not a workflow: print it with conclave show s.jsonl'],
   ['a billion laughs', ['run', 'bomb.yml'], { 'bomb.yml': `a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n${GOOD}` }, 'bomb.yml:'],
   ['a self-repeating alias', ['run', 'alias.yml'], { 'alias.yml': `x: &a [*a]\n${GOOD}` }, 'alias.yml:1:8'],
   ['5,000 nested parentheses', ['validate', 'parens.yml'], { 'parens.yml': `${GOOD}outputs:\n  o: $<< ${nest(5000)} >>\n` }, 'parens.yml:8:'],
