@@ -31,6 +31,17 @@ export async function openRedis(url: string): Promise<Redis> {
     redis.disconnect();
     throw new UsageError(`cannot reach the workers' Redis at ${shownSpec(url)}: ${withoutCredentials((e as Error).message, url)}`);
   }
+  // ioredis selects the URL's database on connect and, when the server refuses it, goes on in database 0 (only an
+  // error event says so): selected again here, a database the server does not have is refused, as --coordinate does.
+  const db = redis.options.db ?? 0;
+  if (db !== 0) {
+    try {
+      await redis.select(db);
+    } catch (e) {
+      redis.disconnect();
+      throw new UsageError(`the workers' Redis at ${shownSpec(url)} cannot be used: database ${db} (${withoutCredentials((e as Error).message, url)}); name one the server has, such as /0`);
+    }
+  }
   return redis;
 }
 

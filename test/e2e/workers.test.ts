@@ -366,6 +366,10 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     expect(await refused(['--workers', 'redis://:sw0rdfish-pass@127.0.0.1:1'])).toMatch(/conclave: cannot reach the workers' Redis at redis:\/\/\*\*\*@127\.0\.0\.1:1: /);
     expect(await refused(['--workers', 'redis://:sw0rdfish-pass@127.0.0.1:1'])).not.toContain('sw0rdfish');
     expect(await refused(['--workers', redis.url, '--queue', 'a:b'])).toContain('--queue must be letters, digits');
+    // A database the server does not have (16 by default): refused, not taken for database 0.
+    expect(await refused(['--workers', `${redis.url}/99`])).toContain(`the workers' Redis at ${redis.url}/99 cannot be used: database 99 (ERR DB index is out of range)`);
+    const worker99 = await conclave(['worker', `${redis.url}/99`], { cwd: home, env: { CONCLAVE_WORKERS_SECRET: SECRET } });
+    expect([worker99.code, worker99.stderr]).toEqual([2, `conclave: the workers' Redis at ${redis.url}/99 cannot be used: database 99 (ERR DB index is out of range); name one the server has, such as /0\n`]);
     expect(await refused(['--queue', 'q'])).toContain('--queue names the queue of --workers');
     expect(await refused(['--workers', redis.url, '--replay', 'x.jsonl'])).toContain('--replay calls no model and runs no tool: --workers has nothing to give it');
     const outside = await conclave(['run', join(home, 'workflow.yml'), '--workers', redis.url, '--workspace', checkout(PAIR_WORKFLOW)], { env: noKey });
