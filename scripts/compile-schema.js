@@ -6,6 +6,10 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 
 const root = new URL('../', import.meta.url);
 const schema = JSON.parse(readFileSync(new URL('schemas/workflow.schema.json', root), 'utf8'));
+// The file editors read names nothing on the network (behind a firewall a remote $ref leaves them with no
+// validation at all); the validator conclave runs checks each typed output against JSON Schema's own
+// 2020-12 meta-schema, which ajv holds itself.
+schema.$defs.typedOutput.$ref = 'https://json-schema.org/draft/2020-12/schema';
 // verbose keeps parentSchema on each error: the loader reads the allowed keys from it for "did you mean".
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, code: { source: true, esm: true } });
 // ajv's ESM output still calls require() for its runtime helpers: turn those into imports.
