@@ -45,7 +45,7 @@ export class Journal {
   private cursor = 0;
   private broken: DivergenceError | undefined;
   private liveFired = false;
-  private readonly waiters: { index: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private readonly waiters: { index: number; orPast?: boolean; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly responses = new Map<string, number>();
   private readonly toolCalls = new Map<string, number>();
   /** By agent, turn and tool use id; a list, as nothing stops a model from using one id twice. */
@@ -175,7 +175,27 @@ export class Journal {
     this.listener.onLive?.();
   }
 
-  private at(index: number, signal: AbortSignal): Promise<void> {
+  /**
+   * After a recorded answer of `agent`'s, when the agent may go on. In the recorded run a live
+   * answer was followed by I/O (its cost settled in a spend pool, the cache written) before the
+   * agent went on, and other agents' events came in between; re-execution has no such I/O, so the
+   * agent waits until the run reaches an event of its own (or one of no agent's), and the events
+   * come in the recorded order. Undefined when it may go on at once.
+   */
+  continueAfter(agent: string, signal: AbortSignal): Promise<void> | undefined {
+    if (!this.replaying || this.broken) return undefined;
+    let j = this.cursor;
+    for (; j < this.recording.length; j++) {
+      const event = this.recording[j]!;
+      if (NOT_PRODUCED.has(event.type)) continue;
+      const owner = ownerOf(event);
+      if (owner === undefined || owner === agent) break;
+    }
+    if (j === this.cursor) return undefined;
+    return this.at(j, signal, true);
+  }
+
+  private at(index: number, signal: AbortSignal, orPast = false): Promise<void> {
     if (this.broken) return Promise.reject(this.broken);
     if (index < this.cursor) return Promise.reject(new DivergenceError(`the run asked again for recorded ${describeEvent(this.recording[index])}`));
     if (!this.replaying) {
@@ -189,7 +209,7 @@ export class Journal {
         reject(new CallAborted());
       };
       const done = () => signal.removeEventListener('abort', onAbort);
-      const waiter = { index, resolve: () => (done(), resolve()), reject: (e: Error) => (done(), reject(e)) };
+      const waiter = { index, orPast, resolve: () => (done(), resolve()), reject: (e: Error) => (done(), reject(e)) };
       this.waiters.push(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
       this.scheduleRelease();
@@ -233,11 +253,29 @@ export class Journal {
       this.releaseScheduled = false;
       if (this.broken) return;
       if (!this.replaying) this.goLive();
-      for (const waiter of this.waiters.filter((w) => w.index === this.cursor)) {
+      // A waiter for an event of its own is released once the run reaches it or goes past it (one of no agent's).
+      for (const waiter of this.waiters.filter((w) => w.index === this.cursor || (w.orPast && w.index < this.cursor))) {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
         waiter.resolve();
       }
     });
+  }
+}
+
+/** The agent whose doing an event is, or undefined for conclave's own (a system message, the run's start and end). */
+function ownerOf(event: SessionEvent): string | undefined {
+  if ('agent' in event && typeof event.agent === 'string') return event.agent;
+  switch (event.type) {
+    case 'message':
+      return event.message.kind === 'agent' ? event.message.sender : undefined;
+    case 'proposal_opened':
+      return event.proposal.proposer;
+    case 'vote':
+      return event.voter;
+    case 'agent_spawned':
+      return event.parent;
+    default:
+      return undefined;
   }
 }
 

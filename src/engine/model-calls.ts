@@ -67,7 +67,9 @@ export class ModelCalls {
       if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
       if (!isModelResponse(event.response)) throw new DivergenceError(`event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`);
-      return this.record(agent, turn, step, request, event.request_sha256, event.response, event.cached === true, false, event.provider ?? 'anthropic').response;
+      const answer = this.record(agent, turn, step, request, event.request_sha256, event.response, event.cached === true, false, event.provider ?? 'anthropic').response;
+      await journal.continueAfter(agent, signal);
+      return answer;
     }
     await journal.live(signal);
     const hash = requestHash(request, provider);
