@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-Fu7U4sw3.js";
