@@ -13,7 +13,7 @@ import { formatDiagnostic } from '../workflow/diagnostic.js';
 import { toolsGiven } from '../workflow/tool-names.js';
 import type { Workflow } from '../workflow/load.js';
 import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
-import { annotation, inGitHubActions } from './github.js';
+import { annotation, inGitHubActions, writeInvalidSummary } from './github.js';
 import { writeCommand } from './command-guard.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadChecked, looksLikeSession } from './load-checked.js';
@@ -40,6 +40,7 @@ export function loadForRun(file: string, json = false): Workflow {
   const { workflow, diagnostics, unreadable } = loadChecked(file);
   for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   if (inGitHubActions()) for (const d of diagnostics) writeCommand(json ? process.stderr : process.stdout, annotation(d));
+  if (inGitHubActions() && (unreadable !== undefined || !workflow)) writeInvalidSummary(file, diagnostics, unreadable);
   if (unreadable !== undefined) throw new UsageError(unreadable);
   if (!workflow) throw new UsageError(`${file} has errors (listed above); nothing was run`);
   const noSandbox = missingRequiredSandbox(workflow.spec.sandbox, toolsGiven(workflow.spec).has('run_command'));

@@ -146,6 +146,17 @@ describe('action.yml', () => {
     expect(result.stdout).toContain('::error file=broken.yml,line=3,col=17::agents.lead.role must be "manager" or "worker"; found the string "boss"');
     expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
     expect(readdirSync(workspace)).not.toContain('.conclave');
+    // The job summary says what is wrong, each problem at its place.
+    expect(result.summary).toContain('## ❌ conclave: broken.yml');
+    expect(result.summary).toContain('**invalid** (exit 2): the workflow has 2 errors; nothing was run');
+    expect(result.summary).toContain('| broken.yml:3:17 | agents.lead.role must be "manager" or "worker"; found the string "boss" |');
+    // In a working-directory, the annotations name the file as the repository does.
+    mkdirSync(join(workspace, 'sub'));
+    writeFileSync(join(workspace, 'sub', 'broken.yml'), 'name: Broken Name\nagents:\n  lead: { role: manager }\nkickoff: hi\n');
+    const nested = await runAction({ workflow: 'broken.yml', 'working-directory': 'sub', 'anthropic-api-key': TEST_API_KEY }, workspace);
+    expect(nested.code).toBe(2);
+    expect(nested.stdout).toContain('::error file=sub/broken.yml,line=1,col=7::name must be lowercase letters, digits and dashes');
+    expect(nested.summary).toContain('| sub/broken.yml:1:7 |');
   });
 
   it('resumes a run that stopped at max_turns with a raised limit, restoring the recorded inputs', async () => {
