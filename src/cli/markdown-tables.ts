@@ -76,7 +76,7 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
 export function usageTable(s: SessionSummary, title: string): string[] {
   const rows = agentTree(s).map(({ name, depth, usage: u, below }) => {
     const label = `${depth ? `${'&nbsp;&nbsp;'.repeat(depth)}↳ ` : ''}${cell(name)}${s.spawned[name]?.ended ? ` (${cell(s.spawned[name]!.ended!)})` : ''}`;
-    return `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.cache_read_input_tokens} | ${u.cache_creation_input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (${below.agents} agents)` : ''} |`;
+    return `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.cache_read_input_tokens} | ${u.cache_creation_input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (with the ${below.agents - 1} below)` : ''} |`;
   });
   const t = s.total;
   rows.push(`| **total** | ${t.turns} | ${t.calls} | ${t.input_tokens} | ${t.cache_read_input_tokens} | ${t.cache_creation_input_tokens} | ${t.output_tokens} | ${dollars(t.cost_usd)} | |`);

@@ -9,6 +9,9 @@ import { serveTurns } from '../workers/worker.js';
 import { Signer, workersSecret } from '../workers/signing.js';
 import { processSecrets } from './process-secrets.js';
 import { UsageError } from './usage-error.js';
+import { inGitHubActions } from './github.js';
+import { inline } from './markdown-tables.js';
+import { appendFileSync } from 'node:fs';
 import { defaultQueue } from './worker-pool.js';
 import { givenLimits, organisationOf, type OrganisationFlags } from './organisation.js';
 import type { WorkflowSpec } from '../workflow/types.js';
@@ -52,6 +55,7 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
     const warn = (m: string) => log(`warning: ${m}`);
     const pacerFor = (spec: WorkflowSpec) => organisationOf(options, spec, 'worker', warn, { pools: false });
     const served = await serveTurns({ redis, queue, signer, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn, pacerFor, log, mask: (text) => masker.text(text), signal: controller.signal });
+    if (inGitHubActions()) writeWorkerSummary(queue, shownSpec(url), served);
     switch (served.code) {
       case 'ended':
         log('the run has ended');
@@ -72,5 +76,20 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     redis.disconnect();
+  }
+}
+
+/** A worker job's summary in GitHub Actions: which run's queue it served, how many turns it took, and how it ended. */
+function writeWorkerSummary(queue: string, url: string, served: Awaited<ReturnType<typeof serveTurns>>): void {
+  const file = process.env.GITHUB_STEP_SUMMARY;
+  if (!file) return;
+  const how = { ended: 'the run it served has ended', idle: 'no turn came before its idle timeout', interrupted: 'stopped by a signal: the turns it held go to other workers', refused: 'refused a job', lost: "lost its Redis" }[served.code];
+  const why = 'reason' in served ? `: ${inline(served.reason)}` : '';
+  const icon = served.code === 'ended' || served.code === 'idle' ? '✅' : '❌';
+  const text = `## ${icon} conclave worker: queue ${inline(queue)} at ${inline(url)}\n\nTook ${served.turns} turn${served.turns === 1 ? '' : 's'}; ${how}${why}. The run's transcript, usage and cost are in the coordinator job's summary.\n`;
+  try {
+    appendFileSync(file, text);
+  } catch {
+    // The log says the same.
   }
 }

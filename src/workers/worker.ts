@@ -38,10 +38,11 @@ const LOST_AFTER_MS = 60_000;
  * coordinator sends (model calls, workspace tools) and sends the result back, until the run ends,
  * it has been idle too long, it is stopped, or it meets a job it must refuse.
  */
-export async function serveTurns(options: ServeOptions): Promise<Served> {
+export async function serveTurns(options: ServeOptions): Promise<Served & { turns: number }> {
   const { redis, queue, signer } = options;
   const keys = keysOf(queue);
-  if (await redis.exists(keys.ended)) return { code: 'ended' };
+  if (await redis.exists(keys.ended)) return { code: 'ended', turns: 0 };
+  let turns = 0;
   const name = `${hostname()}-${process.pid}`;
   const setups = new WorkerSetups(options);
   const say = (message: Up) => redis.rpush(keys.up, signer.sealText(keys.up, message)).then(() => undefined);
@@ -74,6 +75,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
         throw new DelayedError();
       }
       options.log(`took turn ${data.turn} of @${data.agent} (run ${data.run})`);
+      turns++;
       await serveJob(job.id!, setup);
       options.log(`turn ${data.turn} of @${data.agent} is over`);
     } finally {
@@ -174,7 +176,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served> {
   // Turns in hand are not finished here: their locks lapse and other workers take them over.
   await withinTime(worker.close(true), 5_000, '').catch(() => {});
   await setups.close();
-  return served;
+  return { ...served, turns };
 }
 
 /** The incarnation of the coordinator running the queue, waited for while it starts. */

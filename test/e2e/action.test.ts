@@ -275,6 +275,8 @@ describe('action.yml', () => {
       expect(coordinator.outputs, coordinator.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
       expect(worker.outputs, worker.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
       expect(worker.stderr).toContain('conclave worker: the run has ended');
+      expect(worker.summary).toContain('## ✅ conclave worker: queue run-42-2');
+      expect(worker.summary).toContain("Took 1 turn; the run it served has ended. The run's transcript, usage and cost are in the coordinator job's summary.");
       expect(readdirSync(working)).toContain('ran-here.txt');
       expect(readdirSync(coordinating)).not.toContain('ran-here.txt');
       expect(coordinator.summary).toContain('done on a worker');

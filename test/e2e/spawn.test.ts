@@ -342,6 +342,8 @@ kickoff: Go.
     expect(usage.find((l) => l.includes('worker_t-2'))).toContain('(cancelled by @lead)');
     const markdown = await conclave(['show', String(run.json.session), '--format', 'markdown'], { cwd: run.dir });
     expect(markdown.stdout).toMatch(/\| &nbsp;&nbsp;&nbsp;&nbsp;↳ worker_t-1 \(cancelled by @lead\) \|/);
+    // The lead's subtree: it and the three below it, counted as show's text counts them.
+    expect(markdown.stdout).toMatch(/\n\| lead \|.*\(with the 3 below\) \|\n/);
     const json = JSON.parse((await conclave(['show', String(run.json.session), '--format', 'json'], { cwd: run.dir })).stdout);
     expect(json.spawned['worker_t-1']).toEqual({ template: 'worker_t', parent: 'manager_t-1', depth: 2, ended: 'cancelled by @lead' });
     // The session replays offline to the same end.
