@@ -25,6 +25,8 @@ import { loadWorkflow, WorkflowFileError } from '../src/workflow/load.js';
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const CASES = 1_000;
 const CLI_SAMPLE = process.env.FUZZ_CLI_ALL ? CASES : 10;
+/** Each test's bound: every case through the CLI takes tens of minutes. */
+const LONG = process.env.FUZZ_CLI_ALL ? 3_600_000 : 600_000;
 
 const pick = <T>(rand: () => number, values: readonly T[]): T => values[Math.floor(rand() * values.length)]!;
 const maybe = (rand: () => number, p = 0.5) => rand() < p;
@@ -169,7 +171,7 @@ describe(`fuzzing run-time teams (seed ${SEED})`, () => {
       expect([0, 2], name).toContain(await cli(['graph', name], dir));
       expect([0, 1, 2, 3], name).toContain(await cli(['run', name, '--offline', '--session', `${name}.jsonl`, '--timeout', '20s'], dir));
     }
-  }, 600_000);
+  }, LONG);
 
   it(`${CASES} mutated sessions of spawn chains, forks and rate waits: read, summarised, replayed and traced, or refused with their line; a sample through show, trace, resume and --replay`, async () => {
     const rand = random(SEED + 1);
@@ -208,5 +210,5 @@ describe(`fuzzing run-time teams (seed ${SEED})`, () => {
         expect([0, 1, 2, 3, 4], `${args.join(' ')}`).toContain(await cli(args, base.dir, env));
       }
     }
-  }, 600_000);
+  }, LONG);
 });
