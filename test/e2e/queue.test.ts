@@ -109,12 +109,12 @@ kickoff: "@lead @a start"
             refused = true;
             return { error: { status: 400, type: 'invalid_request_error', message: 'prompt is too long: 300000 tokens > 200000 maximum' } };
           }
-          return { text: 'slow answer', delayMs: 3000 };
+          return { text: 'slow answer', delayMs: 6000 };
         }
         return { text: '@a @b go' };
       },
       a: [{ text: '@lead a first' }],
-      b: [{ text: '@lead b second', delayMs: 1200 }],
+      b: [{ text: '@lead b second', delayMs: 2000 }],
     });
     const workflow = 'name: retried\nagents:\n  lead: { role: manager, queue: interrupt, wake: each }\n  a: { role: worker }\n  b: { role: worker }\nkickoff: "@lead start"\n';
     const run = await runWorkflow(server, workflow);
