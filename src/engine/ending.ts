@@ -1,6 +1,7 @@
 import { ConclaveError } from '../conclave-error.js';
 import { ProviderError } from '../provider/provider-errors.js';
 import { TurnError } from '../agents/turn.js';
+import { DivergenceError } from './journal.js';
 import { EXIT, EXIT_OF, type EndStatus } from '../exit-codes.js';
 
 export interface Ending {
@@ -14,6 +15,8 @@ export interface Ending {
   outputs?: Record<string, unknown>;
   /** Which limit stopped the run, when one did. */
   limit?: LimitName;
+  /** The run failed for a reason a resume would only meet again (a request the API refuses, a recording that differs): no resume is suggested. */
+  repeats?: true;
 }
 
 export type LimitName = 'timeout' | 'max_turns' | 'max_turns_per_agent' | 'budget_usd' | 'max_tokens_total' | 'spend_pool';
@@ -71,8 +74,19 @@ export function endingOfError(e: unknown, agent?: string): Ending | undefined {
       return ending('provider_error', `${who}${e.message}`);
     case 'usage':
     case 'limit':
-    case 'error':
+    case 'error': {
       // What failed in an agent's turn (the model call, the turn itself) names the agent.
-      return ending('error', `${e instanceof TurnError || e instanceof ProviderError ? who : ''}${e.message}`);
+      const end = ending('error', `${e instanceof TurnError || e instanceof ProviderError ? who : ''}${e.message}`);
+      return repeatsOnResume(e) ? { ...end, repeats: true } : end;
+    }
   }
+}
+
+/**
+ * Whether a resume would only fail the same way: the API refused the request itself (a resume
+ * sends the same), the conversation fits no window, or the recording no longer answers the run.
+ * A provider's outage, a worker's failure or a limit may pass; these do not.
+ */
+function repeatsOnResume(e: ConclaveError): boolean {
+  return e instanceof TurnError || e instanceof DivergenceError || e instanceof NoRecordedAnswer || (e instanceof ProviderError && e.kind === 'request');
 }

@@ -42,6 +42,23 @@ describe('inputs', () => {
 });
 
 describe('the result says what the exit code says', () => {
+  it('a request the API refuses (400) is not suggested for resume, which would only send it again; an outage is', async () => {
+    const yml = 'name: refused\nagents:\n  lead: { role: manager }\nkickoff: Go.\n';
+    const dir = fresh('refused-request');
+    writeFileSync(join(dir, 'workflow.yml'), yml);
+    server = await startFakeAnthropic({ lead: [{ error: { status: 400, type: 'invalid_request_error', message: 'model: unknown model' } }] });
+    const refused = await conclave(['run', 'workflow.yml'], { cwd: dir, env: env() });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/@lead failed: 400 invalid_request_error model: unknown model/);
+    expect(refused.stdout).not.toContain('to continue: conclave resume');
+    await server.close();
+    const outage = { error: { status: 529, type: 'overloaded_error', message: 'overloaded' } };
+    server = await startFakeAnthropic({ lead: Array.from({ length: 6 }, () => outage) });
+    const down = await conclave(['run', 'workflow.yml'], { cwd: dir, env: env() });
+    expect(down.code).toBe(4);
+    expect(down.stdout).toContain('to continue: conclave resume');
+  }, 60_000);
+
   it('an output that cannot be evaluated: status error (not success) with exit 1, in the text, --json and the Action outputs; no resume hint', async () => {
     const yml = 'name: outs\nagents:\n  lead: { role: manager }\nkickoff: Go.\noutputs:\n  winner: $<< proposals.nope.winner >>\n  ok: $<< result.summary >>\n';
     const script = () => ({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: 'did it' } }] }] });
