@@ -207,7 +207,11 @@ describe(`fuzzing run-time teams (seed ${SEED})`, () => {
     for (const file of files.slice(0, CLI_SAMPLE)) {
       const name = file.slice(base.dir.length + 1);
       for (const args of [['show', name], ['show', '--format', 'markdown', name], ['trace', '--format', 'json', name], ['resume', name, '--offline'], ['run', 'workflow.yml', '--replay', name, '--session', `${name}.replayed.jsonl`]]) {
-        expect([0, 1, 2, 3, 4], `${args.join(' ')}`).toContain(await cli(args, base.dir, env));
+        // A case that fails carries its session, so that it can be run again (the base session is a live run's).
+        const code = await cli(args, base.dir, env).catch((e: Error) => {
+          throw new Error(`${e.message}\n--- the session:\n${readFileSync(file, 'utf8').slice(0, 20_000)}`);
+        });
+        expect([0, 1, 2, 3, 4], `${args.join(' ')}`).toContain(code);
       }
     }
   }, LONG);
