@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { createHash, createHmac } from 'node:crypto';
@@ -556,13 +557,18 @@ agents:
 kickoff: Start.
 `;
 
-/** Processes whose command line is `sh -c COMMAND` (a run_command of a test, wherever it runs). */
+/**
+ * Processes whose command line is `sh -c COMMAND` (a run_command of a test, wherever it runs) and
+ * that run in this test run's own directories: another suite running beside this one runs the same
+ * commands in its own.
+ */
 function commandsRunning(command: string): string[] {
+  const ours = tmpdir();
   return readdirSync('/proc').flatMap((pid) => {
     if (!/^\d+$/.test(pid)) return [];
     try {
       const line = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-      return line.includes(command) && !line.includes('bwrap') ? [pid] : [];
+      return line.includes(command) && !line.includes('bwrap') && readlinkSync(`/proc/${pid}/cwd`).startsWith(ours) ? [pid] : [];
     } catch {
       return [];
     }
