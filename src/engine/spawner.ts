@@ -5,7 +5,7 @@ import { ToolInputError, type ForkPoint, type SpawnCaps, type ToolContext } from
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Channel } from '../channel/channel.js';
 import { DEFAULT_MAX_DEPTH, maxAgentsOf } from '../workflow/limits.js';
-import { instanceName } from '../workflow/spawn-checks.js';
+import { chosenNameProblem, instanceName } from '../workflow/spawn-checks.js';
 import { instanceProfile, type ProfileSources } from './profiles.js';
 
 /** The `template` an agent_spawned event gives for a fork (no template's name has parentheses). */
@@ -78,7 +78,7 @@ export class Spawner {
     const depth = this.checkRoom(parent, tasks.length, 'spawn');
     const own = this.sources.workflow.spec.templates?.[template]?.limits;
     if (caps.name !== undefined) {
-      const problem = this.chosenNameProblem(caps.name);
+      const problem = chosenNameProblem(caps.name, (n) => this.channel.hasMember(n), Object.keys(this.sources.workflow.spec.templates ?? {}));
       if (problem) throw new ToolInputError(`"${caps.name}" cannot be a new agent's name: ${problem}`);
       if (tasks.length !== 1) throw new ToolInputError(`name gives one agent its name, and you gave ${tasks.length} tasks: spawn one task with a name, or leave name out`);
     }
@@ -244,21 +244,6 @@ export class Spawner {
       const agent = name(this.next(key));
       if (!this.channel.hasMember(agent)) return agent;
     }
-  }
-
-  /**
-   * Why a name a model chose cannot be a new agent's, or undefined: the rules of a declared
-   * agent's name, no agent's already, and not of the shapes automatic names take
-   * (`TEMPLATE-N`, `AGENT-fork-N`), which are kept for them.
-   */
-  private chosenNameProblem(name: string): string | undefined {
-    if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(name)) return 'it must be letters, digits, - and _ (at most 64), starting with a letter or digit';
-    if (['all', 'system'].includes(name)) return `@${name} is kept by conclave`;
-    if (this.channel.hasMember(name)) return 'an agent has that name already';
-    const automatic = /^(.+)-[0-9]+$/.exec(name);
-    const templates = Object.keys(this.sources.workflow.spec.templates ?? {});
-    if (automatic && (templates.includes(automatic[1]!) || /-fork$/.test(automatic[1]!))) return 'names of the form TEMPLATE-N and AGENT-fork-N are kept for the names conclave gives';
-    return undefined;
   }
 
   /** The depth new agents under `parent` would have, once max_agents and max_depth allow `count` more. */

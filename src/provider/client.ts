@@ -103,9 +103,9 @@ export class Provider {
         try {
           message = await client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object }).finalMessage();
         } catch (e) {
-          // Answered with an error, or a stream that broke or was aborted: settled as having used all it asked for,
-          // so the gate keeps no entry for it (a retry is admitted anew).
-          if (call.admission && call.need) this.options.pacer?.settle(call.admission, call.need);
+          // A stream that broke or was aborted: settled as having used all it asked for, so the gate keeps no entry
+          // for it (a retry is admitted anew). One answered with an error status was settled when it was observed.
+          if (call.admission && call.need && !(e instanceof APIError && e.status !== undefined)) this.options.pacer?.settle(call.admission, call.need);
           throw e;
         }
         if (call.admission) this.options.pacer?.settle(call.admission, message.usage);

@@ -10,6 +10,20 @@ export function instanceName(template: string, n: number): string {
   return `${template}-${n}`;
 }
 
+/**
+ * Why a name a model chose for a spawned agent cannot be one, or undefined: the rules of a
+ * declared agent's name, no agent's already (`taken`), and not of the shapes automatic names take
+ * (`TEMPLATE-N`, `AGENT-fork-N`), which are kept for them.
+ */
+export function chosenNameProblem(name: string, taken: (name: string) => boolean, templates: readonly string[]): string | undefined {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(name)) return 'it must be letters, digits, - and _ (at most 64), starting with a letter or digit';
+  if (['all', 'system'].includes(name)) return `@${name} is kept by conclave`;
+  if (taken(name)) return 'an agent has that name already';
+  const automatic = /^(.+)-[0-9]+$/.exec(name);
+  if (automatic && (templates.includes(automatic[1]!) || /-fork$/.test(automatic[1]!))) return 'names of the form TEMPLATE-N and AGENT-fork-N are kept for the names conclave gives';
+  return undefined;
+}
+
 /** The templates and `for_each` agents of a file, whose instances the run makes. */
 export function madeAtRun(spec: WorkflowSpec): string[] {
   const forEach = Object.entries(recordOf(spec.agents)).filter(([, a]) => isRecord(a) && a.for_each !== undefined);
