@@ -47,12 +47,18 @@ function start(args, cwd, env) {
 
 /** One run on `workers` workers of PER_WORKER turns each: its wall time, from the coordinator's start to its exit. */
 async function runOn(redis, server, workers, queue) {
-  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-bench' };
+  // The coordinator and its workers share a secret: every job and message on the Redis is signed with it.
+  const secret = { CONCLAVE_WORKERS_SECRET: 'a-bench-secret-shared-by-coordinator-and-workers' };
+  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-bench', ...secret };
   const pool = Array.from({ length: workers }, () => start(['worker', redis.url, '--queue', queue, '--concurrency', String(PER_WORKER)], checkout(), env));
   // Workers are up (their first line printed) before the run starts, as in a matrix that started first.
-  while (!pool.every((w) => w.err().includes('taking turns'))) await new Promise((r) => setTimeout(r, 20));
+  while (!pool.every((w) => w.err().includes('taking turns'))) {
+    const gone = pool.find((w) => w.child.exitCode !== null);
+    if (gone) throw new Error(`a worker exited before taking turns: ${gone.err()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const started = process.hrtime.bigint();
-  const run = start(['run', 'workflow.yml', '--quiet', '--workers', redis.url, '--queue', queue], checkout(), { ANTHROPIC_API_KEY: '' });
+  const run = start(['run', 'workflow.yml', '--quiet', '--workers', redis.url, '--queue', queue], checkout(), { ANTHROPIC_API_KEY: '', ...secret });
   const code = await run.exited;
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (code !== 0) throw new Error(`conclave run --workers exited ${code}: ${run.err()}`);
