@@ -81,7 +81,7 @@ describe('current models as they answer: thinking blocks', () => {
     const sessions = join(dir, '.conclave', 'sessions');
     const file = () => join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
     // Once @w's first tool result is recorded, while its second call is in flight:
-    while (!(existsSync(sessions) && readdirSync(sessions).length > 0 && readFileSync(file(), 'utf8').includes('"type":"tool_result","agent":"w"'))) await new Promise((r) => setTimeout(r, 10));
+    while (!(existsSync(sessions) && readdirSync(sessions).some((f) => f.endsWith('.jsonl')) && readFileSync(file(), 'utf8').includes('"type":"tool_result","agent":"w"'))) await new Promise((r) => setTimeout(r, 10));
     child.kill('SIGKILL');
     await closed;
 
