@@ -18,6 +18,8 @@ export type WaitListener = (reason: WaitReason, ms: number) => void;
 export interface Admission {
   readonly gate: string;
   readonly seq: number;
+  /** When it was let through: its request left then. */
+  readonly at: number;
   /** How long it waited, and for what (the last reason). */
   readonly waitedMs: number;
   readonly reason?: WaitReason;
@@ -62,7 +64,8 @@ const PROBE_MS = 1_000;
  * The Pacer (`pacer.ts`) keeps one per class.
  */
 export class RateGate {
-  private readonly windows: Partial<Record<RateDimension, Window & { given: boolean }>> = {};
+  /** Given, or learned: `used`, the points the reading it was learned from said were used (0: no measure). */
+  private readonly windows: Partial<Record<RateDimension, Window & { given: boolean; used: number }>> = {};
   private readonly word: Partial<Record<RateDimension, Word>> = {};
   /** Calls let through, by sequence number, for as long as a word might not count them (none while the server says nothing). */
   private readonly sent = new Map<number, { need: CallNeed; answered: boolean }>();
@@ -89,7 +92,7 @@ export class RateGate {
   ) {
     for (const d of RATE_DIMENSIONS) {
       const points = given[d];
-      if (points !== undefined) this.windows[d] = { points, ms: MINUTE_MS, given: true };
+      if (points !== undefined) this.windows[d] = { points, ms: MINUTE_MS, given: true, used: 0 };
     }
   }
 
@@ -127,7 +130,7 @@ export class RateGate {
         let carried = 0;
         for (const [seq, s] of this.sent) if (seq < admission.seq && !s.answered) carried += s.need[d];
         this.word[d] = { ...reading, seq: admission.seq, seenAt: now, carried };
-        this.learn(d, reading, now, response.headers);
+        this.learn(d, reading, admission.at, response.headers);
       }
       // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
       if (response.status === 429) this.holdUntil = Math.max(this.holdUntil, now + Math.min(retryAfterMs(response.headers) ?? LOOK_AGAIN_MS, MINUTE_MS));
@@ -143,19 +146,24 @@ export class RateGate {
 
   /**
    * A limit's window, from a reading: the API's limits are per minute, and refill continuously;
-   * a precise reset time (with fractions of a second) also tells the rate of a server that refills faster.
+   * a precise reset time (with fractions of a second) also tells the rate of a server that refills
+   * faster. The server wrote the reading after the request left and before it was seen, so
+   * measured from when it left, the window errs long, never short (a late-seen reading measured
+   * from when it was seen reads as a window too short: more calls than the limit allows). That
+   * error is the delay over the points used, so the reading with the most used is the nearest.
    */
-  private learn(d: RateDimension, reading: RateReading, now: number, headers: Headers): void {
+  private learn(d: RateDimension, reading: RateReading, sentAt: number, headers: Headers): void {
     if (this.windows[d]?.given) return;
     const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
     const used = reading.limit - reading.remaining;
-    const measured = precise && used > 0 && reading.resetAt > now ? ((reading.resetAt - now) * reading.limit) / used : undefined;
+    const measured = precise && used > 0 && reading.resetAt > sentAt ? ((reading.resetAt - sentAt) * reading.limit) / used : undefined;
     const known = this.windows[d]?.points === reading.limit ? this.windows[d] : undefined;
-    if (known && measured === undefined) return;
-    // Seen some time after the server wrote it, with what was left rounded down, a reading makes
-    // the window look shorter than it is, never longer: the longest one measured is the nearest.
-    const longest = measured === undefined ? MINUTE_MS : known && known.ms !== MINUTE_MS ? Math.max(known.ms, measured) : measured;
-    this.windows[d] = { points: reading.limit, ms: Math.min(MINUTE_MS, Math.max(100, longest)), given: false };
+    if (measured === undefined) {
+      if (!known) this.windows[d] = { points: reading.limit, ms: MINUTE_MS, given: false, used: 0 };
+      return;
+    }
+    if (known && (known.used > used || (known.used === used && known.ms >= measured))) return;
+    this.windows[d] = { points: reading.limit, ms: Math.min(MINUTE_MS, Math.max(100, measured)), given: false, used };
   }
 
   private async pump(): Promise<void> {
@@ -179,7 +187,8 @@ export class RateGate {
             for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
             if (Object.keys(this.word).length === 0) this.probe = { seq, since: Date.now() };
           }
-          waiter.admit({ gate: this.name, seq, waitedMs: Date.now() - waiter.since, ...(waiter.reason ? { reason: waiter.reason } : {}) });
+          const at = Date.now();
+          waiter.admit({ gate: this.name, seq, at, waitedMs: at - waiter.since, ...(waiter.reason ? { reason: waiter.reason } : {}) });
           continue;
         }
         // Those behind it in the queue wait for the same limit.

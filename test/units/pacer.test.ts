@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } from '../../src/provider/pacer.js';
 import { CallAborted } from '../../src/provider/provider-errors.js';
 import { rateReadings } from '../../src/provider/rate-headers.js';
@@ -18,17 +18,23 @@ function limitHeaders(limit: number, remaining: number, resetInMs: number, extra
   });
 }
 
-/** Whether `promise` settles within `ms`. */
+/** Whether `promise` settles within `ms` of the test's clock (fake: a loaded machine cannot make a call late). */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let settled = false;
   void promise.then(() => (settled = true), () => (settled = true));
-  await new Promise((r) => setTimeout(r, ms));
+  await vi.advanceTimersByTimeAsync(ms);
   return settled;
 }
+
+/** Lets `ms` of the test's clock pass. */
+const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
 const never = new AbortController().signal;
 
 describe('the pacer', () => {
+  beforeEach(() => void vi.useFakeTimers());
+  afterEach(() => void vi.useRealTimers());
+
   it('holds a call past a limit given per minute, says why, and lets an aborted wait go', async () => {
     const pacer = new Pacer((modelClass) => (modelClass === 'sonnet' ? { requests: 2 } : {}), localLimiters);
     await pacer.admit(SONNET, NEED, never);
@@ -61,7 +67,7 @@ describe('the pacer', () => {
     const pacer = new Pacer(() => ({ requests: 2 }), localLimiters);
     const first = await pacer.admit(SONNET, NEED, never);
     pacer.observe(first, { headers: new Headers(), status: 529 });
-    await new Promise((r) => setTimeout(r, 20));
+    await pass(20);
     expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 50)).toBe(true);
     expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 50), 'the refused request took nothing').toBe(true);
   });
@@ -84,22 +90,22 @@ describe('the pacer', () => {
     const first = await pacer.admit(SONNET, NEED, never);
     // Empty, full again in 1 s: one request every 100 ms.
     pacer.observe(first, { headers: limitHeaders(10, 0, 1_000), status: 200 });
-    const started = Date.now();
-    const next = await pacer.admit(SONNET, NEED, never);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(80);
-    expect(Date.now() - started).toBeLessThan(400);
+    const waiting = pacer.admit(SONNET, NEED, never);
+    expect(await settlesWithin(waiting, 90)).toBe(false);
+    expect(await settlesWithin(waiting, 20)).toBe(true);
+    const next = await waiting;
     expect(next).toMatchObject({ reason: 'requests' });
-    expect(next.waitedMs).toBeGreaterThanOrEqual(80);
+    expect(next.waitedMs).toBeGreaterThanOrEqual(90);
   });
 
   it("honours a refusal's retry-after", async () => {
     const pacer = new Pacer(() => ({}), localLimiters);
     const first = await pacer.admit(SONNET, NEED, never);
     pacer.observe(first, { headers: new Headers({ 'retry-after-ms': '200' }), status: 429 });
-    const started = Date.now();
-    const next = await pacer.admit(SONNET, NEED, never);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(180);
-    expect(next.reason).toBe('retry_after');
+    const waiting = pacer.admit(SONNET, NEED, never);
+    expect(await settlesWithin(waiting, 190)).toBe(false);
+    expect(await settlesWithin(waiting, 20)).toBe(true);
+    expect((await waiting).reason).toBe('retry_after');
   });
 
   it('lets the first call go alone until its answer says something of the limits', async () => {
@@ -157,10 +163,9 @@ describe('the pacer', () => {
     const first = await precise.admit(SONNET, NEED, never);
     // Empty, and full again in 2 s: a request every 200 ms.
     precise.observe(first, { headers: limitHeaders(10, 0, 2_000), status: 200 });
-    const started = Date.now();
-    await precise.admit(SONNET, NEED, never);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(180);
-    expect(Date.now() - started).toBeLessThan(600);
+    const second = precise.admit(SONNET, NEED, never);
+    expect(await settlesWithin(second, 190)).toBe(false);
+    expect(await settlesWithin(second, 20)).toBe(true);
 
     const coarse = new Pacer(() => ({}), localLimiters);
     const other = await coarse.admit(SONNET, NEED, never);
@@ -185,6 +190,35 @@ describe('the pacer', () => {
     const next = pacer.admit(SONNET, NEED, never);
     expect(await settlesWithin(next, 440), 'the learned window alone would let it go at 400 ms').toBe(false);
     expect(await settlesWithin(next, 400)).toBe(true);
+  });
+
+  it('learns a window from when its request left, not when the answer was seen: a word a second late reads no shorter', async () => {
+    const made: string[] = [];
+    const store = async () => ({
+      shared: true,
+      limiter: (key: string, points: number, seconds: number) => {
+        made.push(`${key} ${points}/${seconds}s`);
+        return { take: async () => 0, giveBack: async () => {}, charge: async () => {} };
+      },
+    });
+    const pacer = new Pacer(() => ({}), store);
+    // 10 per 5 s. The server writes its word when the request arrives, and it is seen a second later.
+    const first = await pacer.admit(SONNET, NEED, never);
+    const written = Date.now();
+    await pass(1_000);
+    /** What the server wrote at `at`, with `remaining` left: full again 500 ms a request later. */
+    const word = (at: number, remaining: number) => limitHeaders(10, remaining, at + (10 - remaining) * 500 - Date.now());
+    pacer.observe(first, { headers: word(written, 9), status: 200 });
+    const calls = [];
+    for (let i = 0; i < 4; i++) calls.push(await pacer.admit(SONNET, NEED, never));
+    const sent = Date.now();
+    await pass(1_000);
+    // The last of them is the fifth in the server's bucket: the reading that says most (5 used) is the nearest.
+    pacer.observe(calls[3]!, { headers: word(sent, 5), status: 200 });
+    await pacer.admit(SONNET, NEED, never);
+    // Half the points in half the window (rounded up to whole seconds), as the limit is shared: 5 per 5 s / 2.
+    expect(made.at(-1)).toBe('sonnet:requests 5/3s');
+    expect(made, 'never a window shorter than the limit\'s').not.toContain('sonnet:requests 5/1s');
   });
 
   it('keeps given limits in the limiters, and, shared, every limit in half windows; what went before a limit was known is charged', async () => {
@@ -222,10 +256,9 @@ describe('the pacer', () => {
   it('waits a second at most for the first call to be answered', async () => {
     const pacer = new Pacer(() => ({}), localLimiters);
     await pacer.admit(SONNET, NEED, never);
-    const started = Date.now();
-    await pacer.admit(SONNET, NEED, never);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-    expect(Date.now() - started).toBeLessThan(1_500);
+    const second = pacer.admit(SONNET, NEED, never);
+    expect(await settlesWithin(second, 990)).toBe(false);
+    expect(await settlesWithin(second, 20)).toBe(true);
   });
 
   it('gives the limiters back what a call took beyond what it used, and all of it when the call was refused', async () => {
@@ -237,34 +270,29 @@ describe('the pacer', () => {
     const pacer = new Pacer(() => ({ requests: 100, input_tokens: 100_000, output_tokens: 100_000 }), store);
     const answered = await pacer.admit(SONNET, { requests: 1, input_tokens: 500, output_tokens: 4096 }, never);
     pacer.settle(answered, { input_tokens: 120, cache_creation_input_tokens: 30, output_tokens: 96 });
-    await new Promise((r) => setTimeout(r, 10));
+    await pass(10);
     expect(given.sort()).toEqual(['sonnet:input_tokens 350', 'sonnet:output_tokens 4000']);
     given.length = 0;
     const refused = await pacer.admit(SONNET, { requests: 1, input_tokens: 500, output_tokens: 4096 }, never);
     pacer.observe(refused, { headers: new Headers({ 'retry-after-ms': '1' }), status: 429 });
-    await new Promise((r) => setTimeout(r, 10));
+    await pass(10);
     expect(given.sort()).toEqual(['sonnet:input_tokens 500', 'sonnet:output_tokens 4096', 'sonnet:requests 1']);
   });
 
   it('takes a hostile answer for what it can be: a retry-after of a day holds a minute, a reset in the year 3000 a minute\'s rate', async () => {
-    vi.useFakeTimers();
-    try {
-      const pacer = new Pacer(() => ({}), localLimiters);
-      const first = await pacer.admit(SONNET, NEED, never);
-      pacer.observe(first, { headers: new Headers({ 'retry-after': '86400' }), status: 429 });
-      const second = pacer.admit(SONNET, NEED, never);
-      await vi.advanceTimersByTimeAsync(59_000);
-      expect(await Promise.race([second.then(() => 'admitted'), Promise.resolve('waiting')])).toBe('waiting');
-      await vi.advanceTimersByTimeAsync(2_000);
-      const admitted = await second;
-      expect(admitted.reason).toBe('retry_after');
-      pacer.observe(admitted, { headers: new Headers({ 'anthropic-ratelimit-requests-limit': '60', 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': '3000-01-01T00:00:00.000Z' }), status: 200 });
-      const third = pacer.admit(SONNET, NEED, never);
-      // Learned as a minute's window (the longest there is): one request a second.
-      await vi.advanceTimersByTimeAsync(1_100);
-      expect((await third).reason).toBe('requests');
-    } finally {
-      vi.useRealTimers();
-    }
+    const pacer = new Pacer(() => ({}), localLimiters);
+    const first = await pacer.admit(SONNET, NEED, never);
+    pacer.observe(first, { headers: new Headers({ 'retry-after': '86400' }), status: 429 });
+    const second = pacer.admit(SONNET, NEED, never);
+    await vi.advanceTimersByTimeAsync(59_000);
+    expect(await Promise.race([second.then(() => 'admitted'), Promise.resolve('waiting')])).toBe('waiting');
+    await vi.advanceTimersByTimeAsync(2_000);
+    const admitted = await second;
+    expect(admitted.reason).toBe('retry_after');
+    pacer.observe(admitted, { headers: new Headers({ 'anthropic-ratelimit-requests-limit': '60', 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': '3000-01-01T00:00:00.000Z' }), status: 200 });
+    const third = pacer.admit(SONNET, NEED, never);
+    // Learned as a minute's window (the longest there is): one request a second.
+    await vi.advanceTimersByTimeAsync(1_100);
+    expect((await third).reason).toBe('requests');
   });
 });
