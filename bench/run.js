@@ -8,6 +8,7 @@ import { resumeCost, writeCost } from './session.js';
 import { spawnFanOut, AGENTS } from './spawn-fan-out.js';
 import { toolMemory } from './tool-memory.js';
 import { COMMAND_MS, TEAM, workersSpread } from './workers.js';
+import { LATENCY_MS, LIMIT, REVIEWERS, RUNS, sharedPacing } from './shared-pacing.js';
 
 const results = [];
 
@@ -61,6 +62,18 @@ for (const [workers, r] of Object.entries(spread)) {
     ratio: Number(r.ratio.toFixed(3)),
     target: '≤ 1.30 × ideal (rounds of commands × 2 s)',
     ok: r.ratio <= 1.3,
+  });
+}
+const pacing = await sharedPacing();
+for (const [how, r] of Object.entries(pacing)) {
+  if (how === 'skipped') continue;
+  const shared = how !== 'alone';
+  results.push({
+    benchmark: `pacing: ${RUNS} runs of lead + ${REVIEWERS} at once, ${LIMIT.limit} requests per ${LIMIT.windowMs / 1000} s, answers after ${LATENCY_MS} ms, ${shared ? `--coordinate on ${how}` : 'each alone'}`,
+    measured: `${(r.wallMs / 1000).toFixed(1)} s for ${r.answered} answers vs ${(r.allowedMs / 1000).toFixed(1)} s the limit allows; ${r.refusals} refusals${r.failures.length ? `; ${r.failures.length} runs failed` : ''}`,
+    ratio: Number(r.ratio.toFixed(2)),
+    target: shared ? '≤ 2.00 × the limit\'s time, ≤ 2 refusals' : '(none: each run learns of the others by being refused)',
+    ok: !shared || (r.ratio <= 2 && r.refusals <= 2 && r.failures.length === 0),
   });
 }
 const history = await historyGrowth();

@@ -245,15 +245,15 @@ export class RateGate {
 
   /**
    * The limiter of a dimension. The limiters count whole seconds: rounded up, a window is never
-   * shorter than the limit's. Shared by runners that each see only their own answers: windows of
-   * half the length with half the points, so that two back to back never pass more than the API's
-   * bucket holds.
+   * shorter than the limit's. Shared by runners that each see only their own answers, fixed windows
+   * of T seconds and P points, where two back to back (2P) never pass more than the API's bucket
+   * holds and P per T is no faster than it refills: the largest P of the fastest such pair.
    */
   private limiter(store: LimiterStore, d: RateDimension): Limiter {
     const { points, ms } = this.windows[d]!;
-    return store.shared
-      ? store.limiter(`${this.name}:${d}`, Math.max(1, Math.floor(points / 2)), Math.ceil(ms / 2000))
-      : store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
+    if (!store.shared) return store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
+    const { perWindow, seconds } = sharedWindow(points, ms);
+    return store.limiter(`${this.name}:${d}`, perWindow, seconds);
   }
 
   /** A call's answer is whole: what the limiters took beyond what it used goes back, and the server's word counts what it used. */
@@ -288,4 +288,19 @@ export class RateGate {
     const share = Math.min(wanted, word.limit);
     return left >= share ? 0 : Math.ceil((share - left) / rate);
   }
+}
+
+/**
+ * The fixed window that shares a limit of `points` per `ms` (refilled continuously) without
+ * passing it: P points per T whole seconds with 2P ≤ points (two windows back to back) and
+ * P / T ≤ points / ms (the refill). Of the fastest, the one with the most points (the largest first burst).
+ */
+export function sharedWindow(points: number, ms: number): { perWindow: number; seconds: number } {
+  let best = { perWindow: 1, seconds: Math.ceil(ms / 1000) };
+  for (let seconds = 1; seconds <= Math.ceil(ms / 1000); seconds++) {
+    const perWindow = Math.min(Math.floor(points / 2), Math.floor((points * seconds * 1000) / ms));
+    if (perWindow < 1) continue;
+    if (perWindow * best.seconds >= best.perWindow * seconds) best = { perWindow, seconds };
+  }
+  return best;
 }

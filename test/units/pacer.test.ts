@@ -4,6 +4,7 @@ import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } fro
 import { CallAborted } from '../../src/provider/provider-errors.js';
 import { rateReadings } from '../../src/provider/rate-headers.js';
 import { localLimiters } from '../../src/provider/rate-limiters.js';
+import { sharedWindow } from '../../src/provider/rate-gate.js';
 
 const NEED: CallNeed = { requests: 1, input_tokens: 100, output_tokens: 50 };
 const SONNET = 'claude-sonnet-5-5';
@@ -216,12 +217,11 @@ describe('the pacer', () => {
     // The last of them is the fifth in the server's bucket: the reading that says most (5 used) is the nearest.
     pacer.observe(calls[3]!, { headers: word(sent, 5), status: 200 });
     await pacer.admit(SONNET, NEED, never);
-    // Half the points in half the window (rounded up to whole seconds), as the limit is shared: 5 per 5 s / 2.
-    expect(made.at(-1)).toBe('sonnet:requests 5/3s');
-    expect(made, 'never a window shorter than the limit\'s').not.toContain('sonnet:requests 5/1s');
+    // Shared, 10 per 5 s is kept as 4 per 2 s (learned from the word seen late: 3 per 1 s).
+    expect(made.at(-1)).toBe('sonnet:requests 4/2s');
   });
 
-  it('keeps given limits in the limiters, and, shared, every limit in half windows; what went before a limit was known is charged', async () => {
+  it('keeps given limits in the limiters, and, shared, every limit in windows that never pass it; what went before a limit was known is charged', async () => {
     const made: string[] = [];
     const store = (shared: boolean) => async () => ({
       shared,
@@ -239,7 +239,7 @@ describe('the pacer', () => {
     // Learned: 10 per 5 s (a request refills in 500 ms).
     shared.observe(probe, { headers: limitHeaders(10, 9, 500), status: 200 });
     await shared.admit(SONNET, NEED, never);
-    expect(made).toContain('sonnet:requests 5/3s');
+    expect(made).toContain('sonnet:requests 4/2s');
     expect(made).toContain('charge sonnet:requests 1');
   });
 
@@ -294,5 +294,20 @@ describe('the pacer', () => {
     // Learned as a minute's window (the longest there is): one request a second.
     await vi.advanceTimersByTimeAsync(1_100);
     expect((await third).reason).toBe('requests');
+  });
+
+  it('shares a limit in fixed windows of whole seconds that never pass it, as fast as it refills where whole seconds allow', () => {
+    expect(sharedWindow(10, 5_000)).toEqual({ perWindow: 4, seconds: 2 });
+    expect(sharedWindow(50, 60_000)).toEqual({ perWindow: 25, seconds: 30 });
+    expect(sharedWindow(1, 60_000)).toEqual({ perWindow: 1, seconds: 60 });
+    expect(sharedWindow(400_000, 60_000)).toEqual({ perWindow: 200_000, seconds: 30 });
+    for (let points = 1; points <= 60; points++) {
+      for (const ms of [100, 999, 1_000, 1_500, 4_938, 5_000, 5_006, 12_345, 60_000]) {
+        const { perWindow, seconds } = sharedWindow(points, ms);
+        if (points < 2) continue;
+        expect(2 * perWindow, `${points} per ${ms} ms: two windows back to back`).toBeLessThanOrEqual(points);
+        expect(perWindow * ms, `${points} per ${ms} ms: the refill`).toBeLessThanOrEqual(points * seconds * 1_000);
+      }
+    }
   });
 });

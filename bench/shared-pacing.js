@@ -1,0 +1,75 @@
+// Three conclave runs at once against one rate limit of the fake Messages API (its 429s and
+// `anthropic-ratelimit-*` headers as the API sends them, each answer a second after its request,
+// as a model's first token comes): each run a lead that spawns 14 reviewers, 45 requests or more
+// in all against 10 requests per 5 s. Alone (each run paces by the headers it sees), and with
+// --coordinate on Redis and on PostgreSQL. Each against the time the limit allows for the
+// requests answered: the bucket's first 10 at once, then one every half second.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadSource } from './load-source.js';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const bin = join(root, 'bin/conclave.js');
+const { startFakeAnthropic } = await loadSource('test/fake-anthropic/server.ts');
+const { FAN_OUT, fanOutScript } = await loadSource('test/fixtures/fan-out.ts');
+const { startRedis, startPostgres, missingStores } = await loadSource('test/helpers/stores.ts');
+
+export const RUNS = 3;
+export const REVIEWERS = 14;
+export const LIMIT = { limit: 10, windowMs: 5_000 };
+export const LATENCY_MS = Number(process.env.LAT ?? 1_000);
+
+function runOnce(server, args, reviewers) {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-'));
+  writeFileSync(join(dir, 'workflow.yml'), FAN_OUT(reviewers));
+  const child = spawn(process.execPath, [bin, 'run', 'workflow.yml', '--json', ...args], {
+    cwd: dir,
+    env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-bench' },
+    stdio: ['ignore', 'pipe', process.env.DBG_RATE ? 'inherit' : 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (c) => (err += c));
+  child.stdout.on('data', (c) => (err += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve(code === 0 ? undefined : `exit ${code}: ${/"reason": "([^"]*)"/.exec(err)?.[1]}`)));
+}
+
+/** The three runs at once with `args`: wall time, requests, refusals, and the time the limit allows for the requests made. */
+export async function threeRuns(args, reviewers = REVIEWERS, limits = { requests: LIMIT }) {
+  const server = await startFakeAnthropic(fanOutScript(reviewers), { rateLimits: limits, latencyMs: LATENCY_MS });
+  try {
+    const started = Date.now();
+    const failures = (await Promise.all(Array.from({ length: RUNS }, () => runOnce(server, args, reviewers)))).filter(Boolean);
+    const wallMs = Date.now() - started;
+    const answered = server.requests.length;
+    const allowedMs = (Math.max(0, answered - limits.requests.limit) * limits.requests.windowMs) / limits.requests.limit;
+    return { wallMs, answered, refusals: server.refusals, allowedMs, ratio: wallMs / allowedMs, failures };
+  } finally {
+    await server.close();
+  }
+}
+
+export async function sharedPacing() {
+  const results = { alone: await threeRuns([]) };
+  const missing = missingStores();
+  if (missing) return { ...results, skipped: missing };
+  for (const [kind, start] of [['redis', startRedis], ['postgres', startPostgres]]) {
+    const store = await start();
+    try {
+      results[kind] = await threeRuns(['--coordinate', store.url]);
+    } finally {
+      await store.kill();
+    }
+  }
+  return results;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const results = await sharedPacing();
+  for (const [name, r] of Object.entries(results)) {
+    if (typeof r === 'string') console.log(`${name}: ${r}`);
+    else console.log(`${name}: ${(r.wallMs / 1000).toFixed(1)} s for ${r.answered} answers (${r.refusals} refusals); the limit allows ${(r.allowedMs / 1000).toFixed(1)} s: ${r.ratio.toFixed(2)}×${r.failures.length ? `; failed: ${r.failures.join('; ')}` : ''}`);
+  }
+}
