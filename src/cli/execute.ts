@@ -133,7 +133,12 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   });
   const journal = new Journal(
     {
-      write: (event) => (writer.append(event), trace?.add(event)),
+      // The live spans take the time the file records: `conclave trace` of the file gives the same spans.
+      write: (event) => {
+        const at = Date.now();
+        writer.append(event, at);
+        trace?.add(event, at);
+      },
       sync: () => writer.syncSoon(),
       lineOf: (event) => writer.lineOf(event),
     },

@@ -4,8 +4,8 @@ import { collectorHost } from './collector-host.js';
 
 /** A run's spans, sent to an OTLP collector as they end (docs/traces.md). */
 export interface LiveTrace {
-  /** An event the run just wrote. */
-  add(event: EventBody): void;
+  /** An event as the session file records it, written at `atMs`. */
+  add(event: EventBody, atMs: number): void;
   /** Ends the spans still open, sends what is left, and waits for it a little: never long. */
   end(): Promise<void>;
 }
@@ -86,9 +86,9 @@ async function startTrace(options: LiveTraceOptions, endpoint: string): Promise<
     }
   };
   return {
-    add(event) {
+    add(event, atMs) {
       if (failed) return;
-      guarded(() => queue.push(...builder.add(options.mask({ ...event, seq: 0, at_ms: Date.now() } as SessionEvent))));
+      guarded(() => queue.push(...builder.add(options.mask({ ...event, seq: 0, at_ms: atMs } as SessionEvent))));
       if (queue.length >= 512) flush();
     },
     async end() {

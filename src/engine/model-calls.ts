@@ -116,6 +116,7 @@ export class ModelCalls {
         if (signal.aborted && requestLeft) costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'aborted');
         const tooLong = PromptTooLong.of(e);
         if (tooLong) throw this.tooLong(agent, turn, step, tooLong);
+        if (e instanceof ProviderError) e.call ??= { step, model: request.model };
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
         throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.failed(agent, turn, step, e) : e;
       });

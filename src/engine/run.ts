@@ -6,6 +6,7 @@ import { runTurn } from '../agents/turn.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import { totalTokens } from '../provider/pricing.js';
+import { ProviderError } from '../provider/provider-errors.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { Accounting } from './accounting.js';
@@ -245,7 +246,8 @@ export class Run {
       if (e instanceof SpawnBudgetReached ? this.spawner!.end(name, 'limit', error) : (end.status === 'error' || end.status === 'provider_error') && this.spawner!.end(name, 'failed', `failed: ${error}`)) return;
       if (!journal.diverged) {
         try {
-          journal.append({ type: 'turn_failed', agent: name, turn, error });
+          const call = e instanceof ProviderError && e.call ? { call: { ...e.call, kind: e.kind, status: e.status ?? null } } : {};
+          journal.append({ type: 'turn_failed', agent: name, turn, error, ...call });
         } catch (divergence) {
           return this.stop(endingOfError(divergence)!);
         }

@@ -4,6 +4,9 @@ import { ConclaveError } from '../conclave-error.js';
  * `request` is a request the API refused, such as an unknown model or a prompt too long (exit 1).
  */
 export class ProviderError extends ConclaveError {
+  /** The model call that failed, once the engine knows it: recorded with the failed turn (a trace's chat span). */
+  call?: { step: number; model: string };
+
   constructor(
     message: string,
     readonly kind: 'auth' | 'outage' | 'request',

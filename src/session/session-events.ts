@@ -119,7 +119,10 @@ export const EVENTS = {
   tool_call: event({ ...AGENT_TURN, tool: string(), tool_use_id: string(), input: json() }, 'a tool began'),
   tool_result: event({ ...AGENT_TURN, tool: string(), tool_use_id: string(), content: string(), is_error: boolean() }, 'its result'),
   turn_ended: event({ ...AGENT_TURN, elapsed_ms: number() }, 'the turn finished: its messages are handled'),
-  turn_failed: event({ ...AGENT_TURN, error: string() }, 'the turn failed: the run stopped'),
+  turn_failed: event(
+    { ...AGENT_TURN, error: string(), call: optional(object({ step: integer(), model: string(), kind: oneOf('auth', 'outage', 'request'), status: nullable(integer()) })) },
+    'the turn failed: the run stopped; `call`, when a model call failed for good (after retries): which, and how',
+  ),
   run_ended: event(
     {
       status: string(),

@@ -75,9 +75,9 @@ export class SessionWriter {
     return this.last;
   }
 
-  /** Writes the next event, stamped with the time it is written (what traces and the timeline are made from). */
-  append(event: EventBody): number {
-    this.writeLine({ seq: this.last + 1, ...event, at_ms: Date.now() });
+  /** Writes the next event, stamped with the time it is written (what traces and the timeline are made from), `atMs` when given. */
+  append(event: EventBody, atMs = Date.now()): number {
+    this.writeLine({ seq: this.last + 1, ...event, at_ms: atMs });
     return ++this.last;
   }
 

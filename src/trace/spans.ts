@@ -145,7 +145,7 @@ export class SpanBuilder {
       case 'turn_ended':
         return this.endTurn(e.agent, e.turn, at, { code: 'unset' });
       case 'turn_failed':
-        return this.endTurn(e.agent, e.turn, at, { code: 'error', message: firstLine(e.error) }, 'turn_failed');
+        return [...(e.call ? [this.failedCall({ ...e, ...e.call }, at)] : []), ...this.endTurn(e.agent, e.turn, at, { code: 'error', message: firstLine(e.error) }, 'turn_failed')];
       case 'run_ended':
         this.workflow.status = e.status === 'success' ? { code: 'ok' } : { code: 'error', message: firstLine(e.reason) };
         Object.assign(this.workflow.attributes, { 'conclave.status': e.status, 'conclave.exit_code': e.exit_code, ...(e.usage ? { 'conclave.cost_usd': e.usage.costUsd } : {}) });
@@ -199,9 +199,10 @@ export class SpanBuilder {
     return span;
   }
 
-  private failedCall(e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'call_abandoned' | 'context_exceeded' }>, at: number): TraceSpan {
+  private failedCall(e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'call_abandoned' | 'context_exceeded' }> | FailedTurnCall, at: number): TraceSpan {
+    if (e.type === 'turn_failed') this.models.set(e.agent, e.model);
     const model = this.models.get(e.agent) ?? 'unknown';
-    const type = e.type === 'call_failed' ? e.kind : e.type === 'call_interrupted' ? 'interrupted' : e.type === 'call_abandoned' ? `abandoned_${e.why}` : 'context_exceeded';
+    const type = e.type === 'call_failed' || e.type === 'turn_failed' ? e.kind : e.type === 'call_interrupted' ? 'interrupted' : e.type === 'call_abandoned' ? `abandoned_${e.why}` : 'context_exceeded';
     const span = this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, 'error.type': type });
     span.status = { code: 'error', message: 'error' in e ? firstLine(e.error) : e.type === 'call_abandoned' ? `given up after its request left (${e.why})` : 'abandoned for a message that arrived' };
     if ('cost_usd' in e) span.attributes['conclave.cost_usd'] = e.cost_usd;
@@ -254,6 +255,9 @@ export class SpanBuilder {
     return span;
   }
 }
+
+/** A turn that failed with its model call: the call's part of the event. */
+type FailedTurnCall = Omit<Extract<SessionEvent, { type: 'turn_failed' }>, 'call'> & NonNullable<Extract<SessionEvent, { type: 'turn_failed' }>['call']>;
 
 const turnKey = (agent: string, turn: number) => `turn\0${agent}\0${turn}`;
 const callKey = (agent: string, turn: number, step: number) => `call\0${agent}\0${turn}\0${step}`;

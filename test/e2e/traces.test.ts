@@ -50,6 +50,8 @@ afterEach(async () => {
 const live = new Map<string, ReceivedSpan>();
 const byName = (spans: ReceivedSpan[], prefix: string) => spans.filter((s) => s.name.startsWith(prefix));
 const ids = (spans: ReceivedSpan[]) => spans.map((s) => `${s.spanId}<${s.parentSpanId}:${s.name}`).sort();
+/** Each span's id with its start and end: the same spans must carry the same times, live or from the file. */
+const times = (spans: ReceivedSpan[]) => spans.map((s) => `${s.spanId} ${s.startNs}-${s.endNs}`).sort();
 
 async function tracedRun(env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<WorkflowRun> {
   server = await startFakeAnthropic(TEAM_SCRIPT());
@@ -112,6 +114,7 @@ describe('OpenTelemetry traces', () => {
       expect(sent.stderr).toBe('');
       expect(sent.stdout).toMatch(new RegExp(`^sent ${live.length} spans of trace ${live[0]!.traceId} \\(http/protobuf\\)\\n$`));
       expect(ids(receiver.spans), `export ${round}`).toEqual(ids(live));
+      expect(times(receiver.spans), `export ${round}: times`).toEqual(times(live));
       expectShape(receiver.spans, run);
     }
     const printed = await conclave(['trace', session, '--format', 'json', '--trace-content'], { cwd: run.dir, env });
@@ -234,5 +237,22 @@ describe('OpenTelemetry traces', () => {
     expect(reviewers).toHaveLength(3);
     for (const r of reviewers) expect(r.parentSpanId).toBe(leadFirst.spanId);
     expect(leadFirst.events.filter((e) => e === 'agent_spawned')).toHaveLength(3);
+  });
+
+  it.each([
+    ['refused (400)', { status: 400, type: 'invalid_request_error', message: 'max_tokens: too large' }, 'request', 1],
+    ['an outage after its retries (529)', { status: 529, type: 'overloaded_error', message: 'Overloaded', retryAfterMs: 0 }, 'outage', 4],
+  ] as const)('a model call that failed, %s, is a chat span with its error, live and from the file', async (_what, error, kind, exitCode) => {
+    server = await startFakeAnthropic({ lead: () => ({ error: { ...error } }) });
+    receiver = await startOtlpReceiver();
+    const run = await runWorkflow(server, 'name: failing\nagents:\n  lead: { role: manager }\nkickoff: Go.\n', [], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    expect(run.code, run.stderr).toBe(exitCode);
+    expect(run.events.find((e) => e.type === 'turn_failed'), 'the session records the failed call').toMatchObject({ call: { step: 1, model: 'claude-sonnet-5-5', kind, status: error.status } });
+    for (const spans of [receiver.spans, fromJson(JSON.parse((await conclave(['trace', run.json.session as string, '--format', 'json'], { cwd: run.dir })).stdout))]) {
+      const chats = byName(spans, 'chat ');
+      expect(chats, 'one chat span for the failed call').toHaveLength(1);
+      expect(chats[0]).toMatchObject({ status: { code: 2 }, attributes: { 'error.type': kind } });
+      expect(chats[0]!.parentSpanId).toBe(byName(spans, 'invoke_agent lead')[0]!.spanId);
+    }
   });
 });
