@@ -36,6 +36,7 @@ export function actionArgs(input: (name: string) => string): string[] | string {
     ['budget-usd', '--budget-usd'],
     ['max-turns', '--max-turns'],
     ['max-turns-per-agent', '--max-turns-per-agent'],
+    ['max-tokens-total', '--max-tokens-total'],
     ['timeout', '--timeout'],
     ['cache-ttl', '--cache-ttl'],
     ['sarif', '--sarif'],

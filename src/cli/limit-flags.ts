@@ -6,6 +6,7 @@ export interface LimitFlags {
   budgetUsd?: string;
   maxTurns?: string;
   maxTurnsPerAgent?: string;
+  maxTokensTotal?: string;
   timeout?: string;
 }
 
@@ -21,6 +22,7 @@ export function withLimitFlags(limits: Limits, flags: LimitFlags): Limits {
   }
   if (flags.maxTurns !== undefined) next.maxTurns = count('--max-turns', flags.maxTurns);
   if (flags.maxTurnsPerAgent !== undefined) next.maxTurnsPerAgent = count('--max-turns-per-agent', flags.maxTurnsPerAgent);
+  if (flags.maxTokensTotal !== undefined) next.maxTokensTotal = count('--max-tokens-total', flags.maxTokensTotal, 'tokens');
   if (flags.timeout !== undefined) {
     const value = flags.timeout.trim();
     let ms: number;
@@ -36,8 +38,8 @@ export function withLimitFlags(limits: Limits, flags: LimitFlags): Limits {
   return next;
 }
 
-function count(flag: string, value: string): number {
+function count(flag: string, value: string, of = 'turns'): number {
   const n = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number of turns, at least 1; got ${JSON.stringify(value)}`);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number of ${of}, at least 1; got ${JSON.stringify(value)}`);
   return n;
 }

@@ -146,6 +146,7 @@ function withRunOptions(command: Command): Command {
   .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
   .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
   .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
+  .option('--max-tokens-total <n>', 'set limits.max_tokens_total (on resume: raise the recorded one)')
   .option('--timeout <duration>', 'set limits.timeout, such as 90s, 15m, 1h (on resume: from the time already used)')
   .option('--rate-limit <limits>', 'pace calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000 (others are learned from the API)')
   .option('--coordinate <url>', "a redis:// or postgres:// server every runner of the organisation shares: rate limits and spend pools are kept there")

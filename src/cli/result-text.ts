@@ -7,6 +7,7 @@ const FLAG_OF: Partial<Record<LimitName, string>> = {
   budget_usd: '--budget-usd',
   max_turns: '--max-turns',
   max_turns_per_agent: '--max-turns-per-agent',
+  max_tokens_total: '--max-tokens-total',
   timeout: '--timeout',
 };
 

@@ -20,12 +20,13 @@ export class PoolSpecError extends UsageError {}
 const NAMED: Record<string, number> = { hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 };
 const UNIT: Record<string, number> = { h: 3_600_000, d: 86_400_000 };
 
-export function poolSpec(text: string): PoolSpec {
+/** A pool as `--spend-pool` (or `named`: CONCLAVE_SPEND_POOLS) gives it. */
+export function poolSpec(text: string, named = '--spend-pool'): PoolSpec {
   const match = /^([A-Za-z0-9_.-]{1,64})=\$?([0-9]+(?:\.[0-9]+)?)\/([a-z0-9]+)$/.exec(text.trim());
   const capUsd = Number(match?.[2]);
   // Kept in whole millionths of a dollar, which a store's integers hold exactly up to $1,000,000,000.
   if (!match || !(capUsd > 0) || capUsd > 1e9 || windowOf(match[3]!, 0) === undefined) {
-    throw new PoolSpecError(`--spend-pool takes NAME=DOLLARS/WINDOW, such as org=200/day or repo=20/12h (DOLLARS above 0, at most 1000000000; windows: hour, day, week, month, or a number of hours or days); got ${JSON.stringify(text)}`);
+    throw new PoolSpecError(`${named} takes NAME=DOLLARS/WINDOW, such as org=200/day or repo=20/12h (DOLLARS above 0, at most 1000000000; windows: hour, day, week, month, or a number of hours or days); got ${JSON.stringify(text)}`);
   }
   return { name: match[1]!, capUsd, per: match[3]! };
 }

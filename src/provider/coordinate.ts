@@ -22,15 +22,15 @@ export const STORE_TIMEOUT_MS = 3_000;
 const TABLE = 'conclave_rate_limits';
 
 /**
- * Connects to the --coordinate store and proves it answers, before the run starts. The drivers
+ * Connects to the --coordinate store (`named` as the user gave it: the flag, or CONCLAVE_COORDINATE) and proves it answers, before the run starts. The drivers
  * (node-redis, node-postgres) and rate-limiter-flexible load only here. Each driver is set up to
  * fail rather than wait: no reconnecting, no offline queue, bounded connection and query times.
  */
-export async function coordinate(url: string): Promise<Coordination> {
+export async function coordinate(url: string, named = '--coordinate'): Promise<Coordination> {
   const shown = shownSpec(url);
   const refuse = (e: unknown, what = 'does not answer'): never => {
     const why = e instanceof Error ? e.message : String(e);
-    throw new CoordinateError(`--coordinate ${shown} ${what}: ${withoutCredentials(why, url)}`, { cause: e });
+    throw new CoordinateError(`${named} ${shown} ${what}: ${withoutCredentials(why, url)}`, { cause: e });
   };
   if (/^rediss?:\/\//.test(url)) {
     const [{ createClient }, { RateLimiterRedis }] = await Promise.all([import('@redis/client'), import('rate-limiter-flexible')]);
@@ -67,7 +67,7 @@ export async function coordinate(url: string): Promise<Coordination> {
       close: () => pool.end().catch(() => {}),
     });
   }
-  throw new CoordinateError(`--coordinate takes a redis://, rediss://, postgres:// or postgresql:// URL; got ${shown}`);
+  throw new CoordinateError(`${named} takes a redis://, rediss://, postgres:// or postgresql:// URL; got ${shown}`);
 }
 
 /**

@@ -64,7 +64,7 @@ const event = <const F extends Record<string, Schema<unknown>>>(fields: F, about
 
 export const EVENTS = {
   run_started: event({ workflow: string(), limits: LIMITS }, 'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`)'),
-  limits_changed: event({ limits: LIMITS, changed: array(string()) }, 'a resume raised limits (`--budget-usd`, `--max-turns`, `--max-turns-per-agent`, `--timeout`): from here on the run has these limits; `changed` names the fields that changed'),
+  limits_changed: event({ limits: LIMITS, changed: array(string()) }, 'a resume raised limits (`--budget-usd`, `--max-turns`, `--max-turns-per-agent`, `--max-tokens-total`, `--timeout`): from here on the run has these limits; `changed` names the fields that changed'),
   setup_finished: event({ id: string(), stdout: string() }, "a setup step's output; resume and replay use it instead of running the step"),
   setup_failed: event({ id: string(), error: string() }, 'a setup step failed: the run stopped'),
   mcp_tools: event({ server: string(), tools: array(MCP_TOOL) }, "an MCP server's tools, listed when it started: a resume compares them, a replay uses them and starts no server; each call is a `tool_call` and `tool_result` like a workspace tool's"),
