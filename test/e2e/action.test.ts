@@ -248,7 +248,7 @@ describe('action.yml', () => {
     const pools = await runAction({ ...key, 'spend-pools': 'org=200/day, repo=20/day' }, workspace);
     expect(pools.stdout).toContain('::error::--spend-pool needs --coordinate URL');
     const fromEnv = await runAction(key, workspace, { CONCLAVE_SPEND_POOLS: 'org=200/day' });
-    expect(fromEnv.stdout).toContain('::error::--spend-pool needs --coordinate URL');
+    expect(fromEnv.stdout, 'the variable the job set, not a flag').toContain('::error::CONCLAVE_SPEND_POOLS needs --coordinate URL');
     const dead = await runAction({ ...key, coordinate: 'redis://:hunter2hunter2@127.0.0.1:1/0', 'rate-limit': 'rpm=50' }, workspace);
     expect(dead.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
     expect(dead.stdout).toContain('::error::--coordinate redis://***@127.0.0.1:1/0 does not answer');
