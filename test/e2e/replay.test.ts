@@ -65,14 +65,14 @@ describe('a recording that cannot answer the run', () => {
     writeFileSync(broken, `${renumbered.filter((l) => !l.includes('"type":"run_ended"')).join('\n')}\n`);
     const started = Date.now();
     const replay = await conclave(['run', 'workflow.yml', '--replay', broken, '--json', '--session', 'replay.jsonl'], { cwd: run.dir, env: NO_NETWORK });
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(Date.now() - started).toBeLessThan(15_000); // catches a hang, not a slow machine
     expect(replay.code).toBe(1);
     expect(JSON.parse(replay.stdout).reason).toMatch(
       /^the recording cannot answer the run: it waits for event #\d+ \(model_call of @a\)(, event #\d+ \(model_call of @[bc]\))*, but the run does not produce the recorded event #\d+ \(message of @a\)$/,
     );
     const resumeStarted = Date.now();
     const resumed = await conclave(['resume', broken, '--json'], { cwd: run.dir, env: { ...NO_NETWORK, ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef' } });
-    expect(Date.now() - resumeStarted).toBeLessThan(5000);
+    expect(Date.now() - resumeStarted).toBeLessThan(15_000); // catches a hang, not a slow machine
     expect(resumed.code).toBe(1);
     expect(JSON.parse(resumed.stdout).reason).toContain('the recording cannot answer the run');
   });
@@ -92,7 +92,7 @@ describe('a recording that cannot answer the run', () => {
     const file = join(sessions, readdirSync(sessions)[0]!);
     const started = Date.now();
     const replay = await conclave(['run', 'workflow.yml', '--replay', file, '--json', '--session', 'replay.jsonl'], { cwd: run.dir, env: NO_NETWORK });
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(Date.now() - started).toBeLessThan(15_000); // catches a hang, not a slow machine
     expect(replay.code, replay.stdout).toBe(0);
   });
 });
