@@ -104,11 +104,12 @@ export class SpendPools {
       let refused: { spec: PoolSpec; standing: Standing; end: number } | undefined;
       try {
         await this.settleLeftovers();
+        // The store's clock picks the window: every runner counts a call in the same one, whatever its own clock says.
+        const now = await withTimeout(this.ledger.now(), "the store's clock");
         for (const spec of this.specs) {
-          const now = Date.now();
           const { start, end } = windowOf(spec.per, now)!;
           const window: PoolWindow = { pool: spec.name, start, keepMs: end - start + HOLD_MS };
-          const answer = checkedStanding(spec, await withTimeout(this.ledger.reserve(window, id, micros(worstUsd), micros(spec.capUsd), now + HOLD_MS), 'a spend pool reservation'));
+          const answer = checkedStanding(spec, await withTimeout(this.ledger.reserve(window, id, micros(worstUsd), micros(spec.capUsd), HOLD_MS), 'a spend pool reservation'));
           if (!answer.granted) {
             refused = { spec, standing: answer, end };
             break;
@@ -200,7 +201,7 @@ export class SpendPools {
       }
     }
     // A renewal the store misses is no stop: the next reservation asks it, and stops the run if it cannot.
-    for (const { window, ids } of byWindow.values()) await withTimeout(this.ledger.renew(window, ids, Date.now() + HOLD_MS), 'a spend pool renewal').catch(() => {});
+    for (const { window, ids } of byWindow.values()) await withTimeout(this.ledger.renew(window, ids, HOLD_MS), 'a spend pool renewal').catch(() => {});
   }
 
   /** A store that cannot be asked stops the run at the pool's limit; one that holds no amount is refused. */

@@ -80,7 +80,8 @@ async function proven(refuse: (e: unknown, what: string) => never, store: Coordi
   const id = `probe:${process.pid}:${Date.now()}`;
   const use = async () => {
     await store.limiters.limiter('conclave-probe', 1, 1).charge(0);
-    await store.ledger.reserve(probe, id, 0, 1, Date.now() + 1_000);
+    await store.ledger.now();
+    await store.ledger.reserve(probe, id, 0, 1, 1_000);
     await store.ledger.settle(probe, id, 0);
   };
   try {

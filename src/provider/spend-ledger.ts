@@ -16,19 +16,28 @@ export interface Standing {
 
 /**
  * A store's record of spend pools (docs/organisation.md: spend pools). Each operation is atomic
- * in the store, so runners racing for the last dollars of a pool cannot both get them.
+ * in the store, so runners racing for the last dollars of a pool cannot both get them. Every time
+ * is the store's own (Redis `TIME`, PostgreSQL `clock_timestamp()`): runners whose clocks disagree
+ * agree on when a hold expires and which window a call falls in.
  */
 export interface PoolLedger {
+  /** The store's clock, in milliseconds since 1970. */
+  now(): Promise<number>;
   /**
-   * Holds `amount` for `id` until `expiresAt` when spent + held + amount fits `cap`; holds that
+   * Holds `amount` for `id` for `holdMs` when spent + held + amount fits `cap`; holds that
    * expired (a runner that died) are dropped first. Says what the window held before.
    */
-  reserve(w: PoolWindow, id: string, amount: number, cap: number, expiresAt: number): Promise<Standing & { granted: boolean }>;
+  reserve(w: PoolWindow, id: string, amount: number, cap: number, holdMs: number): Promise<Standing & { granted: boolean }>;
   /** Ends `id`'s hold and adds what the call really cost to what was spent. */
   settle(w: PoolWindow, id: string, amount: number): Promise<void>;
-  /** Keeps these holds until `expiresAt`: a living runner's calls in flight. */
-  renew(w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void>;
+  /** Keeps these holds for `holdMs` more: a living runner's calls in flight. */
+  renew(w: PoolWindow, ids: readonly string[], holdMs: number): Promise<void>;
 }
+
+/** The store's time in a script: Redis gives seconds and microseconds. */
+const NOW = `
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)`;
 
 /** A stored amount, or an error that says it is none (text, NaN, inf, a number past what a double holds exactly). */
 const AMOUNT = `
@@ -40,30 +49,33 @@ local function amount(value, what)
   return tonumber(value)
 end`;
 
-const RESERVE = `${AMOUNT}
-local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
+const RESERVE = `${AMOUNT}${NOW}
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
 for _, id in ipairs(expired) do redis.call('HDEL', KEYS[3], id) end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local held = 0
 for _, value in ipairs(redis.call('HVALS', KEYS[3])) do held = held + amount(value, 'a hold') end
 local spent = amount(redis.call('GET', KEYS[1]), 'spent')
 if spent + held + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {0, spent, held} end
-redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], math.max(1, tonumber(ARGV[5]) - now)) end
 return {1, spent, held}`;
 
-const SETTLE = `${AMOUNT}
+const SETTLE = `${AMOUNT}${NOW}
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 local spent = amount(redis.call('GET', KEYS[1]), 'spent')
 redis.call('SET', KEYS[1], tostring(spent + tonumber(ARGV[2])))
-redis.call('PEXPIRE', KEYS[1], ARGV[3])`;
+redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(ARGV[3]) - now))`;
 
-const RENEW = `
+const RENEW = `${NOW}
 for i = 2, #ARGV do
-  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i]) end
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i]) end
 end`;
+
+const TIME = `${NOW}
+return now`;
 
 /** What the ledger needs of a node-redis client: its scripts. */
 export interface RedisScripts {
@@ -74,18 +86,21 @@ export interface RedisScripts {
 export class RedisLedger implements PoolLedger {
   constructor(private readonly client: RedisScripts) {}
 
-  async reserve(w: PoolWindow, id: string, amount: number, cap: number, expiresAt: number): Promise<Standing & { granted: boolean }> {
-    const now = Date.now();
-    const reply = (await this.eval(RESERVE, keysOf(w), [id, String(amount), String(cap), String(now), String(expiresAt), String(keepFor(w, now))])) as number[];
+  async now(): Promise<number> {
+    return Number(await this.eval(TIME, [], []));
+  }
+
+  async reserve(w: PoolWindow, id: string, amount: number, cap: number, holdMs: number): Promise<Standing & { granted: boolean }> {
+    const reply = (await this.eval(RESERVE, keysOf(w), [id, String(amount), String(cap), String(holdMs), String(w.start + w.keepMs)])) as number[];
     return { granted: Number(reply[0]) === 1, spent: Number(reply[1]), held: Number(reply[2]) };
   }
 
   async settle(w: PoolWindow, id: string, amount: number): Promise<void> {
-    await this.eval(SETTLE, keysOf(w), [id, String(amount), String(keepFor(w, Date.now()))]);
+    await this.eval(SETTLE, keysOf(w), [id, String(amount), String(w.start + w.keepMs)]);
   }
 
-  async renew(w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void> {
-    if (ids.length > 0) await this.eval(RENEW, [keysOf(w)[1]!], [String(expiresAt), ...ids]);
+  async renew(w: PoolWindow, ids: readonly string[], holdMs: number): Promise<void> {
+    if (ids.length > 0) await this.eval(RENEW, [keysOf(w)[1]!], [String(holdMs), ...ids]);
   }
 
   private eval(script: string, keys: string[], args: string[]): Promise<unknown> {
@@ -98,9 +113,8 @@ function keysOf(w: PoolWindow): string[] {
   return [`${base}:spent`, `${base}:holds`, `${base}:amounts`];
 }
 
-function keepFor(w: PoolWindow, now: number): number {
-  return Math.max(1, w.start + w.keepMs - now);
-}
+/** The server's time in milliseconds: `clock_timestamp()`, not `now()`, which stays at the transaction's start. */
+const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
 /** Spend pools in PostgreSQL: a row per window with what was spent, a row per hold; a window's operations serialised by an advisory lock. */
 export class PostgresLedger implements PoolLedger {
@@ -119,16 +133,20 @@ export class PostgresLedger implements PoolLedger {
     }
   }
 
-  reserve(w: PoolWindow, id: string, amount: number, cap: number, expiresAt: number): Promise<Standing & { granted: boolean }> {
+  async now(): Promise<number> {
+    return Number((await this.pool.query(`SELECT ${NOW_MS} AS now`)).rows[0]?.now);
+  }
+
+  reserve(w: PoolWindow, id: string, amount: number, cap: number, holdMs: number): Promise<Standing & { granted: boolean }> {
     return this.locked(w, async (query) => {
-      await query('DELETE FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2 AND expires_at <= $3', [w.pool, w.start, Date.now()]);
+      await query(`DELETE FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2 AND expires_at <= ${NOW_MS}`, [w.pool, w.start]);
       const held = Number((await query('SELECT coalesce(sum(amount), 0) AS held FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.held ?? 0);
       const spent = Number((await query('SELECT spent FROM conclave_spend WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.spent ?? 0);
       const granted = spent + held + amount <= cap;
       if (granted) {
         await query(
-          'INSERT INTO conclave_pool_holds VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id, pool, window_start) DO UPDATE SET amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at',
-          [id, w.pool, w.start, amount, expiresAt],
+          `INSERT INTO conclave_pool_holds VALUES ($1, $2, $3, $4, ${NOW_MS} + $5) ON CONFLICT (id, pool, window_start) DO UPDATE SET amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at`,
+          [id, w.pool, w.start, amount, holdMs],
         );
       }
       return { granted, spent, held };
@@ -142,8 +160,8 @@ export class PostgresLedger implements PoolLedger {
     });
   }
 
-  async renew(w: PoolWindow, ids: readonly string[], expiresAt: number): Promise<void> {
-    if (ids.length > 0) await this.pool.query('UPDATE conclave_pool_holds SET expires_at = $1 WHERE pool = $2 AND window_start = $3 AND id = ANY($4)', [expiresAt, w.pool, w.start, ids]);
+  async renew(w: PoolWindow, ids: readonly string[], holdMs: number): Promise<void> {
+    if (ids.length > 0) await this.pool.query(`UPDATE conclave_pool_holds SET expires_at = ${NOW_MS} + $1 WHERE pool = $2 AND window_start = $3 AND id = ANY($4)`, [holdMs, w.pool, w.start, ids]);
   }
 
   private async locked<T>(w: PoolWindow, work: (query: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>): Promise<T> {

@@ -132,21 +132,44 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     }
   });
 
+  it.each(KINDS)("%s: a runner whose clock is 5 minutes ahead does not take another's live hold for an expired one: the store's clock decides", async (kind) => {
+    // As in the test above: $0.07 holds one call's worst case at a time, not two. The first run's
+    // call is slow; the second starts while it is in flight, on a runner whose clock is wrong.
+    const server = await startFakeAnthropic({
+      lead: (r) => ({ text: r.call === 1 ? '@a check your part.' : 'Thanks.', delayMs: r.call === 1 ? 2_500 : 0 }),
+      a: () => ({ text: 'a: fine' }),
+    });
+    try {
+      const workflow = 'name: one\ndefaults: { max_tokens: 4096 }\nagents:\n  lead: { role: manager }\n  a: { role: worker }\nkickoff: Go.\n';
+      const args = ['--coordinate', urlOf(kind), '--spend-pool', `${freshPool(kind)}=0.07/day`];
+      const first = runWorkflow(server, workflow, args);
+      while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
+      const skewed = { NODE_OPTIONS: `--import ${new URL('../fixtures/skewed-clock.mjs', import.meta.url).href}`, CONCLAVE_TEST_CLOCK_SKEW_MS: String(5 * 60_000) };
+      const second = await runWorkflow(server, workflow, args, { env: skewed });
+      expect((await first).code).toBe(0);
+      expect(second.code, second.stderr).toBe(0);
+      const leads = server.of('lead').sort((x, y) => x.receivedAt - y.receivedAt);
+      expect(leads[1]!.receivedAt, "the second run's first call waited for the first's hold").toBeGreaterThanOrEqual(leads[0]!.answeredAt!);
+    } finally {
+      await server.close();
+    }
+  });
+
   it.each(KINDS)('%s: a hold of a runner that stopped renewing it expires; a settled call counts what it cost', async (kind) => {
     const store = await coordinate(urlOf(kind));
     try {
       const start = Date.now();
       const window = { pool: freshPool(kind), start, keepMs: 60_000 };
-      expect(await store.ledger.reserve(window, 'dead:1', 700, 1000, Date.now() + 300)).toMatchObject({ granted: true, spent: 0, held: 0 });
-      expect(await store.ledger.reserve(window, 'live:1', 700, 1000, Date.now() + 60_000)).toMatchObject({ granted: false, held: 700 });
+      expect(await store.ledger.reserve(window, 'dead:1', 700, 1000, 300)).toMatchObject({ granted: true, spent: 0, held: 0 });
+      expect(await store.ledger.reserve(window, 'live:1', 700, 1000, 60_000)).toMatchObject({ granted: false, held: 700 });
       await new Promise((r) => setTimeout(r, 400));
-      expect(await store.ledger.reserve(window, 'live:1', 700, 1000, Date.now() + 60_000)).toMatchObject({ granted: true, spent: 0, held: 0 });
+      expect(await store.ledger.reserve(window, 'live:1', 700, 1000, 60_000)).toMatchObject({ granted: true, spent: 0, held: 0 });
       await store.ledger.settle(window, 'live:1', 250);
-      expect(await store.ledger.reserve(window, 'live:2', 800, 1000, Date.now() + 60_000)).toMatchObject({ granted: false, spent: 250, held: 0 });
-      expect(await store.ledger.reserve(window, 'live:2', 750, 1000, Date.now() + 300)).toMatchObject({ granted: true, spent: 250 });
-      await store.ledger.renew(window, ['live:2'], Date.now() + 60_000);
+      expect(await store.ledger.reserve(window, 'live:2', 800, 1000, 60_000)).toMatchObject({ granted: false, spent: 250, held: 0 });
+      expect(await store.ledger.reserve(window, 'live:2', 750, 1000, 300)).toMatchObject({ granted: true, spent: 250 });
+      await store.ledger.renew(window, ['live:2'], 60_000);
       await new Promise((r) => setTimeout(r, 400));
-      expect(await store.ledger.reserve(window, 'live:3', 1, 1000, Date.now() + 60_000), 'a renewed hold stays').toMatchObject({ granted: false, held: 750 });
+      expect(await store.ledger.reserve(window, 'live:3', 1, 1000, 60_000), 'a renewed hold stays').toMatchObject({ granted: false, held: 750 });
     } finally {
       await store.close();
     }

@@ -9,6 +9,7 @@ function memoryLedger(): PoolLedger {
   let spent = 0;
   const standing = (): Standing => ({ spent, held: [...holds.values()].reduce((a, b) => a + b, 0) });
   return {
+    now: async () => Date.now(),
     reserve: async (_w: PoolWindow, id, amount, cap) => {
       const before = standing();
       const granted = before.spent + before.held + amount <= cap;
@@ -95,7 +96,7 @@ describe('spend pools: holds, settlements and the store', () => {
   it("waits while other runs' holds fill the pool, and goes when they settle", async () => {
     const ledger = memoryLedger();
     const window = { pool: 'org', start: 0, keepMs: 1 };
-    await ledger.reserve(window, 'other-run:1', 900_000, 1_000_000, Date.now() + 60_000);
+    await ledger.reserve(window, 'other-run:1', 900_000, 1_000_000, 60_000);
     const pools = new SpendPools(org, ledger, 'store', 'run', explain);
     try {
       let granted = false;
@@ -113,7 +114,7 @@ describe('spend pools: holds, settlements and the store', () => {
   it('stops at the limit when what was spent leaves no room, whatever is held', async () => {
     const ledger = memoryLedger();
     const window = { pool: 'org', start: 0, keepMs: 1 };
-    await ledger.reserve(window, 'other:1', 700_000, 1_000_000, Date.now() + 60_000);
+    await ledger.reserve(window, 'other:1', 700_000, 1_000_000, 60_000);
     await ledger.settle(window, 'other:1', 700_000);
     const pools = new SpendPools(org, ledger, 'store', 'run', explain);
     try {
@@ -127,6 +128,7 @@ describe('spend pools: holds, settlements and the store', () => {
     const ledger = memoryLedger();
     let down = false;
     const flaky: PoolLedger = {
+      now: (...a) => (down ? Promise.reject(new Error('connection refused')) : ledger.now(...a)),
       reserve: (...a) => (down ? Promise.reject(new Error('connection refused')) : ledger.reserve(...a)),
       settle: (...a) => (down ? Promise.reject(new Error('connection refused')) : ledger.settle(...a)),
       renew: async () => {},
