@@ -37,7 +37,9 @@ export function runCliTimed(workflow, server) {
     stdio: 'ignore',
   });
   return new Promise((resolve, reject) =>
-    child.on('close', (code) => (code === 0 ? resolve({ wallMs: Number(process.hrtime.bigint() - started) / 1e6, startedAt }) : reject(new Error(`conclave exited ${code}`)))),
+    child.on('close', (code) =>
+      code === 0 ? resolve({ wallMs: Number(process.hrtime.bigint() - started) / 1e6, startedAt }) : reject(new Error(`conclave exited ${code}`)),
+    ),
   );
 }
 
@@ -60,7 +62,10 @@ export async function fanOut(rounds = 3) {
   for (let i = 0; i < rounds; i++) {
     const server = await startFakeAnthropic(
       {
-        lead: [{ text: WORKERS.map((w) => `@${w}`).join(' ') + ' please check your module.' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'all checked' } }] }],
+        lead: [
+          { text: `${WORKERS.map((w) => `@${w}`).join(' ')} please check your module.` },
+          { tools: [{ name: 'complete', input: { status: 'success', summary: 'all checked' } }] },
+        ],
         ...Object.fromEntries(WORKERS.map((w) => [w, [{ text: `${w}: no findings` }]])),
       },
       { latencyMs: LATENCY },

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSource } from './load-source.js';
 
-const { Journal, Run, readSession, replayable, elapsedOf, SessionWriter, loadWorkflow, Masker } = await loadSource('bench/session-entry.ts');
+const { Journal, Run, readSession, replayable, SessionWriter, loadWorkflow, Masker } = await loadSource('bench/session-entry.ts');
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
@@ -26,13 +26,31 @@ const masker = () => new Masker(['sk-ant-bench-0123456789abcdef']);
 function newWriter(path, workflow) {
   return SessionWriter.create(
     path,
-    { type: 'header', format: 1, run_id: 'bench', conclave_version: '0', workflow: { path: workflow.file, sha256: '' }, inputs: {}, session: path, started_at: '' },
+    {
+      type: 'header',
+      format: 1,
+      run_id: 'bench',
+      conclave_version: '0',
+      workflow: { path: workflow.file, sha256: '' },
+      inputs: {},
+      session: path,
+      started_at: '',
+    },
     masker(),
   );
 }
 
 function response(text, id) {
-  return { id, type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 900, output_tokens: 40, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } };
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-5-5',
+    content: [{ type: 'text', text }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 900, output_tokens: 40, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  };
 }
 
 function run(workflow, dir, journal, callModel) {
@@ -77,9 +95,7 @@ async function recordRing(dir) {
 
 export async function resumeCost(rounds = 3) {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-session-'));
-  const { workflow, path } = process.env.RING_SESSION
-    ? { workflow: workflowFile(dir, ringWorkflow), path: process.env.RING_SESSION }
-    : await recordRing(dir);
+  const { workflow, path } = process.env.RING_SESSION ? { workflow: workflowFile(dir, ringWorkflow), path: process.env.RING_SESSION } : await recordRing(dir);
   // Cut the run before its end, as a crash would.
   const lines = readFileSync(path, 'utf8').split('\n');
   const events = lines.length - 2;
@@ -90,7 +106,10 @@ export async function resumeCost(rounds = 3) {
   const resumes = [];
   for (let i = 0; i < rounds; i++) {
     let start = now();
-    readFileSync(cut, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    readFileSync(cut, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     parses.push(now() - start);
 
     const copy = join(dir, `resume-${i}.jsonl`);
@@ -118,24 +137,29 @@ export async function resumeCost(rounds = 3) {
 export async function writeCost() {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-write-'));
   const workers = Array.from({ length: 8 }, (_, i) => `w${i + 1}`);
-  const workflow = workflowFile(dir, `
+  const workflow = workflowFile(
+    dir,
+    `
 name: fan-out
 limits: { concurrency: 8 }
 agents:
   lead: { role: manager }
 ${workers.map((w) => `  ${w}: { role: worker }`).join('\n')}
 kickoff: Check the eight modules.
-`);
+`,
+  );
   const writer = newWriter(join(dir, 'fan-out.jsonl'), workflow);
   let writing = 0;
-  const timed = (f) => (...args) => {
-    const start = now();
-    try {
-      return f(...args);
-    } finally {
-      writing += now() - start;
-    }
-  };
+  const timed =
+    (f) =>
+    (...args) => {
+      const start = now();
+      try {
+        return f(...args);
+      } finally {
+        writing += now() - start;
+      }
+    };
   const journal = new Journal({ write: timed((e) => writer.append(e)), sync: timed(() => writer.sync()), lineOf: (e) => writer.lineOf(e) });
   let n = 0;
   const start = now();
@@ -145,8 +169,12 @@ kickoff: Check the eight modules.
     const answer = !lead
       ? response('no findings', `msg_${++n}`)
       : first
-        ? response(workers.map((w) => `@${w}`).join(' ') + ' check your module.', `msg_${++n}`)
-        : { ...response('', `msg_${++n}`), content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'complete', input: { status: 'success', summary: 'ok' } }], stop_reason: 'tool_use' };
+        ? response(`${workers.map((w) => `@${w}`).join(' ')} check your module.`, `msg_${++n}`)
+        : {
+            ...response('', `msg_${++n}`),
+            content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'complete', input: { status: 'success', summary: 'ok' } }],
+            stop_reason: 'tool_use',
+          };
     return new Promise((resolve) => setTimeout(() => resolve(answer), 1000));
   }).start();
   const wall = now() - start;

@@ -55,7 +55,10 @@ export async function sharedPacing() {
   const results = { alone: await threeRuns([]) };
   const missing = missingStores();
   if (missing) return { ...results, skipped: missing };
-  for (const [kind, start] of [['redis', startRedis], ['postgres', startPostgres]]) {
+  for (const [kind, start] of [
+    ['redis', startRedis],
+    ['postgres', startPostgres],
+  ]) {
     const store = await start();
     try {
       results[kind] = await threeRuns(['--coordinate', store.url]);
@@ -70,6 +73,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const results = await sharedPacing();
   for (const [name, r] of Object.entries(results)) {
     if (typeof r === 'string') console.log(`${name}: ${r}`);
-    else console.log(`${name}: ${(r.wallMs / 1000).toFixed(1)} s for ${r.answered} answers (${r.refusals} refusals); the limit allows ${(r.allowedMs / 1000).toFixed(1)} s: ${r.ratio.toFixed(2)}×${r.failures.length ? `; failed: ${r.failures.join('; ')}` : ''}`);
+    else
+      console.log(
+        `${name}: ${(r.wallMs / 1000).toFixed(1)} s for ${r.answered} answers (${r.refusals} refusals); the limit allows ${(r.allowedMs / 1000).toFixed(1)} s: ${r.ratio.toFixed(2)}×${r.failures.length ? `; failed: ${r.failures.join('; ')}` : ''}`,
+      );
   }
 }

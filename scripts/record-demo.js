@@ -45,7 +45,8 @@ try {
 }
 const lines = readFileSync(join(repo, session), 'utf8').split('\n');
 const header = JSON.parse(lines[0]);
-header.note = 'recorded against conclave\'s test server (test/fake-anthropic), not the real API: the agents\' answers are scripted (test/fixtures/pr-review-demo.ts)';
+header.note =
+  "recorded against conclave's test server (test/fake-anthropic), not the real API: the agents' answers are scripted (test/fixtures/pr-review-demo.ts)";
 lines[0] = JSON.stringify(header);
 writeFileSync(join(root, session), lines.join('\n'));
 console.log(`wrote ${session}`);

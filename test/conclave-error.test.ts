@@ -32,7 +32,11 @@ describe('ConclaveError', () => {
   it('a new error class never falls through to "internal error": the run ends on its own ending, with no stack', () => {
     class BrandNew extends ConclaveError {}
     expect(endingOfError(new BrandNew('the new thing failed'), 'lead')).toEqual({ status: 'error', exitCode: 1, reason: 'the new thing failed', summary: '' });
-    expect(endingOfError(new ProviderError('overloaded', 'outage'), 'lead')).toMatchObject({ status: 'provider_error', exitCode: 4, reason: '@lead failed: overloaded' });
+    expect(endingOfError(new ProviderError('overloaded', 'outage'), 'lead')).toMatchObject({
+      status: 'provider_error',
+      exitCode: 4,
+      reason: '@lead failed: overloaded',
+    });
     expect(endingOfError(new LimitReached('budget_usd', '($1.00)'))).toMatchObject({ status: 'limit', exitCode: 3, limit: 'budget_usd' });
     expect(endingOfError(new CallAborted())).toBeUndefined();
     // A bug (any other throw) keeps its stack, so that it can be reported.

@@ -6,7 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers/cli.js';
 
 /** Every ```yaml block of the README and docs/, with where it is. */
-const snippets = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)].flatMap((file) => {
+const snippets = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+].flatMap((file) => {
   const text = readFileSync(join(ROOT, file), 'utf8');
   return [...text.matchAll(/```ya?ml\n([\s\S]*?)```/g)].map((m) => ({ where: `${file}:${text.slice(0, m.index).split('\n').length + 1}`, yaml: m[1]! }));
 });

@@ -24,9 +24,46 @@ const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const CASES = 600;
 
 const SECRET = 'sk-ant-fuzz-0123456789abcdef';
-const PATH_PIECES = ['.', '..', '/', '//', '.git', '.GIT', '.conclave', '.github', 'workflows', 'src', 'a.js', 'a.js/', '\u0000', ' ', '~', '$HOME', '%2e%2e', '\\', 'x'.repeat(300), 'é', 'link', 'fifo'];
+const PATH_PIECES = [
+  '.',
+  '..',
+  '/',
+  '//',
+  '.git',
+  '.GIT',
+  '.conclave',
+  '.github',
+  'workflows',
+  'src',
+  'a.js',
+  'a.js/',
+  '\u0000',
+  ' ',
+  '~',
+  '$HOME',
+  '%2e%2e',
+  '\\',
+  'x'.repeat(300),
+  'é',
+  'link',
+  'fifo',
+];
 const SCALARS: unknown[] = [null, true, false, 0, -1, 1.5, 1e308, Number.MAX_SAFE_INTEGER + 2, '', 'x', '.*', '(a+)+$', '[', SECRET, [], {}, [1], { a: 1 }];
-const KEYS = ['path', 'content', 'max_bytes', 'recursive', 'pattern', 'ignore_case', 'line', 'end_line', 'level', 'title', 'message', '__proto__', 'constructor'];
+const KEYS = [
+  'path',
+  'content',
+  'max_bytes',
+  'recursive',
+  'pattern',
+  'ignore_case',
+  'line',
+  'end_line',
+  'level',
+  'title',
+  'message',
+  '__proto__',
+  'constructor',
+];
 
 function pick<T>(items: readonly T[], rand: () => number): T {
   return items[Math.floor(rand() * items.length)]!;
@@ -99,11 +136,14 @@ describe(`fuzzing tool calls and cache entries (seed ${SEED})`, () => {
       const tool = pick(tools, rand);
       const input = randomInput(tool, rand);
       const where = `case ${n} of seed ${SEED}: ${tool.definition.name}`;
-      let result;
+      let result: Awaited<ReturnType<AgentTool['run']>>;
       try {
         result = await tool.run(input, context);
         // What the session would record of the call: bounded, then masked into one JSON line.
-        const bounded = withBoundedInputs({ content: [{ type: 'tool_use', id: 't', name: tool.definition.name, input }], stop_reason: 'tool_use' } as unknown as ModelResponse);
+        const bounded = withBoundedInputs({
+          content: [{ type: 'tool_use', id: 't', name: tool.definition.name, input }],
+          stop_reason: 'tool_use',
+        } as unknown as ModelResponse);
         masker.line({ type: 'model_call', response: bounded });
       } catch (e) {
         throw new Error(`${where} threw ${(e as Error).stack}`);
@@ -154,9 +194,11 @@ describe(`fuzzing tool calls and cache entries (seed ${SEED})`, () => {
       const r = entry as ModelResponse;
       for (const b of r.content) {
         if (b.type === 'text') expect(typeof b.text, where).toBe('string');
-        else if (b.type === 'tool_use') expect(typeof b.name === 'string' && typeof b.id === 'string' && b.input !== null && typeof b.input === 'object', where).toBe(true);
+        else if (b.type === 'tool_use')
+          expect(typeof b.name === 'string' && typeof b.id === 'string' && b.input !== null && typeof b.input === 'object', where).toBe(true);
       }
-      if (r.usage) for (const n of [r.usage.input_tokens, r.usage.output_tokens]) expect(n === undefined || n === null || Number.isSafeInteger(n), where).toBe(true);
+      if (r.usage)
+        for (const n of [r.usage.input_tokens, r.usage.output_tokens]) expect(n === undefined || n === null || Number.isSafeInteger(n), where).toBe(true);
       withBoundedInputs(r);
     }
     expect(refused).toBeGreaterThan(CASES / 4);

@@ -35,8 +35,12 @@ function mutateJsonLine(line: string, rand: () => number): string {
 describe(`fuzzing (seed ${SEED})`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-fuzz-'));
   const workflows = [
-    ...readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.yml')).map((f) => join(ROOT, 'examples', f)),
-    ...readdirSync(join(ROOT, 'test/corpus')).filter((f) => f.endsWith('.yml')).map((f) => join(ROOT, 'test/corpus', f)),
+    ...readdirSync(join(ROOT, 'examples'))
+      .filter((f) => f.endsWith('.yml'))
+      .map((f) => join(ROOT, 'examples', f)),
+    ...readdirSync(join(ROOT, 'test/corpus'))
+      .filter((f) => f.endsWith('.yml'))
+      .map((f) => join(ROOT, 'test/corpus', f)),
   ].map((f) => readFileSync(f, 'utf8'));
   const sessions = ['finished.jsonl', 'stopped.jsonl', 'resumed.jsonl'].map((f) => readFileSync(join(ROOT, 'test/fixtures/session/format-1', f), 'utf8'));
 
@@ -87,7 +91,10 @@ describe(`fuzzing (seed ${SEED})`, () => {
     const rand = random(SEED + 2);
     const picks = Array.from({ length: 12 }, () => Math.floor(rand() * CASES));
     for (const n of picks) {
-      for (const args of [['validate', `w${n}.yml`], ['show', `s${n}.jsonl`]]) {
+      for (const args of [
+        ['validate', `w${n}.yml`],
+        ['show', `s${n}.jsonl`],
+      ]) {
         const r = await conclave(args, { cwd: dir });
         const said = `${r.stdout}${r.stderr}`;
         expect([0, 2], `${args.join(' ')} (seed ${SEED}): ${said.slice(0, 500)}`).toContain(r.code);

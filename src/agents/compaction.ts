@@ -25,7 +25,9 @@ export interface CompactionHooks {
 }
 
 export const SUMMARY_PROMPT =
-  '[conclave: your conversation is close to the limit of your context window, so it will be compacted. Write a summary of your work so far, for yourself: your task, what you did and found, what was decided, what you still have to do, and the details you will need (names, paths, numbers, open questions). The summary replaces the earlier conversation; the messages of the channel stay readable with channel_history. Answer with the summary only.]';
+  '[conclave: your conversation is close to the limit of your context window, so it will be compacted. Write a summary of your work so far, for yourself: ' +
+  'your task, what you did and found, what was decided, what you still have to do, and the details you will need (names, paths, numbers, open questions). ' +
+  'The summary replaces the earlier conversation; the messages of the channel stay readable with channel_history. Answer with the summary only.]';
 
 /**
  * Keeps an agent's conversation under `limit` tokens (docs/design.md: context). First the content of old
@@ -57,7 +59,14 @@ export async function keepWithin(
     start = 0;
   }
   if (clearedCount === 0 && summary === null) return { conversation, turnStart, changed: false };
-  hooks.compacted({ reason: force ? 'too_long' : 'threshold', tokensBefore: before, tokensAfter: tokensOf(profile, next), cleared: clearedCount, summary, leftOut });
+  hooks.compacted({
+    reason: force ? 'too_long' : 'threshold',
+    tokensBefore: before,
+    tokensAfter: tokensOf(profile, next),
+    cleared: clearedCount,
+    summary,
+    leftOut,
+  });
   return { conversation: next, turnStart: start, changed: true };
 }
 
@@ -79,16 +88,25 @@ async function summarise(
   if (end > 0) {
     const asked = [...earlier.slice(0, end), { role: 'user' as const, content: [{ type: 'text' as const, text: SUMMARY_PROMPT }] }];
     const response = await hooks.summarise({ ...request(profile, asked), tool_choice: { type: 'none' } });
-    const text = response.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
+    const text = response.content
+      .flatMap((b) => (b.type === 'text' ? [b.text] : []))
+      .join('\n')
+      .trim();
     if (text !== '') summary = text;
   }
-  const note = leftOut > 0 ? `\n\n(${leftOut} later turn${leftOut === 1 ? ' was' : 's were'} too long to include in this summary; channel_history shows the channel's messages.)` : '';
+  const note =
+    leftOut > 0
+      ? `\n\n(${leftOut} later turn${leftOut === 1 ? ' was' : 's were'} too long to include in this summary; channel_history shows the channel's messages.)`
+      : '';
   const [first, ...rest] = messages.slice(turnStart);
   // The current turn's first message may carry results of calls made before it: their calls are summarised away.
   const kept = (first!.content as ContentBlockParam[]).filter((b) => b.type !== 'tool_result');
   const opening: MessageParam = {
     role: 'user',
-    content: [{ type: 'text', text: `[A summary of your work before this turn, written by you when your conversation was compacted]\n\n${summary}${note}` }, ...kept],
+    content: [
+      { type: 'text', text: `[A summary of your work before this turn, written by you when your conversation was compacted]\n\n${summary}${note}` },
+      ...kept,
+    ],
   };
   return { messages: [opening, ...rest], summary, leftOut };
 }

@@ -31,9 +31,7 @@ export interface PreambleInput {
  */
 export function systemPrompt(input: PreambleInput): string {
   const { agent, team } = input;
-  const position = agent.isLead
-    ? 'the lead of the team'
-    : `a ${agent.role} who reports to @${agent.reportsTo}`;
+  const position = agent.isLead ? 'the lead of the team' : `a ${agent.role} who reports to @${agent.reportsTo}`;
   const roster = team.length <= FULL_ROSTER_UP_TO ? team.map((m) => rosterLine(m, agent.name)) : neighbourhood(agent, team);
   const routing = agent.isLead
     ? 'A reply that mentions no one reaches no one.'

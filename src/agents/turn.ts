@@ -104,7 +104,9 @@ export async function runTurn(
   const callWithin = async (): Promise<ModelResponse> => {
     try {
       const response = await fitAndCall();
-      return response.stop_reason === 'model_context_window_exceeded' ? await fitAndCall(new PromptTooLong('stop reason model_context_window_exceeded')) : response;
+      return response.stop_reason === 'model_context_window_exceeded'
+        ? await fitAndCall(new PromptTooLong('stop reason model_context_window_exceeded'))
+        : response;
     } catch (e) {
       const tooLong = PromptTooLong.of(e);
       if (!tooLong) throw e;
@@ -137,7 +139,10 @@ export async function runTurn(
     const content = assistantContent(response, cutTool !== undefined);
     if (content.length > 0) conversation.push({ role: 'assistant', content });
     current = afterCall(conversation, response.usage);
-    const text = response.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
+    const text = response.content
+      .flatMap((b) => (b.type === 'text' ? [b.text] : []))
+      .join('\n')
+      .trim();
     const reply = () => [...carried, text].filter((t) => t !== '').join('\n');
 
     if (stop === 'refusal') {
@@ -181,11 +186,17 @@ export async function runTurn(
     } else if (!tool) {
       result = { content: `There is no tool "${use.name}". Your tools: ${[...tools.keys()].join(', ')}.`, isError: true };
     } else if (tool.external && output >= outputBudget) {
-      result = { content: `Not run: this turn's tool output budget (${profile.turnOutputBudget} tokens) is spent. Reply with what you have; your next turn has a new budget.`, isError: true };
+      result = {
+        content:
+          `Not run: this turn's tool output budget (${profile.turnOutputBudget} tokens) is spent. Reply with what you have; your next turn has a new ` +
+          `budget.`,
+        isError: true,
+      };
     } else {
       await hooks.toolStarted(use);
       const complete = (s: 'success' | 'failure', summary: string, outputs?: Record<string, unknown>) => (completion = { status: s, summary, outputs });
-      const run = async () => tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete, forkPoint: { messages: current.messages, toolUseId: use.id } });
+      const run = async () =>
+        tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete, forkPoint: { messages: current.messages, toolUseId: use.id } });
       result = tool.external ? await hooks.external(use, tool.readOnly, run) : await run();
       hooks.toolFinished(use, result);
       if (tool.external) {
@@ -200,7 +211,12 @@ export async function runTurn(
 /** A tool's result cut to what is left of the turn's output budget (`room`, in characters). */
 function withinBudget(result: ToolResult, room: number, budgetTokens: number): ToolResult {
   if (result.content.length <= room) return result;
-  return { ...result, content: `${result.content.slice(0, Math.max(0, room))}\n[cut here: this turn's tool output budget (${budgetTokens} tokens) is spent; reply with what you have, and go on in your next turn]` };
+  return {
+    ...result,
+    content:
+      `${result.content.slice(0, Math.max(0, room))}\n[cut here: this turn's tool output budget (${budgetTokens} tokens) is spent; reply with what ` +
+      `you have, and go on in your next turn]`,
+  };
 }
 
 /** What the model is told when its answer was cut at max_tokens. */

@@ -5,7 +5,18 @@ import type { ChannelSnapshot, Delivery } from './channel-types.js';
 import { Inboxes } from './inboxes.js';
 import { Members } from './members.js';
 import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.js';
-import { checkVote, closedText, openedText, outcome, specify, viewOf, type Outcome, type ProposalRequest, type ProposalState, type ProposalView } from './proposal.js';
+import {
+  checkVote,
+  closedText,
+  openedText,
+  outcome,
+  specify,
+  viewOf,
+  type Outcome,
+  type ProposalRequest,
+  type ProposalState,
+  type ProposalView,
+} from './proposal.js';
 import { ProposalBook } from './proposal-book.js';
 import { route, unknownMentionNotice } from './routing.js';
 
@@ -58,7 +69,11 @@ export class Channel {
 
   /** A spawned agent joins, reporting to its spawner; `task` is its first message, from the spawner. */
   join(spawned: { agent: string; template: string; role: 'manager' | 'worker'; parent: string; depth: number }, task: string): Message {
-    if (this.members.names.has(spawned.agent) || !this.members.names.has(spawned.parent)) throw new ChannelError(`cannot start @${spawned.agent} for @${spawned.parent}: ${this.members.names.has(spawned.agent) ? 'an agent has that name already' : `@${spawned.parent} is no agent`}`);
+    if (this.members.names.has(spawned.agent) || !this.members.names.has(spawned.parent))
+      throw new ChannelError(
+        `cannot start @${spawned.agent} for @${spawned.parent}: ` +
+          (this.members.names.has(spawned.agent) ? 'an agent has that name already' : `@${spawned.parent} is no agent`),
+      );
     this.emit({ type: 'agent_spawned', ...spawned });
     return this.write('agent', spawned.parent, task, [spawned.agent]);
   }
@@ -72,7 +87,10 @@ export class Channel {
     this.requireAgent(proposer);
     const spec = specify(request, proposer, [...this.members.names], (id) => this.proposals.has(id), this.proposals.nextId(), this.turns);
     this.emit({ type: 'proposal_opened', proposal: spec });
-    this.postSystem(openedText(spec), spec.voters.filter((v) => v !== proposer));
+    this.postSystem(
+      openedText(spec),
+      spec.voters.filter((v) => v !== proposer),
+    );
     return this.proposals.view(spec.id)!;
   }
 
@@ -123,7 +141,10 @@ export class Channel {
     if (this.pending.has(agent)) throw new Error(`@${agent} already has a turn in progress`);
     const inbox = this.inboxes.of(agent);
     const rank = (m: Message) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.members.rankOf(m.sender));
-    const messages = inbox.unread().slice(0, one ? 1 : undefined).map((id) => this.messages[id - 1]!);
+    const messages = inbox
+      .unread()
+      .slice(0, one ? 1 : undefined)
+      .map((id) => this.messages[id - 1]!);
     messages.sort((a, b) => rank(a) - rank(b) || a.id - b.id);
     const delivery = { agent, messages, through: one ? Math.min(inbox.acknowledged + 1, inbox.size) : inbox.size };
     this.pending.set(agent, delivery);
@@ -132,7 +153,10 @@ export class Channel {
 
   /** `queue: steer`: what arrived for a turn in progress (up to inbox entry `through`), which it now handles too. */
   steer(delivery: Delivery, through = this.inboxes.of(delivery.agent).size): Message[] {
-    const more = this.inboxes.of(delivery.agent).entries(delivery.through, through).map((id) => this.messages[id - 1]!);
+    const more = this.inboxes
+      .of(delivery.agent)
+      .entries(delivery.through, through)
+      .map((id) => this.messages[id - 1]!);
     delivery.through = Math.max(delivery.through, through);
     return more;
   }

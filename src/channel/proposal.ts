@@ -106,7 +106,10 @@ export function checkVote(p: ProposalState, voter: string, option: string): void
     throw new ChannelError(`you are not a voter of proposal "${p.id}"; its voters are ${p.voters.map((v) => `@${v}`).join(', ')}`);
   }
   if (!p.options.includes(option)) {
-    throw new ChannelError(`"${option}" is not an option of proposal "${p.id}"${didYouMean(option, p.options)}; the options are ${p.options.map((o) => JSON.stringify(o)).join(', ')}`);
+    throw new ChannelError(
+      `"${option}" is not an option of proposal "${p.id}"${didYouMean(option, p.options)}; the options are ` +
+        `${p.options.map((o) => JSON.stringify(o)).join(', ')}`,
+    );
   }
 }
 
@@ -144,9 +147,7 @@ export function outcome(p: ProposalState, final: boolean): Outcome | undefined {
           ? { status: 'decided', winner: leader }
           : { status: 'no_decision', reason: `no option has more than half of the ${cast} votes` };
       case 'unanimous':
-        return voted.length === 1
-          ? { status: 'decided', winner: leader }
-          : { status: 'no_decision', reason: 'the voters disagree' };
+        return voted.length === 1 ? { status: 'decided', winner: leader } : { status: 'no_decision', reason: 'the voters disagree' };
     }
   }
 
@@ -173,7 +174,9 @@ export function openedText(p: ProposalSpec): string {
 }
 
 export function closedText(p: ProposalState): string {
-  const counts = Object.entries(tally(p)).map(([o, n]) => `${JSON.stringify(o)} ${n}`).join(', ');
+  const counts = Object.entries(tally(p))
+    .map(([o, n]) => `${JSON.stringify(o)} ${n}`)
+    .join(', ');
   if (p.status === 'cancelled') return `Proposal "${p.id}" was cancelled by @${p.proposer}.`;
   if (p.status === 'decided') return `Proposal "${p.id}" is decided: ${JSON.stringify(p.winner)} (votes: ${counts}; rule: ${p.rule}).`;
   return `Proposal "${p.id}" ended with no decision: ${p.reason} (votes: ${counts}; rule: ${p.rule}).`;

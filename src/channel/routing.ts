@@ -30,5 +30,8 @@ export function unknownMentionNotice(unknown: readonly string[], agents: Iterabl
   const one = unknown.length === 1;
   const names = unknown.map((n) => `@${n}`).join(', ');
   const roster = [...agents].map((n) => `@${n}`).join(', ');
-  return `Your last message mentions ${names}, which ${one ? 'is' : 'are'} not ${one ? 'an agent' : 'agents'}, so ${one ? 'it' : 'they'} did not receive it. The agents are ${roster}.`;
+  return (
+    `Your last message mentions ${names}, which ${one ? 'is' : 'are'} not ${one ? 'an agent' : 'agents'}, so ${one ? 'it' : 'they'} did not receive it. ` +
+    `The agents are ${roster}.`
+  );
 }

@@ -48,7 +48,10 @@ export function actionArgs(input: (name: string) => string): string[] | string {
   ] as const) {
     if (value(name)) args.push(flag, value(name));
   }
-  for (const pool of value('spend-pools').split(/[\s,]+/).filter(Boolean)) args.push('--spend-pool', pool);
+  for (const pool of value('spend-pools')
+    .split(/[\s,]+/)
+    .filter(Boolean))
+    args.push('--spend-pool', pool);
   return args;
 }
 
@@ -76,7 +79,8 @@ export async function run(): Promise<void> {
   // The key is masked by conclave itself, in its first line: announcing it here too printed it twice.
   const cwd = resolve(process.env.GITHUB_WORKSPACE ?? '.', input('working-directory') || '.');
   const args = actionArgs(input);
-  if (typeof args === 'string' || !existsSync(cwd)) return fail(typeof args === 'string' ? args : `the working-directory ${input('working-directory')} does not exist`);
+  if (typeof args === 'string' || !existsSync(cwd))
+    return fail(typeof args === 'string' ? args : `the working-directory ${input('working-directory')} does not exist`);
   // The CLI bundled beside this entry (action/conclave.js), or, run from source, the package's build.
   const cli = ['./conclave.js', '../../dist/conclave.js'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find((f) => existsSync(f));
   if (!cli) return fail('conclave is not built: run npm run build first');
@@ -84,7 +88,11 @@ export async function run(): Promise<void> {
   const outputsDir = mkdtempSync(join(tmpdir(), 'conclave-outputs-'));
   const outputsFile = join(outputsDir, 'outputs');
   writeFileSync(outputsFile, '');
-  const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit', cwd, env: { ...conclaveEnv(process.env, input('anthropic-api-key'), input('workers-secret')), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: outputsFile } });
+  const child = spawn(process.execPath, [cli, ...args], {
+    stdio: 'inherit',
+    cwd,
+    env: { ...conclaveEnv(process.env, input('anthropic-api-key'), input('workers-secret')), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: outputsFile },
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
   const outputs = readOutputs(outputsFile);
@@ -140,4 +148,3 @@ async function comment(session: string, token: string): Promise<void> {
     core.warning(`conclave could not comment on the pull request: ${(e as Error).message}`);
   }
 }
-

@@ -15,7 +15,8 @@ export function collectorError(text: string, endpoint: string): string {
   let hidden = withoutCredentials(text, endpoint);
   try {
     const url = new URL(endpoint);
-    for (const secret of [url.password, url.username, ...[...url.searchParams.values()]]) if (secret.length >= 4) hidden = hidden.replaceAll(secret, '***').replaceAll(encodeURIComponent(secret), '***');
+    for (const secret of [url.password, url.username, ...[...url.searchParams.values()]])
+      if (secret.length >= 4) hidden = hidden.replaceAll(secret, '***').replaceAll(encodeURIComponent(secret), '***');
   } catch {
     // Not a URL: nothing more to take out.
   }

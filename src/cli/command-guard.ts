@@ -32,7 +32,22 @@ export function neutralise(text: string, state: LineState): string {
       continue;
     }
     if (state.atLineStart) {
-      if (c === 32 || c === 9 || c === 11 || c === 12 || c === 0xa0 || (c >= 0x2000 && c <= 0x200a) || c === 0x3000 || c === 0x1680 || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x85) continue;
+      if (
+        c === 32 ||
+        c === 9 ||
+        c === 11 ||
+        c === 12 ||
+        c === 0xa0 ||
+        (c >= 0x2000 && c <= 0x200a) ||
+        c === 0x3000 ||
+        c === 0x1680 ||
+        c === 0x2028 ||
+        c === 0x2029 ||
+        c === 0x202f ||
+        c === 0x205f ||
+        c === 0x85
+      )
+        continue;
       state.atLineStart = false;
       if (c === 58 /* : */) {
         out += text.slice(from, i) + MARK;

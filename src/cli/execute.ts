@@ -45,7 +45,8 @@ export function warning(message: string): void {
 
 /** Opens --cache before anything is written; a UsageError when it cannot be opened. */
 export async function cacheOf(options: OutputOptions & { replay?: string }): Promise<ResponseCache | undefined> {
-  if (options.offline && options.cache === undefined && !options.replay) throw new UsageError('--offline answers only from --cache or --replay: give one of them');
+  if (options.offline && options.cache === undefined && !options.replay)
+    throw new UsageError('--offline answers only from --cache or --replay: give one of them');
   if (options.cacheTtl !== undefined && options.cache === undefined) throw new UsageError('--cache-ttl is for entries of --cache: give --cache too');
   if (options.cache === undefined) return undefined;
   const ttlMs = options.cacheTtl === undefined ? undefined : cacheTtlMs(options.cacheTtl);
@@ -120,9 +121,10 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   // From here on (after the ::add-mask:: lines, which must name the secrets), every write is masked.
   const unmask = maskStreams(options.masker);
   const warnOnce = repeatedWarningsOnce();
-  const provider = options.connections && !options.offline
-    ? new Provider({ connections: options.connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
-    : undefined;
+  const provider =
+    options.connections && !options.offline
+      ? new Provider({ connections: options.connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
+      : undefined;
   const trace = await liveTrace({
     env: process.env,
     header: writer.header,
@@ -146,7 +148,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   );
   // The live view is for a person at a terminal; CI logs and pipes get plain lines.
   // A terminal too narrow for a line per agent (or one that says 0 columns) gets the plain lines too.
-  const interactive = !options.quiet && !options.json && !github && process.stdout.isTTY === true && !process.env.CI && (process.stdout.columns ?? 0) >= MIN_LIVE_COLUMNS;
+  const interactive =
+    !options.quiet && !options.json && !github && process.stdout.isTTY === true && !process.env.CI && (process.stdout.columns ?? 0) >= MIN_LIVE_COLUMNS;
   const view = interactive ? (await import('./live-view.js')).liveView(viewLines(workflow.spec), options.limitsOnLive ?? options.limits) : undefined;
   await view?.ready;
   const run = new Run({
@@ -172,7 +175,13 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     },
     recording: { journal, limits: options.limits, limitsOnLive: options.limitsOnLive, onLive: options.onLive, elapsedBeforeMs: options.elapsedBeforeMs },
     servers: { start: options.replayOf === undefined, mask: (text) => options.masker.loose(text) },
-    progress: options.quiet ? () => {} : (view?.listener ?? progressLines((line) => process.stderr.write(line), (text) => options.masker.text(text))),
+    progress: options.quiet
+      ? () => {}
+      : (view?.listener ??
+        progressLines(
+          (line) => process.stderr.write(line),
+          (text) => options.masker.text(text),
+        )),
   });
   const onInt = () => run.interrupt('SIGINT');
   const onTerm = () => run.interrupt('SIGTERM');
@@ -200,7 +209,17 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     const summary = await summaryOf(writer.path, options.replayOf);
     if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);
     // Loaded only in Actions: @actions/core brings an HTTP client with it.
-    if (github) (await import('./github-report.js')).reportToGitHub(result, summary, writer.path, options.workspace, { command, text: (text) => (options.json ? process.stderr : process.stdout).write(text) }, Object.entries(typedOutputs(workflow.spec)).filter(([, d]) => d.type !== 'string').map(([name]) => name));
+    if (github)
+      (await import('./github-report.js')).reportToGitHub(
+        result,
+        summary,
+        writer.path,
+        options.workspace,
+        { command, text: (text) => (options.json ? process.stderr : process.stdout).write(text) },
+        Object.entries(typedOutputs(workflow.spec))
+          .filter(([, d]) => d.type !== 'string')
+          .map(([name]) => name),
+      );
   }
   process.stdout.write(options.json ? `${printableJson(resultJson(result, writer.path))}\n` : resultText(result, writer.path, options.replayOf));
   warnOnce();
@@ -212,7 +231,9 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
 async function summaryOf(session: string, replayOf?: string) {
   const [{ readSession }, { summarize }] = await Promise.all([import('../session/reader.js'), import('../session/summary.js')]);
   const record = readSession(session);
-  return summarize(replayOf ? { ...record, effective: [...readSession(replayOf).effective.filter((e) => e.type !== 'run_ended'), ...record.effective] } : record);
+  return summarize(
+    replayOf ? { ...record, effective: [...readSession(replayOf).effective.filter((e) => e.type !== 'run_ended'), ...record.effective] } : record,
+  );
 }
 
 function resultJson(result: RunResult, session: string) {

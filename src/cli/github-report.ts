@@ -19,14 +19,19 @@ export function reportToGitHub(
 ): void {
   const warn = (message: string) => out.command(warningAnnotation(message));
   // conclave's own outputs last: no workflow output can replace them (validate refuses the names too).
-  writeOutputs({
-    ...result.outputs,
-    status: result.status,
-    'exit-code': String(result.exitCode),
-    'session-file': sessionPath,
-    'cost-usd': result.usage.costUsd.toFixed(6),
-    outputs: JSON.stringify(Object.fromEntries(Object.entries(result.outputs).map(([name, value]) => [name, typed.includes(name) ? jsonValue(value) : value]))),
-  }, warn);
+  writeOutputs(
+    {
+      ...result.outputs,
+      status: result.status,
+      'exit-code': String(result.exitCode),
+      'session-file': sessionPath,
+      'cost-usd': result.usage.costUsd.toFixed(6),
+      outputs: JSON.stringify(
+        Object.fromEntries(Object.entries(result.outputs).map(([name, value]) => [name, typed.includes(name) ? jsonValue(value) : value])),
+      ),
+    },
+    warn,
+  );
   // Paths as the repository names them, so that each finding lands on its line of the diff.
   for (const f of summary.findings) out.command(findingAnnotation({ ...f, path: repoPath(workspace, f.path) }));
   appendSummary(jobSummary(summary, result), warn);
@@ -70,7 +75,10 @@ export function jobSummary(s: SessionSummary, result: RunResult): string {
   }
   // Still too large (a huge summary or output): cut in bytes, which is what GitHub counts.
   const note = "\n\n*(cut to keep this summary under GitHub's 1 MiB limit: `conclave show` prints the run whole)*\n";
-  return `${Buffer.from(render(s, result, 0)).subarray(0, SUMMARY_LIMIT - 4096).toString('utf8').replace(/\uFFFD$/, '')}${note}`;
+  return `${Buffer.from(render(s, result, 0))
+    .subarray(0, SUMMARY_LIMIT - 4096)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')}${note}`;
 }
 
 function render(s: SessionSummary, result: RunResult, cut: number): string {
@@ -81,7 +89,11 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
   lines.push('### Transcript', '');
   let trimmed = 0;
   for (const [agent, messages] of byAgent(s.messages)) {
-    lines.push(`<details><summary>${agent === 'kickoff' || agent === 'system' ? agent : `@${inline(agent)}`} — ${messages.length} message${messages.length === 1 ? '' : 's'}</summary>`, '');
+    lines.push(
+      `<details><summary>${agent === 'kickoff' || agent === 'system' ? agent : `@${inline(agent)}`} — ${messages.length} ` +
+        `message${messages.length === 1 ? '' : 's'}</summary>`,
+      '',
+    );
     for (const m of messages) {
       let text = fenced(m.text);
       if (cut > 0 && m.text.length > cut) {
@@ -95,12 +107,25 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
     }
     lines.push('</details>', '');
   }
-  if (trimmed > 0) lines.push(`*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`, '');
-  lines.push(...findingsTable(s, '###'), ...proposalsTable(s, '###'), ...compactionsTable(s, '###'), ...timelineChart(s, '###'), ...usageTable(s, '### Usage and cost'));
+  if (trimmed > 0)
+    lines.push(
+      `*${trimmed} long message${trimmed === 1 ? ' was' : 's were'} cut to keep this summary under GitHub's 1 MiB limit: \`conclave show\` prints them whole.*`,
+      '',
+    );
+  lines.push(
+    ...findingsTable(s, '###'),
+    ...proposalsTable(s, '###'),
+    ...compactionsTable(s, '###'),
+    ...timelineChart(s, '###'),
+    ...usageTable(s, '### Usage and cost'),
+  );
   return `${lines.join('\n')}\n`;
 }
 
-/** Step outputs, through @actions/core (GITHUB_OUTPUT, each value safe whatever it holds). A file that cannot be written is a warning: the run's result stands. */
+/**
+ * Step outputs, through @actions/core (GITHUB_OUTPUT, each value safe whatever it holds). A file
+ * that cannot be written is a warning: the run's result stands.
+ */
 function writeOutputs(outputs: Record<string, string>, warn: (message: string) => void): void {
   if (!process.env.GITHUB_OUTPUT) return;
   try {

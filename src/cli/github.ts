@@ -39,7 +39,12 @@ export function writeInvalidSummary(file: string, diagnostics: readonly Diagnost
   if (!target) return;
   const errors = diagnostics.filter((d) => d.severity === 'error');
   const rows = errors.map((d) => `| ${cell(`${repoPath(process.cwd(), d.file)}:${d.line}:${d.col}`)} | ${cell(d.message)} |`);
-  const lines = [`## ❌ conclave: ${inline(repoPath(process.cwd(), file))}`, '', `**invalid** (exit 2): ${inline(unreadable ?? `the workflow has ${errors.length} error${errors.length === 1 ? '' : 's'}; nothing was run`)}`, ''];
+  const lines = [
+    `## ❌ conclave: ${inline(repoPath(process.cwd(), file))}`,
+    '',
+    `**invalid** (exit 2): ${inline(unreadable ?? `the workflow has ${errors.length} error${errors.length === 1 ? '' : 's'}; nothing was run`)}`,
+    '',
+  ];
   if (rows.length > 0) lines.push('| where | what |', '|---|---|', ...rows, '');
   try {
     appendFileSync(target, `${lines.join('\n')}\n`);
@@ -67,7 +72,11 @@ export function warningAnnotation(message: string): string {
 
 /** Tells GitHub to hide a value in every log line from here on. */
 export function addMask(value: string): string {
-  return value.split(/\r?\n/).filter((line) => line.trim() !== '').map((line) => `::add-mask::${data(line)}\n`).join('');
+  return value
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '')
+    .map((line) => `::add-mask::${data(line)}\n`)
+    .join('');
 }
 
 export function group(title: string): string {

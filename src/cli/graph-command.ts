@@ -66,7 +66,10 @@ export function mermaid(workflow: Workflow): string {
     const label = `${name}-N (template, ${t.role ?? 'worker'})${t.description ? `<br/>${t.description}` : ''}`;
     lines.push(`  ${templateId(name)}(["${label.replace(/"/g, '#quot;').replace(/\n/g, ' ')}"])`);
   }
-  const spawners: [string, string[] | undefined][] = [...members.map((m) => [ids.get(m.name)!, workflow.spec.agents[m.name]?.spawns] as [string, string[] | undefined]), ...templates.map(([name, t]) => [templateId(name), t.spawns] as [string, string[] | undefined])];
+  const spawners: [string, string[] | undefined][] = [
+    ...members.map((m) => [ids.get(m.name)!, workflow.spec.agents[m.name]?.spawns] as [string, string[] | undefined]),
+    ...templates.map(([name, t]) => [templateId(name), t.spawns] as [string, string[] | undefined]),
+  ];
   for (const [from, spawns] of spawners) for (const name of spawns ?? []) lines.push(`  ${from} -. spawns .-> ${templateId(name)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -40,6 +40,7 @@ export function withLimitFlags(limits: Limits, flags: LimitFlags): Limits {
 
 function count(flag: string, value: string, of = 'turns'): number {
   const n = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number of ${of}, at least 1; got ${JSON.stringify(value)}`);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${flag} must be a whole number of ${of}, at least 1; got ${JSON.stringify(value)}`);
   return n;
 }

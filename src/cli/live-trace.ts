@@ -95,10 +95,12 @@ async function startTrace(options: LiveTraceOptions, endpoint: string): Promise<
       clearInterval(timer);
       if (!failed) guarded(() => queue.push(...builder.finish()));
       flush();
-      const waited = await Promise.race([Promise.all([...pending]).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), END_WAIT_MS).unref())]);
+      const waited = await Promise.race([
+        Promise.all([...pending]).then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), END_WAIT_MS).unref()),
+      ]);
       if (!waited && !failed) warn(`traces: the collector at ${where} did not answer within ${END_WAIT_MS / 1000} s; the last spans may be lost`);
       await Promise.race([sender.shutdown().catch(() => {}), new Promise((r) => setTimeout(r, 500).unref())]);
     },
   };
 }
-

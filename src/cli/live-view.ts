@@ -64,7 +64,10 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
       for (const l of all) states.set(l.state, (states.get(l.state) ?? 0) + 1);
       const sum = (f: (l: AgentLine) => number) => all.reduce((n, l) => n + f(l), 0);
       const counts = [...states].map(([state, n]) => `${n} ${state}`).join(', ');
-      return `@${name}-*  ${all.length} agent${all.length === 1 ? '' : 's'}: ${counts} · ${sum((l) => l.turns)} turns · ${sum((l) => l.tokens)} tokens · ${formatUsd(sum((l) => l.costUsd))}`;
+      return (
+        `@${name}-*  ${all.length} agent${all.length === 1 ? '' : 's'}: ${counts} · ${sum((l) => l.turns)} turns · ${sum((l) => l.tokens)} tokens · ` +
+        `${formatUsd(sum((l) => l.costUsd))}`
+      );
     }
     const l = lines.get(name)!;
     return `@${name}  ${l.state} · ${l.turns} turn${l.turns === 1 ? '' : 's'} · ${l.tokens} tokens · ${formatUsd(l.costUsd)}`;
@@ -84,7 +87,8 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
           show(name);
           registered();
           await ended;
-          if (lines.get(name)!.state === 'failed' || [...(members.get(name)?.values() ?? [])].some((l) => l.state === 'failed')) throw new Error(agentTitle(name));
+          if (lines.get(name)!.state === 'failed' || [...(members.get(name)?.values() ?? [])].some((l) => l.state === 'failed'))
+            throw new Error(agentTitle(name));
         },
       })),
       {

@@ -13,7 +13,12 @@ export interface CheckedWorkflow {
 
 /** Loads a workflow with every check `validate` makes, mentions included. A session file is said to be one, in a sentence. */
 export function loadChecked(file: string): CheckedWorkflow {
-  if (looksLikeSession(file)) return { file, diagnostics: [], unreadable: `${file} is a session file, not a workflow: print it with conclave show ${file}, or continue it with conclave resume ${file}` };
+  if (looksLikeSession(file))
+    return {
+      file,
+      diagnostics: [],
+      unreadable: `${file} is a session file, not a workflow: print it with conclave show ${file}, or continue it with conclave resume ${file}`,
+    };
   try {
     const { workflow, diagnostics, prompts, agents, madeAtRun } = loadWorkflow(file);
     diagnostics.push(...mentionWarnings(prompts, agents, madeAtRun));

@@ -12,9 +12,10 @@ import { Masker } from '../session/masker.js';
 
 // A reader that went away (`conclave run … | head -2`) must not stop the team: what is written
 // after that is dropped, and the run goes on to its end, its session closed (no unhandled EPIPE).
-for (const stream of [process.stdout, process.stderr]) stream.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code !== 'EPIPE') throw e;
-});
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
 
 // Nothing of the command line (a secret -i, a cache URL's password) stays in /proc/PID/cmdline.
 process.title = 'conclave';
@@ -40,7 +41,7 @@ function betterSuggestion(text: string): string {
   const unknown = /unknown option '(--[^'=]+)'/.exec(text)?.[1];
   if (!unknown) return text;
   const command = program.commands.find((c) => process.argv.slice(2).includes(c.name())) ?? program;
-  const longer = command.options.map((o) => o.long).filter((long): long is string => long !== undefined && long.startsWith(`${unknown}-`));
+  const longer = command.options.map((o) => o.long).filter((long): long is string => typeof long === 'string' && long.startsWith(`${unknown}-`));
   if (longer.length === 0) return text;
   const hint = `(Did you mean ${longer.join(' or ')}?)`;
   return /\(Did you mean [^)]*\)/.test(text) ? text.replace(/\(Did you mean [^)]*\)/, hint) : `${text.trimEnd()}\n${hint}\n`;
@@ -52,7 +53,12 @@ program
   .argument('<files...>', 'workflow files')
   .option('--json', 'print the diagnostics as JSON')
   .option('--connect', 'also start the MCP servers and check the tools agents name (no model is called)')
-  .option('-i, --input <key=value>', 'with --connect: an input the servers\' env or headers need (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+  .option(
+    '-i, --input <key=value>',
+    "with --connect: an input the servers' env or headers need (repeatable)",
+    (value: string, all: string[]) => [...all, value],
+    [] as string[],
+  )
   .action(async (files: string[], options: { json?: boolean; connect?: boolean; input?: string[] }) => {
     const { validateCommand } = await import('./validate.js');
     process.exitCode = await validateCommand(files, options);
@@ -68,31 +74,36 @@ withRunOptions(
     .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs')
     .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss'),
 ).action(async (file: string, options: import('./run-workflow.js').RunCommandOptions) => {
-    const { runCommand } = await import('./run-workflow.js');
-    process.exitCode = await runCommand(file, options);
-  });
+  const { runCommand } = await import('./run-workflow.js');
+  process.exitCode = await runCommand(file, options);
+});
 
 withRunOptions(
   program
     .command('resume')
     .description('continue a run from its session file: nothing recorded is paid for or done again')
     .argument('<session>', 'the session file (.conclave/sessions/RUN-ID.jsonl)')
-    .option('-i, --input <key=value>', 'a secret input, which the session file does not keep (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .option(
+      '-i, --input <key=value>',
+      'a secret input, which the session file does not keep (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
     .option('--workflow <file>', 'the workflow file, instead of the path the session names (which must be a .yml file below the current directory)')
     .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
     .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
     .option('--out <file>', 'the new session file of a fork')
     .option('--offline', 'call no model: answer what the session did not record only from --cache, and fail on a miss'),
 ).action(async (file: string, options: import('./resume.js').ResumeOptions) => {
-    const { resumeCommand } = await import('./resume.js');
-    process.exitCode = await resumeCommand(file, options);
-  });
+  const { resumeCommand } = await import('./resume.js');
+  process.exitCode = await resumeCommand(file, options);
+});
 
 program
   .command('worker')
   .description('take turns of runs started with --workers URL: their model calls and workspace tools run here (docs/workers.md)')
   .argument('<redis-url>', 'the Redis the coordinator was given, such as redis://host:6379')
-  .option('--queue <name>', "the queue of the run to serve, as its --queue (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)")
+  .option('--queue <name>', 'the queue of the run to serve, as its --queue (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)')
   .option('--concurrency <n>', 'how many turns at once', '1')
   .option('--workspace <dir>', 'the checkout the tools run in (default: the current directory)')
   .option('--idle-timeout <duration>', 'stop after this long with no turn', '10m')
@@ -138,25 +149,33 @@ program
 /** The options `run` and `resume` share. */
 function withRunOptions(command: Command): Command {
   return command
-  .option('--model <model>', 'use this model for every agent')
-  .option('--provider <provider>', 'reach Claude through this provider for every agent: anthropic, bedrock, vertex or foundry (docs/providers.md)')
-  .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
-  .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
-  .option('--cache-ttl <duration>', 'how long the cache keeps a response, such as 12h or 7d (default: for good)')
-  .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
-  .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
-  .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
-  .option('--max-tokens-total <n>', 'set limits.max_tokens_total (on resume: raise the recorded one)')
-  .option('--timeout <duration>', 'set limits.timeout, such as 90s, 15m, 1h (on resume: from the time already used)')
-  .option('--rate-limit <limits>', 'pace calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000 (others are learned from the API)')
-  .option('--coordinate <url>', "a redis:// or postgres:// server every runner of the organisation shares: rate limits and spend pools are kept there")
-  .option('--spend-pool <pool>', 'a ceiling across runs, kept in --coordinate, such as org=200/day (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
-  .option('--workers <redis-url>', "run each turn's model calls and workspace tools on `conclave worker` processes that take them from this Redis (docs/workers.md)")
-  .option('--queue <name>', 'with --workers: the queue, one per run (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)')
-  .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
-  .option('--trace-content', 'with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, completions and tool input and output in the spans (masked)')
-  .option('--json', 'print one JSON object with the result at the end')
-  .option('--quiet', 'print only the result');
+    .option('--model <model>', 'use this model for every agent')
+    .option('--provider <provider>', 'reach Claude through this provider for every agent: anthropic, bedrock, vertex or foundry (docs/providers.md)')
+    .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
+    .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
+    .option('--cache-ttl <duration>', 'how long the cache keeps a response, such as 12h or 7d (default: for good)')
+    .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
+    .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
+    .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
+    .option('--max-tokens-total <n>', 'set limits.max_tokens_total (on resume: raise the recorded one)')
+    .option('--timeout <duration>', 'set limits.timeout, such as 90s, 15m, 1h (on resume: from the time already used)')
+    .option('--rate-limit <limits>', 'pace calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000 (others are learned from the API)')
+    .option('--coordinate <url>', 'a redis:// or postgres:// server every runner of the organisation shares: rate limits and spend pools are kept there')
+    .option(
+      '--spend-pool <pool>',
+      'a ceiling across runs, kept in --coordinate, such as org=200/day (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
+    .option(
+      '--workers <redis-url>',
+      "run each turn's model calls and workspace tools on `conclave worker` processes that take them from this Redis (docs/workers.md)",
+    )
+    .option('--queue <name>', 'with --workers: the queue, one per run (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)')
+    .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
+    .option('--trace-content', 'with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, completions and tool input and output in the spans (masked)')
+    .option('--json', 'print one JSON object with the result at the end')
+    .option('--quiet', 'print only the result');
 }
 
 try {

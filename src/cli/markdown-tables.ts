@@ -60,15 +60,22 @@ export function outputsTable(outputs: Record<string, string>, heading: string): 
 export function proposalsTable(s: SessionSummary, heading: string): string[] {
   if (s.proposals.length === 0) return [];
   const rows = s.proposals.map((p) => {
-    const tally = Object.entries(p.tally).map(([o, n]) => `${o}: ${n}`).join(', ');
+    const tally = Object.entries(p.tally)
+      .map(([o, n]) => `${o}: ${n}`)
+      .join(', ');
     const votes = [
-      ...p.voters.filter((v) => p.votes[v] || !p.refused.some((r) => r.voter === v)).map((voter) => {
-        const v = p.votes[voter];
-        return `@${voter}: ${v ? `${v.option}${v.reason ? ` (${v.reason})` : ''}` : 'no vote'}`;
-      }),
+      ...p.voters
+        .filter((v) => p.votes[v] || !p.refused.some((r) => r.voter === v))
+        .map((voter) => {
+          const v = p.votes[voter];
+          return `@${voter}: ${v ? `${v.option}${v.reason ? ` (${v.reason})` : ''}` : 'no vote'}`;
+        }),
       ...p.refused.map((r) => `@${r.voter}: ${r.option} (not counted)`),
     ].join('; ');
-    return `| ${cell(p.id)} | ${cell(p.question)} | ${cell(p.status.replace('_', ' '))}${p.winner ? ` **${cell(p.winner)}**` : ''} | ${cell(tally)} | ${cell(votes)} | ${cell(p.rule)} |`;
+    return (
+      `| ${cell(p.id)} | ${cell(p.question)} | ${cell(p.status.replace('_', ' '))}${p.winner ? ` **${cell(p.winner)}**` : ''} | ${cell(tally)} | ` +
+      `${cell(votes)} | ${cell(p.rule)} |`
+    );
   });
   return [`${heading} Proposals`, '', '| proposal | question | result | tally | votes | rule |', '|---|---|---|---|---|---|', ...rows, ''];
 }
@@ -76,10 +83,16 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
 export function usageTable(s: SessionSummary, title: string): string[] {
   const rows = agentTree(s).map(({ name, depth, usage: u, below }) => {
     const label = `${depth ? `${'&nbsp;&nbsp;'.repeat(depth)}↳ ` : ''}${cell(name)}${s.spawned[name]?.ended ? ` (${cell(s.spawned[name]!.ended!)})` : ''}`;
-    return `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.cache_read_input_tokens} | ${u.cache_creation_input_tokens} | ${u.output_tokens} | ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (with the ${below.agents - 1} below)` : ''} |`;
+    return (
+      `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.cache_read_input_tokens} | ${u.cache_creation_input_tokens} | ${u.output_tokens} ` +
+      `| ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (with the ${below.agents - 1} below)` : ''} |`
+    );
   });
   const t = s.total;
-  rows.push(`| **total** | ${t.turns} | ${t.calls} | ${t.input_tokens} | ${t.cache_read_input_tokens} | ${t.cache_creation_input_tokens} | ${t.output_tokens} | ${dollars(t.cost_usd)} | |`);
+  rows.push(
+    `| **total** | ${t.turns} | ${t.calls} | ${t.input_tokens} | ${t.cache_read_input_tokens} | ${t.cache_creation_input_tokens} | ${t.output_tokens} | ` +
+      `${dollars(t.cost_usd)} | |`,
+  );
   const shared = [cacheLine(s), ...sharedLimitLines(s)].filter(Boolean).map((line) => `${line}  `);
   const head = '| agent | turns | calls | input tokens | cache read | cache written | output tokens | cost | with the agents it spawned |';
   return [title, '', head, '|---|---|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
@@ -88,7 +101,10 @@ export function usageTable(s: SessionSummary, title: string): string[] {
 /** What the prompt cache saved: its reads, priced at the input price less the cache-read price. */
 export function cacheLine(s: SessionSummary): string {
   if (s.cache.read_tokens === 0) return '';
-  return `Prompt cache: ${s.cache.read_tokens.toLocaleString('en-US')} input tokens read from it, ${dollars(s.cache.saved_usd)} less than at the input price (list prices)`;
+  return (
+    `Prompt cache: ${s.cache.read_tokens.toLocaleString('en-US')} input tokens read from it, ${dollars(s.cache.saved_usd)} less than at the input price ` +
+    `(list prices)`
+  );
 }
 
 /**
@@ -105,7 +121,8 @@ export function timelineChart(s: SessionSummary, heading: string): string[] {
   for (const { agent, bars } of rows) {
     if (shown >= TIMELINE_BARS) break;
     lines.push(`  section ${mermaidLabel(agent)}`);
-    for (const bar of bars.slice(0, TIMELINE_BARS - shown)) lines.push(`  ${mermaidLabel(bar.label)} : ${tag[bar.kind] ?? ''}${Math.round(bar.startMs)}, ${Math.round(Math.max(bar.endMs, bar.startMs + 1))}`);
+    for (const bar of bars.slice(0, TIMELINE_BARS - shown))
+      lines.push(`  ${mermaidLabel(bar.label)} : ${tag[bar.kind] ?? ''}${Math.round(bar.startMs)}, ${Math.round(Math.max(bar.endMs, bar.startMs + 1))}`);
     shown += Math.min(bars.length, TIMELINE_BARS - shown);
   }
   const note = shown < all ? [`*The timeline shows ${shown} of ${all} bars.*`, ''] : [];
@@ -122,7 +139,11 @@ const TIMELINE_BARS = 400;
 export function sharedLimitLines(s: SessionSummary): string[] {
   const byProvider = Object.entries(s.providers);
   const lines = byProvider.some(([name]) => name !== 'anthropic')
-    ? [`Providers: ${byProvider.map(([name, p]) => `${PROVIDER_TITLE[name as ProviderName] ?? inline(name)} ${p.calls} call${p.calls === 1 ? '' : 's'} ${dollars(p.cost_usd)}`).join(' · ')}`]
+    ? [
+        `Providers: ${byProvider
+          .map(([name, p]) => `${PROVIDER_TITLE[name as ProviderName] ?? inline(name)} ${p.calls} call${p.calls === 1 ? '' : 's'} ${dollars(p.cost_usd)}`)
+          .join(' · ')}`,
+      ]
     : [];
   lines.push(...s.pools.map((p) => `Spend pool ${inline(p.name)} (${dollars(p.cap_usd)} per ${inline(p.per)}): this run drew ${dollars(p.drawn_usd)}`));
   if (s.paced.calls > 0) lines.push(`Rate limits: ${s.paced.calls} call${s.paced.calls === 1 ? '' : 's'} waited ${(s.paced.ms / 1000).toFixed(1)} s in all`);
@@ -148,7 +169,10 @@ export function agentTree(s: SessionSummary): AgentRow[] {
   for (const [name, a] of Object.entries(s.spawned)) children.set(a.parent, [...(children.get(a.parent) ?? []), name]);
   const rows: AgentRow[] = [];
   const seen = new Set<string>();
-  const stack: { name: string; depth: number }[] = Object.keys(s.agents).filter((name) => !s.spawned[name]).reverse().map((name) => ({ name, depth: 0 }));
+  const stack: { name: string; depth: number }[] = Object.keys(s.agents)
+    .filter((name) => !s.spawned[name])
+    .reverse()
+    .map((name) => ({ name, depth: 0 }));
   while (stack.length > 0) {
     const { name, depth } = stack.pop()!;
     if (seen.has(name)) continue;
@@ -181,7 +205,8 @@ export function compactionsTable(s: SessionSummary, heading: string): string[] {
   if (s.compactions.length === 0) return [];
   const rows = s.compactions.map(
     (c) =>
-      `| @${cell(c.agent)} | ${c.turn} | ${c.reason === 'too_long' ? 'the API said too long' : 'compact_at'} | ${c.tokens_before} → ${c.tokens_after} | ${c.cleared} | ${c.summary === null ? 'no' : `${c.summary.length} characters`} |`,
+      `| @${cell(c.agent)} | ${c.turn} | ${c.reason === 'too_long' ? 'the API said too long' : 'compact_at'} | ${c.tokens_before} → ${c.tokens_after} | ` +
+      `${c.cleared} | ${c.summary === null ? 'no' : `${c.summary.length} characters`} |`,
   );
   return [`${heading} Compactions`, '', '| agent | turn | why | tokens | tool results cleared | summary |', '|---|---|---|---|---|---|', ...rows, ''];
 }
@@ -190,7 +215,9 @@ export function compactionsTable(s: SessionSummary, heading: string): string[] {
 export function findingsTable(s: SessionSummary, heading: string): string[] {
   if (s.findings.length === 0) return [];
   const rows = s.findings.map(
-    (f) => `| ${cell(f.level)} | ${codeCell(`${f.path}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}`)} | ${f.title ? `**${cell(f.title)}**: ` : ''}${cell(f.message)} | @${cell(f.agent)} |`,
+    (f) =>
+      `| ${cell(f.level)} | ${codeCell(`${f.path}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}`)} | ` +
+      `${f.title ? `**${cell(f.title)}**: ` : ''}${cell(f.message)} | @${cell(f.agent)} |`,
   );
   return [`${heading} Findings`, '', '| level | where | finding | by |', '|---|---|---|---|', ...rows, ''];
 }

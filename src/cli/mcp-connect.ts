@@ -26,7 +26,9 @@ export async function connectProblems(workflow: Workflow, pairs: readonly string
   try {
     // -i values where given, defaults elsewhere; a required input may be left out here.
     const given = new Set(pairs.map((p) => p.slice(0, p.indexOf('='))));
-    const specs = Object.fromEntries(Object.entries(workflow.spec.inputs ?? {}).map(([name, spec]) => [name, given.has(name) ? spec : { ...spec, required: false }]));
+    const specs = Object.fromEntries(
+      Object.entries(workflow.spec.inputs ?? {}).map(([name, spec]) => [name, given.has(name) ? spec : { ...spec, required: false }]),
+    );
     inputs = resolveInputs(specs, pairs);
   } catch (e) {
     if (e instanceof InputError) return [at(['inputs'], e.message)];

@@ -28,11 +28,17 @@ const SHORT: Record<string, RateDimension> = { rpm: 'requests', itpm: 'input_tok
 /** `rpm=50,itpm=30000,otpm=8000`: per-minute limits, each optional. */
 export function givenLimits(text: string, named = '--rate-limit'): GivenLimits {
   const short: Record<string, number> = {};
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [name = '', value = ''] = part.split('=').map((p) => p.trim());
     const n = Number(value);
     if (!SHORT[name] || !/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
-      throw new UsageError(`${named} takes rpm=N,itpm=N,otpm=N (requests, input tokens and output tokens per minute, each a whole number of at least 1); got ${JSON.stringify(text)}`);
+      throw new UsageError(
+        `${named} takes rpm=N,itpm=N,otpm=N (requests, input tokens and output tokens per minute, each a whole number of at least 1); got ` +
+          `${JSON.stringify(text)}`,
+      );
     }
     short[name] = n;
   }
@@ -51,17 +57,27 @@ function limitsOf(short: { rpm?: number; itpm?: number; otpm?: number }): GivenL
  * given, the environment. A store named by --coordinate must answer now: a dead one is exit 2
  * before anything is written, as a dead --cache is.
  */
-export async function organisationOf(flags: OrganisationFlags, workflow: WorkflowSpec, runId: string, warn: (message: string) => void, { pools: withPools = true } = {}): Promise<Organisation> {
+export async function organisationOf(
+  flags: OrganisationFlags,
+  workflow: WorkflowSpec,
+  runId: string,
+  warn: (message: string) => void,
+  { pools: withPools = true } = {},
+): Promise<Organisation> {
   const env = process.env;
   // An error names what the user wrote: the flag, or the variable it came from.
   const rateText = flags.rateLimit ?? env.CONCLAVE_RATE_LIMIT;
-  const forEvery = rateText === undefined || rateText.trim() === '' ? undefined : givenLimits(rateText, flags.rateLimit !== undefined ? '--rate-limit' : 'CONCLAVE_RATE_LIMIT');
+  const forEvery =
+    rateText === undefined || rateText.trim() === ''
+      ? undefined
+      : givenLimits(rateText, flags.rateLimit !== undefined ? '--rate-limit' : 'CONCLAVE_RATE_LIMIT');
   const given = (modelClass: string) => forEvery ?? limitsOf(workflow.rate_limits?.[modelClass] ?? {});
   const url = (flags.coordinate ?? env.CONCLAVE_COORDINATE)?.trim() || undefined;
   // A worker paces its calls; the pools are held by the run's coordinator, which admits each call.
   const poolTexts = !withPools ? [] : flags.spendPool?.length ? flags.spendPool : (env.CONCLAVE_SPEND_POOLS ?? '').split(/[\s,]+/).filter(Boolean);
   const pooled = flags.spendPool?.length ? '--spend-pool' : 'CONCLAVE_SPEND_POOLS';
-  if (poolTexts.length > 0 && !url) throw new UsageError(`${pooled} needs --coordinate URL (or CONCLAVE_COORDINATE): a pool is kept in the store every run shares`);
+  if (poolTexts.length > 0 && !url)
+    throw new UsageError(`${pooled} needs --coordinate URL (or CONCLAVE_COORDINATE): a pool is kept in the store every run shares`);
   if (!url) return { pacer: new Pacer(given, localLimiters), close: async () => {} };
 
   const [{ coordinate, CoordinateError, withTimeout }, { FallbackLimiters }, { poolSpec, PoolSpecError, SpendPools }] = await Promise.all([
@@ -79,7 +95,7 @@ export async function organisationOf(flags: OrganisationFlags, workflow: Workflo
   const names = specs.map((s) => s.name);
   const twice = names.find((name, i) => names.indexOf(name) !== i);
   if (twice) throw new UsageError(`${pooled} names the pool ${twice} twice`);
-  let store;
+  let store: Awaited<ReturnType<typeof coordinate>>;
   try {
     store = await coordinate(url, flags.coordinate?.trim() ? '--coordinate' : 'CONCLAVE_COORDINATE');
   } catch (e) {
@@ -91,7 +107,10 @@ export async function organisationOf(flags: OrganisationFlags, workflow: Workflo
   const storeFailed = (e: unknown) => {
     if (failed) return;
     failed = true;
-    warn(`the --coordinate store ${store.shown} failed (${explain(e)}); the rate limits go on in this process${specs.length > 0 ? ', and a call that cannot be checked against the spend pools stops the run at the limit' : ''}`);
+    warn(
+      `the --coordinate store ${store.shown} failed (${explain(e)}); the rate limits go on in this ` +
+        `process${specs.length > 0 ? ', and a call that cannot be checked against the spend pools stops the run at the limit' : ''}`,
+    );
   };
   const limiters = new FallbackLimiters(store.limiters, await localLimiters(), withTimeout, storeFailed);
   const pools = specs.length > 0 ? new SpendPools(specs, store.ledger, store.shown, runId, explain) : undefined;

@@ -27,14 +27,21 @@ function render(s: SessionSummary, cut: number): string {
   const end = s.end;
   const icon = end ? (end.exit_code === 0 ? '✅' : '❌') : '⏸️';
   const lines = [commentMarker(s.header.workflow.path), `### ${icon} conclave: ${inline(s.header.workflow.path)}`, ''];
-  lines.push(end ? `**${end.status}** (exit ${end.exit_code}): ${inert(cell(end.reason))}` : 'The run has not ended: it can be resumed from its session file.', '');
+  lines.push(
+    end ? `**${end.status}** (exit ${end.exit_code}): ${inert(cell(end.reason))}` : 'The run has not ended: it can be resumed from its session file.',
+    '',
+  );
   if (end?.summary) lines.push(fenced(shorter(end.summary, cut)), '');
   const outputs = Object.entries(end?.outputs ?? {});
   if (outputs.length) lines.push('| output | value |', '|---|---|', ...outputs.map(([k, v]) => `| ${k} | ${inert(cell(shorter(v, cut)))} |`), '');
   if (s.findings.length) {
     lines.push(`**Findings** (${s.findings.length}):`, '');
     const shown = cut === Infinity ? s.findings : s.findings.slice(0, Math.max(10, cut / 10));
-    for (const f of shown) lines.push(`- **${f.level}** \`${f.path.replace(/`/g, "'")}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}\` ${f.title ? `**${inert(cell(shorter(f.title, cut)))}**: ` : ''}${inert(cell(shorter(f.message, cut)))}`);
+    for (const f of shown)
+      lines.push(
+        `- **${f.level}** \`${f.path.replace(/`/g, "'")}:${f.line}${f.end_line > f.line ? `-${f.end_line}` : ''}\` ` +
+          `${f.title ? `**${inert(cell(shorter(f.title, cut)))}**: ` : ''}${inert(cell(shorter(f.message, cut)))}`,
+      );
     if (shown.length < s.findings.length) lines.push(`- *…and ${s.findings.length - shown.length} more, in the job summary and \`conclave show\`*`);
     lines.push('');
   }

@@ -9,5 +9,7 @@ const MIN_ENV_SECRET = 8;
 
 /** The values of the process's variables whose names look secret (the API key among them). */
 export function processSecrets(env: NodeJS.ProcessEnv = process.env): string[] {
-  return Object.entries(env).flatMap(([name, value]) => (SECRET_NAME.test(name) && value && value.length >= MIN_ENV_SECRET && !NOT_SECRET.test(value) ? [value] : []));
+  return Object.entries(env).flatMap(([name, value]) =>
+    SECRET_NAME.test(name) && value && value.length >= MIN_ENV_SECRET && !NOT_SECRET.test(value) ? [value] : [],
+  );
 }

@@ -61,7 +61,9 @@ function describe(e: ProgressEvent): string | undefined {
 
 /** "compacted its conversation: 150,000 → 4,000 tokens (12 old tool results cleared, earlier turns summarised)". */
 export function compactionWords(e: Extract<ProgressEvent, { type: 'compacted' }>): string {
-  const what = [e.cleared > 0 ? `${e.cleared} old tool result${e.cleared === 1 ? '' : 's'} cleared` : '', e.summarised ? 'earlier turns summarised' : ''].filter(Boolean).join(', ');
+  const what = [e.cleared > 0 ? `${e.cleared} old tool result${e.cleared === 1 ? '' : 's'} cleared` : '', e.summarised ? 'earlier turns summarised' : '']
+    .filter(Boolean)
+    .join(', ');
   const why = e.reason === 'too_long' ? ', after the API refused it as too long' : '';
   return `compacted its conversation${why}: ${e.tokensBefore.toLocaleString('en-US')} → ${e.tokensAfter.toLocaleString('en-US')} tokens (${what})`;
 }

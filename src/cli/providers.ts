@@ -15,7 +15,11 @@ export function providerFlag(value: string | undefined): ProviderName | undefine
  * The connections of a run that calls models: each provider's credentials checked before anything
  * runs (a missing one is exit 2, saying what to set); none for a run that calls no model.
  */
-export async function connectionsFor(spec: WorkflowSpec, options: { provider?: string; offline?: boolean }, needed: boolean): Promise<Connection[] | undefined> {
+export async function connectionsFor(
+  spec: WorkflowSpec,
+  options: { provider?: string; offline?: boolean },
+  needed: boolean,
+): Promise<Connection[] | undefined> {
   const override = providerFlag(options.provider);
   if (!needed || options.offline) return undefined;
   return Promise.all(providersOf(spec, override).map((provider) => connect(provider, process.env)));

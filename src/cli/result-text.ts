@@ -19,10 +19,15 @@ export function resultText(result: RunResult, session: string, replayOf?: string
   for (const error of result.outputErrors) lines.push(`output error: ${error}`);
   const { usage, costUsd } = result.usage;
   lines.push(
-    `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (cache: ${usage.cache_read_input_tokens} read, ${usage.cache_creation_input_tokens} written) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}${paidNote(result)}`,
+    `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (cache: ${usage.cache_read_input_tokens} read, ` +
+      `${usage.cache_creation_input_tokens} written) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}${paidNote(result)}`,
   );
   // A replay's own file holds only what the replay added: the transcript is the recording's.
-  lines.push(replayOf ? `session: ${session} (what the replay added; the transcript: conclave show ${replayOf})` : `session: ${session} (the transcript: conclave show ${session})`);
+  lines.push(
+    replayOf
+      ? `session: ${session} (what the replay added; the transcript: conclave show ${replayOf})`
+      : `session: ${session} (the transcript: conclave show ${session})`,
+  );
   const next = replayOf ? replayHint(result) : resumeHint(result, session);
   if (next) lines.push(next);
   return `${printable(lines.join('\n'))}\n`;

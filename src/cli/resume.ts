@@ -38,11 +38,14 @@ export interface ResumeOptions extends OutputOptions {
  */
 function recordedWorkflowPath(path: string, session: string): string {
   const refuse = (why: string) => {
-    throw new UsageError(`${session} names its workflow as ${JSON.stringify(path)}, ${why}; conclave does not open that on a session file's word: give the workflow with --workflow FILE`);
+    throw new UsageError(
+      `${session} names its workflow as ${JSON.stringify(path)}, ${why}; conclave does not open that on a session file's word: give the workflow with ` +
+        `--workflow FILE`,
+    );
   };
   if (isAbsolute(path) || path.split(/[\\/]/).includes('..')) refuse('which is not a path below the current directory');
   if (!/\.ya?ml$/i.test(path)) refuse('which is not a .yml or .yaml file');
-  let stats;
+  let stats: ReturnType<typeof statSync>;
   try {
     stats = statSync(path);
   } catch {
@@ -75,7 +78,9 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   }
   const inputs = recordedInputs(header, workflow, options.input);
   for (const name of changedSecrets(header.secret_checks, inputs)) {
-    warning(`secret input "${name}" is not the value the run was recorded with; the recorded part stands as it was made, and the run goes on with the new value`);
+    warning(
+      `secret input "${name}" is not the value the run was recorded with; the recorded part stands as it was made, and the run goes on with the new value`,
+    );
   }
   const recording = replayable(record.effective);
   const { first, last } = recordedLimits(recording, workflow.limits, record.path);

@@ -55,13 +55,23 @@ export function openSession(path: string, open: () => SessionWriter): SessionWri
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (typeof code !== 'string') throw e;
-    const why = { EEXIST: 'a file stands where a directory must be', ENOTDIR: 'a file stands where a directory must be', EACCES: 'permission denied', ENOSPC: 'the disk is full', EROFS: 'the file system is read-only', EISDIR: 'it is a directory' }[code];
+    const why = {
+      EEXIST: 'a file stands where a directory must be',
+      ENOTDIR: 'a file stands where a directory must be',
+      EACCES: 'permission denied',
+      ENOSPC: 'the disk is full',
+      EROFS: 'the file system is read-only',
+      EISDIR: 'it is a directory',
+    }[code];
     throw new UsageError(`cannot write the session file ${path}: ${why ?? (e as Error).message}`);
   }
 }
 
 export function newRunId(): string {
-  return `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
+  return `${new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
 }
 
 export function sha256(text: string): string {
@@ -91,7 +101,8 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   const organisation = recording || options.offline ? undefined : await organisationOf(options, workflow.spec, runId, warning);
   const sessionPath = options.session ?? join('.conclave', 'sessions', `${runId}.jsonl`);
   if (sessionPath.trim() === '') throw new UsageError('--session needs a file path');
-  if (existsSync(sessionPath)) throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
+  if (existsSync(sessionPath))
+    throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
   const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, runId, sessionPath);
   const pool = await workerPoolOf(options, { runId, workflow, workspace, provider: options.provider }, warning);
   const writer = openSession(sessionPath, () =>
@@ -138,4 +149,3 @@ export function recordedPairs(recorded: Record<string, unknown>, given: readonly
     .filter(([name, value]) => value !== '***' && !given.some((pair) => pair.startsWith(`${name}=`)))
     .map(([name, value]) => `${name}=${String(value)}`);
 }
-

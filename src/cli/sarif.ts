@@ -28,10 +28,18 @@ export function sarifOf(findings: readonly Finding[], workspace: string, root = 
               id: `conclave/${level}`,
               name: `Agent${level[0]!.toUpperCase()}${level.slice(1)}`,
               shortDescription: { text: `A ${level} an agent recorded` },
-              fullDescription: { text: `A finding of level ${level} that an agent of a conclave workflow recorded with its annotate tool, about lines of a file of the repository.` },
+              fullDescription: {
+                text:
+                  `A finding of level ${level} that an agent of a conclave workflow recorded with its annotate tool, about lines of a file of the ` +
+                  `repository.`,
+              },
               help: {
-                text: `An agent of a conclave workflow recorded this ${level} while it read the code. Its message says what it found and what to do; conclave show SESSION prints the run that found it.`,
-                markdown: `An agent of a [conclave](${INFORMATION_URI}) workflow recorded this **${level}** while it read the code. Its message says what it found and what to do; \`conclave show SESSION\` prints the run that found it.`,
+                text:
+                  `An agent of a conclave workflow recorded this ${level} while it read the code. Its message says what it found and what to do; ` +
+                  `conclave show SESSION prints the run that found it.`,
+                markdown:
+                  `An agent of a [conclave](${INFORMATION_URI}) workflow recorded this **${level}** while it read the code. Its message says what it ` +
+                  `found and what to do; \`conclave show SESSION\` prints the run that found it.`,
               },
               defaultConfiguration: { level: LEVEL[level] },
             })),

@@ -6,7 +6,6 @@ import type { Scalar } from '../workflow/types.js';
 import { processSecrets, SECRET_NAME } from './process-secrets.js';
 import { UsageError } from './usage-error.js';
 
-
 /** The names of the workflow's secret inputs. */
 export function secretInputs(workflow: Workflow): string[] {
   return Object.entries(workflow.spec.inputs ?? {})
@@ -19,14 +18,22 @@ export function secretInputs(workflow: Workflow): string[] {
  * workflow's `env:` and of the process's variables whose names look secret. A secret input or
  * `env:` value too short to mask safely is refused (a UsageError) before anything runs.
  */
-export function secretValues(workflow: Workflow, inputs: Record<string, Scalar>, apiKey: string | undefined, declaredEnv: Readonly<Record<string, string>> = {}): string[] {
+export function secretValues(
+  workflow: Workflow,
+  inputs: Record<string, Scalar>,
+  apiKey: string | undefined,
+  declaredEnv: Readonly<Record<string, string>> = {},
+): string[] {
   const given: [string, string][] = [
     ...secretInputs(workflow).flatMap((name): [string, string][] => (inputs[name] === undefined ? [] : [[`secret input "${name}"`, String(inputs[name])]])),
     ...Object.entries(declaredEnv).flatMap(([name, value]): [string, string][] => (SECRET_NAME.test(name) ? [[`env: ${name}`, value]] : [])),
   ];
   for (const [what, value] of given) {
     if (value.length > 0 && value.length < MIN_SECRET_LENGTH) {
-      throw new UsageError(`${what} is ${value.length} character${value.length === 1 ? '' : 's'} long: a secret under ${MIN_SECRET_LENGTH} characters cannot be masked without masking ordinary text; use a longer value`);
+      throw new UsageError(
+        `${what} is ${value.length} character${value.length === 1 ? '' : 's'} long: a secret under ${MIN_SECRET_LENGTH} characters cannot be masked without ` +
+          `masking ordinary text; use a longer value`,
+      );
     }
   }
   const fromProcess = processSecrets();
@@ -40,7 +47,13 @@ export function maskedInputs(workflow: Workflow, inputs: Record<string, Scalar>)
 }
 
 /** The masker of a run: every secret (docs/design.md: secrets), checked, and its forms. */
-export function maskerFor(workflow: Workflow, inputs: Record<string, Scalar>, apiKey: string | undefined, runId: string, session: string): { masker: Masker; secrets: string[] } {
+export function maskerFor(
+  workflow: Workflow,
+  inputs: Record<string, Scalar>,
+  apiKey: string | undefined,
+  runId: string,
+  session: string,
+): { masker: Masker; secrets: string[] } {
   const secrets = secretValues(workflow, inputs, apiKey, declaredEnv(workflow, baseScope(workflow, inputs, runId, session)));
   return { masker: new Masker(secrets), secrets };
 }

@@ -3,7 +3,20 @@ import { printable } from './terminal-text.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../exit-codes.js';
-import { agentTree, cacheLine, compactionsTable, dollars, fenced, findingsTable, inline, outputsTable, proposalsTable, sharedLimitLines, timelineChart, usageTable } from './markdown-tables.js';
+import {
+  agentTree,
+  cacheLine,
+  compactionsTable,
+  dollars,
+  fenced,
+  findingsTable,
+  inline,
+  outputsTable,
+  proposalsTable,
+  sharedLimitLines,
+  timelineChart,
+  usageTable,
+} from './markdown-tables.js';
 import { asUsageError } from './usage-error.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
@@ -29,7 +42,9 @@ function text(s: SessionSummary): string {
   }
   if (s.proposals.length) lines.push('', 'Proposals:');
   for (const p of s.proposals) {
-    const tally = Object.entries(p.tally).map(([o, n]) => `${o} ${n}`).join(', ');
+    const tally = Object.entries(p.tally)
+      .map(([o, n]) => `${o} ${n}`)
+      .join(', ');
     lines.push(`  ${p.id}: ${p.question} — ${p.status.replace('_', ' ')}${p.winner ? ` "${p.winner}"` : ''} (${tally}; ${p.rule})`);
     for (const voter of p.voters.filter((v) => p.votes[v] || !p.refused.some((r) => r.voter === v))) {
       const v = p.votes[voter];
@@ -44,15 +59,25 @@ function text(s: SessionSummary): string {
   if (s.compactions.length) lines.push('', 'Compactions:');
   for (const c of s.compactions) {
     const what = [c.cleared ? `${c.cleared} tool results cleared` : '', c.summary !== null ? 'earlier turns summarised' : ''].filter(Boolean).join(', ');
-    lines.push(`  @${c.agent} turn ${c.turn}: ${c.tokens_before} → ${c.tokens_after} tokens (${what}${c.reason === 'too_long' ? '; the API said the prompt was too long' : ''})`);
+    lines.push(
+      `  @${c.agent} turn ${c.turn}: ${c.tokens_before} → ${c.tokens_after} tokens ` +
+        `(${what}${c.reason === 'too_long' ? '; the API said the prompt was too long' : ''})`,
+    );
     if (c.summary !== null) lines.push(...c.summary.split('\n').map((l) => `    ${l}`));
   }
   lines.push('', 'Usage:');
   const usageLine = (label: string, u: SessionSummary['total'], after = '') =>
-    `  ${label.padEnd(16)} ${String(u.turns).padStart(3)} turns ${String(u.calls).padStart(4)} calls ${String(u.input_tokens).padStart(9)} in ${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}${after}`;
+    `  ${label.padEnd(16)} ${String(u.turns).padStart(3)} turns ${String(u.calls).padStart(4)} calls ${String(u.input_tokens).padStart(9)} in ` +
+    `${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}${after}`;
   for (const { name, depth, usage, below } of agentTree(s)) {
     const ended = s.spawned[name]?.ended;
-    lines.push(usageLine(`${'  '.repeat(depth)}${name}`, usage, `${below ? ` · ${dollars(below.costUsd)} with the ${below.agents - 1} below` : ''}${ended ? ` (${ended})` : ''}`));
+    lines.push(
+      usageLine(
+        `${'  '.repeat(depth)}${name}`,
+        usage,
+        `${below ? ` · ${dollars(below.costUsd)} with the ${below.agents - 1} below` : ''}${ended ? ` (${ended})` : ''}`,
+      ),
+    );
   }
   lines.push(usageLine('total', s.total));
   for (const line of [cacheLine(s), ...sharedLimitLines(s)].filter(Boolean)) lines.push(`  ${line}`);

@@ -26,15 +26,21 @@ export async function traceCommand(file: string, options: TraceOptions): Promise
   }
   const env = process.env;
   const endpoint = options.otlp ?? (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
-  if (!endpoint) throw new UsageError('say where the spans go: --otlp URL (an OTLP/HTTP collector, such as http://localhost:4318), OTEL_EXPORTER_OTLP_ENDPOINT, or --format json to print them');
-  if (options.otlp !== undefined && !/^https?:\/\/[^/]/.test(options.otlp)) throw new UsageError(`--otlp must be an http:// or https:// URL of an OTLP/HTTP collector, such as http://localhost:4318; not "${options.otlp}"`);
+  if (!endpoint)
+    throw new UsageError(
+      'say where the spans go: --otlp URL (an OTLP/HTTP collector, such as http://localhost:4318), OTEL_EXPORTER_OTLP_ENDPOINT, or --format json to print them',
+    );
+  if (options.otlp !== undefined && !/^https?:\/\/[^/]/.test(options.otlp))
+    throw new UsageError(`--otlp must be an http:// or https:// URL of an OTLP/HTTP collector, such as http://localhost:4318; not "${options.otlp}"`);
   const protocol = protocolOf(env);
-  if (typeof protocol !== 'string') throw new UsageError(`OTEL_EXPORTER_OTLP_PROTOCOL ${protocol.unsupported} is not spoken here: use http/protobuf (the default) or http/json`);
+  if (typeof protocol !== 'string')
+    throw new UsageError(`OTEL_EXPORTER_OTLP_PROTOCOL ${protocol.unsupported} is not spoken here: use http/protobuf (the default) or http/json`);
   const sender = await spanSender(env, protocol, options.otlp);
   try {
     await sender.send(spans);
   } catch (e) {
-    throw new ConclaveError(`the collector at ${collectorHost(endpoint)} did not take the spans: ${collectorError(e instanceof Error ? e.message : String(e), options.otlp ? tracesUrl(options.otlp) : endpoint)}`);
+    const why = collectorError(e instanceof Error ? e.message : String(e), options.otlp ? tracesUrl(options.otlp) : endpoint);
+    throw new ConclaveError(`the collector at ${collectorHost(endpoint)} did not take the spans: ${why}`);
   } finally {
     await sender.shutdown().catch(() => {});
   }

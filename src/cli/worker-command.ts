@@ -30,7 +30,8 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
   const queue = options.queue ?? defaultQueue(process.env);
   checkedWorkersPlace(url, queue);
   const concurrency = Number(options.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) throw new UsageError(`--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not ${JSON.stringify(options.concurrency)}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY)
+    throw new UsageError(`--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not ${JSON.stringify(options.concurrency)}`);
   let idleTimeoutMs: number;
   try {
     idleTimeoutMs = durationMs(options.idleTimeout);
@@ -54,7 +55,21 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
   try {
     const warn = (m: string) => log(`warning: ${m}`);
     const pacerFor = (spec: WorkflowSpec) => organisationOf(options, spec, 'worker', warn, { pools: false });
-    const served = await serveTurns({ redis, queue, signer, concurrency, idleTimeoutMs, workspace, env: process.env, version: pkg.version, warn, pacerFor, log, mask: (text) => masker.text(text), signal: controller.signal });
+    const served = await serveTurns({
+      redis,
+      queue,
+      signer,
+      concurrency,
+      idleTimeoutMs,
+      workspace,
+      env: process.env,
+      version: pkg.version,
+      warn,
+      pacerFor,
+      log,
+      mask: (text) => masker.text(text),
+      signal: controller.signal,
+    });
     if (inGitHubActions()) writeWorkerSummary(queue, shownSpec(url), served);
     switch (served.code) {
       case 'ended':
@@ -83,10 +98,18 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
 function writeWorkerSummary(queue: string, url: string, served: Awaited<ReturnType<typeof serveTurns>>): void {
   const file = process.env.GITHUB_STEP_SUMMARY;
   if (!file) return;
-  const how = { ended: 'the run it served has ended', idle: 'no turn came before its idle timeout', interrupted: 'stopped by a signal: the turns it held go to other workers', refused: 'refused a job', lost: "lost its Redis" }[served.code];
+  const how = {
+    ended: 'the run it served has ended',
+    idle: 'no turn came before its idle timeout',
+    interrupted: 'stopped by a signal: the turns it held go to other workers',
+    refused: 'refused a job',
+    lost: 'lost its Redis',
+  }[served.code];
   const why = 'reason' in served ? `: ${inline(served.reason)}` : '';
   const icon = served.code === 'ended' || served.code === 'idle' ? '✅' : '❌';
-  const text = `## ${icon} conclave worker: queue ${inline(queue)} at ${inline(url)}\n\nTook ${served.turns} turn${served.turns === 1 ? '' : 's'}; ${how}${why}. The run's transcript, usage and cost are in the coordinator job's summary.\n`;
+  const text =
+    `## ${icon} conclave worker: queue ${inline(queue)} at ${inline(url)}\n\nTook ${served.turns} turn${served.turns === 1 ? '' : 's'}; ` +
+    `${how}${why}. The run's transcript, usage and cost are in the coordinator job's summary.\n`;
   try {
     appendFileSync(file, text);
   } catch {

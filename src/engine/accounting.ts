@@ -163,7 +163,10 @@ export class Accounting {
     if (spent + worst.usd > budgetUsd) {
       return new LimitReached('budget_usd', `(spent ${formatUsd(spent)} of ${formatUsd(budgetUsd)}; the next call could cost up to ${formatUsd(worst.usd)})`);
     }
-    return new LimitReached('max_tokens_total', `(${totalTokens(this.all.usage)} of ${maxTokensTotal} tokens used; the next call could use up to ${worst.tokens})`);
+    return new LimitReached(
+      'max_tokens_total',
+      `(${totalTokens(this.all.usage)} of ${maxTokensTotal} tokens used; the next call could use up to ${worst.tokens})`,
+    );
   }
 }
 

@@ -20,6 +20,14 @@ export function compactionHook(journal: Journal, agent: string, turn: number, pr
       summary: c.summary,
       left_out: c.leftOut,
     });
-    progress({ type: 'compacted', agent, reason: c.reason, tokensBefore: c.tokensBefore, tokensAfter: c.tokensAfter, cleared: c.cleared, summarised: c.summary !== null });
+    progress({
+      type: 'compacted',
+      agent,
+      reason: c.reason,
+      tokensBefore: c.tokensBefore,
+      tokensAfter: c.tokensAfter,
+      cleared: c.cleared,
+      summarised: c.summary !== null,
+    });
   };
 }

@@ -49,7 +49,9 @@ export function expandTeam(workflow: Workflow, scope: Scope): ExpandedTeam {
   }
   const maxAgents = maxAgentsOf(spec);
   if (members.size > maxAgents) {
-    throw new ForEachError(`for_each gives the team ${members.size} agents; limits.max_agents is ${maxAgents} (raise it in the workflow, or give for_each a shorter list)`);
+    throw new ForEachError(
+      `for_each gives the team ${members.size} agents; limits.max_agents is ${maxAgents} (raise it in the workflow, or give for_each a shorter list)`,
+    );
   }
   return { graph: { lead: graph.lead, members, groups }, instances };
 }

@@ -29,7 +29,8 @@ export function resolveInputs(specs: Readonly<Record<string, InputSpec>>, pairs:
     throw new InputError(
       missing.length === 1
         ? `input "${missing[0]![0]}" is required${about(missing[0]![1])}: give it with -i ${missing[0]![0]}=VALUE`
-        : `inputs ${missing.map(([name, spec]) => `"${name}"${about(spec)}`).join(', ')} are required: give them with ${missing.map(([name]) => `-i ${name}=VALUE`).join(' ')}`,
+        : `inputs ${missing.map(([name, spec]) => `"${name}"${about(spec)}`).join(', ')} are required: give them with ` +
+            `${missing.map(([name]) => `-i ${name}=VALUE`).join(' ')}`,
     );
   }
   for (const [name, spec] of Object.entries(specs)) {

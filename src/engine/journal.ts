@@ -60,7 +60,8 @@ export class Journal {
     private readonly recording: readonly SessionEvent[] = [],
   ) {
     recording.forEach((event, index) => {
-      if (event.type === 'model_call' || event.type === 'context_exceeded' || event.type === 'call_failed' || event.type === 'call_interrupted') this.responses.set(callKey(event.agent, event.turn, event.step), index);
+      if (event.type === 'model_call' || event.type === 'context_exceeded' || event.type === 'call_failed' || event.type === 'call_interrupted')
+        this.responses.set(callKey(event.agent, event.turn, event.step), index);
       else if (event.type === 'steered') this.responses.set(callKey(event.agent, event.turn, `steer ${event.step}`), index);
       else if (event.type === 'tool_call') this.toolCalls.set(callKey(event.agent, event.turn, event.tool_use_id), index);
       else if (event.type === 'tool_result') {
@@ -123,7 +124,12 @@ export class Journal {
   }
 
   /** The recorded model response (or refusal as too long) of an agent's turn and call, once the run reaches it; undefined if none was recorded. */
-  response(agent: string, turn: number, step: number, signal: AbortSignal): Promise<EventOf<'model_call' | 'context_exceeded' | 'call_failed' | 'call_interrupted'>> | undefined {
+  response(
+    agent: string,
+    turn: number,
+    step: number,
+    signal: AbortSignal,
+  ): Promise<EventOf<'model_call' | 'context_exceeded' | 'call_failed' | 'call_interrupted'>> | undefined {
     return this.recorded<'model_call' | 'context_exceeded' | 'call_failed' | 'call_interrupted'>(this.responses.get(callKey(agent, turn, step)), signal);
   }
 

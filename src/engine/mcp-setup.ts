@@ -104,7 +104,12 @@ export function serverConfigs(workflow: Workflow, base: Scope): McpServerConfig[
 }
 
 /** A server's env or headers, each `$<< >>` filled from the inputs (as the workflow's env: is). */
-function filled(workflow: Workflow, base: Scope, label: string, values: Record<string, string | number | boolean> | undefined): Record<string, string> | undefined {
+function filled(
+  workflow: Workflow,
+  base: Scope,
+  label: string,
+  values: Record<string, string | number | boolean> | undefined,
+): Record<string, string> | undefined {
   if (!values) return undefined;
   return Object.fromEntries(
     Object.entries(values).map(([key, value]) => {

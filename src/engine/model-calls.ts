@@ -53,7 +53,14 @@ export class ModelCalls {
    * One call; `signal` is the turn's (an agent cancelled mid-call stops its own call only).
    * `interrupt` abandons it for a message that arrived; `via` makes it elsewhere (a worker).
    */
-  async call(agent: string, turn: number, step: number, request: ModelRequest, signal = this.options.signal, how: { interrupt?: AbortSignal; via?: CallModel } = {}): Promise<ModelResponse> {
+  async call(
+    agent: string,
+    turn: number,
+    step: number,
+    request: ModelRequest,
+    signal = this.options.signal,
+    how: { interrupt?: AbortSignal; via?: CallModel } = {},
+  ): Promise<ModelResponse> {
     const { interrupt } = how;
     const { journal, cache } = this.options;
     if (signal.aborted) throw new CallAborted();
@@ -63,11 +70,31 @@ export class ModelCalls {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
       if (event.type === 'call_interrupted') throw this.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0);
-      if (event.type === 'call_failed') throw this.failed(agent, turn, step, event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined));
-      if (event.type === 'context_exceeded') throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
+      if (event.type === 'call_failed')
+        throw this.failed(
+          agent,
+          turn,
+          step,
+          event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined),
+        );
+      if (event.type === 'context_exceeded')
+        throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
-      if (!isModelResponse(event.response)) throw new DivergenceError(`event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`);
-      const answer = this.record(agent, turn, step, request, event.request_sha256, event.response, event.cached === true, false, event.provider ?? 'anthropic').response;
+      if (!isModelResponse(event.response))
+        throw new DivergenceError(
+          `event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`,
+        );
+      const answer = this.record(
+        agent,
+        turn,
+        step,
+        request,
+        event.request_sha256,
+        event.response,
+        event.cached === true,
+        false,
+        event.provider ?? 'anthropic',
+      ).response;
       await journal.continueAfter(agent, signal);
       return answer;
     }
@@ -163,7 +190,15 @@ export class ModelCalls {
    * A call abandoned for a message that arrived (`queue: interrupt`): its prompt is counted as paid,
    * estimated from its size as a reservation is, and recorded at its place for resume and replay.
    */
-  private interrupted(agent: string, turn: number, step: number, request: ModelRequest, provider: ProviderName, live: boolean, inputTokens = inputTokensAtMost(requestBytes(request))): CallInterrupted {
+  private interrupted(
+    agent: string,
+    turn: number,
+    step: number,
+    request: ModelRequest,
+    provider: ProviderName,
+    live: boolean,
+    inputTokens = inputTokensAtMost(requestBytes(request)),
+  ): CallInterrupted {
     const usage = { ...NO_USAGE, input_tokens: inputTokens };
     const spend = this.options.accounting.record(agent, request.model, usage, live, provider);
     this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });
@@ -175,7 +210,15 @@ export class ModelCalls {
    * stopped): its prompt is counted as paid, estimated from its size, in a note that a resume
    * counts again without making the call.
    */
-  private abandoned(agent: string, turn: number, step: number, request: ModelRequest, provider: ProviderName, inputTokens: number, why: 'aborted' | 'worker_lost'): number {
+  private abandoned(
+    agent: string,
+    turn: number,
+    step: number,
+    request: ModelRequest,
+    provider: ProviderName,
+    inputTokens: number,
+    why: 'aborted' | 'worker_lost',
+  ): number {
     const costUsd = costOf({ ...NO_USAGE, input_tokens: inputTokens }, this.options.accounting.priceOf(request.model, provider));
     this.options.accounting.recordAbandoned(agent, inputTokens, costUsd, true);
     this.options.journal.append({ type: 'call_abandoned', agent, turn, step, input_tokens: inputTokens, cost_usd: costUsd, why });
@@ -189,7 +232,17 @@ export class ModelCalls {
   }
 
   /** Records an answer; `provider` is where it came from (a recorded one: where it came from then). */
-  private record(agent: string, turn: number, step: number, request: ModelRequest, hash: string, response: ModelResponse, cached: boolean, live: boolean, provider: ProviderName): { response: ModelResponse; costUsd: number } {
+  private record(
+    agent: string,
+    turn: number,
+    step: number,
+    request: ModelRequest,
+    hash: string,
+    response: ModelResponse,
+    cached: boolean,
+    live: boolean,
+    provider: ProviderName,
+  ): { response: ModelResponse; costUsd: number } {
     if (cached) this.options.accounting.recordCached(usageOf(response.usage));
     const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live, provider);
     this.options.journal.append({

@@ -52,7 +52,12 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
   return {
     ...end,
     ...(failedOutputs
-      ? { status: 'error' as const, reason: `${end.reason}, but ${errors.length === 1 ? 'an output' : `${errors.length} outputs`} could not be evaluated (fix the workflow's outputs: the run's work is in the session)` }
+      ? {
+          status: 'error' as const,
+          reason:
+            `${end.reason}, but ${errors.length === 1 ? 'an output' : `${errors.length} outputs`} could not be evaluated (fix the workflow's outputs: ` +
+            `the run's work is in the session)`,
+        }
       : {}),
     exitCode: failedOutputs ? 1 : end.exitCode,
     outputs,

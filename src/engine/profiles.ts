@@ -62,13 +62,38 @@ export function instanceProfile(sources: ProfileSources, template: string, name:
   const { workflow, scope } = sources;
   const spec = workflow.spec.templates![template]!;
   const description = workflow.templates.get(`templates.${template}.description`);
-  const entry: TeamEntry = { name, role: spec.role ?? 'worker', isLead: false, reportsTo: parent, description: description ? fillTemplate(description, scope) : '' };
-  const team = [...workflow.graph.members.values()].map((m) => ({ name: m.name, role: m.role, isLead: m.name === workflow.graph.lead, reportsTo: m.reportsTo, description: '' }));
+  const entry: TeamEntry = {
+    name,
+    role: spec.role ?? 'worker',
+    isLead: false,
+    reportsTo: parent,
+    description: description ? fillTemplate(description, scope) : '',
+  };
+  const team = [...workflow.graph.members.values()].map((m) => ({
+    name: m.name,
+    role: m.role,
+    isLead: m.name === workflow.graph.lead,
+    reportsTo: m.reportsTo,
+    description: '',
+  }));
   return profileOf(sources, entry, { ...spec, wake: 'all' as const }, workflow.templates.get(`templates.${template}.system`), [...team, entry], []);
 }
 
-function profileOf(sources: ProfileSources, entry: TeamEntry, agent: AgentSpec | TemplateSpec, system: LocatedTemplate | undefined, team: TeamEntry[], roster: AgentTool[]): AgentProfile {
-  const { workflow: { spec }, scope, modelOverride, providerOverride, mcp } = sources;
+function profileOf(
+  sources: ProfileSources,
+  entry: TeamEntry,
+  agent: AgentSpec | TemplateSpec,
+  system: LocatedTemplate | undefined,
+  team: TeamEntry[],
+  roster: AgentTool[],
+): AgentProfile {
+  const {
+    workflow: { spec },
+    scope,
+    modelOverride,
+    providerOverride,
+    mcp,
+  } = sources;
   const tools = [
     propose,
     vote,
@@ -79,7 +104,7 @@ function profileOf(sources: ProfileSources, entry: TeamEntry, agent: AgentSpec |
     ...(agent.fork ? [forkTool] : []),
     ...(agent.spawns?.length || agent.fork ? [cancelTool] : []),
     ...(entry.isLead ? [completeTool(typedOutputs(spec))] : []),
-    ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : mcp?.toolsFor(t) ?? [])),
+    ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : (mcp?.toolsFor(t) ?? []))),
   ];
   const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
   const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;

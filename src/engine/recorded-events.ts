@@ -30,7 +30,6 @@ export function describeEvent(event: SessionEvent | undefined): string {
   return `event #${event.seq} (${event.type}${who ? ` of @${who}` : ''})`;
 }
 
-
 /** Whether the run produced the recorded event: its line as it would be written equals the line read (volatile fields aside). */
 export function sameEvent(recorded: SessionEvent, produced: EventBody, lineOf: (event: unknown) => string): boolean {
   const raw = (recorded as SessionEvent & { [RAW_LINE]?: string })[RAW_LINE];

@@ -61,22 +61,43 @@ export class Run {
   constructor(private readonly options: RunOptions) {
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
-    this.limits = new RunLimits(options.recording.limits, options.recording.limitsOnLive, options.recording.elapsedBeforeMs ?? 0, (end) => this.stop(end), () => this.accounting.recheck());
-    this.accounting = new Accounting(() => this.limits.current, options.workflow.spec.pricing, (model) =>
-      this.progress({ type: 'warning', message: `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: in the workflow` }),
-    options.place.env.CLOUD_ML_REGION);
+    this.limits = new RunLimits(
+      options.recording.limits,
+      options.recording.limitsOnLive,
+      options.recording.elapsedBeforeMs ?? 0,
+      (end) => this.stop(end),
+      () => this.accounting.recheck(),
+    );
+    this.accounting = new Accounting(
+      () => this.limits.current,
+      options.workflow.spec.pricing,
+      (model) =>
+        this.progress({
+          type: 'warning',
+          message:
+            `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: ` +
+            `in the workflow`,
+        }),
+      options.place.env.CLOUD_ML_REGION,
+    );
     this.calls = new ModelCalls({
       journal: options.recording.journal,
       accounting: this.accounting,
       callModel: options.answers.call,
       liveCalls: options.answers.live !== false,
-      cache: options.answers.cache, pools: options.answers.pools,
+      cache: options.answers.cache,
+      pools: options.answers.pools,
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
       failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,
-      reserve: async (agent, worstUsd, signal) => (this.spawner ? this.spawner.reserve(agent, worstUsd, signal) : () => {}), providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
+      reserve: async (agent, worstUsd, signal) => (this.spawner ? this.spawner.reserve(agent, worstUsd, signal) : () => {}),
+      providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
     });
-    this.workspace = new Workspace(options.place.workspace, { protect: options.identity.ownFiles ?? [], secret: options.identity.credentials?.files ?? [], githubWorkflows: options.workflow.spec.edit_github_workflows === true });
+    this.workspace = new Workspace(options.place.workspace, {
+      protect: options.identity.ownFiles ?? [],
+      secret: options.identity.credentials?.files ?? [],
+      githubWorkflows: options.workflow.spec.edit_github_workflows === true,
+    });
     options.recording.journal.listen({
       onLive: () => {
         options.recording.onLive?.();
@@ -89,7 +110,10 @@ export class Run {
   }
 
   async start(): Promise<RunResult> {
-    const { workflow, recording: { journal } } = this.options;
+    const {
+      workflow,
+      recording: { journal },
+    } = this.options;
     this.limits.start();
     let scope: Scope | undefined;
     try {
@@ -98,13 +122,29 @@ export class Run {
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        const sources = { workflow, scope, modelOverride: this.options.answers.modelOverride, providerOverride: this.options.answers.providerOverride, mcp: this.tools.mcp };
+        const sources = {
+          workflow,
+          scope,
+          modelOverride: this.options.answers.modelOverride,
+          providerOverride: this.options.answers.providerOverride,
+          mcp: this.tools.mcp,
+        };
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
         this.channel = new Channel(team.graph, (event) => (journal.append(event), this.interrupts.arrived(event, journal.replaying)));
-        const hooks = { register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m), profile: (a: string) => this.profiles.get(a)!, spent: (a: string) => this.accounting.of(a).costUsd };
+        const hooks = {
+          register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m),
+          profile: (a: string) => this.profiles.get(a)!,
+          spent: (a: string) => this.accounting.of(a).costUsd,
+        };
         this.spawner = new Spawner(sources, this.channel, this.profiles.size, { ...hooks, record: (event) => journal.append(event) });
-        this.fanIn = new FanIn({ channel: this.channel, spawner: this.spawner, profiles: this.profiles, running: this.running, hasTurnsLeft: (n) => this.hasTurnsLeft(n) });
+        this.fanIn = new FanIn({
+          channel: this.channel,
+          spawner: this.spawner,
+          profiles: this.profiles,
+          running: this.running,
+          hasTurnsLeft: (n) => this.hasTurnsLeft(n),
+        });
         this.reminders = new VoteReminders(this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
@@ -161,11 +201,21 @@ export class Run {
     if (wanting.length > 0) {
       if (this.teamTurns >= this.limits.current.maxTurns) return this.stop(limitEnding('max_turns', `(${this.limits.current.maxTurns} turns for the team)`));
       // A spawned agent out of turns ends, and its spawner is told; a declared one stops the run.
-      const ended = wanting.filter((n) => this.spawner!.end(n, 'limit', `stopped: it reached ${this.spawner!.maxTurnsOf(n) ? 'its max_turns' : 'max_turns_per_agent'} (${this.turnLimitOf(n)}) with messages it did not handle`));
+      const ended = wanting.filter((n) =>
+        this.spawner!.end(
+          n,
+          'limit',
+          `stopped: it reached ${this.spawner!.maxTurnsOf(n) ? 'its max_turns' : 'max_turns_per_agent'} (${this.turnLimitOf(n)}) with messages it did not ` +
+            `handle`,
+        ),
+      );
       if (ended.length > 0) return this.pump();
       const capped = wanting.map((n) => `@${n}`).join(', ');
       return this.stop(
-        limitEnding('max_turns_per_agent', `(${this.limits.current.maxTurnsPerAgent}) for ${capped}, who still ${wanting.length === 1 ? 'has' : 'have'} messages to handle`),
+        limitEnding(
+          'max_turns_per_agent',
+          `(${this.limits.current.maxTurnsPerAgent}) for ${capped}, who still ${wanting.length === 1 ? 'has' : 'have'} messages to handle`,
+        ),
       );
     }
     const canTakeTurn = (v: string) => this.hasTurnsLeft(v) && this.teamTurns < this.limits.current.maxTurns;
@@ -193,12 +243,14 @@ export class Run {
   }
 
   private async takeTurn(name: string, turn: number): Promise<void> {
-    const { journal } = this.options.recording, channel = this.channel!;
+    const { journal } = this.options.recording,
+      channel = this.channel!;
     const queue = this.profiles.get(name)!.queue;
     const delivery = channel.deliver(name, queue === 'followup');
     const spentBefore = this.accounting.of(name);
     const signal = this.spawner!.signalOf(name, this.controller.signal);
-    const remote = this.options.place.elsewhere?.open(name, turn, this.tools.declared ?? {}), via = { via: remote?.call };
+    const remote = this.options.place.elsewhere?.open(name, turn, this.tools.declared ?? {}),
+      via = { via: remote?.call };
     let handled = false;
     try {
       journal.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
@@ -210,7 +262,10 @@ export class Run {
         this.limits.statusLine(turn, this.teamTurns),
         { agent: name, channel, workspace: this.workspace, ...this.tools, signal, ...this.spawner!.toolsFor(name, () => this.pump()) },
         {
-          call: (request, call) => (queue === 'interrupt' ? this.interrupts.call(name, (i) => this.calls.call(name, turn, call, request, signal, { ...via, interrupt: i })) : this.calls.call(name, turn, call, request, signal, via)),
+          call: (request, call) =>
+            queue === 'interrupt'
+              ? this.interrupts.call(name, (i) => this.calls.call(name, turn, call, request, signal, { ...via, interrupt: i }))
+              : this.calls.call(name, turn, call, request, signal, via),
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
           ...toolHooks(journal, name, turn, signal, (e) => this.progress(e), remote),
           notice: (n) => this.progress(noticeEvent(name, n)),
@@ -243,7 +298,12 @@ export class Run {
       const end = this.ending ? undefined : endingOfError(e, name);
       if (!end) return;
       const error = e instanceof Error ? e.message : String(e);
-      if (e instanceof SpawnBudgetReached ? this.spawner!.end(name, 'limit', error) : (end.status === 'error' || end.status === 'provider_error') && this.spawner!.end(name, 'failed', `failed: ${error}`)) return;
+      if (
+        e instanceof SpawnBudgetReached
+          ? this.spawner!.end(name, 'limit', error)
+          : (end.status === 'error' || end.status === 'provider_error') && this.spawner!.end(name, 'failed', `failed: ${error}`)
+      )
+        return;
       if (!journal.diverged) {
         try {
           const call = e instanceof ProviderError && e.call ? { call: { ...e.call, kind: e.kind, status: e.status ?? null } } : {};
@@ -284,12 +344,17 @@ export class Run {
   }
 
   private finish(scope: Scope | undefined): RunResult {
-    const { workflow, recording: { journal } } = this.options;
+    const {
+      workflow,
+      recording: { journal },
+    } = this.options;
     const end = this.ending!;
     const channel = this.channel;
     const names = [...this.profiles.keys()];
     const result = runResult(end, workflow, scope, {
-      agents: Object.fromEntries(names.map((n) => [n, { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.get(n)!, spend: this.accounting.of(n) }])),
+      agents: Object.fromEntries(
+        names.map((n) => [n, { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.get(n)!, spend: this.accounting.of(n) }]),
+      ),
       proposals: channel?.allProposals() ?? [],
       total: this.accounting.total,
       paidUsd: this.accounting.paidUsd,

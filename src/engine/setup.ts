@@ -10,7 +10,6 @@ import type { Workflow } from '../workflow/load.js';
 import type { Scalar, SetupStepSpec } from '../workflow/types.js';
 import type { ProgressListener } from './progress-events.js';
 import { inputEnvName } from './inputs.js';
-import type { Journal } from './journal.js';
 import { connectMcp } from './mcp-setup.js';
 import { SetupError } from './setup-error.js';
 import type { McpToolbox } from '../agents/tools/mcp.js';
@@ -62,11 +61,12 @@ export function declaredEnv(workflow: Workflow, base: Scope): Record<string, str
 }
 
 /** What setup needs of the run's options, and where and how it runs now. */
-export type SetupOptions = Pick<RunOptions, 'workflow' | 'inputs' | 'identity' | 'place' | 'recording' | 'servers'> & Partial<Pick<RunOptions, 'answers'>> & {
-  cwd: string;
-  signal: AbortSignal;
-  progress: ProgressListener;
-};
+export type SetupOptions = Pick<RunOptions, 'workflow' | 'inputs' | 'identity' | 'place' | 'recording' | 'servers'> &
+  Partial<Pick<RunOptions, 'answers'>> & {
+    cwd: string;
+    signal: AbortSignal;
+    progress: ProgressListener;
+  };
 
 /** What the agents' tools run with: their environment, run_command's sandbox, the MCP servers. */
 export interface ToolSetup {
@@ -115,7 +115,17 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
   const toolEnv = toolEnvironment(env, declared, workflow.spec.tools_env ?? [], providersOf(workflow.spec, options.answers?.providerOverride));
   const mcp = signal.aborted
     ? undefined
-    : await connectMcp({ workflow, base, toolEnv, cwd: options.cwd, journal, startServers: options.servers?.start !== false, mask: options.servers?.mask ?? ((t) => t), signal, progress });
+    : await connectMcp({
+        workflow,
+        base,
+        toolEnv,
+        cwd: options.cwd,
+        journal,
+        startServers: options.servers?.start !== false,
+        mask: options.servers?.mask ?? ((t) => t),
+        signal,
+        progress,
+      });
   return {
     scope: { ...base, env: envScope, setup: outputs },
     tools: { env: toolEnv, declared, sandbox: sandboxFor(workflow, options.cwd, options.identity, progress), ...(mcp ? { mcp } : {}) },
@@ -129,10 +139,19 @@ function stringsOf(env: NodeJS.ProcessEnv): Record<string, string> {
 /** run_command's sandbox, said once when it cannot be had (`required` is refused before the run). */
 function sandboxFor(workflow: Workflow, cwd: string, identity: SetupOptions['identity'], progress: ProgressListener): SandboxPlan {
   if (!toolsGiven(workflow.spec).has('run_command')) return {};
-  const protection = { githubWorkflows: workflow.spec.edit_github_workflows === true, files: identity.ownFiles ?? [], ...(identity.credentials ? { hidden: identity.credentials } : {}) };
+  const protection = {
+    githubWorkflows: workflow.spec.edit_github_workflows === true,
+    files: identity.ownFiles ?? [],
+    ...(identity.credentials ? { hidden: identity.credentials } : {}),
+  };
   const plan = sandboxPlan(workflow.spec.sandbox, cwd, protection);
   if (!plan.wrap && workflow.spec.sandbox !== 'off') {
-    progress({ type: 'warning', message: `${plan.why}: run_command runs without a sandbox, as you, able to read this job's processes and their environment (set sandbox: required to refuse this, or sandbox: off to say it is meant)` });
+    progress({
+      type: 'warning',
+      message:
+        `${plan.why}: run_command runs without a sandbox, as you, able to read this job's processes and their environment (set sandbox: required to ` +
+        `refuse this, or sandbox: off to say it is meant)`,
+    });
   }
   return plan;
 }

@@ -66,7 +66,11 @@ export class Spawner {
   /** spawn, fork and cancel as `agent`'s tools call them; what they change is scheduled at once (`changed`), beside the turn that calls them. */
   toolsFor(agent: string, changed: () => void): Pick<ToolContext, 'spawn' | 'fork' | 'cancel'> {
     const soon = <T>(value: T): T => (queueMicrotask(changed), value);
-    return { spawn: (t, tasks, caps) => soon(this.spawn(agent, t, tasks, caps)), fork: (tasks, at) => soon(this.fork(agent, tasks, at)), cancel: (target) => soon(this.cancel(agent, target)) };
+    return {
+      spawn: (t, tasks, caps) => soon(this.spawn(agent, t, tasks, caps)),
+      fork: (tasks, at) => soon(this.fork(agent, tasks, at)),
+      cancel: (target) => soon(this.cancel(agent, target)),
+    };
   }
 
   /** Starts one instance of `template` per task under `parent`; a refusal is a tool error naming the limit. */
@@ -80,7 +84,8 @@ export class Spawner {
     if (caps.name !== undefined) {
       const problem = chosenNameProblem(caps.name, (n) => this.channel.hasMember(n), Object.keys(this.sources.workflow.spec.templates ?? {}));
       if (problem) throw new ToolInputError(`"${caps.name}" cannot be a new agent's name: ${problem}`);
-      if (tasks.length !== 1) throw new ToolInputError(`name gives one agent its name, and you gave ${tasks.length} tasks: spawn one task with a name, or leave name out`);
+      if (tasks.length !== 1)
+        throw new ToolInputError(`name gives one agent its name, and you gave ${tasks.length} tasks: spawn one task with a name, or leave name out`);
     }
     const named = caps.name;
     caps = { maxTurns: caps.maxTurns ?? own?.max_turns, budgetUsd: caps.budgetUsd ?? own?.budget_usd };
@@ -118,7 +123,10 @@ export class Spawner {
       const s = this.spawned.get(full)!;
       if (s.reservedUsd <= 0) {
         const spent = this.subtreeSpent(full);
-        throw new SpawnBudgetReached(`reached its budget_usd ($${spent.toFixed(4)} of $${s.budgetUsd} spent${full === agent ? '' : ` by @${full} and the agents below it`}; the next call could cost up to $${worstUsd.toFixed(4)})`);
+        throw new SpawnBudgetReached(
+          `reached its budget_usd ($${spent.toFixed(4)} of $${s.budgetUsd} spent${full === agent ? '' : ` by @${full} and the agents below it`}; the next ` +
+            `call could cost up to $${worstUsd.toFixed(4)})`,
+        );
       }
       await this.released(signal);
     }
@@ -157,7 +165,9 @@ export class Spawner {
     const uses = last?.role === 'assistant' && Array.isArray(last.content) ? last.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])) : [];
     return tasks.map((task) => {
       const agent = this.freeName((n) => `${parent}-fork-${n}`, `${parent}-fork`);
-      const intro = `You are @${agent}, a fork of @${parent} made at this call: you have its conversation so far, and one task, below. Do only that task; your answer goes to @${parent}. (The agent you were until now goes on without you.)`;
+      const intro =
+        `You are @${agent}, a fork of @${parent} made at this call: you have its conversation so far, and one task, below. Do only that task; ` +
+        `your answer goes to @${parent}. (The agent you were until now goes on without you.)`;
       const results = uses.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: id === point.toolUseId ? intro : 'Not run in this fork.' }));
       const messages = [...point.messages, { role: 'user' as const, content: results }];
       const profile = { ...this.hooks.profile(parent), name: agent, role: 'worker' as const, isLead: false, reportsTo: parent };
@@ -250,14 +260,24 @@ export class Spawner {
   private checkRoom(parent: string, count: number, what: string): number {
     const { spec } = this.sources.workflow;
     const maxAgents = maxAgentsOf(spec);
-    if (this.agents + count > maxAgents) throw new ToolInputError(`${what} refused: limits.max_agents is ${maxAgents} and the run has ${this.agents} agents; ${count} more would pass it`);
+    if (this.agents + count > maxAgents)
+      throw new ToolInputError(`${what} refused: limits.max_agents is ${maxAgents} and the run has ${this.agents} agents; ${count} more would pass it`);
     const depth = (this.spawned.get(parent)?.depth ?? 0) + 1;
     const maxDepth = spec.limits?.max_depth ?? DEFAULT_MAX_DEPTH;
     if (depth > maxDepth) throw new ToolInputError(`${what} refused: limits.max_depth is ${maxDepth}, and agents you ${what} would be ${depth} levels deep`);
     return depth;
   }
 
-  private add(agent: string, template: string, parent: string, depth: number, profile: AgentProfile, messages: MessageParam[] | undefined, task: string, caps: SpawnCaps = {}): void {
+  private add(
+    agent: string,
+    template: string,
+    parent: string,
+    depth: number,
+    profile: AgentProfile,
+    messages: MessageParam[] | undefined,
+    task: string,
+    caps: SpawnCaps = {},
+  ): void {
     this.spawned.set(agent, { template, parent, depth, controller: new AbortController(), ...caps, reservedUsd: 0 });
     const siblings = this.children.get(parent) ?? [];
     this.children.set(parent, siblings);

@@ -26,7 +26,10 @@ export function poolSpec(text: string, named = '--spend-pool'): PoolSpec {
   const capUsd = Number(match?.[2]);
   // Kept in whole millionths of a dollar, which a store's integers hold exactly up to $1,000,000,000.
   if (!match || !(capUsd > 0) || capUsd > 1e9 || windowOf(match[3]!, 0) === undefined) {
-    throw new PoolSpecError(`${named} takes NAME=DOLLARS/WINDOW, such as org=200/day or repo=20/12h (DOLLARS above 0, at most 1000000000; windows: hour, day, week, month, or a number of hours or days); got ${JSON.stringify(text)}`);
+    throw new PoolSpecError(
+      `${named} takes NAME=DOLLARS/WINDOW, such as org=200/day or repo=20/12h (DOLLARS above 0, at most 1000000000; windows: hour, day, week, month, or a ` +
+        `number of hours or days); got ${JSON.stringify(text)}`,
+    );
   }
   return { name: match[1]!, capUsd, per: match[3]! };
 }
@@ -109,7 +112,10 @@ export class SpendPools {
         for (const spec of this.specs) {
           const { start, end } = windowOf(spec.per, now)!;
           const window: PoolWindow = { pool: spec.name, start, keepMs: end - start + HOLD_MS };
-          const answer = checkedStanding(spec, await withTimeout(this.ledger.reserve(window, id, micros(worstUsd), micros(spec.capUsd), HOLD_MS), 'a spend pool reservation'));
+          const answer = checkedStanding(
+            spec,
+            await withTimeout(this.ledger.reserve(window, id, micros(worstUsd), micros(spec.capUsd), HOLD_MS), 'a spend pool reservation'),
+          );
           if (!answer.granted) {
             refused = { spec, standing: answer, end };
             break;
@@ -157,7 +163,7 @@ export class SpendPools {
 
   /** Settlements the store has not taken yet, in order, one flush at a time (two at once would count a call twice); throws when the store fails. */
   private settleLeftovers(): Promise<void> {
-    if (this.flushing) return this.flushing;
+    if (this.flushing !== undefined) return this.flushing;
     if (this.unsettled.length === 0) return Promise.resolve();
     const flush = async () => {
       while (this.unsettled.length > 0) {
@@ -209,7 +215,9 @@ export class SpendPools {
     if (e instanceof PoolValueError || e instanceof CallAborted) return e;
     const why = this.explain(e);
     if (/CONCLAVE_BAD_VALUE|WRONGTYPE|not an integer|out of range/i.test(why)) {
-      return new PoolValueError(`the spend pools in the --coordinate store ${this.store} hold something that is not an amount (${why}): fix or delete the pool's keys, then resume`);
+      return new PoolValueError(
+        `the spend pools in the --coordinate store ${this.store} hold something that is not an amount (${why}): fix or delete the pool's keys, then resume`,
+      );
     }
     const names = this.specs.map((s) => s.name).join(', ');
     return new LimitReached('spend_pool', `${names} cannot be checked: the --coordinate store ${this.store} failed (${why}); resume once it answers`);
@@ -221,7 +229,9 @@ export class SpendPools {
     const left = Math.max(0, spec.capUsd - spent - held);
     return new LimitReached(
       'spend_pool',
-      `${spec.name} (${formatUsd(spent)} spent${held > 0 ? ` and ${formatUsd(held)} held by calls in flight` : ''} of ${formatUsd(spec.capUsd)} per ${spec.per}: ${formatUsd(left)} left, and the next call could cost up to ${formatUsd(worstUsd)}; the pool has room again at ${new Date(end).toISOString()}, or sooner if calls in flight cost less than they hold)`,
+      `${spec.name} (${formatUsd(spent)} spent${held > 0 ? ` and ${formatUsd(held)} held by calls in flight` : ''} of ${formatUsd(spec.capUsd)} per ` +
+        `${spec.per}: ${formatUsd(left)} left, and the next call could cost up to ${formatUsd(worstUsd)}; the pool has room again at ` +
+        `${new Date(end).toISOString()}, or sooner if calls in flight cost less than they hold)`,
     );
   }
 }
@@ -231,9 +241,15 @@ const MAX_MICROS = 1e9 * MICRO;
 
 /** The store's answer, when its amounts are amounts. */
 function checkedStanding(spec: PoolSpec, answer: Standing & { granted: boolean }): Standing & { granted: boolean } {
-  for (const [what, value] of [['spent', answer.spent], ['held', answer.held]] as const) {
+  for (const [what, value] of [
+    ['spent', answer.spent],
+    ['held', answer.held],
+  ] as const) {
     if (!Number.isSafeInteger(value) || value < 0 || value > MAX_MICROS) {
-      throw new PoolValueError(`the spend pool ${spec.name} in the store says ${String(value)} millionths of a dollar ${what}, which is no amount a pool holds: fix or delete the pool's keys, then resume`);
+      throw new PoolValueError(
+        `the spend pool ${spec.name} in the store says ${String(value)} millionths of a dollar ${what}, which is no amount a pool holds: fix or delete the ` +
+          `pool's keys, then resume`,
+      );
     }
   }
   return answer;

@@ -9,12 +9,18 @@ import type { Journal } from './journal.js';
  * on timing, so each such join is recorded (`steered`); a resume or replay makes the same joins at
  * the same calls, and none where the recorded call had none.
  */
-export function steering(journal: Journal, channel: Channel, delivery: Delivery, turn: number, signal: AbortSignal): (step: number) => Promise<readonly Message[]> {
+export function steering(
+  journal: Journal,
+  channel: Channel,
+  delivery: Delivery,
+  turn: number,
+  signal: AbortSignal,
+): (step: number) => Promise<readonly Message[]> {
   const agent = delivery.agent;
   return async (step) => {
     const recorded = journal.steered(agent, turn, step, signal);
     if (recorded === null) return [];
-    const through = recorded ? (await recorded).through : (await journal.live(signal), undefined);
+    const through = recorded !== undefined ? (await recorded).through : (await journal.live(signal), undefined);
     const messages = channel.steer(delivery, through);
     if (messages.length === 0) return [];
     journal.append({ type: 'steered', agent, turn, step, through: delivery.through, messages: messages.map((m) => m.id) });

@@ -13,7 +13,14 @@ type ToolHooks = Pick<TurnHooks, 'toolStarted' | 'external' | 'toolFinished'>;
  * that was interrupted is run again only if it only reads (docs/design.md: the session file).
  * `elsewhere`: the turn runs on a worker, where its workspace tools run.
  */
-export function toolHooks(journal: Journal, agent: string, turn: number, signal: AbortSignal, progress: ProgressListener, elsewhere?: TurnElsewhere): ToolHooks {
+export function toolHooks(
+  journal: Journal,
+  agent: string,
+  turn: number,
+  signal: AbortSignal,
+  progress: ProgressListener,
+  elsewhere?: TurnElsewhere,
+): ToolHooks {
   return {
     toolStarted: async (use: ToolUse) => {
       if (!journal.hasToolCall(agent, turn, use.id)) await journal.live(signal);
@@ -22,7 +29,7 @@ export function toolHooks(journal: Journal, agent: string, turn: number, signal:
     },
     external: async (use, readOnly, run) => {
       const recorded = journal.toolResult(agent, turn, use.id, signal);
-      if (recorded) {
+      if (recorded !== undefined) {
         const event = await recorded;
         return { content: event.content, isError: event.is_error };
       }
@@ -40,7 +47,9 @@ export function toolHooks(journal: Journal, agent: string, turn: number, signal:
 /** The result of a tool call that may have changed something and was stopped before it answered: it is not run again. */
 export function outcomeUnknown(tool: string, why: string): ToolResult {
   return {
-    content: `The outcome of this ${tool} call is unknown: ${why}, and it was not run again because it may have changed something. Check its effect before you repeat it.`,
+    content:
+      `The outcome of this ${tool} call is unknown: ${why}, and it was not run again because it may have changed something. Check its effect before ` +
+      `you repeat it.`,
     isError: true,
   };
 }

@@ -99,7 +99,7 @@ export class Provider {
     for (let attempt = 1; ; attempt++) {
       try {
         const call: PacedCall = { provider, request, listeners };
-        let message;
+        let message: Message;
         try {
           message = await client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object }).finalMessage();
         } catch (e) {

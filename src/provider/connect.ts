@@ -59,7 +59,9 @@ export async function connect(provider: ProviderName, env: NodeJS.ProcessEnv): P
 async function connectAnthropic(env: NodeJS.ProcessEnv): Promise<Connection> {
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
   // Workload identity federation: the SDK exchanges the identity token for an access token itself.
-  const federated = Boolean(env.ANTHROPIC_FEDERATION_RULE_ID && env.ANTHROPIC_ORGANIZATION_ID && (env.ANTHROPIC_IDENTITY_TOKEN_FILE || env.ANTHROPIC_IDENTITY_TOKEN));
+  const federated = Boolean(
+    env.ANTHROPIC_FEDERATION_RULE_ID && env.ANTHROPIC_ORGANIZATION_ID && (env.ANTHROPIC_IDENTITY_TOKEN_FILE || env.ANTHROPIC_IDENTITY_TOKEN),
+  );
   if (!apiKey && !federated && !env.ANTHROPIC_AUTH_TOKEN && !env.ANTHROPIC_PROFILE) throw new MissingCredentials(NO_API_KEY);
   const { default: Anthropic } = await import('@anthropic-ai/sdk');
   return { provider: 'anthropic', client: (options) => new Anthropic({ ...(apiKey ? { apiKey } : {}), ...options }) };
@@ -67,14 +69,20 @@ async function connectAnthropic(env: NodeJS.ProcessEnv): Promise<Connection> {
 
 async function connectBedrock(env: NodeJS.ProcessEnv): Promise<Connection> {
   const awsRegion = env.AWS_REGION || env.AWS_DEFAULT_REGION;
-  if (!awsRegion) throw new MissingCredentials('provider bedrock needs AWS_REGION (the region of your Bedrock models, such as us-east-1); aws-actions/configure-aws-credentials sets it from its aws-region input');
+  if (!awsRegion)
+    throw new MissingCredentials(
+      'provider bedrock needs AWS_REGION (the region of your Bedrock models, such as us-east-1); aws-actions/configure-aws-credentials sets it from its ' +
+        'aws-region input',
+    );
   const { AnthropicBedrock } = await import('@anthropic-ai/bedrock-sdk');
-  if (env.AWS_BEARER_TOKEN_BEDROCK) return { provider: 'bedrock', client: (options) => new AnthropicBedrock({ awsRegion, apiKey: env.AWS_BEARER_TOKEN_BEDROCK!, ...options }) };
+  if (env.AWS_BEARER_TOKEN_BEDROCK)
+    return { provider: 'bedrock', client: (options) => new AnthropicBedrock({ awsRegion, apiKey: env.AWS_BEARER_TOKEN_BEDROCK!, ...options }) };
   const { createCredentialChain, fromEnv, fromNodeProviderChain } = await import('@aws-sdk/credential-providers');
   const chain = keptUntilExpiry(createCredentialChain(fromEnv(), fromNodeProviderChain()));
   await bounded(chain(), 'AWS credentials').catch((e: unknown) => {
     throw new MissingCredentials(
-      `provider bedrock found no AWS credentials (${reason(e)}). In GitHub Actions, run aws-actions/configure-aws-credentials with role-to-assume (OIDC) before conclave; ` +
+      `provider bedrock found no AWS credentials (${reason(e)}). In GitHub Actions, run aws-actions/configure-aws-credentials with role-to-assume (OIDC) ` +
+        `before conclave; ` +
         'elsewhere, set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK',
       { cause: e },
     );
@@ -84,12 +92,16 @@ async function connectBedrock(env: NodeJS.ProcessEnv): Promise<Connection> {
 
 async function connectVertex(env: NodeJS.ProcessEnv): Promise<Connection> {
   const region = env.CLOUD_ML_REGION;
-  if (!region) throw new MissingCredentials('provider vertex needs CLOUD_ML_REGION (global, or a region such as us-east5) and ANTHROPIC_VERTEX_PROJECT_ID (your Google Cloud project)');
+  if (!region)
+    throw new MissingCredentials(
+      'provider vertex needs CLOUD_ML_REGION (global, or a region such as us-east5) and ANTHROPIC_VERTEX_PROJECT_ID (your Google Cloud project)',
+    );
   const [{ AnthropicVertex }, { GoogleAuth }] = await Promise.all([import('@anthropic-ai/vertex-sdk'), import('google-auth-library')]);
   const googleAuth = new GoogleAuth({ scopes: 'https://www.googleapis.com/auth/cloud-platform' });
   await bounded(googleAuth.getAccessToken(), 'Google credentials').catch((e: unknown) => {
     throw new MissingCredentials(
-      `provider vertex found no Google application default credentials (${reason(e)}). In GitHub Actions, run google-github-actions/auth (workload identity federation) before conclave; ` +
+      `provider vertex found no Google application default credentials (${reason(e)}). In GitHub Actions, run google-github-actions/auth (workload identity ` +
+        `federation) before conclave; ` +
         'elsewhere, gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS',
       { cause: e },
     );
@@ -100,7 +112,11 @@ async function connectVertex(env: NodeJS.ProcessEnv): Promise<Connection> {
 }
 
 async function connectFoundry(env: NodeJS.ProcessEnv): Promise<Connection> {
-  const place = env.ANTHROPIC_FOUNDRY_BASE_URL ? { baseURL: env.ANTHROPIC_FOUNDRY_BASE_URL } : env.ANTHROPIC_FOUNDRY_RESOURCE ? { resource: env.ANTHROPIC_FOUNDRY_RESOURCE } : undefined;
+  const place = env.ANTHROPIC_FOUNDRY_BASE_URL
+    ? { baseURL: env.ANTHROPIC_FOUNDRY_BASE_URL }
+    : env.ANTHROPIC_FOUNDRY_RESOURCE
+      ? { resource: env.ANTHROPIC_FOUNDRY_RESOURCE }
+      : undefined;
   if (!place) throw new MissingCredentials('provider foundry needs ANTHROPIC_FOUNDRY_RESOURCE (your Foundry resource name) or ANTHROPIC_FOUNDRY_BASE_URL');
   const { AnthropicFoundry } = await import('@anthropic-ai/foundry-sdk');
   const apiKey = env.ANTHROPIC_FOUNDRY_API_KEY;
@@ -109,7 +125,8 @@ async function connectFoundry(env: NodeJS.ProcessEnv): Promise<Connection> {
   const token = azureCliToken(env);
   await bounded(token(), 'an Entra ID token').catch((e: unknown) => {
     throw new MissingCredentials(
-      `provider foundry found no credentials (${reason(e)}): set ANTHROPIC_FOUNDRY_API_KEY, or sign in to Azure first (azure/login in GitHub Actions, az login elsewhere)`,
+      `provider foundry found no credentials (${reason(e)}): set ANTHROPIC_FOUNDRY_API_KEY, or sign in to Azure first (azure/login in GitHub Actions, az ` +
+        `login elsewhere)`,
       { cause: e },
     );
   });

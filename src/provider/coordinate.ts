@@ -36,7 +36,10 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
     const [{ createClient }, { RateLimiterRedis }] = await Promise.all([import('@redis/client'), import('rate-limiter-flexible')]);
     const client = createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: STORE_TIMEOUT_MS, reconnectStrategy: false } });
     client.on('error', () => {}); // each failed command reports it
-    await withTimeout(client.connect().then(() => client.ping()), 'connect').catch(refuse);
+    await withTimeout(
+      client.connect().then(() => client.ping()),
+      'connect',
+    ).catch(refuse);
     return proven(refuse, {
       shown,
       limiters: new Limiters((o) => new RateLimiterRedis({ ...o, storeClient: client, useRedisPackage: true, rejectIfRedisNotReady: true }), true),
@@ -49,12 +52,24 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     const [{ default: pg }, { RateLimiterPostgres }] = await Promise.all([import('pg'), import('rate-limiter-flexible')]);
-    const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: STORE_TIMEOUT_MS, query_timeout: STORE_TIMEOUT_MS, allowExitOnIdle: true });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 4,
+      connectionTimeoutMillis: STORE_TIMEOUT_MS,
+      query_timeout: STORE_TIMEOUT_MS,
+      allowExitOnIdle: true,
+    });
     pool.on('error', () => {}); // an idle connection that breaks; the next query reports it
     const ledger = new PostgresLedger(pool);
     // The limiters' table, made by the library itself (its first limiter), and the ledger's tables.
     await withTimeout(
-      new Promise<void>((resolve, reject) => new RateLimiterPostgres({ storeClient: pool, storeType: 'pool', tableName: TABLE, clearExpiredByTimeout: false, points: 1, duration: 1 }, (e?: Error) => (e ? reject(e) : resolve()))).then(() => ledger.prepare()),
+      new Promise<void>(
+        (resolve, reject) =>
+          new RateLimiterPostgres(
+            { storeClient: pool, storeType: 'pool', tableName: TABLE, clearExpiredByTimeout: false, points: 1, duration: 1 },
+            (e?: Error) => (e ? reject(e) : resolve()),
+          ),
+      ).then(() => ledger.prepare()),
       'connect',
     ).catch(async (e: unknown) => {
       await pool.end().catch(() => {});
@@ -62,7 +77,10 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
     });
     return proven(refuse, {
       shown,
-      limiters: new Limiters((o) => new RateLimiterPostgres({ ...o, storeClient: pool, storeType: 'pool', tableName: TABLE, tableCreated: true, clearExpiredByTimeout: false }), true),
+      limiters: new Limiters(
+        (o) => new RateLimiterPostgres({ ...o, storeClient: pool, storeType: 'pool', tableName: TABLE, tableCreated: true, clearExpiredByTimeout: false }),
+        true,
+      ),
       ledger,
       close: () => pool.end().catch(() => {}),
     });

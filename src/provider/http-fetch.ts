@@ -32,7 +32,8 @@ export function httpFetch(env: NodeJS.ProcessEnv = process.env): Fetch {
   return async (url, init = {}) => {
     const body = init.body;
     const target = typeof url === 'string' ? urlOf(url) : url instanceof URL ? url : undefined;
-    if (!target || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || (target.protocol !== 'http:' && target.protocol !== 'https:')) return fetch(url, init);
+    if (!target || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || (target.protocol !== 'http:' && target.protocol !== 'https:'))
+      return fetch(url, init);
     return send(target, init, body ?? undefined, target.protocol === 'http:' ? http : await httpsTransport());
   };
 }

@@ -15,7 +15,9 @@ export function withBoundedInputs(response: ModelResponse): ModelResponse {
   if (!response.content.some((b) => b.type === 'tool_use' && depthOver(b.input, MAX_INPUT_DEPTH))) return response;
   return {
     ...response,
-    content: response.content.map((b) => (b.type === 'tool_use' && depthOver(b.input, MAX_INPUT_DEPTH) ? { ...b, input: { [TOO_DEEP]: `nested deeper than ${MAX_INPUT_DEPTH} levels` } } : b)),
+    content: response.content.map((b) =>
+      b.type === 'tool_use' && depthOver(b.input, MAX_INPUT_DEPTH) ? { ...b, input: { [TOO_DEEP]: `nested deeper than ${MAX_INPUT_DEPTH} levels` } } : b,
+    ),
   };
 }
 

@@ -29,12 +29,36 @@ export const MODEL_TABLE: readonly (Omit<ModelInfo, 'regionalPremium'> & { patte
   { family: 'Claude Opus 5.5', pattern: /opus-(5-[5-9]|[6-9])/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 4, output: 20 } },
   { family: 'Claude Opus 4.6 to 5', pattern: /opus-(4-[6-9]|5)/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 5, output: 25 } },
   { family: 'Claude Opus 4.5', pattern: /opus-4-5/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 5, output: 25 } },
-  { family: 'Claude Opus 3 to 4.1', pattern: /opus/, window: 200_000, maxOutput: 32_000, thinking: 'budget', price: { input: 15, output: 75 }, regionalPremium: false },
+  {
+    family: 'Claude Opus 3 to 4.1',
+    pattern: /opus/,
+    window: 200_000,
+    maxOutput: 32_000,
+    thinking: 'budget',
+    price: { input: 15, output: 75 },
+    regionalPremium: false,
+  },
   { family: 'Claude Sonnet 5 and 5.5', pattern: /sonnet-[5-9]/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 2, output: 10 } },
   { family: 'Claude Sonnet 4.6', pattern: /sonnet-4-6/, window: 1_000_000, maxOutput: 64_000, thinking: 'adaptive', price: { input: 3, output: 15 } },
   { family: 'Claude Sonnet 4.5', pattern: /sonnet-4-5/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 3, output: 15 } },
-  { family: 'Claude Sonnet 3.7 to 4', pattern: /sonnet-4|3-7-sonnet/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 3, output: 15 }, regionalPremium: false },
-  { family: 'Claude Sonnet 3.5', pattern: /sonnet/, window: 200_000, maxOutput: 8_192, thinking: 'none', price: { input: 3, output: 15 }, regionalPremium: false },
+  {
+    family: 'Claude Sonnet 3.7 to 4',
+    pattern: /sonnet-4|3-7-sonnet/,
+    window: 200_000,
+    maxOutput: 64_000,
+    thinking: 'budget',
+    price: { input: 3, output: 15 },
+    regionalPremium: false,
+  },
+  {
+    family: 'Claude Sonnet 3.5',
+    pattern: /sonnet/,
+    window: 200_000,
+    maxOutput: 8_192,
+    thinking: 'none',
+    price: { input: 3, output: 15 },
+    regionalPremium: false,
+  },
   {
     family: 'Claude Haiku 5.5',
     pattern: /haiku-5-5/,
@@ -44,11 +68,34 @@ export const MODEL_TABLE: readonly (Omit<ModelInfo, 'regionalPremium'> & { patte
     price: { input: 0.1, output: 0.5, long: { over: 100_000, input: 0.5, output: 2.5 } },
   },
   { family: 'Claude Haiku 4.5', pattern: /haiku-4/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 1, output: 5 } },
-  { family: 'Claude Haiku 3.5', pattern: /3-5-haiku|haiku-3-5/, window: 200_000, maxOutput: 8_192, thinking: 'none', price: { input: 0.8, output: 4 }, regionalPremium: false },
-  { family: 'Claude Haiku 3', pattern: /3-haiku|haiku-3/, window: 200_000, maxOutput: 4_096, thinking: 'none', price: { input: 0.25, output: 1.25 }, regionalPremium: false },
+  {
+    family: 'Claude Haiku 3.5',
+    pattern: /3-5-haiku|haiku-3-5/,
+    window: 200_000,
+    maxOutput: 8_192,
+    thinking: 'none',
+    price: { input: 0.8, output: 4 },
+    regionalPremium: false,
+  },
+  {
+    family: 'Claude Haiku 3',
+    pattern: /3-haiku|haiku-3/,
+    window: 200_000,
+    maxOutput: 4_096,
+    thinking: 'none',
+    price: { input: 0.25, output: 1.25 },
+    regionalPremium: false,
+  },
 ];
 
-const UNKNOWN: ModelInfo = { family: 'an unknown model', window: 200_000, maxOutput: 32_000, thinking: 'adaptive', price: { input: 15, output: 75 }, regionalPremium: true };
+const UNKNOWN: ModelInfo = {
+  family: 'an unknown model',
+  window: 200_000,
+  maxOutput: 32_000,
+  thinking: 'adaptive',
+  price: { input: 15, output: 75 },
+  regionalPremium: true,
+};
 
 /** What the table says of a model; `known` is false for a name it does not match. */
 export function modelInfo(model: string): Readonly<ModelInfo & { known: boolean }> {

@@ -50,7 +50,8 @@ export class PromptTooLong extends ProviderError {
 
   /** The refusal of `error`, when it is one. */
   static of(error: unknown): PromptTooLong | undefined {
-    if (!(error instanceof ProviderError) || error.status !== 400 || !/prompt is too long|exceeds? the context window|context length/i.test(error.message)) return undefined;
+    if (!(error instanceof ProviderError) || error.status !== 400 || !/prompt is too long|exceeds? the context window|context length/i.test(error.message))
+      return undefined;
     const maximum = /(\d+)\s*maximum/i.exec(error.message)?.[1];
     return new PromptTooLong(error.message, maximum === undefined ? undefined : Number(maximum));
   }

@@ -109,7 +109,9 @@ export class RateGate {
         }
         this.wake();
       };
-      const settled = <T>(settle: (value: T) => void) => (value: T) => (signal.removeEventListener('abort', onAbort), settle(value));
+      const settled =
+        <T>(settle: (value: T) => void) =>
+        (value: T) => (signal.removeEventListener('abort', onAbort), settle(value));
       const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit: settled(admit), refuse: settled(refuse) };
       signal.addEventListener('abort', onAbort, { once: true });
       this.queue.push(waiter);

@@ -63,7 +63,9 @@ export function requestHash(request: ModelRequest, provider: ProviderName = 'ant
       system: hashOf(request.system ?? null),
       tools: hashOf(request.tools ?? null),
       messages: chainOf(request.messages as object[]),
-      rest: Object.keys(request).filter((k) => !['model', 'max_tokens', 'system', 'tools', 'messages'].includes(k)).map((k) => [k, (request as Record<string, unknown>)[k]]),
+      rest: Object.keys(request)
+        .filter((k) => !['model', 'max_tokens', 'system', 'tools', 'messages'].includes(k))
+        .map((k) => [k, (request as Record<string, unknown>)[k]]),
     }),
   );
 }
@@ -75,7 +77,10 @@ export function requestHash(request: ModelRequest, provider: ProviderName = 'ant
 export function requestBytes(request: ModelRequest): number {
   const { system, tools, messages, ...rest } = request;
   let bytes = Buffer.byteLength(JSON.stringify(rest));
-  for (const [key, part] of [['system', system], ['tools', tools]] as const) {
+  for (const [key, part] of [
+    ['system', system],
+    ['tools', tools],
+  ] as const) {
     if (part === undefined) continue;
     bytes += key.length + 4 + (typeof part === 'object' && part !== null ? partOf(part).bytes : Buffer.byteLength(JSON.stringify(part)));
   }

@@ -123,9 +123,11 @@ export class PostgresLedger implements PoolLedger {
   /** Makes the two tables, if no runner has yet (two racing to make one: the loser's error is no error). */
   async prepare(): Promise<void> {
     for (const statement of [
-      'CREATE TABLE IF NOT EXISTS conclave_spend (pool text NOT NULL, window_start bigint NOT NULL, spent bigint NOT NULL DEFAULT 0, PRIMARY KEY (pool, window_start))',
+      'CREATE TABLE IF NOT EXISTS conclave_spend (pool text NOT NULL, window_start bigint NOT NULL, spent bigint NOT NULL DEFAULT 0, PRIMARY KEY (pool, ' +
+        'window_start))',
       // A hold is its call's in one window of one pool: a call draws from several pools under one id.
-      'CREATE TABLE IF NOT EXISTS conclave_pool_holds (id text NOT NULL, pool text NOT NULL, window_start bigint NOT NULL, amount bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (id, pool, window_start))',
+      'CREATE TABLE IF NOT EXISTS conclave_pool_holds (id text NOT NULL, pool text NOT NULL, window_start bigint NOT NULL, amount bigint NOT NULL, ' +
+        'expires_at bigint NOT NULL, PRIMARY KEY (id, pool, window_start))',
     ]) {
       await this.pool.query(statement).catch((e: { code?: string }) => {
         if (e.code !== '23505' && e.code !== '42P07') throw e;
@@ -140,12 +142,16 @@ export class PostgresLedger implements PoolLedger {
   reserve(w: PoolWindow, id: string, amount: number, cap: number, holdMs: number): Promise<Standing & { granted: boolean }> {
     return this.locked(w, async (query) => {
       await query(`DELETE FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2 AND expires_at <= ${NOW_MS}`, [w.pool, w.start]);
-      const held = Number((await query('SELECT coalesce(sum(amount), 0) AS held FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.held ?? 0);
+      const held = Number(
+        (await query('SELECT coalesce(sum(amount), 0) AS held FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]
+          ?.held ?? 0,
+      );
       const spent = Number((await query('SELECT spent FROM conclave_spend WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]?.spent ?? 0);
       const granted = spent + held + amount <= cap;
       if (granted) {
         await query(
-          `INSERT INTO conclave_pool_holds VALUES ($1, $2, $3, $4, ${NOW_MS} + $5) ON CONFLICT (id, pool, window_start) DO UPDATE SET amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at`,
+          `INSERT INTO conclave_pool_holds VALUES ($1, $2, $3, $4, ${NOW_MS} + $5) ON CONFLICT (id, pool, window_start) DO UPDATE SET amount = ` +
+            `EXCLUDED.amount, expires_at = EXCLUDED.expires_at`,
           [id, w.pool, w.start, amount, holdMs],
         );
       }
@@ -156,15 +162,28 @@ export class PostgresLedger implements PoolLedger {
   settle(w: PoolWindow, id: string, amount: number): Promise<void> {
     return this.locked(w, async (query) => {
       await query('DELETE FROM conclave_pool_holds WHERE id = $1 AND pool = $2 AND window_start = $3', [id, w.pool, w.start]);
-      await query('INSERT INTO conclave_spend VALUES ($1, $2, $3) ON CONFLICT (pool, window_start) DO UPDATE SET spent = conclave_spend.spent + $3', [w.pool, w.start, amount]);
+      await query('INSERT INTO conclave_spend VALUES ($1, $2, $3) ON CONFLICT (pool, window_start) DO UPDATE SET spent = conclave_spend.spent + $3', [
+        w.pool,
+        w.start,
+        amount,
+      ]);
     });
   }
 
   async renew(w: PoolWindow, ids: readonly string[], holdMs: number): Promise<void> {
-    if (ids.length > 0) await this.pool.query(`UPDATE conclave_pool_holds SET expires_at = ${NOW_MS} + $1 WHERE pool = $2 AND window_start = $3 AND id = ANY($4)`, [holdMs, w.pool, w.start, ids]);
+    if (ids.length > 0)
+      await this.pool.query(`UPDATE conclave_pool_holds SET expires_at = ${NOW_MS} + $1 WHERE pool = $2 AND window_start = $3 AND id = ANY($4)`, [
+        holdMs,
+        w.pool,
+        w.start,
+        ids,
+      ]);
   }
 
-  private async locked<T>(w: PoolWindow, work: (query: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>): Promise<T> {
+  private async locked<T>(
+    w: PoolWindow,
+    work: (query: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>,
+  ): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');

@@ -41,4 +41,3 @@ function safeDecode(text: string): string {
     return text;
   }
 }
-

@@ -11,7 +11,6 @@ export { DEFAULT_CACHE, withoutCredentials } from '../provider/store-url.js';
 /** The cache could not be opened: a bad URL or file, an adapter that is not installed, a store that does not answer. */
 export class CacheError extends UsageError {}
 
-
 /** How long a store may take to connect before it is taken for unreachable. */
 export const CONNECT_TIMEOUT_MS = 3_000;
 

@@ -95,7 +95,8 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
   const usable = (key: string, entry: unknown): ModelResponse | undefined => {
     if (entry === undefined || entry === null) return undefined;
     if (isModelResponse(entry)) return entry;
-    if (!toldMalformed) options.onMalformed?.(`the response cache ${shown} holds an entry that is not a model response (request ${key.slice(0, 12)}): it is taken for a miss`);
+    if (!toldMalformed)
+      options.onMalformed?.(`the response cache ${shown} holds an entry that is not a model response (request ${key.slice(0, 12)}): it is taken for a miss`);
     toldMalformed = true;
     return undefined;
   };

@@ -107,7 +107,9 @@ function base64Forms(secret: string): string[] {
   const forms: string[] = [];
   for (const offset of [0, 1, 2]) {
     const total = offset + bytes.length;
-    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64').replace(/=+$/, '');
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
     const head = [0, 2, 3][offset]!;
     const tail = [0, 1, 1][total % 3]!;
     forms.push(encoded.slice(head, encoded.length - tail));

@@ -10,7 +10,15 @@ export interface Database {
 export type DatabaseClass = new (path: string) => Database;
 
 /** SQLite's result codes that a user meets, by number, so errors read as @keyv/sqlite's do. */
-const CODES: Record<number, string> = { 5: 'SQLITE_BUSY', 8: 'SQLITE_READONLY', 10: 'SQLITE_IOERR', 11: 'SQLITE_CORRUPT', 13: 'SQLITE_FULL', 14: 'SQLITE_CANTOPEN', 26: 'SQLITE_NOTADB' };
+const CODES: Record<number, string> = {
+  5: 'SQLITE_BUSY',
+  8: 'SQLITE_READONLY',
+  10: 'SQLITE_IOERR',
+  11: 'SQLITE_CORRUPT',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+  26: 'SQLITE_NOTADB',
+};
 
 /**
  * The response cache's SQLite file on Node's own `node:sqlite`: no native module to build at
@@ -48,7 +56,9 @@ export class NodeSqliteStore extends EventEmitter {
   }
 
   async clear(): Promise<void> {
-    named(() => this.db.prepare(this.namespace ? 'DELETE FROM keyv WHERE key LIKE ?' : 'DELETE FROM keyv').run(...(this.namespace ? [`${this.namespace}:%`] : [])));
+    named(() =>
+      this.db.prepare(this.namespace ? 'DELETE FROM keyv WHERE key LIKE ?' : 'DELETE FROM keyv').run(...(this.namespace ? [`${this.namespace}:%`] : [])),
+    );
   }
 
   async has(key: string): Promise<boolean> {

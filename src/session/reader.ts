@@ -59,7 +59,10 @@ export function readSession(path: string): SessionRecord {
   if (header.type !== 'header') throw new SessionFileError(`${path}:1: the first line is not a session header; is this a conclave session file?`);
   if (typeof header.format !== 'number' || header.format > SESSION_FORMAT) {
     const by = typeof header.conclave_version === 'string' ? ` by conclave ${header.conclave_version}` : '';
-    throw new SessionFileError(`${path}: written in session format ${JSON.stringify(header.format ?? null)}${by}; this conclave reads format ${SESSION_FORMAT} and older: upgrade conclave`);
+    throw new SessionFileError(
+      `${path}: written in session format ${JSON.stringify(header.format ?? null)}${by}; this conclave reads format ${SESSION_FORMAT} and older: upgrade ` +
+        `conclave`,
+    );
   }
   assertHeader<SessionHeader>(header, (problem) => new SessionFileError(`${path}:1: the session header is damaged: ${problem}`));
   const events: SessionEvent[] = [];

@@ -19,7 +19,9 @@ export type Infer<S> = S extends Schema<infer T> ? T : never;
 type Fields = Record<string, Schema<unknown>>;
 type OptionalKeys<F extends Fields> = { [K in keyof F]: F[K] extends { optional: true } ? K : never }[keyof F];
 type Flat<T> = { [K in keyof T]: T[K] } & {};
-export type ObjectOf<F extends Fields> = Flat<{ -readonly [K in Exclude<keyof F, OptionalKeys<F>>]: Infer<F[K]> } & { -readonly [K in OptionalKeys<F>]?: Infer<F[K]> }>;
+export type ObjectOf<F extends Fields> = Flat<
+  { -readonly [K in Exclude<keyof F, OptionalKeys<F>>]: Infer<F[K]> } & { -readonly [K in OptionalKeys<F>]?: Infer<F[K]> }
+>;
 
 export interface ObjectSchema<F extends Fields> extends Schema<ObjectOf<F>> {
   readonly fields: F;
@@ -36,7 +38,8 @@ export const text = (): Schema<string> => leaf('string', 'a non-empty string', (
  * An agent's name as a workflow or a spawn can make one (letters, digits, `_` and `-`, at most 128):
  * a name read from a session file reaches Markdown, Mermaid and terminals, so nothing else passes.
  */
-export const agentName = (): Schema<string> => leaf('agent name', 'an agent name (letters, digits, _ and -)', (v) => typeof v === 'string' && /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(v));
+export const agentName = (): Schema<string> =>
+  leaf('agent name', 'an agent name (letters, digits, _ and -)', (v) => typeof v === 'string' && /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(v));
 export const integer = (): Schema<number> => leaf('integer', 'a whole number', (v) => Number.isSafeInteger(v));
 export const number = (): Schema<number> => leaf('number', 'a number', (v) => typeof v === 'number' && Number.isFinite(v));
 export const boolean = (): Schema<boolean> => leaf('boolean', 'true or false', (v) => typeof v === 'boolean');

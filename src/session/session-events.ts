@@ -1,4 +1,20 @@
-import { agentName, array, boolean, integer, json, nullable, number, object, oneOf, optional, record, string, text, type ObjectSchema, type Schema } from './schema.js';
+import {
+  agentName,
+  array,
+  boolean,
+  integer,
+  json,
+  nullable,
+  number,
+  object,
+  oneOf,
+  optional,
+  record,
+  string,
+  text,
+  type ObjectSchema,
+  type Schema,
+} from './schema.js';
 
 /**
  * The session file's lines, each defined once: format.ts takes their types from here, the reader
@@ -47,7 +63,9 @@ export const PROPOSAL = object({
 
 const TOKENS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
 export const USAGE = object({ input_tokens: integer(), output_tokens: integer(), cache_creation_input_tokens: integer(), cache_read_input_tokens: integer() });
-const API_USAGE = object(Object.fromEntries(TOKENS.map((t) => [t, optional(nullable(integer()))])) as Record<(typeof TOKENS)[number], Schema<number | null> & { optional: true }>);
+const API_USAGE = object(
+  Object.fromEntries(TOKENS.map((t) => [t, optional(nullable(integer()))])) as Record<(typeof TOKENS)[number], Schema<number | null> & { optional: true }>,
+);
 
 /** A model's response as the API sent it: every field and content block is kept verbatim (unnamed fields pass unchecked). */
 export const RESPONSE = object({ content: array(object({ type: string() })), stop_reason: nullable(string()), usage: optional(API_USAGE) });
@@ -60,44 +78,79 @@ interface EventDefinition<S extends ObjectSchema<Record<string, Schema<unknown>>
   /** What the event records, for the reference. */
   about: string;
 }
-const event = <const F extends Record<string, Schema<unknown>>>(fields: F, about: string): EventDefinition<ObjectSchema<F>> => ({ schema: object(fields), about });
+const event = <const F extends Record<string, Schema<unknown>>>(fields: F, about: string): EventDefinition<ObjectSchema<F>> => ({
+  schema: object(fields),
+  about,
+});
 
 export const EVENTS = {
-  run_started: event({ workflow: string(), limits: LIMITS }, 'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`)'),
-  limits_changed: event({ limits: LIMITS, changed: array(string()) }, 'a resume raised limits (`--budget-usd`, `--max-turns`, `--max-turns-per-agent`, `--max-tokens-total`, `--timeout`): from here on the run has these limits; `changed` names the fields that changed'),
+  run_started: event(
+    { workflow: string(), limits: LIMITS },
+    'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`)',
+  ),
+  limits_changed: event(
+    { limits: LIMITS, changed: array(string()) },
+    'a resume raised limits (`--budget-usd`, `--max-turns`, `--max-turns-per-agent`, `--max-tokens-total`, `--timeout`): from here on the run has these ' +
+      'limits; `changed` names the fields that changed',
+  ),
   setup_finished: event({ id: string(), stdout: string() }, "a setup step's output; resume and replay use it instead of running the step"),
   setup_failed: event({ id: string(), error: string() }, 'a setup step failed: the run stopped'),
-  mcp_tools: event({ server: string(), tools: array(MCP_TOOL) }, "an MCP server's tools, listed when it started: a resume compares them, a replay uses them and starts no server; each call is a `tool_call` and `tool_result` like a workspace tool's"),
+  mcp_tools: event(
+    { server: string(), tools: array(MCP_TOOL) },
+    "an MCP server's tools, listed when it started: a resume compares them, a replay uses them and starts no server; each call is a `tool_call` and " +
+      "`tool_result` like a workspace tool's",
+  ),
   message: event({ message: MESSAGE }, 'a channel message, with its recipients as resolved when written'),
   ack: event({ agent: agentName(), through: integer() }, "a finished turn handled the agent's inbox up to entry `through`"),
   proposal_opened: event({ proposal: PROPOSAL }, 'a proposal was opened'),
   vote: event({ proposal: string(), voter: agentName(), option: string(), reason: string() }, 'a vote the channel accepted'),
-  proposal_closed: event({ proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) }, 'a proposal closed'),
+  proposal_closed: event(
+    { proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) },
+    'a proposal closed',
+  ),
   turn_counted: event({ agent: agentName() }, 'a turn ended, for proposal deadlines'),
   agent_ended: event(
     { agent: agentName(), status: oneOf('cancelled', 'limit', 'failed', 'stopped'), reason: string() },
-    'a spawned agent ended: cancelled (the `cancel` tool; its turn in flight aborted), stopped by its own limit, or failed, its spawner told; or `stopped` with the run (written deepest first just before `run_ended`; a resume replays up to the first of them)',
+    'a spawned agent ended: cancelled (the `cancel` tool; its turn in flight aborted), stopped by its own limit, or failed, its spawner told; or `stopped` ' +
+      'with the run (written deepest first just before `run_ended`; a resume replays up to the first of them)',
   ),
   call_failed: event(
     { ...AGENT_TURN, step: integer(), error: string(), kind: oneOf('auth', 'outage', 'request', 'budget'), status: nullable(integer()) },
-    'a spawned agent\'s model call failed for good (after retries), or was not made (`budget`: it would pass the budget_usd the agent was spawned with): resume and replay meet the same at the same place, and the agent ends with `agent_ended`',
+    "a spawned agent's model call failed for good (after retries), or was not made (`budget`: it would pass the budget_usd the agent was spawned with): " +
+      'resume and replay meet the same at the same place, and the agent ends with `agent_ended`',
   ),
   agent_spawned: event(
     { agent: agentName(), template: string(), role: oneOf('manager', 'worker'), parent: agentName(), depth: integer() },
-    "`parent` spawned `agent`, an instance of `template` (`(fork)` for a fork of `parent`), `depth` levels below a declared agent; the next event is its task, a message from `parent` to it",
+    '`parent` spawned `agent`, an instance of `template` (`(fork)` for a fork of `parent`), `depth` levels below a declared agent; the next event is its ' +
+      'task, a message from `parent` to it',
   ),
   turn_started: event({ ...AGENT_TURN, through: integer(), messages: array(integer()) }, "an agent's turn began with these unread messages (ids)"),
   model_call: event(
-    { ...AGENT_TURN, step: integer(), request: anyObject(), request_sha256: string(), response: RESPONSE, cost_usd: number(), cached: optional(boolean()), provider: optional(oneOf('bedrock', 'vertex', 'foundry')) },
-    "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous call (`messages_from`), its model as the workflow names it; `request_sha256` is over the whole request and the provider; `step` numbers the turn's calls, a compaction's summary call included; `cached` when the answer came from the shared cache; `provider` when the call went to a cloud rather than Anthropic's API (docs/providers.md)",
+    {
+      ...AGENT_TURN,
+      step: integer(),
+      request: anyObject(),
+      request_sha256: string(),
+      response: RESPONSE,
+      cost_usd: number(),
+      cached: optional(boolean()),
+      provider: optional(oneOf('bedrock', 'vertex', 'foundry')),
+    },
+    "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous " +
+      "call (`messages_from`), its model as the workflow names it; `request_sha256` is over the whole request and the provider; `step` numbers the turn's " +
+      "calls, a compaction's summary call included; `cached` when the answer came from the shared cache; `provider` when the call went to a cloud rather " +
+      "than Anthropic's API (docs/providers.md)",
   ),
   call_interrupted: event(
     { ...AGENT_TURN, step: integer(), cost_usd: number() },
-    '`queue: interrupt`: call `step` was abandoned when a message arrived; its prompt is counted as paid (`cost_usd`, estimated from its size), and the call is made again with the message (a `steered` event)',
+    '`queue: interrupt`: call `step` was abandoned when a message arrived; its prompt is counted as paid (`cost_usd`, estimated from its size), and the call ' +
+      'is made again with the message (a `steered` event)',
   ),
   call_abandoned: event(
     { ...AGENT_TURN, step: integer(), input_tokens: integer(), cost_usd: number(), why: oneOf('aborted', 'worker_lost') },
-    "call `step`'s request had left when it was given up (`aborted`: the agent cancelled, the run stopped or timed out; `worker_lost`: its worker stopped and the call was made again): its prompt is counted as paid (`input_tokens`, `cost_usd`, estimated from its size). A note: resume and replay skip it, and count its cost",
+    "call `step`'s request had left when it was given up (`aborted`: the agent cancelled, the run stopped or timed out; `worker_lost`: its worker stopped " +
+      'and the call was made again): its prompt is counted as paid (`input_tokens`, `cost_usd`, estimated from its size). A note: resume and replay skip it, ' +
+      'and count its cost',
   ),
   steered: event(
     { ...AGENT_TURN, step: integer(), through: integer(), messages: array(integer()) },
@@ -105,22 +158,41 @@ export const EVENTS = {
   ),
   rate_waited: event(
     { ...AGENT_TURN, step: integer(), waited_ms: number(), reason: oneOf('requests', 'input_tokens', 'output_tokens', 'retry_after') },
-    "call `step` waited `waited_ms` for the API's rate limits (`reason`: the last limit it waited for, or a refusal's retry-after) before it went; a note for the reader: resume and replay skip it",
+    "call `step` waited `waited_ms` for the API's rate limits (`reason`: the last limit it waited for, or a refusal's retry-after) before it went; a note " +
+      'for the reader: resume and replay skip it',
   ),
   spend_pools: event(
     { store: string(), pools: array(object({ name: string(), cap_usd: number(), per: string() })) },
-    "the live calls that follow, up to the next `resumed`, drew from these spend pools (`--spend-pool NAME=CAP/WINDOW`) kept in `store` (`--coordinate`, its password hidden); a note: resume and replay skip it",
+    'the live calls that follow, up to the next `resumed`, drew from these spend pools (`--spend-pool NAME=CAP/WINDOW`) kept in `store` (`--coordinate`, its ' +
+      'password hidden); a note: resume and replay skip it',
   ),
-  context_exceeded: event({ ...AGENT_TURN, step: integer(), error: string() }, 'the API refused call `step` as too long ("prompt is too long"): the conversation is compacted and the call made again; resume and replay meet the refusal at the same place'),
+  context_exceeded: event(
+    { ...AGENT_TURN, step: integer(), error: string() },
+    'the API refused call `step` as too long ("prompt is too long"): the conversation is compacted and the call made again; resume and replay meet the ' +
+      'refusal at the same place',
+  ),
   context_compacted: event(
-    { ...AGENT_TURN, reason: oneOf('threshold', 'too_long'), tokens_before: integer(), tokens_after: integer(), cleared: integer(), summary: nullable(string()), left_out: integer() },
-    "the agent's conversation was kept within its `compact_at`: `cleared` old tool results emptied, and, when `summary` is not null, its earlier turns replaced by that summary (written by the agent in the `model_call` just before; `left_out` earlier turns did not fit in that call)",
+    {
+      ...AGENT_TURN,
+      reason: oneOf('threshold', 'too_long'),
+      tokens_before: integer(),
+      tokens_after: integer(),
+      cleared: integer(),
+      summary: nullable(string()),
+      left_out: integer(),
+    },
+    "the agent's conversation was kept within its `compact_at`: `cleared` old tool results emptied, and, when `summary` is not null, its earlier turns " +
+      'replaced by that summary (written by the agent in the `model_call` just before; `left_out` earlier turns did not fit in that call)',
   ),
   tool_call: event({ ...AGENT_TURN, tool: string(), tool_use_id: string(), input: json() }, 'a tool began'),
   tool_result: event({ ...AGENT_TURN, tool: string(), tool_use_id: string(), content: string(), is_error: boolean() }, 'its result'),
   turn_ended: event({ ...AGENT_TURN, elapsed_ms: number() }, 'the turn finished: its messages are handled'),
   turn_failed: event(
-    { ...AGENT_TURN, error: string(), call: optional(object({ step: integer(), model: string(), kind: oneOf('auth', 'outage', 'request'), status: nullable(integer()) })) },
+    {
+      ...AGENT_TURN,
+      error: string(),
+      call: optional(object({ step: integer(), model: string(), kind: oneOf('auth', 'outage', 'request'), status: nullable(integer()) })),
+    },
     'the turn failed: the run stopped; `call`, when a model call failed for good (after retries): which, and how',
   ),
   run_ended: event(
@@ -145,9 +217,14 @@ export function isKnownType(type: string): type is keyof typeof EVENTS {
 }
 
 /** Throws `refuse(problem)` unless the event of a known type has the fields its schema gives. */
-export function assertEvent<E>(event: Record<string, unknown>, type: keyof typeof EVENTS, refuse: (problem: string) => Error): asserts event is Record<string, unknown> & E {
+export function assertEvent<E>(
+  event: Record<string, unknown>,
+  type: keyof typeof EVENTS,
+  refuse: (problem: string) => Error,
+): asserts event is Record<string, unknown> & E {
   const stamp = event.at_ms;
-  if (stamp !== undefined && !(Number.isSafeInteger(stamp) && (stamp as number) >= 0)) throw refuse(`at_ms must be a time in milliseconds, not ${JSON.stringify(stamp)}`);
+  if (stamp !== undefined && !(Number.isSafeInteger(stamp) && (stamp as number) >= 0))
+    throw refuse(`at_ms must be a time in milliseconds, not ${JSON.stringify(stamp)}`);
   const problem = EVENTS[type].schema.problem(event, '');
   if (problem) throw refuse(problem);
 }

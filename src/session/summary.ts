@@ -102,7 +102,16 @@ export interface SessionSummary {
 }
 
 /** An agent that used nothing. */
-export const NO_AGENT_USAGE: AgentUsage = { turns: 0, calls: 0, tools: 0, input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost_usd: 0 };
+export const NO_AGENT_USAGE: AgentUsage = {
+  turns: 0,
+  calls: 0,
+  tools: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cost_usd: 0,
+};
 
 /** What a session says happened: the transcript, the proposals, usage and cost, and the end. */
 export function summarize(record: SessionRecord): SessionSummary {
@@ -125,7 +134,22 @@ export function summarize(record: SessionRecord): SessionSummary {
   const models = new Map<string, string>();
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NO_AGENT_USAGE });
-  return { header: record.header, pools: [...pools.values()], paced, providers, cache, timeline: timelineOf(record.effective), spawned, messages, findings, compactions, proposals: [...proposals.values()], agents, total, end };
+  return {
+    header: record.header,
+    pools: [...pools.values()],
+    paced,
+    providers,
+    cache,
+    timeline: timelineOf(record.effective),
+    spawned,
+    messages,
+    findings,
+    compactions,
+    proposals: [...proposals.values()],
+    agents,
+    total,
+    end,
+  };
 
   function apply(e: SessionEvent): void {
     switch (e.type) {
@@ -134,7 +158,15 @@ export function summarize(record: SessionRecord): SessionSummary {
         return;
       case 'proposal_opened': {
         const p = e.proposal;
-        proposals.set(p.id, { ...p, status: 'open', winner: null, reason: null, tally: Object.fromEntries(p.options.map((o) => [o, 0])), votes: {}, refused: [] });
+        proposals.set(p.id, {
+          ...p,
+          status: 'open',
+          winner: null,
+          reason: null,
+          tally: Object.fromEntries(p.options.map((o) => [o, 0])),
+          votes: {},
+          refused: [],
+        });
         return;
       }
       case 'vote': {

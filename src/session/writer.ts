@@ -134,7 +134,9 @@ export class SessionWriter {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EDQUOT' ? 'the disk quota is used up' : (e as Error).message;
-      this.failed = new SessionWriteError(`cannot write the session file ${this.path}: ${why}; free space, then continue the run with conclave resume ${this.path}`);
+      this.failed = new SessionWriteError(
+        `cannot write the session file ${this.path}: ${why}; free space, then continue the run with conclave resume ${this.path}`,
+      );
       throw this.failed;
     }
   }

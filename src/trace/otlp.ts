@@ -70,14 +70,17 @@ export function tracesUrl(url: string): string {
 }
 
 export async function spanSender(env: NodeJS.ProcessEnv, protocol: OtlpProtocol, url?: string): Promise<SpanSender> {
-  const { OTLPTraceExporter } = protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
+  const { OTLPTraceExporter } =
+    protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
   const exporter = new OTLPTraceExporter(url ? { url: tracesUrl(url) } : {});
   const resource = traceResource(env);
   return {
     send: (spans) =>
       new Promise((resolve, reject) => {
         if (spans.length === 0) return resolve();
-        exporter.export(readableSpans(spans, resource), (result) => (result.code === 0 ? resolve() : reject(result.error ?? new Error('the collector refused the spans'))));
+        exporter.export(readableSpans(spans, resource), (result) =>
+          result.code === 0 ? resolve() : reject(result.error ?? new Error('the collector refused the spans')),
+        );
       }),
     shutdown: () => exporter.shutdown(),
   };

@@ -105,7 +105,12 @@ export class SpanBuilder {
         this.open.get(turnKey(e.agent, e.turn))?.events.push({
           name: 'context_compacted',
           atMs: at,
-          attributes: { 'conclave.reason': e.reason, 'conclave.tokens_before': e.tokens_before, 'conclave.tokens_after': e.tokens_after, 'conclave.cleared': e.cleared },
+          attributes: {
+            'conclave.reason': e.reason,
+            'conclave.tokens_before': e.tokens_before,
+            'conclave.tokens_after': e.tokens_after,
+            'conclave.cleared': e.cleared,
+          },
         });
         this.lastAt.set(e.agent, at);
         return [];
@@ -135,7 +140,9 @@ export class SpanBuilder {
         });
         return [];
       case 'vote':
-        this.open.get(`proposal\0${e.proposal}`)?.events.push({ name: 'vote', atMs: at, attributes: { 'gen_ai.agent.name': e.voter, 'conclave.option': e.option } });
+        this.open
+          .get(`proposal\0${e.proposal}`)
+          ?.events.push({ name: 'vote', atMs: at, attributes: { 'gen_ai.agent.name': e.voter, 'conclave.option': e.option } });
         return [];
       case 'proposal_closed': {
         const span = this.close(`proposal\0${e.proposal}`, at, { code: 'unset' });
@@ -145,10 +152,17 @@ export class SpanBuilder {
       case 'turn_ended':
         return this.endTurn(e.agent, e.turn, at, { code: 'unset' });
       case 'turn_failed':
-        return [...(e.call ? [this.failedCall({ ...e, ...e.call }, at)] : []), ...this.endTurn(e.agent, e.turn, at, { code: 'error', message: firstLine(e.error) }, 'turn_failed')];
+        return [
+          ...(e.call ? [this.failedCall({ ...e, ...e.call }, at)] : []),
+          ...this.endTurn(e.agent, e.turn, at, { code: 'error', message: firstLine(e.error) }, 'turn_failed'),
+        ];
       case 'run_ended':
         this.workflow.status = e.status === 'success' ? { code: 'ok' } : { code: 'error', message: firstLine(e.reason) };
-        Object.assign(this.workflow.attributes, { 'conclave.status': e.status, 'conclave.exit_code': e.exit_code, ...(e.usage ? { 'conclave.cost_usd': e.usage.costUsd } : {}) });
+        Object.assign(this.workflow.attributes, {
+          'conclave.status': e.status,
+          'conclave.exit_code': e.exit_code,
+          ...(e.usage ? { 'conclave.cost_usd': e.usage.costUsd } : {}),
+        });
         if (e.status !== 'success') this.workflow.attributes['error.type'] = e.status;
         this.workflow.endMs = at;
         return [];
@@ -193,18 +207,39 @@ export class SpanBuilder {
       'conclave.cost_usd': e.cost_usd,
       ...(e.cached ? { 'conclave.cached': true } : {}),
       ...(this.options.content
-        ? { 'gen_ai.input.messages': JSON.stringify((e.request as { messages?: unknown }).messages ?? []), 'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', content: e.response.content }]) }
+        ? {
+            'gen_ai.input.messages': JSON.stringify((e.request as { messages?: unknown }).messages ?? []),
+            'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', content: e.response.content }]),
+          }
         : {}),
     });
     return span;
   }
 
-  private failedCall(e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'call_abandoned' | 'context_exceeded' }> | FailedTurnCall, at: number): TraceSpan {
+  private failedCall(
+    e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'call_abandoned' | 'context_exceeded' }> | FailedTurnCall,
+    at: number,
+  ): TraceSpan {
     if (e.type === 'turn_failed') this.models.set(e.agent, e.model);
     const model = this.models.get(e.agent) ?? 'unknown';
-    const type = e.type === 'call_failed' || e.type === 'turn_failed' ? e.kind : e.type === 'call_interrupted' ? 'interrupted' : e.type === 'call_abandoned' ? `abandoned_${e.why}` : 'context_exceeded';
-    const span = this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, 'error.type': type });
-    span.status = { code: 'error', message: 'error' in e ? firstLine(e.error) : e.type === 'call_abandoned' ? `given up after its request left (${e.why})` : 'abandoned for a message that arrived' };
+    const type =
+      e.type === 'call_failed' || e.type === 'turn_failed'
+        ? e.kind
+        : e.type === 'call_interrupted'
+          ? 'interrupted'
+          : e.type === 'call_abandoned'
+            ? `abandoned_${e.why}`
+            : 'context_exceeded';
+    const span = this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': model,
+      'error.type': type,
+    });
+    span.status = {
+      code: 'error',
+      message:
+        'error' in e ? firstLine(e.error) : e.type === 'call_abandoned' ? `given up after its request left (${e.why})` : 'abandoned for a message that arrived',
+    };
     if ('cost_usd' in e) span.attributes['conclave.cost_usd'] = e.cost_usd;
     return span;
   }
@@ -226,7 +261,14 @@ export class SpanBuilder {
     return span ? [span] : [];
   }
 
-  private span(key: string, parentSpanId: string | undefined, name: string, startMs: number, kind: TraceSpan['kind'], attributes: TraceSpan['attributes']): TraceSpan {
+  private span(
+    key: string,
+    parentSpanId: string | undefined,
+    name: string,
+    startMs: number,
+    kind: TraceSpan['kind'],
+    attributes: TraceSpan['attributes'],
+  ): TraceSpan {
     // A key met again (a model that reuses a tool_use id) gets an id of its own: no two spans share one.
     const seen = this.keysSeen.get(key) ?? 0;
     this.keysSeen.set(key, seen + 1);

@@ -93,7 +93,9 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
       for (const turn of [...this.turns.values()]) await turn.end().catch(() => {});
       await this.redis.multi().set(this.keys.ended, this.identity.run, 'EX', 300).del(this.keys.heartbeat).exec();
     };
-    await withinTime(farewell(), CLOSE_MS, 'the workers\' Redis did not answer').catch((e: Error) => this.warn(`${e.message} at the end of the run: workers will find the run gone when its heartbeat expires`));
+    await withinTime(farewell(), CLOSE_MS, "the workers' Redis did not answer").catch((e: Error) =>
+      this.warn(`${e.message} at the end of the run: workers will find the run gone when its heartbeat expires`),
+    );
     this.reader.disconnect();
     // A read held by a Redis that is gone never settles: the loop is left to the process's end.
     await withinTime(this.reading, 1_000, '').catch(() => {});
@@ -104,7 +106,11 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
   // --- what a RemoteTurn asks of the pool ----------------------------------------------------
 
   async enqueue(remote: RemoteTurn): Promise<void> {
-    await this.queue.add('turn', this.signer.seal(jobPlace(this.identity.queue, remote.jobId), remote.job), { jobId: remote.jobId, removeOnComplete: true, removeOnFail: true });
+    await this.queue.add('turn', this.signer.seal(jobPlace(this.identity.queue, remote.jobId), remote.job), {
+      jobId: remote.jobId,
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
   }
 
   async dequeue(remote: RemoteTurn): Promise<void> {
@@ -117,7 +123,11 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
 
   async tell(jobId: string, token: string, message: Down): Promise<void> {
     const key = this.keys.down(jobId, token);
-    await this.redis.multi().rpush(key, this.signer.sealText(key, message)).pexpire(key, 24 * 3_600_000).exec();
+    await this.redis
+      .multi()
+      .rpush(key, this.signer.sealText(key, message))
+      .pexpire(key, 24 * 3_600_000)
+      .exec();
   }
 
   // --- listening -----------------------------------------------------------------------------
@@ -141,7 +151,10 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
       if (message) this.heardSafely(message);
       else if (!this.unsigned) {
         this.unsigned = true;
-        this.warn(`a message on "${this.identity.queue}" at ${this.identity.shownUrl} is not signed with this run's CONCLAVE_WORKERS_SECRET: ignored (a worker with another secret, or a forgery)`);
+        this.warn(
+          `a message on "${this.identity.queue}" at ${this.identity.shownUrl} is not signed with this run's CONCLAVE_WORKERS_SECRET: ignored (a worker with ` +
+            `another secret, or a forgery)`,
+        );
       }
     }
   }
@@ -184,7 +197,10 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
       if (await this.redis.exists(this.queue.toKey(`${turn.jobId}:lock`))) continue;
       this.stopped.add(`${turn.jobId} ${worker}`);
       const { queue, shownUrl } = this.identity;
-      this.warn(`worker ${worker} stopped answering for turn ${turn.job.turn} of @${turn.job.agent} (its lock on the job lapsed): the turn goes to the next worker that takes it; if none runs, start one with: conclave worker ${shownUrl} --queue ${queue}`);
+      this.warn(
+        `worker ${worker} stopped answering for turn ${turn.job.turn} of @${turn.job.agent} (its lock on the job lapsed): the turn goes to the next worker ` +
+          `that takes it; if none runs, start one with: conclave worker ${shownUrl} --queue ${queue}`,
+      );
     }
   }
 
@@ -196,7 +212,10 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
     if (waiting.length > 0 && now - longest >= FIRST_WAIT_NOTE_MS && now - this.lastWaitNote >= WAIT_NOTE_EVERY_MS) {
       this.lastWaitNote = now;
       const { queue, shownUrl } = this.identity;
-      this.warn(`waiting for workers: ${waiting.length} turn${waiting.length === 1 ? '' : 's'} queued on "${queue}" at ${shownUrl}, and no worker has taken ${waiting.length === 1 ? 'it' : 'them'} for ${Math.round((now - longest) / 1000)}s; start one with: conclave worker ${shownUrl} --queue ${queue}`);
+      this.warn(
+        `waiting for workers: ${waiting.length} turn${waiting.length === 1 ? '' : 's'} queued on "${queue}" at ${shownUrl}, and no worker has taken ` +
+          `${waiting.length === 1 ? 'it' : 'them'} for ${Math.round((now - longest) / 1000)}s; start one with: conclave worker ${shownUrl} --queue ${queue}`,
+      );
     }
     await this.sayStoppedWorkers(now);
     for (const turn of this.turns.values()) {

@@ -18,7 +18,12 @@ export function checkedWorkersPlace(url: string, queue: string): void {
  */
 export async function openRedis(url: string): Promise<Redis> {
   const { Redis } = await import('ioredis');
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, connectTimeout: CONNECT_TIMEOUT_MS, retryStrategy: (times) => Math.min(times * 200, 2_000) });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: null,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+  });
   let lastError: string | undefined;
   redis.on('error', (e: Error) => (lastError = e.message));
   try {
@@ -39,7 +44,10 @@ export async function openRedis(url: string): Promise<Redis> {
       await redis.select(db);
     } catch (e) {
       redis.disconnect();
-      throw new UsageError(`the workers' Redis at ${shownSpec(url)} cannot be used: database ${db} (${withoutCredentials((e as Error).message, url)}); name one the server has, such as /0`);
+      throw new UsageError(
+        `the workers' Redis at ${shownSpec(url)} cannot be used: database ${db} (${withoutCredentials((e as Error).message, url)}); name one the server has, ` +
+          `such as /0`,
+      );
     }
   }
   return redis;

@@ -52,7 +52,9 @@ export class RemoteTurn implements TurnElsewhere {
   ) {}
 
   call = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners, provider: ProviderName): Promise<ModelResponse> =>
-    this.send({ kind: 'call', request, provider, ...(listeners.inputTokens !== undefined ? { inputTokens: listeners.inputTokens } : {}) }, signal, { listeners }) as Promise<ModelResponse>;
+    this.send({ kind: 'call', request, provider, ...(listeners.inputTokens !== undefined ? { inputTokens: listeners.inputTokens } : {}) }, signal, {
+      listeners,
+    }) as Promise<ModelResponse>;
 
   tool(use: ToolUse, readOnly: boolean, signal: AbortSignal): Promise<ToolResult> {
     return this.send({ kind: 'tool', agent: this.job.agent, name: use.name, input: use.input }, signal, { readOnly, listeners: {} }) as Promise<ToolResult>;
@@ -175,6 +177,10 @@ export class RemoteTurn implements TurnElsewhere {
 function answerProblem(op: Operation, value: unknown): string | undefined {
   if (op.kind === 'call') return isModelResponse(value) ? undefined : 'an answer that is not a Messages API response';
   const result = value as Partial<ToolResult> | null;
-  const fits = typeof result === 'object' && result !== null && typeof result.content === 'string' && (result.isError === undefined || typeof result.isError === 'boolean');
+  const fits =
+    typeof result === 'object' &&
+    result !== null &&
+    typeof result.content === 'string' &&
+    (result.isError === undefined || typeof result.isError === 'boolean');
   return fits ? undefined : `a result of ${op.name} that is not a tool result`;
 }

@@ -16,7 +16,10 @@ export function workersSecret(env: NodeJS.ProcessEnv): string {
         "on the coordinator and every worker, so that no one else who can write the Redis can hand a worker a turn (the Action's input workers-secret)",
     );
   }
-  if (secret.length < MIN_SECRET_LENGTH) throw new UsageError(`${WORKERS_SECRET} is ${secret.length} characters long: it must have at least ${MIN_SECRET_LENGTH} (\`openssl rand -hex 32\` makes one)`);
+  if (secret.length < MIN_SECRET_LENGTH)
+    throw new UsageError(
+      `${WORKERS_SECRET} is ${secret.length} characters long: it must have at least ${MIN_SECRET_LENGTH} (\`openssl rand -hex 32\` makes one)`,
+    );
   return secret;
 }
 

@@ -39,7 +39,10 @@ export interface WorkerPlace {
  * providers are set up once; the tools' environment is the job's.
  */
 export class WorkerSetups {
-  private readonly byWorkflow = new Map<string, Promise<{ spec: WorkflowSpec; tools: Set<string>; provider: Provider; workspace: Workspace; sandbox: SandboxPlan; providers: ProviderName[] }>>();
+  private readonly byWorkflow = new Map<
+    string,
+    Promise<{ spec: WorkflowSpec; tools: Set<string>; provider: Provider; workspace: Workspace; sandbox: SandboxPlan; providers: ProviderName[] }>
+  >();
 
   private readonly closers: (() => Promise<void>)[] = [];
 
@@ -52,21 +55,27 @@ export class WorkerSetups {
 
   async setupFor(job: TurnJob): Promise<TurnSetup | { refused: string }> {
     const { version, workspace: root } = this.place;
-    if (job.version !== version) return { refused: `it comes from conclave ${job.version}, and this worker is conclave ${version}: run the same version on both sides` };
+    if (job.version !== version)
+      return { refused: `it comes from conclave ${job.version}, and this worker is conclave ${version}: run the same version on both sides` };
     const file = resolve(root, job.workflow.path);
     const inside = relative(root, file);
     if (isAbsolute(job.workflow.path) || inside.startsWith('..') || isAbsolute(inside) || !/\.ya?ml$/i.test(file)) {
       return { refused: `its workflow path ${JSON.stringify(job.workflow.path)} is not a .yml file inside this worker's workspace` };
     }
-    if (!existsSync(file) || !statSync(file).isFile()) return { refused: `its workflow ${job.workflow.path} is not in this worker's workspace (${root}): check out the same commit as the coordinator` };
+    if (!existsSync(file) || !statSync(file).isFile())
+      return { refused: `its workflow ${job.workflow.path} is not in this worker's workspace (${root}): check out the same commit as the coordinator` };
     const sha256 = createHash('sha256').update(readFileSync(file, 'utf8')).digest('hex');
     if (sha256 !== job.workflow.sha256) {
-      return { refused: `its workflow ${job.workflow.path} is not this worker's (sha256 ${job.workflow.sha256.slice(0, 12)} on the coordinator, ${sha256.slice(0, 12)} here): check out the same commit` };
+      return {
+        refused:
+          `its workflow ${job.workflow.path} is not this worker's (sha256 ${job.workflow.sha256.slice(0, 12)} on the coordinator, ` +
+          `${sha256.slice(0, 12)} here): check out the same commit`,
+      };
     }
     const { providers } = job;
     const key = `${sha256} ${providers.join(',')}`;
     if (!this.byWorkflow.has(key)) this.byWorkflow.set(key, this.load(file, providers));
-    let setup;
+    let setup: Awaited<NonNullable<ReturnType<typeof this.byWorkflow.get>>>;
     try {
       setup = await this.byWorkflow.get(key)!;
     } catch (e) {
@@ -83,7 +92,10 @@ export class WorkerSetups {
         // Only what this worker's own copy of the workflow gives some agent: a forged operation runs nothing else.
         const tool: AgentTool | undefined = isWorkspaceTool(name) && setup.tools.has(name) ? WORKSPACE_TOOL_BY_NAME[name] : undefined;
         if (!tool) return { content: `Not run: no agent of this workflow has the workspace tool "${name}".`, isError: true };
-        const context = { agent, workspace: setup.workspace, env, sandbox: setup.sandbox, signal, complete: () => {} } as Omit<ToolContext, 'channel'> as ToolContext;
+        const context = { agent, workspace: setup.workspace, env, sandbox: setup.sandbox, signal, complete: () => {} } as Omit<
+          ToolContext,
+          'channel'
+        > as ToolContext;
         return tool.run(typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {}, context);
       },
     };

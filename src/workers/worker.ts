@@ -1,13 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { ModelResponse } from '../provider/client.js';
 import type { ToolResult } from '../agents/tools/tool.js';
 import { WorkerSetups, type TurnSetup, type WorkerPlace } from './worker-setup.js';
 import { another, whenLost } from './redis.js';
 import { withinTime } from '../provider/time-limit.js';
-import { errorToWire, HEARTBEAT_MS, jobIdOf, LOCK_MS, jobPlace, keysOf, messageOf, TURN_JOB, type Down, type Operation, type TurnJob, type Up } from './wire.js';
+import {
+  errorToWire,
+  HEARTBEAT_MS,
+  jobIdOf,
+  LOCK_MS,
+  jobPlace,
+  keysOf,
+  messageOf,
+  TURN_JOB,
+  type Down,
+  type Operation,
+  type TurnJob,
+  type Up,
+} from './wire.js';
 import type { Signer } from './signing.js';
 
 /** How often a worker's stalled-job check hands a job whose lock lapsed (LOCK_MS, wire.ts) to another worker: seconds, not 30. */
@@ -58,7 +71,10 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
       const opened = signer.open(jobPlace(queue, job.id!), job.data);
       if (opened === undefined) {
         // Forged by someone who can write the Redis, or queued by a coordinator with another secret: nothing of it runs.
-        if (!unsigned.has(job.id!)) options.log(`warning: job ${job.id} is not signed with this worker's CONCLAVE_WORKERS_SECRET: not taken (a coordinator with another secret, or a forgery)`);
+        if (!unsigned.has(job.id!))
+          options.log(
+            `warning: job ${job.id} is not signed with this worker's CONCLAVE_WORKERS_SECRET: not taken (a coordinator with another secret, or a forgery)`,
+          );
         unsigned.add(job.id!);
         throw new UnrecoverableError('not signed');
       }
@@ -136,13 +152,18 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
     let value: ModelResponse | ToolResult;
     try {
       if (op.kind === 'call') {
-        value = await setup.provider.call(op.request, signal, {
-          ...(op.inputTokens !== undefined ? { inputTokens: op.inputTokens } : {}),
-          onRetry: (error, waitMs) => void say({ type: 'retry', job, id, error, waitMs }).catch(() => {}),
-          onWait: (reason, waitMs) => void say({ type: 'waiting', job, id, reason, waitMs }).catch(() => {}),
-          onPaced: (waitedMs, reason) => void say({ type: 'paced', job, id, waitedMs, reason }).catch(() => {}),
-          onSent: () => void say({ type: 'sent', job, id }).catch(() => {}),
-        }, op.provider);
+        value = await setup.provider.call(
+          op.request,
+          signal,
+          {
+            ...(op.inputTokens !== undefined ? { inputTokens: op.inputTokens } : {}),
+            onRetry: (error, waitMs) => void say({ type: 'retry', job, id, error, waitMs }).catch(() => {}),
+            onWait: (reason, waitMs) => void say({ type: 'waiting', job, id, reason, waitMs }).catch(() => {}),
+            onPaced: (waitedMs, reason) => void say({ type: 'paced', job, id, waitedMs, reason }).catch(() => {}),
+            onSent: () => void say({ type: 'sent', job, id }).catch(() => {}),
+          },
+          op.provider,
+        );
       } else {
         const result = await setup.runTool(op.agent, op.name, op.input, signal);
         value = { ...result, content: options.mask(result.content) };
@@ -154,7 +175,14 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
     if (!signal.aborted) await say({ type: 'result', job, id, value }).catch(() => {});
   };
 
-  const worker = new Worker(queue, processor, { connection: redis, concurrency: options.concurrency, lockDuration: LOCK_MS, stalledInterval: STALLED_CHECK_MS, maxStalledCount: 20, drainDelay: 1 });
+  const worker = new Worker(queue, processor, {
+    connection: redis,
+    concurrency: options.concurrency,
+    lockDuration: LOCK_MS,
+    stalledInterval: STALLED_CHECK_MS,
+    maxStalledCount: 20,
+    drainDelay: 1,
+  });
   const errors = new Set<string>();
   worker.on('error', (e) => {
     if (!errors.has(e.message)) options.log(`warning: ${e.message}`);
@@ -166,10 +194,15 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
   const watch = setInterval(() => {
     if (active > 0) return;
     if (Date.now() - lastActive > options.idleTimeoutMs) return finish({ code: 'idle' });
-    void redis.exists(keys.ended).then((ended) => ended && active === 0 && finish({ code: 'ended' }), () => {});
+    void redis.exists(keys.ended).then(
+      (ended) => ended && active === 0 && finish({ code: 'ended' }),
+      () => {},
+    );
   }, 1000);
   options.signal.addEventListener('abort', () => finish({ code: 'interrupted' }), { once: true });
-  const stopWatching = whenLost(redis, LOST_AFTER_MS, (why) => finish({ code: 'lost', reason: `the workers' Redis has not answered for ${LOST_AFTER_MS / 1000}s (${why}): the turns this worker held go to others` }));
+  const stopWatching = whenLost(redis, LOST_AFTER_MS, (why) =>
+    finish({ code: 'lost', reason: `the workers' Redis has not answered for ${LOST_AFTER_MS / 1000}s (${why}): the turns this worker held go to others` }),
+  );
   const served = await finished;
   stopWatching();
   clearInterval(watch);

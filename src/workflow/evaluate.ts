@@ -66,7 +66,11 @@ function evaluateOrMissing(expr: Expr, scope: Scope): unknown {
       const value = evaluate(first!, scope);
       if (expr.name === 'json') return JSON.stringify(value) ?? 'null';
       if (expr.name === 'trim') return render(value).trim();
-      if (expr.name === 'lines') return render(value).split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+      if (expr.name === 'lines')
+        return render(value)
+          .split(/\r?\n/)
+          .map((line) => line.trim())
+          .filter((line) => line !== '');
       if (expr.name === 'from_json') return fromJson(render(value), expr.offset);
       throw new Error(`function ${expr.name} has no implementation`);
     }

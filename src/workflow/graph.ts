@@ -49,7 +49,11 @@ export function buildGraph(entries: readonly AgentEntry[]): { graph?: TeamGraph;
 
   for (const e of entries) {
     if (RESERVED_NAMES.includes(e.name)) {
-      problem(e.name, 'name', `"${e.name}" is reserved (${e.name === 'all' ? '@all reaches every agent' : 'conclave posts its own messages as system'}); choose another name`);
+      problem(
+        e.name,
+        'name',
+        `"${e.name}" is reserved (${e.name === 'all' ? '@all reaches every agent' : 'conclave posts its own messages as system'}); choose another name`,
+      );
     }
     if (e.reports_to === undefined) continue;
     const target = byName.get(e.reports_to);
@@ -122,9 +126,7 @@ export function buildGraph(entries: readonly AgentEntry[]): { graph?: TeamGraph;
   }
 
   if (problems.length > 0 || lead === undefined) return { problems };
-  const members = new Map<string, TeamMember>(
-    entries.map((e) => [e.name, { name: e.name, role: e.role, reportsTo: parent.get(e.name) ?? null }]),
-  );
+  const members = new Map<string, TeamMember>(entries.map((e) => [e.name, { name: e.name, role: e.role, reportsTo: parent.get(e.name) ?? null }]));
   return { graph: { lead, members }, problems };
 }
 

@@ -8,7 +8,17 @@ import { textInFile, textInSource, type LocatedText } from './located.js';
 import { checkReferences, type Field } from './references.js';
 import { outputProblems } from './typed-outputs.js';
 import { mcpServerProblems, toolNameProblems } from './tool-names.js';
-import { compactAtProblems, durationProblems, inputProblems, isRecord, modelFormWarnings, recordOf, setupIdProblems, thinkingProblems, toolsEnvProblems } from './value-checks.js';
+import {
+  compactAtProblems,
+  durationProblems,
+  inputProblems,
+  isRecord,
+  modelFormWarnings,
+  recordOf,
+  setupIdProblems,
+  thinkingProblems,
+  toolsEnvProblems,
+} from './value-checks.js';
 import { labelOf, schemaErrors } from './schema-check.js';
 import { WorkflowSource, type Path } from './source.js';
 import { quote } from './suggest.js';
@@ -43,7 +53,10 @@ export interface LoadResult {
   workflow?: Workflow;
   /** Errors and warnings, in file order. */
   diagnostics: Diagnostic[];
-  /** For mention checks, even when there are errors: the prompts read, the agents' names, the templates and `for_each` agents (whose instances, `NAME-1` …, the run makes). */
+  /**
+   * For mention checks, even when there are errors: the prompts read, the agents' names, the
+   * templates and `for_each` agents (whose instances, `NAME-1` …, the run makes).
+   */
   prompts: LocatedText[];
   agents: string[];
   madeAtRun: string[];
@@ -96,15 +109,36 @@ function checkWorkflow(file: string, text: string): LoadResult {
     return { diagnostics: [source.error({ line: 1, col: 1 }, 'the file is empty; a workflow needs at least name, agents and kickoff')], ...none };
   }
   const deep = tooDeep(data);
-  if (deep) return { diagnostics: [source.error(source.keyPosition(deep), `${deep.slice(0, 3).join(".")}… is nested more than ${MAX_DEPTH} levels deep: a workflow never needs that many; flatten it`)], ...none };
+  if (deep)
+    return {
+      diagnostics: [
+        source.error(
+          source.keyPosition(deep),
+          `${deep.slice(0, 3).join('.')}… is nested more than ${MAX_DEPTH} levels deep: a workflow never needs that many; flatten it`,
+        ),
+      ],
+      ...none,
+    };
   const diagnostics = schemaErrors(source, data);
   if (!isRecord(data)) return { diagnostics, ...none };
   const spec = data as unknown as WorkflowSpec;
 
   diagnostics.push(...inputProblems(source, spec));
   diagnostics.push(...setupIdProblems(source, spec));
-  diagnostics.push(...durationProblems(source, spec), ...thinkingProblems(source, spec), ...compactAtProblems(source, spec), ...toolsEnvProblems(source, spec), ...modelFormWarnings(source, spec));
-  diagnostics.push(...outputProblems(source, spec), ...toolNameProblems(source, spec), ...mcpServerProblems(source, spec), ...spawnProblems(source, spec), ...forEachProblems(source, spec));
+  diagnostics.push(
+    ...durationProblems(source, spec),
+    ...thinkingProblems(source, spec),
+    ...compactAtProblems(source, spec),
+    ...toolsEnvProblems(source, spec),
+    ...modelFormWarnings(source, spec),
+  );
+  diagnostics.push(
+    ...outputProblems(source, spec),
+    ...toolNameProblems(source, spec),
+    ...mcpServerProblems(source, spec),
+    ...spawnProblems(source, spec),
+    ...forEachProblems(source, spec),
+  );
   const system = systemTexts(source, spec, diagnostics);
   const templates = collectTemplates(source, spec, system, diagnostics);
   diagnostics.push(...strayExpressions(source, data, templates));
@@ -179,7 +213,8 @@ function collectTemplates(
         diagnostics.push(
           source.warning(
             { line, col },
-            `${written} stands inside double quotes: its value reaches the shell single-quoted, so that it stays data, and those quotes show (a value 42 prints as '42'); close the double quotes around it: "…"${written}"…"`,
+            `${written} stands inside double quotes: its value reaches the shell single-quoted, so that it stays data, and those quotes show (a value 42 ` +
+              `prints as '42'); close the double quotes around it: "…"${written}"…"`,
           ),
         );
       }
@@ -193,7 +228,8 @@ function collectTemplates(
   for (const [key, value] of Object.entries(recordOf(spec.env))) addValue(['env', key], 'env', value);
   for (const [name, server] of Object.entries(recordOf(spec.mcp_servers))) {
     if (!isRecord(server)) continue;
-    for (const part of ['env', 'headers'] as const) for (const [key, value] of Object.entries(recordOf(server[part]))) addValue(['mcp_servers', name, part, key], 'env', value);
+    for (const part of ['env', 'headers'] as const)
+      for (const [key, value] of Object.entries(recordOf(server[part]))) addValue(['mcp_servers', name, part, key], 'env', value);
   }
   (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) => {
     if (isRecord(step)) addValue(['setup', i, 'run'], 'setup', step.run, i);
@@ -240,7 +276,12 @@ function strayExpressions(source: WorkflowSource, data: unknown, templates: Map<
       const github = value.indexOf('${{');
       if (github !== -1) {
         const position = source.positionInValue(path, value, github, github + 3, github);
-        out.push(source.warning(position, `\${{ }} is GitHub Actions' syntax, which nothing evaluates inside a workflow file: write $<< … >> (such as $<< inputs.NAME >>)`));
+        out.push(
+          source.warning(
+            position,
+            `\${{ }} is GitHub Actions' syntax, which nothing evaluates inside a workflow file: write $<< … >> (such as $<< inputs.NAME >>)`,
+          ),
+        );
       }
       if (templates.has(label) || path[path.length - 1] === 'system_file') return;
       const { parts, errors } = parseTemplate(value);
@@ -269,7 +310,11 @@ function graphOf(source: WorkflowSource, spec: WorkflowSpec, diagnostics: Diagno
     if (!isRecord(agent)) return undefined;
     const known = agent.role === 'manager' || agent.role === 'worker';
     if (!known) unsure.add(name);
-    entries.push({ name, role: known ? (agent.role as AgentEntry['role']) : 'manager', reports_to: typeof agent.reports_to === 'string' ? agent.reports_to : undefined });
+    entries.push({
+      name,
+      role: known ? (agent.role as AgentEntry['role']) : 'manager',
+      reports_to: typeof agent.reports_to === 'string' ? agent.reports_to : undefined,
+    });
   }
   if (entries.length === 0) return undefined;
   const { graph, problems } = buildGraph(entries);

@@ -91,7 +91,7 @@ function checkPath(path: PathExpr, scope: ReferenceScope): string | undefined {
     case 'env':
       return first === undefined ? undefined : tooDeep(1);
     case 'setup':
-      return first === undefined ? undefined : checkSetup(String(first), scope) ?? tooDeep(1);
+      return first === undefined ? undefined : (checkSetup(String(first), scope) ?? tooDeep(1));
     case 'agents':
       if (first === undefined) return undefined;
       if (!scope.agents.includes(String(first))) {

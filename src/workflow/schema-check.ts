@@ -41,9 +41,7 @@ const NAME_OF_KEYS: Record<string, string> = {
 export function schemaErrors(source: WorkflowSource, data: unknown): Diagnostic[] {
   if (validate(data)) return [];
   const errors = validate.errors ?? [];
-  const failedUnions = new Set(
-    errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath),
-  );
+  const failedUnions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
   const out: Diagnostic[] = [];
   for (const error of errors) {
     const path = pointerToPath(error.instancePath);
@@ -70,10 +68,7 @@ function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagn
       const key = String(params.additionalProperty);
       const allowed = Object.keys((e.parentSchema?.properties as object | undefined) ?? {});
       const where = path.length === 0 ? '' : ` in ${label}`;
-      return source.error(
-        source.keyPosition([...path, key]),
-        `unknown key "${key}"${where}${didYouMean(key, allowed)}`,
-      );
+      return source.error(source.keyPosition([...path, key]), `unknown key "${key}"${where}${didYouMean(key, allowed)}`);
     }
     case 'required': {
       const owner = path.length === 0 ? 'the workflow' : label;
@@ -98,10 +93,7 @@ function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagn
       const words = PATTERN_WORDS[String(params.pattern)] ?? `of the form ${String(params.pattern)}`;
       if (e.propertyName !== undefined) {
         const noun = NAME_OF_KEYS[String(path[path.length - 1])] ?? 'key';
-        return source.error(
-          source.keyPosition([...path, e.propertyName]),
-          `${noun} ${quote(e.propertyName)} must be ${words}`,
-        );
+        return source.error(source.keyPosition([...path, e.propertyName]), `${noun} ${quote(e.propertyName)} must be ${words}`);
       }
       return source.error(source.valuePosition(path), `${label} must be ${words}; found ${quote(e.data)}`);
     }
@@ -141,17 +133,27 @@ function misplacedAgentKey(source: WorkflowSource, path: Path): string {
   return `; "${path[1]}" is a key of an agent: indent it under the agent it belongs to${before ? ` (agents.${before}?)` : ''}`;
 }
 
-const AGENT_KEYS = ['role', 'reports_to', 'description', 'model', 'max_tokens', 'effort', 'thinking', 'thinking_display', 'system', 'system_file', 'tools', 'wake'];
+const AGENT_KEYS = [
+  'role',
+  'reports_to',
+  'description',
+  'model',
+  'max_tokens',
+  'effort',
+  'thinking',
+  'thinking_display',
+  'system',
+  'system_file',
+  'tools',
+  'wake',
+];
 
 /** A missing key that an unknown key beside it is a typo of: the "did you mean" says it all. */
 function isExplainedByTypo(error: ErrorObject, errors: readonly ErrorObject[]): boolean {
   if (error.keyword !== 'required') return false;
   const missing = String(error.params.missingProperty);
   return errors.some(
-    (e) =>
-      e.keyword === 'additionalProperties' &&
-      e.instancePath === error.instancePath &&
-      closest(String(e.params.additionalProperty), [missing]) === missing,
+    (e) => e.keyword === 'additionalProperties' && e.instancePath === error.instancePath && closest(String(e.params.additionalProperty), [missing]) === missing,
   );
 }
 

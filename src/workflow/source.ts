@@ -1,16 +1,4 @@
-import {
-  LineCounter,
-  isAlias,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  parseDocument,
-  visit,
-  type Document,
-  type Node,
-  type Pair,
-} from 'yaml';
+import { LineCounter, isAlias, isMap, isPair, isScalar, isSeq, parseDocument, visit, type Document, type Node, type Pair } from 'yaml';
 import type { Diagnostic, Position } from './diagnostic.js';
 
 export type Path = readonly (string | number)[];
@@ -53,7 +41,9 @@ export class WorkflowSource {
         if (target === undefined) {
           found.push(this.error(this.startOf(alias), `the alias *${alias.source} names no anchor`));
         } else if (target.range && alias.range && target.range[0] <= alias.range[0] && alias.range[1] <= target.range[2]) {
-          found.push(this.error(this.startOf(alias), `the alias *${alias.source} is inside the node &${alias.source} it repeats: it would repeat itself forever`));
+          found.push(
+            this.error(this.startOf(alias), `the alias *${alias.source} is inside the node &${alias.source} it repeats: it would repeat itself forever`),
+          );
         }
       },
     });

@@ -20,7 +20,8 @@ export function chosenNameProblem(name: string, taken: (name: string) => boolean
   if (['all', 'system'].includes(name)) return `@${name} is kept by conclave`;
   if (taken(name)) return 'an agent has that name already';
   const automatic = /^(.+)-[0-9]+$/.exec(name);
-  if (automatic && (templates.includes(automatic[1]!) || /-fork$/.test(automatic[1]!))) return 'names of the form TEMPLATE-N and AGENT-fork-N are kept for the names conclave gives';
+  if (automatic && (templates.includes(automatic[1]!) || /-fork$/.test(automatic[1]!)))
+    return 'names of the form TEMPLATE-N and AGENT-fork-N are kept for the names conclave gives';
   return undefined;
 }
 
@@ -47,7 +48,12 @@ export function spawnProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
         spawned.add(entry);
         if (templates.includes(entry)) return;
         const known = templates.length ? `; the templates are ${templates.join(', ')}` : '; declare it under templates:';
-        out.push(source.error(source.valuePosition([section, name, 'spawns', i]), `${section}.${name}.spawns[${i}] names "${entry}", which is not a template${didYouMean(entry, templates)}${known}`));
+        out.push(
+          source.error(
+            source.valuePosition([section, name, 'spawns', i]),
+            `${section}.${name}.spawns[${i}] names "${entry}", which is not a template${didYouMean(entry, templates)}${known}`,
+          ),
+        );
       });
     }
   }
@@ -57,17 +63,34 @@ export function spawnProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
   for (const [agent] of agents) {
     const instanceOf = (source: string) => agent.startsWith(`${source}-`) && /^[0-9]+$/.test(agent.slice(source.length + 1));
     const clash = templates.find((t) => agent === t || instanceOf(t)) ?? forEach.find(instanceOf) ?? forks.find(instanceOf);
-    if (clash) out.push(source.error(source.keyPosition(['agents', agent]), `agent "${agent}" has the name of ${agent === clash ? 'a template' : `an instance of "${clash}"`}; rename one of them`));
+    if (clash)
+      out.push(
+        source.error(
+          source.keyPosition(['agents', agent]),
+          `agent "${agent}" has the name of ${agent === clash ? 'a template' : `an instance of "${clash}"`}; rename one of them`,
+        ),
+      );
   }
   const declared = Object.keys(recordOf(spec.agents)).length;
   if (typeof spec.limits?.max_agents === 'number' && spec.limits.max_agents < declared) {
-    out.push(source.error(source.valuePosition(['limits', 'max_agents']), `limits.max_agents is ${spec.limits.max_agents}, fewer than the ${declared} agents the file declares`));
+    out.push(
+      source.error(
+        source.valuePosition(['limits', 'max_agents']),
+        `limits.max_agents is ${spec.limits.max_agents}, fewer than the ${declared} agents the file declares`,
+      ),
+    );
   }
   const maxDepth = spec.limits?.max_depth ?? DEFAULT_MAX_DEPTH;
   for (const [template, t] of Object.entries(recordOf(spec.templates))) {
-    if (!spawned.has(template)) out.push(source.warning(source.keyPosition(['templates', template]), `template "${template}" is spawned by no agent; add it to an agent's spawns:`));
+    if (!spawned.has(template))
+      out.push(source.warning(source.keyPosition(['templates', template]), `template "${template}" is spawned by no agent; add it to an agent's spawns:`));
     if (isRecord(t) && Array.isArray(t.spawns) && t.spawns.includes(template)) {
-      out.push(source.warning(source.keyPosition(['templates', template, 'spawns']), `template "${template}" spawns itself: its instances nest until limits.max_depth (${maxDepth}) refuses the next spawn`));
+      out.push(
+        source.warning(
+          source.keyPosition(['templates', template, 'spawns']),
+          `template "${template}" spawns itself: its instances nest until limits.max_depth (${maxDepth}) refuses the next spawn`,
+        ),
+      );
     }
   }
   return out;
@@ -81,9 +104,20 @@ export function forEachProblems(source: WorkflowSource, spec: WorkflowSpec): Dia
   const out: Diagnostic[] = [];
   for (const [name, agent] of Object.entries(recordOf(spec.agents))) {
     if (!isRecord(agent) || agent.for_each === undefined) continue;
-    if (agent.role !== 'worker') out.push(source.error(source.keyPosition(['agents', name, 'for_each']), `agents.${name}.for_each: only a worker can have instances per item (a manager leads one team)`));
-    if (typeof agent.for_each === 'string' && !/^\s*\$<<[^]*>>\s*$/.test(agent.for_each)) {
-      out.push(source.error(source.valuePosition(['agents', name, 'for_each']), `agents.${name}.for_each must be a list, or one expression giving a list, such as "$<< lines(setup.files) >>"`));
+    if (agent.role !== 'worker')
+      out.push(
+        source.error(
+          source.keyPosition(['agents', name, 'for_each']),
+          `agents.${name}.for_each: only a worker can have instances per item (a manager leads one team)`,
+        ),
+      );
+    if (typeof agent.for_each === 'string' && !/^\s*\$<<[\s\S]*>>\s*$/.test(agent.for_each)) {
+      out.push(
+        source.error(
+          source.valuePosition(['agents', name, 'for_each']),
+          `agents.${name}.for_each must be a list, or one expression giving a list, such as "$<< lines(setup.files) >>"`,
+        ),
+      );
     }
   }
   return out;

@@ -5,8 +5,7 @@ export function closest(word: string, candidates: Iterable<string>): string | un
   const limit = Math.max(1, Math.floor(word.length / 3));
   for (const candidate of candidates) {
     if (candidate === word) continue;
-    const distance =
-      candidate.toLowerCase() === word.toLowerCase() ? 0 : editDistance(word, candidate);
+    const distance = candidate.toLowerCase() === word.toLowerCase() ? 0 : editDistance(word, candidate);
     if (distance <= limit && distance < bestDistance) {
       best = candidate;
       bestDistance = distance;
@@ -26,9 +25,7 @@ export function didYouMean(word: string, candidates: Iterable<string>, prefix = 
 function editDistance(a: string, b: string): number {
   const rows = a.length + 1;
   const cols = b.length + 1;
-  const d: number[][] = Array.from({ length: rows }, (_, i) =>
-    Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
+  const d: number[][] = Array.from({ length: rows }, (_, i) => Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i < rows; i++) {
     for (let j = 1; j < cols; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;

@@ -28,7 +28,7 @@ export function parseTemplate(text: string): Template {
   let literal = '';
   let i = 0;
   while (i < text.length) {
-    if (text.startsWith('$' + OPEN, i)) {
+    if (text.startsWith(`$${OPEN}`, i)) {
       literal += OPEN;
       i += OPEN.length + 1;
       continue;

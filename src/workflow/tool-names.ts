@@ -20,7 +20,9 @@ export function toolsGiven(spec: WorkflowSpec): Set<string> {
 export function toolNameProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
   const servers = Object.keys(recordOf(spec.mcp_servers));
   const out: Diagnostic[] = [];
-  const entries = (['agents', 'templates'] as const).flatMap((section) => Object.entries(recordOf(spec[section])).map(([name, agent]) => [section, name, agent] as const));
+  const entries = (['agents', 'templates'] as const).flatMap((section) =>
+    Object.entries(recordOf(spec[section])).map(([name, agent]) => [section, name, agent] as const),
+  );
   for (const [section, name, agent] of entries) {
     if (!isRecord(agent) || !Array.isArray(agent.tools)) continue;
     agent.tools.forEach((entry, i) => {
@@ -30,7 +32,9 @@ export function toolNameProblems(source: WorkflowSource, spec: WorkflowSpec): Di
       const known = WORKSPACE_TOOLS.map((t) => `"${t}"`).join(', ');
       const also = servers.length ? `, or name a server of mcp_servers (${servers.join(', ')})` : '';
       const hint = didYouMean(entry.includes('.') ? ref.server : entry, entry.includes('.') ? servers : [...WORKSPACE_TOOLS, ...servers]);
-      const what = entry.includes('.') ? `names the server "${ref.server}", which mcp_servers does not declare${hint}` : `must be one of ${known}${also}; found the string "${entry}"${hint}`;
+      const what = entry.includes('.')
+        ? `names the server "${ref.server}", which mcp_servers does not declare${hint}`
+        : `must be one of ${known}${also}; found the string "${entry}"${hint}`;
       out.push(source.error(source.valuePosition([section, name, 'tools', i]), `${section}.${name}.tools[${i}] ${what}`));
     });
   }
@@ -43,10 +47,14 @@ export function mcpServerProblems(source: WorkflowSource, spec: WorkflowSpec): D
   for (const [name, server] of Object.entries(recordOf(spec.mcp_servers))) {
     if (!isRecord(server)) continue;
     const at = source.keyPosition(['mcp_servers', name]);
-    if (server.command === undefined && server.url === undefined) out.push(source.error(at, `mcp_servers.${name} needs command (a program on stdio) or url (a streamable HTTP endpoint)`));
-    else if (server.command !== undefined && server.url !== undefined) out.push(source.error(at, `mcp_servers.${name} has both command and url: a server is one or the other`));
-    else if (server.url !== undefined && (server.args !== undefined || server.env !== undefined)) out.push(source.error(at, `mcp_servers.${name} has a url: args and env are for a command`));
-    else if (server.command !== undefined && server.headers !== undefined) out.push(source.error(at, `mcp_servers.${name} has a command: headers are for a url`));
+    if (server.command === undefined && server.url === undefined)
+      out.push(source.error(at, `mcp_servers.${name} needs command (a program on stdio) or url (a streamable HTTP endpoint)`));
+    else if (server.command !== undefined && server.url !== undefined)
+      out.push(source.error(at, `mcp_servers.${name} has both command and url: a server is one or the other`));
+    else if (server.url !== undefined && (server.args !== undefined || server.env !== undefined))
+      out.push(source.error(at, `mcp_servers.${name} has a url: args and env are for a command`));
+    else if (server.command !== undefined && server.headers !== undefined)
+      out.push(source.error(at, `mcp_servers.${name} has a command: headers are for a url`));
   }
   return out;
 }

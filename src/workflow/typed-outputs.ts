@@ -31,11 +31,18 @@ export function outputProblems(source: WorkflowSource, spec: WorkflowSpec): Diag
   const problems: Diagnostic[] = [];
   for (const [name, declared] of Object.entries(recordOf(spec.outputs))) {
     if (RESERVED_OUTPUTS.includes(name)) {
-      problems.push(source.error(source.keyPosition(['outputs', name]), `outputs.${name} has the name of one of the Action's own outputs (${RESERVED_OUTPUTS.join(', ')}): choose another name`));
+      problems.push(
+        source.error(
+          source.keyPosition(['outputs', name]),
+          `outputs.${name} has the name of one of the Action's own outputs (${RESERVED_OUTPUTS.join(', ')}): choose another name`,
+        ),
+      );
     }
-    if (name === '__proto__') problems.push(source.error(source.keyPosition(['outputs', name]), 'outputs.__proto__ cannot be an output name: choose another name'));
+    if (name === '__proto__')
+      problems.push(source.error(source.keyPosition(['outputs', name]), 'outputs.__proto__ cannot be an output name: choose another name'));
     const ref = referenceIn(declared, ['outputs', name]);
-    if (ref) problems.push(source.error(source.keyPosition(ref), `${ref.join('.')}: references ($ref) are not supported in a typed output; write the schema inline`));
+    if (ref)
+      problems.push(source.error(source.keyPosition(ref), `${ref.join('.')}: references ($ref) are not supported in a typed output; write the schema inline`));
   }
   return problems;
 }

@@ -12,8 +12,12 @@ import { providersOf } from './providers-used.js';
 
 /** Durations the schema lets through that no timer can hold: `0ms`, `600h`. */
 export function durationProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
-  const places: { path: (string | number)[]; value: unknown }[] = [{ path: ['limits', 'timeout'], value: isRecord(spec.limits) ? spec.limits.timeout : undefined }];
-  (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) => places.push({ path: ['setup', i, 'timeout'], value: isRecord(step) ? step.timeout : undefined }));
+  const places: { path: (string | number)[]; value: unknown }[] = [
+    { path: ['limits', 'timeout'], value: isRecord(spec.limits) ? spec.limits.timeout : undefined },
+  ];
+  (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) =>
+    places.push({ path: ['setup', i, 'timeout'], value: isRecord(step) ? step.timeout : undefined }),
+  );
   return places.flatMap(({ path, value }) => {
     if (typeof value !== 'string' && typeof value !== 'number') return [];
     let ms: number;
@@ -23,7 +27,10 @@ export function durationProblems(source: WorkflowSource, spec: WorkflowSpec): Di
       return []; // the schema reports it
     }
     const problem = durationProblem(ms);
-    const name = path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[');
+    const name = path
+      .map((p) => (typeof p === 'number' ? `[${p}]` : p))
+      .join('.')
+      .replace(/\.\[/g, '[');
     return problem ? [source.error(source.valuePosition(path), `${name} ${problem}; found ${JSON.stringify(value)}`)] : [];
   });
 }
@@ -35,7 +42,12 @@ export function inputProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
     const values = Array.isArray(input.enum) ? input.enum : [];
     values.forEach((value, i) => {
       if (!hasInputType(input, value)) {
-        out.push(source.error(source.valuePosition(['inputs', name, 'enum', i]), `inputs.${name}.enum[${i}] must be ${TYPE_WORDS[input.type]}, the input's type; found ${describeValue(value)}`));
+        out.push(
+          source.error(
+            source.valuePosition(['inputs', name, 'enum', i]),
+            `inputs.${name}.enum[${i}] must be ${TYPE_WORDS[input.type]}, the input's type; found ${describeValue(value)}`,
+          ),
+        );
       }
     });
     if (input.default !== undefined) {
@@ -90,6 +102,7 @@ export function setupIdProblems(source: WorkflowSource, spec: WorkflowSpec): Dia
 
 /** Each agent's instructions: the `system` text, or the contents of `system_file`. */
 
+// biome-ignore lint/suspicious/noExplicitAny: a checked map whose values its callers read as they check them
 export function isRecord(value: unknown): value is Record<string, any> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
@@ -108,7 +121,12 @@ export function thinkingProblems(source: WorkflowSource, spec: WorkflowSpec): Di
     if (typeof settings.thinking !== 'number') continue;
     const maxTokens = settings.max_tokens ?? defaults.max_tokens;
     if (typeof maxTokens === 'number' && settings.thinking >= maxTokens) {
-      out.push(source.error(source.valuePosition([...path, 'thinking']), `${path.join('.')}.thinking (${settings.thinking} tokens) must be below max_tokens (${maxTokens}), to leave room for the reply`));
+      out.push(
+        source.error(
+          source.valuePosition([...path, 'thinking']),
+          `${path.join('.')}.thinking (${settings.thinking} tokens) must be below max_tokens (${maxTokens}), to leave room for the reply`,
+        ),
+      );
     }
   }
   return out;
@@ -119,14 +137,20 @@ export function compactAtProblems(source: WorkflowSource, spec: WorkflowSpec): D
   const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};
   // Each place that sets compact_at, with the settings that apply there (an agent's over the defaults).
   const places: [(string | number)[], unknown, Record<string, unknown>][] = [[['defaults'], defaults.compact_at, defaults]];
-  for (const [name, agent] of Object.entries(recordOf(spec.agents))) if (isRecord(agent)) places.push([['agents', name], agent.compact_at, { ...defaults, ...agent }]);
+  for (const [name, agent] of Object.entries(recordOf(spec.agents)))
+    if (isRecord(agent)) places.push([['agents', name], agent.compact_at, { ...defaults, ...agent }]);
   return places.flatMap(([path, at, settings]) => {
     if (typeof at !== 'number') return [];
     const model = typeof settings.model === 'string' ? settings.model : DEFAULT_MODEL;
     const { window } = modelInfo(model);
     const room = window - (typeof settings.max_tokens === 'number' ? settings.max_tokens : defaultMaxTokens(model));
     if (at <= room) return [];
-    return [source.error(source.valuePosition([...path, 'compact_at']), `${path.join('.')}.compact_at (${at} tokens) leaves no room for an answer in ${model}'s context window of ${window} tokens: keep it at most ${room}`)];
+    return [
+      source.error(
+        source.valuePosition([...path, 'compact_at']),
+        `${path.join('.')}.compact_at (${at} tokens) leaves no room for an answer in ${model}'s context window of ${window} tokens: keep it at most ${room}`,
+      ),
+    ];
   });
 }
 
@@ -146,7 +170,13 @@ export function modelFormWarnings(source: WorkflowSource, spec: WorkflowSpec): D
     const form = typeof model === 'string' ? cloudFormOf(model) : undefined;
     if (!form || form === provider) return [];
     const title = form === 'bedrock' ? 'an Amazon Bedrock id' : 'a Google Vertex AI id';
-    return [source.warning(source.valuePosition(path), `${path.join('.')} "${String(model)}" is ${title}, but the provider there is ${String(provider)}: name the model as Anthropic does, or set provider: ${form}`)];
+    return [
+      source.warning(
+        source.valuePosition(path),
+        `${path.join('.')} "${String(model)}" is ${title}, but the provider there is ${String(provider)}: name the model as Anthropic does, or set provider: ` +
+          `${form}`,
+      ),
+    ];
   });
 }
 
@@ -157,7 +187,12 @@ export function toolsEnvProblems(source: WorkflowSource, spec: WorkflowSpec): Di
   return names.flatMap((name, i) => {
     const owner = typeof name === 'string' ? credentialOf(name, providers) : undefined;
     if (!owner) return [];
-    const whose = owner === 'anthropic' ? '' : owner === 'identity' ? ', the job\'s OIDC identity, from which cloud credentials are minted' : `, a credential of provider ${owner}, which this workflow uses`;
+    const whose =
+      owner === 'anthropic'
+        ? ''
+        : owner === 'identity'
+          ? ", the job's OIDC identity, from which cloud credentials are minted"
+          : `, a credential of provider ${owner}, which this workflow uses`;
     return [source.error(source.valuePosition(['tools_env', i]), `tools_env may not name ${name}${whose}: conclave's own credentials never reach a tool`)];
   });
 }

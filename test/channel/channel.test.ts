@@ -94,7 +94,7 @@ describe('inboxes', () => {
     expect(next.messages.map((m) => m.text)).toEqual(['@a two, while a is busy']);
   });
 
-  it('leaves a failed turn\'s messages unread, delivered again with new ones', () => {
+  it("leaves a failed turn's messages unread, delivered again with new ones", () => {
     const channel = new Channel(team());
     channel.post('lead', '@a one');
     channel.release(channel.deliver('a'));

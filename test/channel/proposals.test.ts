@@ -44,9 +44,7 @@ describe('opening a proposal', () => {
     [{ id: 'has space' }, 'proposal id "has space" must be letters, digits, _ and -'],
   ])('rejects %j', (request, message) => {
     const channel = new Channel(team());
-    expect(() => channel.propose('lead', { id: 'q', question: 'Which?', options: ['x', 'y'], voters: VOTERS, ...request })).toThrow(
-      new ChannelError(message),
-    );
+    expect(() => channel.propose('lead', { id: 'q', question: 'Which?', options: ['x', 'y'], voters: VOTERS, ...request })).toThrow(new ChannelError(message));
   });
 
   it('rejects a second proposal with the same id', () => {
@@ -117,10 +115,24 @@ describe('rules', () => {
 
   it('plurality: the most votes win without a majority', () => {
     const channel = open({ rule: 'plurality', voters: ['a', 'b', 'c', 'd', 'sub'] });
-    for (const [voter, option] of [['a', 'x'], ['b', 'x'], ['c', 'y'], ['d', 'z'], ['sub', 'y']] as const) channel.vote(voter, 'q', option);
+    for (const [voter, option] of [
+      ['a', 'x'],
+      ['b', 'x'],
+      ['c', 'y'],
+      ['d', 'z'],
+      ['sub', 'y'],
+    ] as const)
+      channel.vote(voter, 'q', option);
     expect(status(channel)).toEqual({ status: 'no_decision', winner: null, reason: 'a tie between "x" and "y" (2 each)' });
     const again = open({ rule: 'plurality', voters: ['a', 'b', 'c', 'd', 'sub'] });
-    for (const [voter, option] of [['a', 'x'], ['b', 'x'], ['c', 'y'], ['d', 'z'], ['sub', 'x']] as const) again.vote(voter, 'q', option);
+    for (const [voter, option] of [
+      ['a', 'x'],
+      ['b', 'x'],
+      ['c', 'y'],
+      ['d', 'z'],
+      ['sub', 'x'],
+    ] as const)
+      again.vote(voter, 'q', option);
     expect(status(again).winner).toBe('x');
   });
 

@@ -21,17 +21,44 @@ const CASES: [string, string[], Record<string, string>, string][] = [
   ['a scalar for a workflow', ['run', 'scalar.yml'], { 'scalar.yml': 'hello\n' }, 'scalar.yml:1:1'],
   ['a session file given to run', ['run', 's.jsonl'], { 's.jsonl': '{"type":"header"}\n' }, 's.jsonl is a session file, not a workflow'],
   ['a session file named .yml', ['run', 's.yml'], { 's.yml': '{"type":"header","format":1}\n' }, 's.yml is a session file'],
-  ['a session file given to graph', ['graph', 's.jsonl'], { 's.jsonl': '{"type":"header"}\n{"seq":1}\n' }, 's.jsonl is a session file, not a workflow: print it with conclave show s.jsonl'],
-  ['a session file given to validate', ['validate', 's.jsonl'], { 's.jsonl': '{"type":"header"}\n{"seq":1}\n' }, 's.jsonl is a session file, not a workflow: print it with conclave show s.jsonl'],
-  ['a billion laughs', ['run', 'bomb.yml'], { 'bomb.yml': `a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n${GOOD}` }, 'bomb.yml:'],
+  [
+    'a session file given to graph',
+    ['graph', 's.jsonl'],
+    { 's.jsonl': '{"type":"header"}\n{"seq":1}\n' },
+    's.jsonl is a session file, not a workflow: print it with conclave show s.jsonl',
+  ],
+  [
+    'a session file given to validate',
+    ['validate', 's.jsonl'],
+    { 's.jsonl': '{"type":"header"}\n{"seq":1}\n' },
+    's.jsonl is a session file, not a workflow: print it with conclave show s.jsonl',
+  ],
+  [
+    'a billion laughs',
+    ['run', 'bomb.yml'],
+    {
+      'bomb.yml': `a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n${GOOD}`,
+    },
+    'bomb.yml:',
+  ],
   ['a self-repeating alias', ['run', 'alias.yml'], { 'alias.yml': `x: &a [*a]\n${GOOD}` }, 'alias.yml:1:8'],
   ['5,000 nested parentheses', ['validate', 'parens.yml'], { 'parens.yml': `${GOOD}outputs:\n  o: $<< ${nest(5000)} >>\n` }, 'parens.yml:8:'],
   ['lists nested 100,000 deep', ['validate', 'deep.yml'], { 'deep.yml': `x: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n` }, 'deep.yml:1:'],
   ['a tab in indentation', ['run', 'tab.yml'], { 'tab.yml': 'name: t\nagents:\n\tlead: { role: manager }\nkickoff: hi\n' }, 'tab.yml:3:'],
-  ['a 1 MB kickoff of garbage', ['run', 'big.yml'], { 'big.yml': `name: big\nagents:\n  lead: { role: manager }\nkickoff: $<< ${'x.'.repeat(500_000)}y >>\n` }, 'big.yml:4:'],
+  [
+    'a 1 MB kickoff of garbage',
+    ['run', 'big.yml'],
+    { 'big.yml': `name: big\nagents:\n  lead: { role: manager }\nkickoff: $<< ${'x.'.repeat(500_000)}y >>\n` },
+    'big.yml:4:',
+  ],
   ['a timeout no timer can hold', ['run', 'long.yml'], { 'long.yml': `${GOOD}limits: { timeout: 600h }\n` }, 'long.yml:7:'],
   ['a zero timeout', ['run', 'zero.yml'], { 'zero.yml': `${GOOD}limits: { timeout: 0ms }\n` }, 'zero.yml:7:'],
-  ['an undeclared input in the kickoff', ['run', 'gh.yml'], { 'gh.yml': 'name: gh\nagents:\n  lead: { role: manager }\nkickoff: $<< inputs.x >>\n' }, 'gh.yml:4:'],
+  [
+    'an undeclared input in the kickoff',
+    ['run', 'gh.yml'],
+    { 'gh.yml': 'name: gh\nagents:\n  lead: { role: manager }\nkickoff: $<< inputs.x >>\n' },
+    'gh.yml:4:',
+  ],
   ['tools_env naming the API key', ['run', 'env.yml'], { 'env.yml': `${GOOD}tools_env: [ANTHROPIC_API_KEY]\n` }, 'env.yml:7:'],
   ['an unknown tool', ['run', 'tool.yml'], { 'tool.yml': 'name: t\nagents:\n  lead: { role: manager, tools: [rm_rf] }\nkickoff: hi\n' }, 'tool.yml:3:'],
   ['-i without =', ['run', 'w.yml', '-i', 'n'], { 'w.yml': GOOD }, '-i expects key=value'],
@@ -53,10 +80,42 @@ const CASES: [string, string[], Record<string, string>, string][] = [
   ['--replay of a missing file', ['run', 'w.yml', '--replay', 'missing.jsonl'], { 'w.yml': GOOD }, 'cannot read missing.jsonl: no such file'],
   ['--replay of a workflow', ['run', 'w.yml', '--replay', 'w.yml'], { 'w.yml': GOOD }, 'w.yml:1: not a conclave session file'],
   ['resume of a workflow', ['resume', 'w.yml'], { 'w.yml': GOOD }, 'w.yml:1: not a conclave session file'],
-  ['resume --at without --out', ['resume', 's.jsonl', '--at', '1'], { 's.jsonl': '{"type":"header","format":1,"run_id":"r","conclave_version":"0","workflow":{"path":"w.yml","sha256":"x"},"inputs":{},"session":"s","started_at":"t"}\n' }, '--at and --out go together'],
-  ['resume --at past the end', ['resume', 's.jsonl', '--at', '99', '--out', 'o.jsonl'], { 's.jsonl': '{"type":"header","format":1,"run_id":"r","conclave_version":"0","workflow":{"path":"w.yml","sha256":"x"},"inputs":{},"session":"s","started_at":"t"}\n' }, '--at must be a sequence number from 0 to 0'],
-  ['resume of a session whose workflow is gone', ['resume', 's.jsonl'], { 's.jsonl': '{"type":"header","format":1,"run_id":"r","conclave_version":"0","workflow":{"path":"gone.yml","sha256":"x"},"inputs":{},"session":"s","started_at":"t"}\n' }, 'gone.yml'],
-  ['resume of a session whose workflow path is /dev/zero', ['resume', 's.jsonl'], { 's.jsonl': '{"type":"header","format":1,"run_id":"r","conclave_version":"0","workflow":{"path":"dir","sha256":"x"},"inputs":{},"session":"s","started_at":"t"}\n' }, 'dir'],
+  [
+    'resume --at without --out',
+    ['resume', 's.jsonl', '--at', '1'],
+    {
+      's.jsonl':
+        '{"type":"header","format":1,"run_id":"r","conclave_version":"0","workflow":{"path":"w.yml","sha256":"x"},"inputs":{},"session":"s","started_at":"t"}\n',
+    },
+    '--at and --out go together',
+  ],
+  [
+    'resume --at past the end',
+    ['resume', 's.jsonl', '--at', '99', '--out', 'o.jsonl'],
+    {
+      's.jsonl':
+        '{"type":"header","format":1,"run_id":"r","conclave_version":"0","workflow":{"path":"w.yml","sha256":"x"},"inputs":{},"session":"s","started_at":"t"}\n',
+    },
+    '--at must be a sequence number from 0 to 0',
+  ],
+  [
+    'resume of a session whose workflow is gone',
+    ['resume', 's.jsonl'],
+    {
+      's.jsonl':
+        '{"type":"header","format":1,"run_id":"r","conclave_version":"0","workflow":{"path":"gone.yml","sha256":"x"},"inputs":{},"session":"s","started_at":"t"}\n',
+    },
+    'gone.yml',
+  ],
+  [
+    'resume of a session whose workflow path is /dev/zero',
+    ['resume', 's.jsonl'],
+    {
+      's.jsonl':
+        '{"type":"header","format":1,"run_id":"r","conclave_version":"0","workflow":{"path":"dir","sha256":"x"},"inputs":{},"session":"s","started_at":"t"}\n',
+    },
+    'dir',
+  ],
   ['graph of a directory', ['graph', 'dir'], {}, 'dir'],
   ['validate of a missing file', ['validate', 'missing.yml'], {}, 'missing.yml'],
   ['an unknown option', ['run', 'w.yml', '--budget', '5'], { 'w.yml': GOOD }, "unknown option '--budget'"],

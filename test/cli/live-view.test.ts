@@ -41,7 +41,16 @@ kickoff: Go.
 `;
 
 function reply(content: ModelResponse['content'], stop: 'end_turn' | 'tool_use' = 'end_turn'): ModelResponse {
-  return { id: 'msg', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 10 } } as unknown as ModelResponse;
+  return {
+    id: 'msg',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-5-5',
+    content,
+    stop_reason: stop,
+    stop_sequence: null,
+    usage: { input_tokens: 100, output_tokens: 10 },
+  } as unknown as ModelResponse;
 }
 
 /** The lead lists files, fans out to a and b, then completes; workers answer after a moment. */
@@ -79,13 +88,28 @@ describe('the live view', () => {
     await view.finish();
     expect(result.status).toBe('success');
 
-    const titles = logger.lines.map((l) => JSON.parse(l) as { event: string; data: string }).filter((e) => e.event === 'TITLE').map((e) => e.data);
+    const titles = logger.lines
+      .map((l) => JSON.parse(l) as { event: string; data: string })
+      .filter((e) => e.event === 'TITLE')
+      .map((e) => e.data);
     const statesOf = (agent: string) =>
       titles
         .filter((t) => t.startsWith(`@${agent} `))
         .map((t) => /^@\S+ {2}(.+?) ·/.exec(t)![1]!)
         .filter((state, i, all) => state !== all[i - 1]);
-    expect(statesOf('lead')).toEqual(['waiting', 'starting', 'thinking', 'using list_files', 'thinking', 'idle', 'starting', 'thinking', 'using complete', 'idle', 'done']);
+    expect(statesOf('lead')).toEqual([
+      'waiting',
+      'starting',
+      'thinking',
+      'using list_files',
+      'thinking',
+      'idle',
+      'starting',
+      'thinking',
+      'using complete',
+      'idle',
+      'done',
+    ]);
     expect(statesOf('a')).toEqual(['waiting', 'starting', 'thinking', 'idle', 'done']);
     expect(titles.filter((t) => t.startsWith('@a ')).at(-1)).toMatch(/^@a {2}done · 1 turn · 110 tokens · \$0\.0003$/);
     expect(titles.filter((t) => t.startsWith('team ')).at(-1)).toMatch(/^team {2}\d+s · \$0\.\d{4} of \$5\.00 · 4 of 100 turns$/);
@@ -106,7 +130,8 @@ describe('the live view of a team that grows', () => {
       const said = JSON.stringify(request.messages);
       await new Promise((r) => setTimeout(r, 10));
       if (!system.startsWith('You are @lead')) return reply([{ type: 'text', text: 'checked', citations: null }]);
-      if ((said.match(/from @checker-/g) ?? []).length >= 5) return reply([{ type: 'tool_use', id: 'toolu_9', name: 'complete', input: { status: 'success', summary: 'ok' } }], 'tool_use');
+      if ((said.match(/from @checker-/g) ?? []).length >= 5)
+        return reply([{ type: 'tool_use', id: 'toolu_9', name: 'complete', input: { status: 'success', summary: 'ok' } }], 'tool_use');
       if (said.includes('Started @')) return reply([{ type: 'text', text: 'spawned', citations: null }]);
       return reply([{ type: 'tool_use', id: 'toolu_1', name: 'spawn', input: { template: 'checker', tasks: ['1', '2', '3', '4', '5'] } }], 'tool_use');
     };
@@ -122,7 +147,10 @@ describe('the live view of a team that grows', () => {
     const result = await run.start();
     await view.finish();
     expect(result.status, result.reason).toBe('success');
-    const titles = logger.lines.map((l) => JSON.parse(l) as { event: string; data: string }).filter((e) => e.event === 'TITLE').map((e) => e.data);
+    const titles = logger.lines
+      .map((l) => JSON.parse(l) as { event: string; data: string })
+      .filter((e) => e.event === 'TITLE')
+      .map((e) => e.data);
     expect(titles.some((t) => /^@checker-\* {2}5 agents: .*thinking/.test(t))).toBe(true);
     expect(titles.filter((t) => t.startsWith('@checker')).at(-1)).toMatch(/^@checker-\* {2}5 agents: 5 done · 5 turns · 550 tokens · \$0\.\d+$/);
     expect(titles.filter((t) => t.startsWith('@lead ')).at(-1)).toMatch(/^@lead {2}done · 2 turns/);
@@ -159,8 +187,14 @@ describe('the live view under the API rate limits', () => {
       process.env.ANTHROPIC_BASE_URL = base;
       await server.close();
     }
-    const titles = logger.lines.map((l) => JSON.parse(l) as { event: string; data: string }).filter((e) => e.event === 'TITLE').map((e) => e.data);
-    expect(titles.some((t) => /^@reviewer-\* {2}6 agents: .*waiting for the rate limit on requests/.test(t)), titles.join('\n')).toBe(true);
+    const titles = logger.lines
+      .map((l) => JSON.parse(l) as { event: string; data: string })
+      .filter((e) => e.event === 'TITLE')
+      .map((e) => e.data);
+    expect(
+      titles.some((t) => /^@reviewer-\* {2}6 agents: .*waiting for the rate limit on requests/.test(t)),
+      titles.join('\n'),
+    ).toBe(true);
     expect(server.refusals).toBe(0);
   }, 30_000);
 });
@@ -180,7 +214,12 @@ describe('without a terminal', () => {
     const lines = run.stderr.trim().split('\n');
     expect(lines.length).toBeGreaterThan(8);
     for (const line of lines) expect(line).toMatch(/^\d\d:\d\d:\d\d @(lead|a|b) /);
-    expect(lines.map((l) => l.slice(9)).filter((l) => l.startsWith('@a '))).toEqual(['@a turn 1: 1 new message', '@a thinking', '@a → @lead: fine', expect.stringMatching(/^@a turn 1 done · \d+ tokens · \$0\.\d+$/)]);
+    expect(lines.map((l) => l.slice(9)).filter((l) => l.startsWith('@a '))).toEqual([
+      '@a turn 1: 1 new message',
+      '@a thinking',
+      '@a → @lead: fine',
+      expect.stringMatching(/^@a turn 1 done · \d+ tokens · \$0\.\d+$/),
+    ]);
   });
 });
 
@@ -242,7 +281,10 @@ describe('the live view and stop reasons', () => {
     view.listener({ type: 'stop_reason', agent: 'w', reason: 'pause_turn' });
     view.listener({ type: 'stop_reason', agent: 'lead', reason: 'refusal' });
     await view.finish();
-    const titles = logger.lines.map((l) => JSON.parse(l) as { event: string; data: string }).filter((e) => e.event === 'TITLE').map((e) => e.data);
+    const titles = logger.lines
+      .map((l) => JSON.parse(l) as { event: string; data: string })
+      .filter((e) => e.event === 'TITLE')
+      .map((e) => e.data);
     expect(titles).toContainEqual(expect.stringMatching(/^@w {2}continuing after max_tokens · 1 turn/));
     expect(titles).toContainEqual(expect.stringMatching(/^@w {2}continuing after pause_turn · /));
     expect(titles).toContainEqual(expect.stringMatching(/^@lead {2}refused · /));

@@ -17,7 +17,7 @@ afterEach(async () => {
 const PAIR = 'name: pair\ndefaults: { max_tokens: 1024 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Start.\n';
 
 describe('a call given up after its request left', () => {
-  it('a timeout mid-stream: its prompt is counted as paid (a call_abandoned note), in the run\'s cost, show and the resume', async () => {
+  it("a timeout mid-stream: its prompt is counted as paid (a call_abandoned note), in the run's cost, show and the resume", async () => {
     server = await startFakeAnthropic({
       lead: (r) => (r.call === 1 ? { text: '@helper go' } : { text: 'done' }),
       helper: () => ({ text: 'slow', delayMs: 20_000 }),
@@ -30,12 +30,17 @@ describe('a call given up after its request left', () => {
     const answered = run.events.filter((e) => e.type === 'model_call').reduce((sum, e) => sum + Number(e.cost_usd), 0);
     const cost = (run.json.usage as { cost_usd: number }).cost_usd;
     expect(cost).toBeCloseTo(answered + Number(abandoned[0]!.cost_usd), 6);
-    const shown = JSON.parse((await conclave(['show', '--format', 'json', String(run.json.session)], { cwd: run.dir })).stdout) as { total: { cost_usd: number; calls: number } };
+    const shown = JSON.parse((await conclave(['show', '--format', 'json', String(run.json.session)], { cwd: run.dir })).stdout) as {
+      total: { cost_usd: number; calls: number };
+    };
     expect(shown.total.cost_usd).toBeCloseTo(cost, 6);
     // A resume counts the note again, and makes the call anew.
     await server.close();
     server = await startFakeAnthropic({ lead: () => ({ text: 'done' }), helper: () => ({ text: 'now fast' }) });
-    const resumed = await conclave(['resume', String(run.json.session), '--json', '--timeout', '30s'], { cwd: run.dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    const resumed = await conclave(['resume', String(run.json.session), '--json', '--timeout', '30s'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(resumed.code, resumed.stderr).toBe(0);
     const after = (JSON.parse(resumed.stdout) as { usage: { cost_usd: number } }).usage.cost_usd;
     expect(after).toBeGreaterThan(cost);

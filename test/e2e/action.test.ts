@@ -85,20 +85,31 @@ describe('action.yml', () => {
     for (const name of Object.keys(action.inputs)) expect(entry, `input ${name}`).toContain(`'${name}'`);
   });
 
-  it('runs locally with GitHub\'s @github/local-action, as docs/github-action.md shows: run() of the source entry, its outputs seen', async () => {
+  it("runs locally with GitHub's @github/local-action, as docs/github-action.md shows: run() of the source entry, its outputs seen", async () => {
     server = await startFakeAnthropic(crashScript(0));
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-local-action-'));
     writeFileSync(join(workspace, 'review.yml'), CRASH_WORKFLOW);
-    writeFileSync(join(workspace, '.env'), `INPUT_WORKFLOW=review.yml\nINPUT_ANTHROPIC-API-KEY=${TEST_API_KEY}\nGITHUB_WORKSPACE=${workspace}\nANTHROPIC_BASE_URL=${server.url}\n`);
+    writeFileSync(
+      join(workspace, '.env'),
+      `INPUT_WORKFLOW=review.yml\nINPUT_ANTHROPIC-API-KEY=${TEST_API_KEY}\nGITHUB_WORKSPACE=${workspace}\nANTHROPIC_BASE_URL=${server.url}\n`,
+    );
     // The line the docs give: npx @github/local-action run . src/cli/action-main.ts .env
     const result = await new Promise<{ code: number; stdout: string }>((done) =>
-      execFile(join(ROOT, 'node_modules/.bin/local-action'), ['run', '.', 'src/cli/action-main.ts', join(workspace, '.env')], { cwd: ROOT, env: { ...process.env, GITHUB_ACTIONS: '', GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '' }, maxBuffer: 64 * 1024 * 1024 }, (e, stdout) =>
-        done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
+      execFile(
+        join(ROOT, 'node_modules/.bin/local-action'),
+        ['run', '.', 'src/cli/action-main.ts', join(workspace, '.env')],
+        { cwd: ROOT, env: { ...process.env, GITHUB_ACTIONS: '', GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '' }, maxBuffer: 64 * 1024 * 1024 },
+        (e, stdout) => done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
       ),
     );
     expect(result.code, result.stdout.slice(-3000)).toBe(0);
     const outputs = result.stdout.slice(result.stdout.indexOf('Action Outputs'));
-    for (const [name, value] of [['status', 'success'], ['exit-code', '0'], ['verdict', 'ship']]) expect(outputs).toMatch(new RegExp(`'${name}'\\s*│\\s*'${value}'`));
+    for (const [name, value] of [
+      ['status', 'success'],
+      ['exit-code', '0'],
+      ['verdict', 'ship'],
+    ])
+      expect(outputs).toMatch(new RegExp(`'${name}'\\s*│\\s*'${value}'`));
     expect(server.requests.length).toBeGreaterThan(0);
   }, 60_000);
 
@@ -106,10 +117,16 @@ describe('action.yml', () => {
     const { buildAction } = (await import(join(ROOT, 'scripts/build-action.js'))) as { buildAction(dir: string): Promise<void> };
     const fresh = mkdtempSync(join(tmpdir(), 'conclave-action-build-'));
     await buildAction(fresh);
-    const files = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).sort();
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.js'))
+        .sort();
     expect(files(join(ROOT, 'action')), 'run npm run build:action and commit action/').toEqual(files(fresh));
     for (const file of files(fresh)) {
-      expect(readFileSync(join(ROOT, 'action', file), 'utf8') === readFileSync(join(fresh, file), 'utf8'), `action/${file} differs from a fresh build: run npm run build:action and commit action/`).toBe(true);
+      expect(
+        readFileSync(join(ROOT, 'action', file), 'utf8') === readFileSync(join(fresh, file), 'utf8'),
+        `action/${file} differs from a fresh build: run npm run build:action and commit action/`,
+      ).toBe(true);
     }
   }, 60_000);
 
@@ -117,9 +134,22 @@ describe('action.yml', () => {
     server = await startFakeAnthropic(crashScript(0));
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
     mkdirSync(join(workspace, 'repo'));
-    writeFileSync(join(workspace, 'repo', 'review.yml'), CRASH_WORKFLOW.replace('kickoff: Check the three parts, then decide.', 'inputs:\n  area: { type: string }\nkickoff: Check the three parts of $<< inputs.area >>, then decide.'));
+    writeFileSync(
+      join(workspace, 'repo', 'review.yml'),
+      CRASH_WORKFLOW.replace(
+        'kickoff: Check the three parts, then decide.',
+        'inputs:\n  area: { type: string }\nkickoff: Check the three parts of $<< inputs.area >>, then decide.',
+      ),
+    );
     const result = await runAction(
-      { workflow: 'review.yml', inputs: '{ area: billing }', 'anthropic-api-key': TEST_API_KEY, 'working-directory': 'repo', 'budget-usd': '3', 'session-file': 'session.jsonl' },
+      {
+        workflow: 'review.yml',
+        inputs: '{ area: billing }',
+        'anthropic-api-key': TEST_API_KEY,
+        'working-directory': 'repo',
+        'budget-usd': '3',
+        'session-file': 'session.jsonl',
+      },
       workspace,
     );
     expect(result.code, result.stderr).toBe(0);
@@ -128,10 +158,12 @@ describe('action.yml', () => {
     expect(Number(fromAction['cost-usd'])).toBeGreaterThan(0);
     expect(JSON.parse(fromAction.outputs!)).toEqual({ verdict: 'ship', summary: 'verdict ship', answers: 'part a ok / part b ok / part c ok' });
     expect(result.outputs.verdict).toBe('ship');
-    for (const section of ['## ✅ conclave: review.yml', '### Outputs', '### Transcript', '### Proposals', '### Usage and cost']) expect(result.summary).toContain(section);
+    for (const section of ['## ✅ conclave: review.yml', '### Outputs', '### Transcript', '### Proposals', '### Usage and cost'])
+      expect(result.summary).toContain(section);
     const session = readFileSync(join(workspace, 'repo', 'session.jsonl'), 'utf8');
     expect(session).toContain('Check the three parts of billing');
-    for (const text of [result.stdout.replaceAll(`::add-mask::${TEST_API_KEY}\n`, ''), result.stderr, result.summary, session]) expect(text).not.toContain(TEST_API_KEY);
+    for (const text of [result.stdout.replaceAll(`::add-mask::${TEST_API_KEY}\n`, ''), result.stderr, result.summary, session])
+      expect(text).not.toContain(TEST_API_KEY);
     expect(result.stdout.split(`::add-mask::${TEST_API_KEY}\n`), 'the key is masked once').toHaveLength(2);
     expect(JSON.parse(session.split('\n')[1]!).limits.budgetUsd).toBe(3);
   });
@@ -164,10 +196,16 @@ describe('action.yml', () => {
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
     writeFileSync(
       join(workspace, 'review.yml'),
-      CRASH_WORKFLOW.replace('kickoff: Check the three parts, then decide.', 'inputs:\n  area: { type: string, required: true }\nkickoff: Check the three parts of $<< inputs.area >>, then decide.'),
+      CRASH_WORKFLOW.replace(
+        'kickoff: Check the three parts, then decide.',
+        'inputs:\n  area: { type: string, required: true }\nkickoff: Check the three parts of $<< inputs.area >>, then decide.',
+      ),
     );
     const key = { 'anthropic-api-key': TEST_API_KEY };
-    const stopped = await runAction({ workflow: 'review.yml', inputs: '{ area: billing }', ...key, 'max-turns': '2', 'session-file': 'session.jsonl' }, workspace);
+    const stopped = await runAction(
+      { workflow: 'review.yml', inputs: '{ area: billing }', ...key, 'max-turns': '2', 'session-file': 'session.jsonl' },
+      workspace,
+    );
     expect(stopped.code, stopped.stderr).toBe(3);
     expect(stopped.outputs).toMatchObject({ status: 'limit', 'exit-code': '3' });
     const paid = server.requests.length;
@@ -176,7 +214,10 @@ describe('action.yml', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.outputs).toMatchObject({ status: 'success', 'exit-code': '0', 'session-file': 'session.jsonl' });
     expect(JSON.parse(resumed.outputs.outputs!)).toEqual({ verdict: 'ship', summary: 'verdict ship', answers: 'part a ok / part b ok / part c ok' });
-    const session = readFileSync(join(workspace, 'session.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const session = readFileSync(join(workspace, 'session.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const calls = session.filter((e) => e.type === 'model_call').length;
     expect(server.requests.length, 'no recorded call is sent again').toBe(calls);
     expect(paid).toBeLessThan(calls);
@@ -224,7 +265,9 @@ describe('action.yml', () => {
     expect(tool.input_schema.properties.outputs.required).toEqual(['verdict', 'findings']);
     const refused = second!.body.messages.at(-1)!.content as { type: string; content: string; is_error?: boolean }[];
     expect(refused[0]).toMatchObject({ type: 'tool_result', is_error: true });
-    expect(refused[0]!.content).toBe('Not complete: outputs.verdict must be one of "approve", "request-changes", "comment". Call complete again with outputs that fit.');
+    expect(refused[0]!.content).toBe(
+      'Not complete: outputs.verdict must be one of "approve", "request-changes", "comment". Call complete again with outputs that fit.',
+    );
     expect(result.outputs).toMatchObject({ status: 'success', verdict: 'request-changes', said: 'reviewed' });
     expect(JSON.parse(result.outputs.findings!)).toEqual([finding]);
     // In the outputs JSON, a typed output is its JSON value, not a string holding JSON.
@@ -240,7 +283,7 @@ describe('action.yml', () => {
     expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
   });
 
-  it('coordinate, spend-pools and rate-limit reach conclave; the job\'s CONCLAVE_SPEND_POOLS is used when the input is left out', async () => {
+  it("coordinate, spend-pools and rate-limit reach conclave; the job's CONCLAVE_SPEND_POOLS is used when the input is left out", async () => {
     server = await startFakeAnthropic({});
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
     writeFileSync(join(workspace, 'review.yml'), 'name: r\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
@@ -258,37 +301,48 @@ describe('action.yml', () => {
     expect(server.requests).toHaveLength(0);
   });
 
-  it.skipIf(missingStores() !== undefined)('workers, queue and worker: a coordinator step runs the workflow, a worker step of another job takes its turns, only the worker has a key', async () => {
-    server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'run_command', input: { command: 'touch ran-here.txt' } }] }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done on a worker' } }] }] });
-    const redis = await startRedis();
-    try {
-      const workflow = 'name: r\nagents:\n  lead: { role: manager, tools: [run_command] }\nkickoff: Go.\n';
-      const [coordinating, working] = [mkdtempSync(join(tmpdir(), 'conclave-action-')), mkdtempSync(join(tmpdir(), 'conclave-action-'))];
-      for (const dir of [coordinating, working]) writeFileSync(join(dir, 'review.yml'), workflow);
-      // No queue input: both jobs of the same workflow run find the same one.
-      const run = { GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2' };
-      const [coordinator, worker] = await Promise.all([
-        runAction({ workers: redis.url, workflow: 'review.yml', 'workers-secret': WORKERS_SECRET }, coordinating, run),
-        runAction({ workers: redis.url, worker: 'true', 'anthropic-api-key': TEST_API_KEY }, working, { ...run, CONCLAVE_WORKERS_SECRET: WORKERS_SECRET }),
-      ]);
-      expect(worker.stderr).toContain('conclave worker: taking turns from "run-42-2"');
-      expect(coordinator.outputs, coordinator.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
-      expect(worker.outputs, worker.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
-      expect(worker.stderr).toContain('conclave worker: the run has ended');
-      expect(worker.summary).toContain('## ✅ conclave worker: queue run-42-2');
-      expect(worker.summary).toContain("Took 1 turn; the run it served has ended. The run's transcript, usage and cost are in the coordinator job's summary.");
-      expect(readdirSync(working)).toContain('ran-here.txt');
-      expect(readdirSync(coordinating)).not.toContain('ran-here.txt');
-      expect(coordinator.summary).toContain('done on a worker');
-      // Masked: told to GitHub once (::add-mask::), never printed otherwise.
-      const printed = (coordinator.stdout + coordinator.stderr + worker.stdout + worker.stderr).split('\n').filter((l) => !l.startsWith('::add-mask::'));
-      expect(printed.join('\n')).not.toContain(WORKERS_SECRET);
-      const alone = await runAction({ worker: 'true' }, working);
-      expect(alone.stdout).toContain('::error::worker: true needs the workers input');
-    } finally {
-      await redis.kill();
-    }
-  }, 60_000);
+  it.skipIf(missingStores() !== undefined)(
+    'workers, queue and worker: a coordinator step runs the workflow, a worker step of another job takes its turns, only the worker has a key',
+    async () => {
+      server = await startFakeAnthropic({
+        lead: [
+          { tools: [{ name: 'run_command', input: { command: 'touch ran-here.txt' } }] },
+          { tools: [{ name: 'complete', input: { status: 'success', summary: 'done on a worker' } }] },
+        ],
+      });
+      const redis = await startRedis();
+      try {
+        const workflow = 'name: r\nagents:\n  lead: { role: manager, tools: [run_command] }\nkickoff: Go.\n';
+        const [coordinating, working] = [mkdtempSync(join(tmpdir(), 'conclave-action-')), mkdtempSync(join(tmpdir(), 'conclave-action-'))];
+        for (const dir of [coordinating, working]) writeFileSync(join(dir, 'review.yml'), workflow);
+        // No queue input: both jobs of the same workflow run find the same one.
+        const run = { GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '2' };
+        const [coordinator, worker] = await Promise.all([
+          runAction({ workers: redis.url, workflow: 'review.yml', 'workers-secret': WORKERS_SECRET }, coordinating, run),
+          runAction({ workers: redis.url, worker: 'true', 'anthropic-api-key': TEST_API_KEY }, working, { ...run, CONCLAVE_WORKERS_SECRET: WORKERS_SECRET }),
+        ]);
+        expect(worker.stderr).toContain('conclave worker: taking turns from "run-42-2"');
+        expect(coordinator.outputs, coordinator.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
+        expect(worker.outputs, worker.stderr).toMatchObject({ status: 'success', 'exit-code': '0' });
+        expect(worker.stderr).toContain('conclave worker: the run has ended');
+        expect(worker.summary).toContain('## ✅ conclave worker: queue run-42-2');
+        expect(worker.summary).toContain(
+          "Took 1 turn; the run it served has ended. The run's transcript, usage and cost are in the coordinator job's summary.",
+        );
+        expect(readdirSync(working)).toContain('ran-here.txt');
+        expect(readdirSync(coordinating)).not.toContain('ran-here.txt');
+        expect(coordinator.summary).toContain('done on a worker');
+        // Masked: told to GitHub once (::add-mask::), never printed otherwise.
+        const printed = (coordinator.stdout + coordinator.stderr + worker.stdout + worker.stderr).split('\n').filter((l) => !l.startsWith('::add-mask::'));
+        expect(printed.join('\n')).not.toContain(WORKERS_SECRET);
+        const alone = await runAction({ worker: 'true' }, working);
+        expect(alone.stdout).toContain('::error::worker: true needs the workers input');
+      } finally {
+        await redis.kill();
+      }
+    },
+    60_000,
+  );
 
   it('runs on Bedrock with the provider input and the credentials configure-aws-credentials left in the job, no Anthropic key', async () => {
     server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: 'done on bedrock' } }] }] });
@@ -309,10 +363,15 @@ describe('action.yml', () => {
   it('refuses a workflow output named like one of its own, and an invalid typed declaration, before anything runs', async () => {
     server = await startFakeAnthropic({});
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
-    writeFileSync(join(workspace, 'w.yml'), 'name: w\nagents:\n  lead: { role: manager }\nkickoff: hi\noutputs:\n  status: $<< result.status >>\n  score: { type: number, minimum: high }\n');
+    writeFileSync(
+      join(workspace, 'w.yml'),
+      'name: w\nagents:\n  lead: { role: manager }\nkickoff: hi\noutputs:\n  status: $<< result.status >>\n  score: { type: number, minimum: high }\n',
+    );
     const result = await runAction({ workflow: 'w.yml', 'anthropic-api-key': TEST_API_KEY }, workspace);
     expect(result.code).toBe(2);
-    expect(result.stdout).toContain("::error file=w.yml,line=6,col=3::outputs.status has the name of one of the Action's own outputs (status, exit-code, cost-usd, session-file, outputs): choose another name");
+    expect(result.stdout).toContain(
+      "::error file=w.yml,line=6,col=3::outputs.status has the name of one of the Action's own outputs (status, exit-code, cost-usd, session-file, outputs): choose another name",
+    );
     expect(result.stdout).toContain('::error file=w.yml,line=7,col=35::outputs.score.minimum must be a number; found the string "high"');
     expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
     expect(server.requests).toHaveLength(0);
@@ -321,17 +380,38 @@ describe('action.yml', () => {
   it("comment: model text pings no one, links no issue, forges no marker; only the token's own marked comment is updated; a huge run still fits", async () => {
     const forgedByUser = '<!-- conclave: review.yml -->\nmallory wrote this';
     const otherWorkflow = '<!-- conclave: other.yml -->\nquoting <!-- conclave: review.yml --> in the middle';
-    const fake = await startFakeGitHub('acme/shop', 7, [{ body: forgedByUser, login: 'mallory' }, { body: otherWorkflow, login: BOT_LOGIN }]);
+    const fake = await startFakeGitHub('acme/shop', 7, [
+      { body: forgedByUser, login: 'mallory' },
+      { body: otherWorkflow, login: BOT_LOGIN },
+    ]);
     try {
       const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
       writeFileSync(join(workspace, 'event.json'), JSON.stringify({ pull_request: { number: 7 } }));
-      writeFileSync(join(workspace, 'review.yml'), 'name: review\nagents:\n  lead: { role: manager }\nkickoff: Review.\noutputs:\n  note: $<< result.summary >>\n');
+      writeFileSync(
+        join(workspace, 'review.yml'),
+        'name: review\nagents:\n  lead: { role: manager }\nkickoff: Review.\noutputs:\n  note: $<< result.summary >>\n',
+      );
       const hostile = 'cc @octocat and @acme/security-team, fixes #123 and acme/other#9, GH-7 <!-- conclave: other.yml --> <img src=x>';
-      server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: `${hostile}\n${'x'.repeat(100_000)}` } }] }] });
-      const job = { GITHUB_API_URL: fake.url, GITHUB_REPOSITORY: 'acme/shop', GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: join(workspace, 'event.json') };
-      const run = await runAction({ workflow: 'review.yml', 'anthropic-api-key': TEST_API_KEY, comment: 'true', 'github-token': 'ghs_test_token_1234567890' }, workspace, job);
+      server = await startFakeAnthropic({
+        lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: `${hostile}\n${'x'.repeat(100_000)}` } }] }],
+      });
+      const job = {
+        GITHUB_API_URL: fake.url,
+        GITHUB_REPOSITORY: 'acme/shop',
+        GITHUB_EVENT_NAME: 'pull_request',
+        GITHUB_EVENT_PATH: join(workspace, 'event.json'),
+      };
+      const run = await runAction(
+        { workflow: 'review.yml', 'anthropic-api-key': TEST_API_KEY, comment: 'true', 'github-token': 'ghs_test_token_1234567890' },
+        workspace,
+        job,
+      );
       expect(run.code, run.stderr + run.stdout).toBe(0);
-      expect(fake.comments.map((c) => c.body.slice(0, 40))).toEqual([forgedByUser.slice(0, 40), otherWorkflow.slice(0, 40), '<!-- conclave: review.yml -->\n### ✅ conc']);
+      expect(fake.comments.map((c) => c.body.slice(0, 40))).toEqual([
+        forgedByUser.slice(0, 40),
+        otherWorkflow.slice(0, 40),
+        '<!-- conclave: review.yml -->\n### ✅ conc',
+      ]);
       const body = fake.comments[2]!.body;
       expect(body.length).toBeLessThanOrEqual(65_536);
       const table = body.split('\n').find((l) => l.startsWith('| note |'))!;
@@ -363,8 +443,19 @@ describe('action.yml', () => {
           { tools: [{ name: 'complete', input: { status: 'success', summary: 'done', outputs: { verdict } } }] },
         ],
       });
-      const job = { GITHUB_API_URL: fake.url, GITHUB_REPOSITORY: 'acme/shop', GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: join(workspace, 'event.json') };
-      const inputs = { workflow: 'review.yml', 'anthropic-api-key': TEST_API_KEY, comment: 'true', 'github-token': 'ghs_test_token_1234567890', sarif: 'findings.sarif' };
+      const job = {
+        GITHUB_API_URL: fake.url,
+        GITHUB_REPOSITORY: 'acme/shop',
+        GITHUB_EVENT_NAME: 'pull_request',
+        GITHUB_EVENT_PATH: join(workspace, 'event.json'),
+      };
+      const inputs = {
+        workflow: 'review.yml',
+        'anthropic-api-key': TEST_API_KEY,
+        comment: 'true',
+        'github-token': 'ghs_test_token_1234567890',
+        sarif: 'findings.sarif',
+      };
 
       server = await startFakeAnthropic(script('reject'));
       const first = await runAction(inputs, workspace, job);
@@ -390,14 +481,16 @@ describe('action.yml', () => {
       expect(fake.comments, 'the same comment, updated').toHaveLength(2);
       expect(fake.comments[0]!.body).toBe('a reviewer wrote this');
       expect(fake.comments[1]!.body).toContain('| verdict | approve |');
-      expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
-        'POST /graphql',
-        'GET /repos/acme/shop/issues/7/comments',
-        'POST /repos/acme/shop/issues/7/comments',
-        'POST /graphql',
-        'GET /repos/acme/shop/issues/7/comments',
-        'PATCH /repos/acme/shop/issues/103',
-      ].map((r) => r.replace('issues/103', `issues/comments/${mine.id}`)));
+      expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(
+        [
+          'POST /graphql',
+          'GET /repos/acme/shop/issues/7/comments',
+          'POST /repos/acme/shop/issues/7/comments',
+          'POST /graphql',
+          'GET /repos/acme/shop/issues/7/comments',
+          'PATCH /repos/acme/shop/issues/103',
+        ].map((r) => r.replace('issues/103', `issues/comments/${mine.id}`)),
+      );
       expect(fake.requests.every((r) => r.authorization?.endsWith('ghs_test_token_1234567890'))).toBe(true);
 
       // A token GitHub refuses: a warning, and the run's own result stands.

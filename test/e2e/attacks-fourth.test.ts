@@ -104,7 +104,16 @@ describe('model text stays inside the job summary and show --format markdown', (
 /** A session file: a header, then the given events, numbered. */
 function sessionFile(events: Record<string, unknown>[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-hostile-session-'));
-  const header = { type: 'header', format: 1, run_id: 'r', conclave_version: '0.1.0', workflow: { path: 'w.yml', sha256: 'x' }, inputs: {}, session: 's.jsonl', started_at: '2026-11-25T00:00:00Z' };
+  const header = {
+    type: 'header',
+    format: 1,
+    run_id: 'r',
+    conclave_version: '0.1.0',
+    workflow: { path: 'w.yml', sha256: 'x' },
+    inputs: {},
+    session: 's.jsonl',
+    started_at: '2026-11-25T00:00:00Z',
+  };
   const file = join(dir, 's.jsonl');
   writeFileSync(file, `${[header, ...events.map((e, i) => ({ seq: i + 1, ...e }))].map((l) => JSON.stringify(l)).join('\n')}\n`);
   return file;
@@ -112,8 +121,18 @@ function sessionFile(events: Record<string, unknown>[]): string {
 
 describe('hostile session files', () => {
   it('20,000 chained spawns: show (text, markdown, json) and trace print them, no stack overflow', async () => {
-    const spawns = Array.from({ length: 20_000 }, (_, i) => ({ type: 'agent_spawned', agent: `a${i + 1}`, template: 't', role: 'manager', parent: i === 0 ? 'lead' : `a${i}`, depth: i + 1 }));
-    const file = sessionFile([{ type: 'run_started', workflow: 'w', limits: { timeoutMs: 1, maxTurns: 1, maxTurnsPerAgent: 1, budgetUsd: 1, maxTokensTotal: null, concurrency: 1 } }, ...spawns]);
+    const spawns = Array.from({ length: 20_000 }, (_, i) => ({
+      type: 'agent_spawned',
+      agent: `a${i + 1}`,
+      template: 't',
+      role: 'manager',
+      parent: i === 0 ? 'lead' : `a${i}`,
+      depth: i + 1,
+    }));
+    const file = sessionFile([
+      { type: 'run_started', workflow: 'w', limits: { timeoutMs: 1, maxTurns: 1, maxTurnsPerAgent: 1, budgetUsd: 1, maxTokensTotal: null, concurrency: 1 } },
+      ...spawns,
+    ]);
     for (const format of ['text', 'markdown', 'json']) {
       const shown = await conclave(['show', '--format', format, file]);
       expect(shown.code, `${format}: ${shown.stderr.slice(0, 500)}`).toBe(0);
@@ -132,7 +151,10 @@ describe('hostile session files', () => {
     ['a\nb'],
   ])('an agent name no workflow allows (%j) is refused when read, naming the line: exit 2', async (name) => {
     const file = sessionFile([{ type: 'turn_started', agent: name, turn: 1, through: 0, messages: [] }]);
-    for (const args of [['show', '--format', 'markdown', file], ['trace', '--format', 'json', file]]) {
+    for (const args of [
+      ['show', '--format', 'markdown', file],
+      ['trace', '--format', 'json', file],
+    ]) {
       const r = await conclave(args);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/s\.jsonl:2: a damaged turn_started event: "agent" must be an agent name/);
@@ -152,7 +174,11 @@ describe('a workflow nested too deep for the YAML parser', () => {
   it.each(Object.keys(shapes))('%s, 2,300 levels: validate, graph and run --offline say where, exit 2, no stack trace', async (shape) => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-deep-'));
     writeFileSync(join(dir, 'workflow.yml'), `${head}${shapes[shape]}\n`);
-    for (const args of [['validate', 'workflow.yml'], ['graph', 'workflow.yml'], ['run', 'workflow.yml', '--offline']]) {
+    for (const args of [
+      ['validate', 'workflow.yml'],
+      ['graph', 'workflow.yml'],
+      ['run', 'workflow.yml', '--offline'],
+    ]) {
       const r = await conclave(args, { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
       expect(r.code, `${args[0]}: ${r.stderr.slice(0, 300)}`).toBe(2);
       expect(r.stdout + r.stderr).toMatch(/^workflow\.yml:\d+:\d+: (the file nests too deeply to read|x\.a\.a… is nested more than 64 levels deep)/m);

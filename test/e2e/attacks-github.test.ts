@@ -29,10 +29,18 @@ function githubEnv(dir: string) {
 
 /** The lines GitHub's runner would take for workflow commands: `::` first after blanks (.NET's TrimStart), or `##[` anywhere. */
 function commandsIn(text: string): string[] {
-  return text.split(/\r?\n|\r/).filter((line) => line.replace(/^[\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, '').startsWith('::') || line.includes('##['));
+  return text
+    .split(/\r?\n|\r/)
+    .filter((line) => line.replace(/^[\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, '').startsWith('::') || line.includes('##['));
 }
 
-const INJECTED = ['::add-mask::success', '  ::stop-commands::pwned', '\t::error file=/etc/passwd::owned', 'text ##[set-output name=verdict;]forged', '::set-env name=NODE_OPTIONS::--require=/tmp/x'].join('\n');
+const INJECTED = [
+  '::add-mask::success',
+  '  ::stop-commands::pwned',
+  '\t::error file=/etc/passwd::owned',
+  'text ##[set-output name=verdict;]forged',
+  '::set-env name=NODE_OPTIONS::--require=/tmp/x',
+].join('\n');
 
 describe('model text never becomes a GitHub workflow command', () => {
   for (const json of [false, true]) {
@@ -42,23 +50,43 @@ describe('model text never becomes a GitHub workflow command', () => {
         helper: [{ text: `${INJECTED}\n::endgroup::\n::group::fake` }],
       });
       const dir = fresh('gha-commands');
-      writeFileSync(join(dir, 'workflow.yml'), 'name: inject\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\noutputs:\n  said: $<< result.summary >>\n');
+      writeFileSync(
+        join(dir, 'workflow.yml'),
+        'name: inject\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\noutputs:\n  said: $<< result.summary >>\n',
+      );
       // The machine's own secret-looking variables (TOX_TESTENV_PASSENV on some) would add masks of their own: cleared.
-      const noAmbientSecrets = Object.fromEntries(Object.keys(process.env).filter((name) => SECRET_NAME.test(name)).map((name) => [name, '']));
-      const run = await conclave(['run', 'workflow.yml', ...(json ? ['--json'] : [])], { cwd: dir, env: { ...noAmbientSecrets, ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+      const noAmbientSecrets = Object.fromEntries(
+        Object.keys(process.env)
+          .filter((name) => SECRET_NAME.test(name))
+          .map((name) => [name, '']),
+      );
+      const run = await conclave(['run', 'workflow.yml', ...(json ? ['--json'] : [])], {
+        cwd: dir,
+        env: { ...noAmbientSecrets, ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+      });
       expect(run.code, run.stderr).toBe(0);
       const out = `${run.stdout}\n${run.stderr}`;
       // The text is all there, shown…
       expect(out).toContain('add-mask::success');
       expect(out).toContain('set-output name=verdict;]forged');
       // …but the only commands are conclave's own: the key's mask and a group per sender.
-      expect(commandsIn(out).sort()).toEqual([`::add-mask::${TEST_API_KEY}`, '::endgroup::', '::endgroup::', '::endgroup::', '::group::@helper: 1 message', '::group::@lead: 1 message', '::group::@kickoff: 1 message'].sort());
+      expect(commandsIn(out).sort()).toEqual(
+        [
+          `::add-mask::${TEST_API_KEY}`,
+          '::endgroup::',
+          '::endgroup::',
+          '::endgroup::',
+          '::group::@helper: 1 message',
+          '::group::@lead: 1 message',
+          '::group::@kickoff: 1 message',
+        ].sort(),
+      );
       if (json) expect(JSON.parse(run.stdout).outputs.said).toBe(`done\n${INJECTED}`);
     });
   }
 });
 
-describe('git, conclave and GitHub workflow files are out of the tools\' reach', () => {
+describe("git, conclave and GitHub workflow files are out of the tools' reach", () => {
   it('write_file refuses .git (any depth, any case), .conclave, the session file and the cache file wherever they are, and .github/workflows', async () => {
     const dir = fresh('git-write');
     execFileSync('git', ['init', '-q', dir]);
@@ -82,7 +110,9 @@ describe('git, conclave and GitHub workflow files are out of the tools\' reach',
     expect(r.code, r.stderr).toBe(0);
     expect(r.results.map((x) => x.is_error ?? false)).toEqual([true, true, true, true, true, true, false, true]);
     expect(readFileSync(join(dir, 'responses.sqlite')).subarray(0, 15).toString()).toBe('SQLite format 3');
-    expect(r.results[0]!.content).toBe(".git/config: it is inside a .git directory (git's configuration and hooks run code); the workspace tools do not write there");
+    expect(r.results[0]!.content).toBe(
+      ".git/config: it is inside a .git directory (git's configuration and hooks run code); the workspace tools do not write there",
+    );
     expect(r.results[3]!.content).toMatch(/inside \.conclave/);
     expect(r.results[4]!.content).toMatch(/one of this run's own files/);
     expect(r.results[5]!.content).toMatch(/edit_github_workflows: true/);
@@ -154,7 +184,11 @@ describe('git, conclave and GitHub workflow files are out of the tools\' reach',
     expect(readFileSync(join(repo, 'made.txt'), 'utf8')).toBe('ok\n');
 
     // No .git to protect: none can be made, and the empty mount point is gone afterwards.
-    const r2 = await attack(bare, [{ name: 'run_command', input: { command: 'mkdir -p .git && echo "[core]" > .git/config' } }], workflow('run_command', 'sandbox: required'));
+    const r2 = await attack(
+      bare,
+      [{ name: 'run_command', input: { command: 'mkdir -p .git && echo "[core]" > .git/config' } }],
+      workflow('run_command', 'sandbox: required'),
+    );
     expect(r2.results[0]!.content.split('\n')[0]).not.toBe('exit code 0');
     expect(existsSync(join(bare, '.git'))).toBe(false);
     expect(existsSync(join(bare, '.github'))).toBe(false);
@@ -192,30 +226,48 @@ describe("conclave's process is not the commands' to read or outlive", () => {
     expect(cmdline.replace(/\0+$/, '')).toBe('conclave');
   });
 
-  it.skipIf(!sandboxForTests().bwrap)('sandbox: off still keeps the job\'s processes out of reach: no key or secret from any /proc/*/environ or cmdline; setsid … & does not outlive the command', async () => {
-    const dir = fresh('proc');
-    const marker = `sleep ${30_000 + Math.floor(Math.random() * 9_000)}`;
-    const r = await attack(
-      dir,
-      [
-        { name: 'run_command', input: { command: 'cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" "\\n" | rev > leaked.txt; wc -l < leaked.txt; ls /proc | grep -c "^[0-9]"' } },
-        { name: 'run_command', input: { command: `setsid sh -c '${marker}' > /dev/null 2>&1 < /dev/null & sleep 0.5; echo started` } },
-      ],
-      yml,
-      { args: ['-i', `token=${SECRET}`] },
-    );
-    expect(r.code, r.stderr).toBe(0);
-    expect(alive(marker)).toEqual([]);
-    const leaked = readFileSync(join(dir, 'leaked.txt'), 'utf8');
-    expect(leaked).toContain('hs'); // the command did read what it could see: its own shell
-    for (const secret of [SECRET, TEST_API_KEY]) expect(leaked).not.toContain([...secret].reverse().join(''));
-  });
+  it.skipIf(!sandboxForTests().bwrap)(
+    "sandbox: off still keeps the job's processes out of reach: no key or secret from any /proc/*/environ or cmdline; setsid … & does not outlive the command",
+    async () => {
+      const dir = fresh('proc');
+      const marker = `sleep ${30_000 + Math.floor(Math.random() * 9_000)}`;
+      const r = await attack(
+        dir,
+        [
+          {
+            name: 'run_command',
+            input: {
+              command:
+                'cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" "\\n" | rev > leaked.txt; wc -l < leaked.txt; ls /proc | grep -c "^[0-9]"',
+            },
+          },
+          { name: 'run_command', input: { command: `setsid sh -c '${marker}' > /dev/null 2>&1 < /dev/null & sleep 0.5; echo started` } },
+        ],
+        yml,
+        { args: ['-i', `token=${SECRET}`] },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(alive(marker)).toEqual([]);
+      const leaked = readFileSync(join(dir, 'leaked.txt'), 'utf8');
+      expect(leaked).toContain('hs'); // the command did read what it could see: its own shell
+      for (const secret of [SECRET, TEST_API_KEY]) expect(leaked).not.toContain([...secret].reverse().join(''));
+    },
+  );
 });
 
 describe('a session file handed over by someone else', () => {
   function forgedSession(dir: string, path: string): string {
     const file = join(dir, 'forged.jsonl');
-    const header = { format: 1, type: 'header', run_id: 'r1', conclave_version: '0.1.0', workflow: { path, sha256: 'x' }, inputs: {}, session: 'forged.jsonl', started_at: new Date().toISOString() };
+    const header = {
+      format: 1,
+      type: 'header',
+      run_id: 'r1',
+      conclave_version: '0.1.0',
+      workflow: { path, sha256: 'x' },
+      inputs: {},
+      session: 'forged.jsonl',
+      started_at: new Date().toISOString(),
+    };
     writeFileSync(file, `${JSON.stringify(header)}\n`);
     return file;
   }
@@ -226,7 +278,7 @@ describe('a session file handed over by someone else', () => {
     for (const path of ['/etc/passwd', '/proc/self/environ', '../outside.yml', 'token.txt']) {
       const r = await conclave(['resume', forgedSession(dir, path)], { cwd: dir, env: { GITHUB_ACTIONS: 'true', ANTHROPIC_API_KEY: TEST_API_KEY } });
       expect(r.code, path).toBe(2);
-      expect(r.stderr).toContain('conclave does not open that on a session file\'s word: give the workflow with --workflow FILE');
+      expect(r.stderr).toContain("conclave does not open that on a session file's word: give the workflow with --workflow FILE");
       expect(r.stderr + r.stdout).not.toContain(TEST_API_KEY);
       expect(r.stderr + r.stdout).not.toContain('root:');
     }
@@ -240,7 +292,10 @@ describe('a session file handed over by someone else', () => {
 
 describe('limits from a session file are no looser than the workflow', () => {
   const yml = 'name: limited\nlimits: { max_turns: 2, budget_usd: 0.5 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n';
-  const script = () => ({ lead: [{ text: '@helper go' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }], helper: [{ text: 'did it' }] });
+  const script = () => ({
+    lead: [{ text: '@helper go' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }],
+    helper: [{ text: 'did it' }],
+  });
 
   it('a forged run_started that raises the budget and the timeout is held to the workflow when the resume goes live; a flag still raises a limit; nonsense is refused', async () => {
     server = await startFakeAnthropic(script());
@@ -251,11 +306,20 @@ describe('limits from a session file are no looser than the workflow', () => {
     expect(first.code, first.stderr).toBe(3);
     const session = join(dir, JSON.parse(first.stdout).session);
     const forge = (change: (limits: Record<string, number>) => void) => {
-      const lines = readFileSync(session, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const lines = readFileSync(session, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       const started = lines.find((l) => l.type === 'run_started');
       change(started.limits);
       const out = join(dir, `forged-${Math.random().toString(36).slice(2)}.jsonl`);
-      writeFileSync(out, `${lines.filter((l) => l.type !== 'run_ended').map((l) => JSON.stringify(l)).join('\n')}\n`);
+      writeFileSync(
+        out,
+        `${lines
+          .filter((l) => l.type !== 'run_ended')
+          .map((l) => JSON.stringify(l))
+          .join('\n')}\n`,
+      );
       return out;
     };
     // (max_turns is in each turn's status line: forging it makes the replay differ and stop at once.)
@@ -268,7 +332,11 @@ describe('limits from a session file are no looser than the workflow', () => {
     expect(held.code, held.stderr + held.stdout).toBe(3);
     expect(JSON.parse(held.stdout).reason).toMatch(/max_turns/);
     expect(server.requests.length).toBe(before);
-    const changed = readFileSync(raised, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.type === 'limits_changed');
+    const changed = readFileSync(raised, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((l) => l.type === 'limits_changed');
     expect(changed.limits).toMatchObject({ maxTurns: 2, budgetUsd: 0.5, timeoutMs: 30 * 60_000 });
     expect(changed.changed.sort()).toEqual(['budgetUsd', 'timeoutMs']);
 
@@ -304,7 +372,11 @@ describe('the response cache holds no secret and trusts no entry', () => {
     // Every entry replaced by something that is not a response: a miss, paid again, no stack trace.
     const { default: sqlite3 } = await import('sqlite3');
     const db = new sqlite3.Database(file);
-    await new Promise<void>((done, fail) => db.run(`UPDATE keyv SET value = '{"value":{"content":[{"type":"tool_use","id":1}],"stop_reason":"end_turn"},"expires":null}'`, (e: Error | null) => (e ? fail(e) : done())));
+    await new Promise<void>((done, fail) =>
+      db.run(`UPDATE keyv SET value = '{"value":{"content":[{"type":"tool_use","id":1}],"stop_reason":"end_turn"},"expires":null}'`, (e: Error | null) =>
+        e ? fail(e) : done(),
+      ),
+    );
     await new Promise<void>((done) => db.close(() => done()));
     await server.close();
     server = await startFakeAnthropic(quoting());
@@ -332,7 +404,10 @@ describe('GitHub limits counted as GitHub counts them', () => {
     server = await startFakeAnthropic({ lead: [{ tools: [{ name: 'complete', input: { status: 'success', summary: '€'.repeat(700_000) } }] }] });
     const dir = fresh('summary-bytes');
     writeFileSync(join(dir, 'workflow.yml'), 'name: euro\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
-    const run = await conclave(['run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    const run = await conclave(['run', 'workflow.yml', '--quiet'], {
+      cwd: dir,
+      env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(run.code, run.stderr).toBe(0);
     const summary = readFileSync(join(dir, 'summary.md'));
     expect(summary.length).toBeGreaterThan(500_000);
@@ -381,11 +456,14 @@ describe('typed outputs that would block or crash the run', () => {
     const refusal = server.of('lead')[1]!.body.messages.at(-1)!.content as { content: string }[];
     expect(refusal[0]!.content).toMatch(/took over 2 s \(a pattern that backtracks\?\)/);
 
-    const refs = 'name: refs\nagents:\n  lead: { role: manager }\nkickoff: Go.\noutputs:\n  a: { type: object, properties: { x: { $ref: "#/$defs/nope" } } }\n  __proto__: { type: string }\n';
+    const refs =
+      'name: refs\nagents:\n  lead: { role: manager }\nkickoff: Go.\noutputs:\n  a: { type: object, properties: { x: { $ref: "#/$defs/nope" } } }\n  __proto__: { type: string }\n';
     writeFileSync(join(dir, 'refs.yml'), refs);
     const checked = await conclave(['validate', 'refs.yml'], { cwd: dir });
     expect(checked.code).toBe(2);
-    expect(checked.stdout).toContain('refs.yml:6:41: outputs.a.properties.x.$ref: references ($ref) are not supported in a typed output; write the schema inline');
+    expect(checked.stdout).toContain(
+      'refs.yml:6:41: outputs.a.properties.x.$ref: references ($ref) are not supported in a typed output; write the schema inline',
+    );
     expect(checked.stdout).toContain('refs.yml:7:3: outputs.__proto__ cannot be an output name');
   });
 });
@@ -400,7 +478,10 @@ describe('a tool input nested thousands deep', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).not.toMatch(/call stack|RangeError/);
     const result = server.of('lead')[1]!.body.messages.at(-1)!.content as { content: string; is_error: boolean }[];
-    expect(result[0]).toMatchObject({ is_error: true, content: 'Not run: the input was nested deeper than 64 levels. Call read_file again with a flatter input.' });
+    expect(result[0]).toMatchObject({
+      is_error: true,
+      content: 'Not run: the input was nested deeper than 64 levels. Call read_file again with a flatter input.',
+    });
     const session = JSON.parse(run.stdout).session;
     const shown = await conclave(['show', session], { cwd: dir });
     expect(shown.code, shown.stderr).toBe(0);
@@ -409,7 +490,10 @@ describe('a tool input nested thousands deep', () => {
   it('a workflow nested 900 deep in block style is a validate error with its place, not a stack trace', async () => {
     const dir = fresh('deep-yaml');
     const items = Array.from({ length: 900 }, (_, i) => `${'  '.repeat(i + 2)}items:\n`).join('');
-    writeFileSync(join(dir, 'deep.yml'), `name: deep\nagents:\n  lead: { role: manager }\nkickoff: hi\noutputs:\n  o:\n    type: array\n${items}${'  '.repeat(902)}type: string\n`);
+    writeFileSync(
+      join(dir, 'deep.yml'),
+      `name: deep\nagents:\n  lead: { role: manager }\nkickoff: hi\noutputs:\n  o:\n    type: array\n${items}${'  '.repeat(902)}type: string\n`,
+    );
     const r = await conclave(['validate', 'deep.yml'], { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^deep\.yml:\d+:\d+: outputs\.o\.items… is nested more than 64 levels deep/m);
@@ -419,7 +503,8 @@ describe('a tool input nested thousands deep', () => {
 
 describe('MCP servers: names that clash, children that stay, keys in their output', () => {
   const TRICKY = join(ROOT, 'test/fixtures/mcp-tricky-server.mjs');
-  const yml = (tools: string, env = '') => `name: tricky\nmcp_servers:\n  t: { command: node, args: [${JSON.stringify(TRICKY)}]${env} }\nagents:\n  lead: { role: manager, tools: [${tools}] }\nkickoff: Go.\n`;
+  const yml = (tools: string, env = '') =>
+    `name: tricky\nmcp_servers:\n  t: { command: node, args: [${JSON.stringify(TRICKY)}]${env} }\nagents:\n  lead: { role: manager, tools: [${tools}] }\nkickoff: Go.\n`;
 
   it('two tools that reach the model under one name are refused by validate --connect and by run, before any model call', async () => {
     server = await startFakeAnthropic({ lead: [{ text: 'never' }] });
@@ -454,11 +539,14 @@ describe('MCP servers: names that clash, children that stay, keys in their outpu
     expect(alive).toEqual([]);
   });
 
-  it("a server that fails printing the key wrapped, in pieces and in base64 shows none of it", async () => {
+  it('a server that fails printing the key wrapped, in pieces and in base64 shows none of it', async () => {
     const dir = fresh('mcp-stderr');
     writeFileSync(join(dir, 'workflow.yml'), yml('t.hello', `, env: { FAIL_WITH_KEY: "${TEST_API_KEY}" }`));
     const b64 = Buffer.from(`auth:${TEST_API_KEY}`).toString('base64');
-    for (const args of [['run', 'workflow.yml'], ['validate', '--connect', 'workflow.yml']]) {
+    for (const args of [
+      ['run', 'workflow.yml'],
+      ['validate', '--connect', 'workflow.yml'],
+    ]) {
       const r = await conclave(args, { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
       expect(r.code).not.toBe(0);
       const out = r.stdout + r.stderr;

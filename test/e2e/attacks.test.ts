@@ -1,8 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attack, fresh, PEAK_KB, workflow } from '../helpers/attack.js';
@@ -72,7 +71,11 @@ describe('the attack corpus: paths', () => {
     const dir = fresh('workspace');
     mkdirSync(join(dir, 'sub'));
     // Swaps sub between a real directory and a link to outside, as fast as it can.
-    const swapper = spawn('sh', ['-c', `cd '${dir}'; while :; do mv sub sub.d 2>/dev/null; ln -s '${outside}' sub 2>/dev/null; rm -f sub; mv sub.d sub 2>/dev/null; done`], { stdio: 'ignore' });
+    const swapper = spawn(
+      'sh',
+      ['-c', `cd '${dir}'; while :; do mv sub sub.d 2>/dev/null; ln -s '${outside}' sub 2>/dev/null; rm -f sub; mv sub.d sub 2>/dev/null; done`],
+      { stdio: 'ignore' },
+    );
     const calls = Array.from({ length: 60 }, (_, i) => ({ name: 'write_file', input: { path: `sub/f${i}.txt`, content: 'planted' } }));
     const r = await attack(dir, calls, workflow('write_file'));
     swapper.kill('SIGKILL');
@@ -190,7 +193,14 @@ describe.skipIf(!bwrap.bwrap)('the attack corpus: the sandbox (bubblewrap)', () 
       const dir = fresh('workspace');
       const closed = await attack(
         dir,
-        [{ name: 'run_command', input: { command: `${probe}; echo inside > in.txt; echo x > ${home}/${marker} || echo home: refused; echo t > /tmp/${marker} && echo tmp: private` } }],
+        [
+          {
+            name: 'run_command',
+            input: {
+              command: `${probe}; echo inside > in.txt; echo x > ${home}/${marker} || echo home: refused; echo t > /tmp/${marker} && echo tmp: private`,
+            },
+          },
+        ],
         workflow('run_command', 'sandbox: required'),
       );
       const out = closed.results[0]!.content;
@@ -203,7 +213,11 @@ describe.skipIf(!bwrap.bwrap)('the attack corpus: the sandbox (bubblewrap)', () 
 
       expect(closed.ms).toBeLessThan(15_000);
       expect(closed.peakKb).toBeLessThan(PEAK_KB);
-      const open = await attack(fresh('workspace'), [{ name: 'run_command', input: { command: probe } }], workflow('run_command', 'sandbox: { network: true }'));
+      const open = await attack(
+        fresh('workspace'),
+        [{ name: 'run_command', input: { command: probe } }],
+        workflow('run_command', 'sandbox: { network: true }'),
+      );
       expect(open.results[0]!.content).toContain('net: reached');
     } finally {
       http.close();

@@ -4,11 +4,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RELAY, relayScript } from '../fixtures/relay.js';
+import { RELAY } from '../fixtures/relay.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
 import { missingStores, PG_PASSWORD, PG_USER, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
-
 
 const missing = missingStores();
 if (missing && process.env.CONCLAVE_REQUIRE_STORES) throw new Error(`the cache store tests must run here, but ${missing}`);
@@ -88,34 +87,40 @@ describe.skipIf(missing !== undefined)('the response cache on real Redis and Pos
     }
   });
 
-  it.each(['redis', 'postgres'])('%s stopped mid-run: the run goes on uncached and keeps every paid answer', async (kind) => {
-    const store = kind === 'redis' ? await startRedis() : await startPostgres();
-    let stopping: Promise<void> | undefined;
-    const server = await relayServer(() => {
-      // Killed while the helper's answer is on its way: the answer is paid and must be kept.
-      stopping = store.kill();
-    });
-    try {
-      const run = await timedRun(server, ['--cache', store.url, '--timeout', '60s']);
-      await stopping;
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.ms, 'within its limits, and far less').toBeLessThan(20_000);
-      expect(server.requests).toHaveLength(3);
-      expect(paid(run), 'every paid answer is in the session').toBe(3);
-      const recordedCost = run.events.filter((e) => e.type === 'model_call').reduce((sum, e) => sum + (e.cost_usd as number), 0);
-      expect(costOf(run)).toBeCloseTo(recordedCost, 10);
-      expect(costOf(run)).toBeGreaterThan(0);
-      expect(run.json.outputs).toEqual({ answer: '4' });
-      const warnings = run.stderr.split('\n').filter((l) => l.includes('the run goes on without it'));
-      expect(warnings, run.stderr).toHaveLength(1);
-      expect(warnings[0]).toMatch(new RegExp(`^conclave: warning: the response cache ${kind}://.*127\\.0\\.0\\.1:${store.port}.* failed \\(.+\\); the run goes on without it$`));
-      expect(run.stderr).not.toContain(PG_PASSWORD);
-      expect(run.stderr).not.toMatch(/\n\s+at /);
-    } finally {
-      await server.close();
-      await store.kill();
-    }
-  }, 60_000);
+  it.each(['redis', 'postgres'])(
+    '%s stopped mid-run: the run goes on uncached and keeps every paid answer',
+    async (kind) => {
+      const store = kind === 'redis' ? await startRedis() : await startPostgres();
+      let stopping: Promise<void> | undefined;
+      const server = await relayServer(() => {
+        // Killed while the helper's answer is on its way: the answer is paid and must be kept.
+        stopping = store.kill();
+      });
+      try {
+        const run = await timedRun(server, ['--cache', store.url, '--timeout', '60s']);
+        await stopping;
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.ms, 'within its limits, and far less').toBeLessThan(20_000);
+        expect(server.requests).toHaveLength(3);
+        expect(paid(run), 'every paid answer is in the session').toBe(3);
+        const recordedCost = run.events.filter((e) => e.type === 'model_call').reduce((sum, e) => sum + (e.cost_usd as number), 0);
+        expect(costOf(run)).toBeCloseTo(recordedCost, 10);
+        expect(costOf(run)).toBeGreaterThan(0);
+        expect(run.json.outputs).toEqual({ answer: '4' });
+        const warnings = run.stderr.split('\n').filter((l) => l.includes('the run goes on without it'));
+        expect(warnings, run.stderr).toHaveLength(1);
+        expect(warnings[0]).toMatch(
+          new RegExp(`^conclave: warning: the response cache ${kind}://.*127\\.0\\.0\\.1:${store.port}.* failed \\(.+\\); the run goes on without it$`),
+        );
+        expect(run.stderr).not.toContain(PG_PASSWORD);
+        expect(run.stderr).not.toMatch(/\n\s+at /);
+      } finally {
+        await server.close();
+        await store.kill();
+      }
+    },
+    60_000,
+  );
 
   it('refuses a store it cannot use, before any model call, naming it with its password hidden', async () => {
     const locked = await startRedis({ password: 'the-redis-password' });
@@ -128,13 +133,28 @@ describe.skipIf(missing !== undefined)('the response cache on real Redis and Pos
     const cases: [string, RegExp][] = [
       [refusedPort, /^conclave: the response cache redis:\/\/127\.0\.0\.1:1 cannot be used: .*ECONNREFUSED.*\n$/],
       [`redis://127.0.0.1:${silentPort}`, /^conclave: the response cache redis:\/\/127\.0\.0\.1:\d+ cannot be used: .+\n$/],
-      [`postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${silentPort}/postgres`, /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/postgres cannot be used: .+\n$/],
+      [
+        `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${silentPort}/postgres`,
+        /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/postgres cannot be used: .+\n$/,
+      ],
       [`redis://:wrong-password@127.0.0.1:${locked.port}`, /^conclave: the response cache redis:\/\/\*\*\*@127\.0\.0\.1:\d+ cannot be used: WRONGPASS.*\n$/],
       [`${locked.url}/99`, /^conclave: the response cache redis:\/\/\*\*\*@127\.0\.0\.1:\d+\/99 cannot be used: .*DB index is out of range.*\n$/],
-      [`postgres://${PG_USER}:wrong-password@127.0.0.1:${postgres.port}/postgres`, /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/postgres cannot be used: password authentication failed for user "conclave"\n$/],
-      [`postgres://${PG_USER}@127.0.0.1:${postgres.port}/postgres`, /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/postgres cannot be used: the server asks for a password, and the URL gives none\n$/],
-      [postgres.url.replace(/\/postgres$/, '/nonexistent'), /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/nonexistent cannot be used: database "nonexistent" does not exist\n$/],
-      [`postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:1/postgres`, /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:1\/postgres cannot be used: .*ECONNREFUSED.*\n$/],
+      [
+        `postgres://${PG_USER}:wrong-password@127.0.0.1:${postgres.port}/postgres`,
+        /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/postgres cannot be used: password authentication failed for user "conclave"\n$/,
+      ],
+      [
+        `postgres://${PG_USER}@127.0.0.1:${postgres.port}/postgres`,
+        /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/postgres cannot be used: the server asks for a password, and the URL gives none\n$/,
+      ],
+      [
+        postgres.url.replace(/\/postgres$/, '/nonexistent'),
+        /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/nonexistent cannot be used: database "nonexistent" does not exist\n$/,
+      ],
+      [
+        `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:1/postgres`,
+        /^conclave: the response cache postgres:\/\/\*\*\*@127\.0\.0\.1:1\/postgres cannot be used: .*ECONNREFUSED.*\n$/,
+      ],
     ];
     try {
       for (const [url, message] of cases) {

@@ -9,11 +9,8 @@ import { BIN } from '../helpers/cli.js';
 import { node24 } from '../helpers/node24.js';
 import { channelOf, runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 
-
 let server: FakeAnthropic;
 afterEach(() => server?.close());
-
-
 
 describe('the response cache', () => {
   it('answers a rerun from the cache: no request, no cost, the same channel', async () => {
@@ -51,17 +48,33 @@ outputs:
       startFakeAnthropic({
         lead: [
           { text: workers.map((w) => `@${w} take part ${w}.`).join(' ') },
-          (request) => ({ tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(request).match(/part \w done/g)!.join(', ') } }] }),
+          (request) => ({
+            tools: [
+              {
+                name: 'complete',
+                input: {
+                  status: 'success',
+                  summary: lastUserText(request)
+                    .match(/part \w done/g)!
+                    .join(', '),
+                },
+              },
+            ],
+          }),
         ],
         ...Object.fromEntries(workers.map((w, i) => [w, () => ({ text: `part ${w} done`, delayMs: latencyOf(i) })])),
       });
-    const arrival = (run: WorkflowRun) => channelOf(run).filter(([sender]) => workers.includes(sender)).map(([sender]) => sender).join('');
+    const arrival = (run: WorkflowRun) =>
+      channelOf(run)
+        .filter(([sender]) => workers.includes(sender))
+        .map(([sender]) => sender)
+        .join('');
     const fanIn = (run: WorkflowRun) => run.events.filter((e) => e.type === 'model_call' && e.agent === 'lead').map((e) => e.request_sha256);
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
     // Two paid runs into two caches, the answers arriving last-to-first, then first-to-last.
     server = await fresh((i) => 40 * (workers.length - i));
     const backwards = await runWorkflow(server, FAN, ['--cache', 'one.sqlite'], { dir });
-    server.close();
+    await server.close();
     server = await fresh((i) => 40 * i);
     const forwards = await runWorkflow(server, FAN, ['--cache', 'two.sqlite'], { dir });
     expect(arrival(backwards)).toBe('fedcba');
@@ -70,7 +83,7 @@ outputs:
     expect(forwards.json.outputs).toEqual({ summary: 'part a done, part b done, part c done, part d done, part e done, part f done' });
     // Reruns with random latencies: every call is a cache hit.
     for (let i = 0; i < 3; i++) {
-      server.close();
+      await server.close();
       server = await fresh(() => Math.floor(Math.random() * 200));
       const again = await runWorkflow(server, FAN, ['--cache', 'one.sqlite'], { dir });
       expect(again.code, again.stderr).toBe(0);
@@ -110,7 +123,9 @@ outputs:
     expect(offline.json.outputs).toEqual({ answer: '4' });
     const miss = await runWorkflow(server, RELAY, ['--offline', '--cache', 'empty.sqlite'], { dir, env: { ANTHROPIC_API_KEY: '' } });
     expect(miss.code, 'a miss under --offline is a refusal, as for a usage error').toBe(2);
-    expect(miss.json.reason).toMatch(/^offline: the cache holds no response for @lead's turn 1, call 1 \(request [0-9a-f]{12}\); run without --offline to fill it$/);
+    expect(miss.json.reason).toMatch(
+      /^offline: the cache holds no response for @lead's turn 1, call 1 \(request [0-9a-f]{12}\); run without --offline to fill it$/,
+    );
     expect(server.requests).toHaveLength(3);
   });
 
@@ -153,7 +168,11 @@ describe.skipIf(!on24.node)('the response cache on Node 24', () => {
     const env = { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
     // Asynchronously: the fake API answers from this process.
     const run = (node: string) =>
-      new Promise<string>((done, fail) => execFile(node, [BIN, 'run', 'workflow.yml', '--json', '--cache'], { cwd: dir, env }, (e, stdout, stderr) => (e ? fail(new Error(`${e.message}\n${stderr}`)) : done(stdout))));
+      new Promise<string>((done, fail) =>
+        execFile(node, [BIN, 'run', 'workflow.yml', '--json', '--cache'], { cwd: dir, env }, (e, stdout, stderr) =>
+          e ? fail(new Error(`${e.message}\n${stderr}`)) : done(stdout),
+        ),
+      );
     const first = JSON.parse(await run(on24.node!));
     expect(first.exit_code).toBe(0);
     expect(server.requests).toHaveLength(3);

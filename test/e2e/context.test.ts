@@ -20,7 +20,10 @@ describe('long conversations stay inside the context window', () => {
       const run = await runWorkflow(server, pingPongWorkflow({ maxTurns: 400 }));
       expect(run.code, run.json.reason + run.stderr.slice(-2000)).toBe(3);
       expect(run.json.reason).toMatch(/^limit reached: max_turns/);
-      expect(server.requests.filter((r) => r.bytes / 4 > 200_000), 'no request is refused as too long').toEqual([]);
+      expect(
+        server.requests.filter((r) => r.bytes / 4 > 200_000),
+        'no request is refused as too long',
+      ).toEqual([]);
       const compactions = run.events.filter((e) => e.type === 'context_compacted');
       expect(compactions.map((c) => c.agent).sort()).toEqual(expect.arrayContaining(['a', 'b']));
       for (const c of compactions) {
@@ -55,7 +58,9 @@ describe('long conversations stay inside the context window', () => {
       expect(replay.code, replay.stderr).toBe(3);
       expect(JSON.parse(replay.stdout).outputs).toEqual(run.json.outputs);
       const shown = await conclave(['show', run.json.session as string], { cwd: run.dir });
-      expect(shown.stdout).toMatch(/\nCompactions:\n {2}@[ab] turn \d+: \d+ → \d+ tokens \(earlier turns summarised; the API said the prompt was too long\)\n {4}Summary by @/);
+      expect(shown.stdout).toMatch(
+        /\nCompactions:\n {2}@[ab] turn \d+: \d+ → \d+ tokens \(earlier turns summarised; the API said the prompt was too long\)\n {4}Summary by @/,
+      );
       const markdown = await conclave(['show', run.json.session as string, '--format', 'markdown'], { cwd: run.dir });
       expect(markdown.stdout).toContain('## Compactions\n\n| agent | turn | why | tokens | tool results cleared | summary |');
       expect(markdown.stdout).toMatch(/\| @[ab] \| \d+ \| the API said too long \| \d+ → \d+ \| 0 \| \d+ characters \|/);
@@ -80,7 +85,7 @@ describe('long conversations stay inside the context window', () => {
       const workflow = `name: reader\ndefaults: { model: claude-haiku-4-5 }\nagents:\n  lead: { role: manager, tools: [read_file] }\nkickoff: Read big0.txt to big12.txt.\n`;
       const run = await runWorkflow(server, workflow, [], { files });
       expect(run.code, run.json.reason).toBe(0);
-      expect(server.requests, server.requests.map((r) => `${r.body.messages.length} ${lastUserText(r).slice(0, 80)}`).join("\n")).toHaveLength(14);
+      expect(server.requests, server.requests.map((r) => `${r.body.messages.length} ${lastUserText(r).slice(0, 80)}`).join('\n')).toHaveLength(14);
       expect(Math.max(...server.requests.map((r) => r.bytes / 4))).toBeLessThan(150_000);
       // Two files whole and a third cut fill the budget (a quarter of compact_at); the other ten are not read.
       expect(run.events.filter((e) => e.type === 'tool_result' && e.tool === 'read_file')).toHaveLength(3);
@@ -112,13 +117,20 @@ describe('long conversations stay inside the context window', () => {
     const sessions = join(dir, '.conclave', 'sessions');
     const name = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
     const file = () => join(sessions, name()!);
-    const compacted = () => name() !== undefined && readFileSync(file(), 'utf8').split('\n').filter((l) => l.includes('"context_compacted"')).length >= 2;
+    const compacted = () =>
+      name() !== undefined &&
+      readFileSync(file(), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"context_compacted"')).length >= 2;
     while (!compacted() && child.exitCode === null) await sleep(2);
     child.kill('SIGKILL');
     await closed;
     try {
       const before = readEvents(file());
-      expect(before.some((e) => e.type === 'run_ended'), 'killed before the end').toBe(false);
+      expect(
+        before.some((e) => e.type === 'run_ended'),
+        'killed before the end',
+      ).toBe(false);
       const paid = new Set(before.filter((e) => e.type === 'model_call').map((e) => (e.response as { id: string }).id));
       const sentBefore = server.requests.length;
       const resumed = await conclave(['resume', file(), '--json'], { cwd: dir, env });
@@ -126,10 +138,18 @@ describe('long conversations stay inside the context window', () => {
       expect(JSON.parse(resumed.stdout).outputs).toEqual(baseline.json.outputs);
       // Every request after the kill asks for something the session did not hold.
       const keyOf = (r: (typeof server.requests)[number]) => JSON.stringify([r.agent, r.body.messages]);
-      const answered = new Set(server.requests.slice(0, sentBefore).filter((r) => r.responseId && paid.has(r.responseId)).map(keyOf));
+      const answered = new Set(
+        server.requests
+          .slice(0, sentBefore)
+          .filter((r) => r.responseId && paid.has(r.responseId))
+          .map(keyOf),
+      );
       for (const r of server.requests.slice(sentBefore)) expect(answered.has(keyOf(r))).toBe(false);
 
-      const replay = await conclave(['run', 'workflow.yml', '--replay', file(), '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' } });
+      const replay = await conclave(['run', 'workflow.yml', '--replay', file(), '--json'], {
+        cwd: dir,
+        env: { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' },
+      });
       expect(replay.code, replay.stderr).toBe(3);
       expect(JSON.parse(replay.stdout).outputs).toEqual(baseline.json.outputs);
     } finally {
@@ -161,7 +181,9 @@ describe('long conversations stay inside the context window', () => {
       const kept = results.filter((b) => b.content === page);
       expect(kept.length).toBeGreaterThanOrEqual(1);
       expect(kept.length).toBeLessThanOrEqual(3);
-      expect(results.filter((b) => String(b.content).startsWith('[cleared to keep the conversation within its context window] (40000 characters')).length).toBe(results.length - kept.length);
+      expect(results.filter((b) => String(b.content).startsWith('[cleared to keep the conversation within its context window] (40000 characters')).length).toBe(
+        results.length - kept.length,
+      );
       expect(Math.max(...server.requests.map((r) => r.bytes / 4))).toBeLessThan(40_000 + 12_000);
     } finally {
       await server.close();
@@ -172,7 +194,9 @@ describe('long conversations stay inside the context window', () => {
     const workers = Array.from({ length: 40 }, (_, i) => `w${i + 1}`);
     const server = await startFakeAnthropic({
       lead: [{ text: '@all report.' }, { text: 'Thanks.' }],
-      ...Object.fromEntries(workers.map((w) => [w, w === 'w7' ? [{ tools: [{ name: 'team_roster', input: { reports_to: 'lead' } }] }, { text: 'listed' }] : [{ text: 'ok' }]])),
+      ...Object.fromEntries(
+        workers.map((w) => [w, w === 'w7' ? [{ tools: [{ name: 'team_roster', input: { reports_to: 'lead' } }] }, { text: 'listed' }] : [{ text: 'ok' }]]),
+      ),
     });
     try {
       const workflow = `name: wide\nlimits: { concurrency: 8 }\nagents:\n  lead: { role: manager }\n${workers.map((w) => `  ${w}: { role: worker, description: module ${w} }`).join('\n')}\nkickoff: Go.\n`;

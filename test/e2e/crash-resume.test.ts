@@ -49,7 +49,11 @@ describe('kill -9 at any moment, then resume', () => {
 
       const resumed = await Promise.race([
         conclave(['resume', file, '--json', '--quiet'], { cwd: dir, env }),
-        sleep(20_000).then(() => ({ code: -1, stdout: '{}', stderr: `the resume did not end in 20 s; the file before it:\n${before.map((e) => JSON.stringify(e).slice(0, 120)).join('\n')}` })),
+        sleep(20_000).then(() => ({
+          code: -1,
+          stdout: '{}',
+          stderr: `the resume did not end in 20 s; the file before it:\n${before.map((e) => JSON.stringify(e).slice(0, 120)).join('\n')}`,
+        })),
       ]);
       const result = JSON.parse(resumed.stdout || '{}');
       const context = `kill ${k} after ${before.length} events: ${resumed.stderr}${result.reason ?? ''}`;
@@ -80,7 +84,7 @@ describe('kill -9 at any moment, then resume', () => {
       }
       await server.close();
     }
-    console.log(`kill points (events in the file): ${resumedAfter.join(" ")} of ${total}`);
+    console.log(`kill points (events in the file): ${resumedAfter.join(' ')} of ${total}`);
     // The kills landed at many different points of the run.
     expect(new Set(resumedAfter).size).toBeGreaterThanOrEqual(15);
   }, 240_000);

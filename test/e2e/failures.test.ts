@@ -7,7 +7,6 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server
 import { BIN } from '../helpers/cli.js';
 import { channelOf, runWorkflow, TEST_API_KEY, PAIR } from '../helpers/run-workflow.js';
 
-
 let server: FakeAnthropic;
 afterEach(() => server?.close());
 

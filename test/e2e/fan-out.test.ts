@@ -27,7 +27,17 @@ describe('conclave run: fan-out and fan-in', () => {
         lead: [
           { text: '@a take module one, @b module two, @c module three.' },
           (request) => ({
-            tools: [{ name: 'complete', input: { status: 'success', summary: `merged: ${lastUserText(request).match(/finding \w/g)?.join(', ')}` } }],
+            tools: [
+              {
+                name: 'complete',
+                input: {
+                  status: 'success',
+                  summary: `merged: ${lastUserText(request)
+                    .match(/finding \w/g)
+                    ?.join(', ')}`,
+                },
+              },
+            ],
           }),
         ],
         a: [{ text: 'finding a', delayMs: 300 }],
@@ -107,7 +117,15 @@ describe('conclave run: quiet logs', () => {
     });
     const run = await runWorkflow(
       server,
-      ['name: many', 'defaults: { model: claude-sonnet-4-5, max_tokens: 1000 }', 'limits: { concurrency: 16 }', 'agents:', '  lead: { role: manager }', ...workers.map((w) => `  ${w}: { role: worker }`), 'kickoff: Go.'].join('\n'),
+      [
+        'name: many',
+        'defaults: { model: claude-sonnet-4-5, max_tokens: 1000 }',
+        'limits: { concurrency: 16 }',
+        'agents:',
+        '  lead: { role: manager }',
+        ...workers.map((w) => `  ${w}: { role: worker }`),
+        'kickoff: Go.',
+      ].join('\n'),
     );
     expect(run.code, run.stderr).toBe(0);
     expect(server.requests.filter((r) => r.answeredAt! - r.receivedAt >= 150)).toHaveLength(16);

@@ -14,7 +14,8 @@ agents:
 kickoff: Review src/app.js.
 `;
 
-const APP = "const db = require('db');\nfunction find(name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`);\n}\nmodule.exports = { find };\n";
+const APP =
+  "const db = require('db');\nfunction find(name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`);\n}\nmodule.exports = { find };\n";
 
 let server: FakeAnthropic;
 afterEach(() => server?.close());
@@ -59,10 +60,14 @@ describe('findings: the annotate tool', () => {
     expect(run.stderr).toContain('::notice file=src/app.js,line=2,endLine=4::find has no test.\n');
     expect(run.stderr).not.toContain('line=9');
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
-    expect(summary).toContain('### Findings\n\n| level | where | finding | by |\n|---|---|---|---|\n| failure | `src/app.js:3` | **SQL injection**: name is spliced into the query: pass it as a parameter. | @lead |\n| notice | `src/app.js:2-4` | find has no test. | @lead |');
+    expect(summary).toContain(
+      '### Findings\n\n| level | where | finding | by |\n|---|---|---|---|\n| failure | `src/app.js:3` | **SQL injection**: name is spliced into the query: pass it as a parameter. | @lead |\n| notice | `src/app.js:2-4` | find has no test. | @lead |',
+    );
 
     const shown = await conclave(['show', run.json.session as string], { cwd: dir });
-    expect(shown.stdout).toContain('\nFindings:\n  failure src/app.js:3 — SQL injection: name is spliced into the query: pass it as a parameter. (@lead)\n  notice src/app.js:2-4 — find has no test. (@lead)\n');
+    expect(shown.stdout).toContain(
+      '\nFindings:\n  failure src/app.js:3 — SQL injection: name is spliced into the query: pass it as a parameter. (@lead)\n  notice src/app.js:2-4 — find has no test. (@lead)\n',
+    );
 
     const sarif = JSON.parse(readFileSync(join(dir, 'findings.sarif'), 'utf8'));
     expect(sarifValidator()(sarif)).toEqual([]);
@@ -85,7 +90,7 @@ describe('findings: the annotate tool', () => {
     expect(JSON.parse(readFileSync(join(dir, 'again.sarif'), 'utf8'))).toEqual(sarif);
   });
 
-  it('a file named with #, ? and a space is a SARIF uri that resolves to it; a path in another form than the repository\'s is refused; level error is a failure', async () => {
+  it("a file named with #, ? and a space is a SARIF uri that resolves to it; a path in another form than the repository's is refused; level error is a failure", async () => {
     server = await startFakeAnthropic({
       lead: [
         {

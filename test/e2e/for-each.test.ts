@@ -33,7 +33,7 @@ describe('for_each', () => {
       'reviewer-2': [{ text: 'b.ts fine' }],
       'reviewer-3': [{ text: 'c.ts has a bug' }],
     });
-    const run = await runWorkflow(server, TEAM("$<< lines(setup.files) >>"));
+    const run = await runWorkflow(server, TEAM('$<< lines(setup.files) >>'));
     expect(run.code, run.stderr).toBe(0);
     expect(channelOf(run)[1]).toEqual(['lead', ['reviewer-1', 'reviewer-2', 'reviewer-3'], '@reviewer review your file.']);
     expect(server.of('lead')).toHaveLength(2);
@@ -77,7 +77,9 @@ describe('for_each', () => {
   it('validate: item outside for_each, for_each on a manager, and a string that is not one expression', async () => {
     server = await startFakeAnthropic({});
     const { dir } = await runWorkflow(server, 'name: x\nagents: { a: { role: manager } }\nkickoff: k\n');
-    const bad = TEAM('not an expression').replace('kickoff: Review the changed files.', 'kickoff: Review $<< item >>.').replace('  lead:\n    role: manager\n', '  lead:\n    role: manager\n    for_each: [a]\n');
+    const bad = TEAM('not an expression')
+      .replace('kickoff: Review the changed files.', 'kickoff: Review $<< item >>.')
+      .replace('  lead:\n    role: manager\n', '  lead:\n    role: manager\n    for_each: [a]\n');
     writeFileSync(join(dir, 'bad.yml'), bad);
     const result = await conclave(['validate', 'bad.yml'], { cwd: dir });
     const said = result.stdout + result.stderr;

@@ -28,12 +28,20 @@ describe('a full disk', () => {
       process.stderr.write('\n*** SKIPPING the full-disk test: cannot mount a small tmpfs here (needs root) ***\n\n');
       return context.skip();
     }
-    const server = await startFakeAnthropic({ lead: () => ({ text: `@helper ${'x'.repeat(30_000)}` }), helper: () => ({ text: `@lead ${'y'.repeat(30_000)}` }) });
+    const server = await startFakeAnthropic({
+      lead: () => ({ text: `@helper ${'x'.repeat(30_000)}` }),
+      helper: () => ({ text: `@lead ${'y'.repeat(30_000)}` }),
+    });
     try {
       writeFileSync(join(dir, 'workflow.yml'), 'name: full\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n');
-      const run = await conclave(['run', 'workflow.yml', '--session', 'small/s.jsonl', '--json'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+      const run = await conclave(['run', 'workflow.yml', '--session', 'small/s.jsonl', '--json'], {
+        cwd: dir,
+        env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+      });
       expect(run.code, run.stderr).toBe(1);
-      expect(JSON.parse(run.stdout).reason).toMatch(/^(@\w+ failed: )?cannot write the session file small\/s\.jsonl: the disk is full; free space, then continue the run with conclave resume small\/s\.jsonl$/);
+      expect(JSON.parse(run.stdout).reason).toMatch(
+        /^(@\w+ failed: )?cannot write the session file small\/s\.jsonl: the disk is full; free space, then continue the run with conclave resume small\/s\.jsonl$/,
+      );
       expect(run.stderr).not.toMatch(/\n\s+at |internal error|holds this delivery/);
     } finally {
       await server.close();

@@ -54,7 +54,10 @@ describe('conclave in GitHub Actions', () => {
     for (const text of [run.stdout, run.stderr, summary]) expect(text.replace(`::add-mask::${TEST_API_KEY}`, '')).not.toContain(TEST_API_KEY);
 
     // A --replay's own session holds only what it added: its summary is made from the recording too.
-    const replay = await conclave(['run', 'workflow.yml', '--quiet', '--replay', outputs['session-file']!], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_API_KEY: '' } });
+    const replay = await conclave(['run', 'workflow.yml', '--quiet', '--replay', outputs['session-file']!], {
+      cwd: dir,
+      env: { ...githubEnv(dir), ANTHROPIC_API_KEY: '' },
+    });
     expect(replay.code, replay.stderr).toBe(0);
     const replayed = readFileSync(join(dir, 'summary.md'), 'utf8');
     expect(replayed).toContain('<details><summary>@a — ');
@@ -63,10 +66,16 @@ describe('conclave in GitHub Actions', () => {
 
   it('shows messages in the job summary as they are: no line of theirs changes its structure', async () => {
     const diff = 'Here is the diff:\nfunction a() {}\n--- a/app.js\n+++ b/app.js\n</details>\n# not a heading\n``` not a fence end';
-    server = await startFakeAnthropic({ lead: [{ text: `@helper ${diff}` }, { tools: [{ name: 'complete', input: { status: 'success', summary: '</details>\n---' } }] }], helper: [{ text: 'seen' }] });
+    server = await startFakeAnthropic({
+      lead: [{ text: `@helper ${diff}` }, { tools: [{ name: 'complete', input: { status: 'success', summary: '</details>\n---' } }] }],
+      helper: [{ text: 'seen' }],
+    });
     const dir = mkdtempSync(join(tmpdir(), 'conclave-gha-'));
     writeFileSync(join(dir, 'workflow.yml'), 'name: diff\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n');
-    const run = await conclave(['run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    const run = await conclave(['run', 'workflow.yml', '--quiet'], {
+      cwd: dir,
+      env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(run.code, run.stderr).toBe(0);
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
     expect(summary).toContain(`\`\`\`\`text\n@helper ${diff}\n\`\`\`\``);
@@ -78,10 +87,19 @@ describe('conclave in GitHub Actions', () => {
   });
 
   it('keeps the job summary under 1 MiB by cutting long messages, with a note', async () => {
-    server = await startFakeAnthropic({ lead: [{ text: `@helper ${'x'.repeat(300_000)}` }, { text: 'y'.repeat(300_000) }], helper: [{ text: 'z'.repeat(600_000) }] });
+    server = await startFakeAnthropic({
+      lead: [{ text: `@helper ${'x'.repeat(300_000)}` }, { text: 'y'.repeat(300_000) }],
+      helper: [{ text: 'z'.repeat(600_000) }],
+    });
     const dir = mkdtempSync(join(tmpdir(), 'conclave-gha-'));
-    writeFileSync(join(dir, 'workflow.yml'), 'name: big\ndefaults: { compact_at: 500000 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: "@lead talk a lot"\n');
-    const run = await conclave(['run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    writeFileSync(
+      join(dir, 'workflow.yml'),
+      'name: big\ndefaults: { compact_at: 500000 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: "@lead talk a lot"\n',
+    );
+    const run = await conclave(['run', 'workflow.yml', '--quiet'], {
+      cwd: dir,
+      env: { ...githubEnv(dir), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(run.code, run.stderr).toBe(0);
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
     expect(Buffer.byteLength(summary)).toBeLessThan(1024 * 1024);

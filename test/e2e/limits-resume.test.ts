@@ -103,7 +103,10 @@ describe('a run stopped by a limit, resumed with a larger one', () => {
     expect(again.code).toBe(3);
     expect(again.json.reason).toBe('limit reached: max_turns (3 turns for the team)');
     expect(again.server.requests).toHaveLength(0);
-    const text = await conclave(['resume', sessionOf(stopped), '-i', 'token=x-secret'], { cwd: stopped.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY, ANTHROPIC_BASE_URL: again.server.url } });
+    const text = await conclave(['resume', sessionOf(stopped), '-i', 'token=x-secret'], {
+      cwd: stopped.dir,
+      env: { ANTHROPIC_API_KEY: TEST_API_KEY, ANTHROPIC_BASE_URL: again.server.url },
+    });
     expect(text.stdout).toContain(`to continue: conclave resume ${sessionOf(stopped)} --max-turns <a larger value>`);
   });
 
@@ -138,15 +141,25 @@ describe('a run stopped by a limit, resumed with a larger one', () => {
 describe('the budget through the CLI', () => {
   it.each([1, 2, 3, 4])('a fan-out of random size, concurrency and prices spends at most its budget (case %i)', async (n) => {
     let state = 0x9e3779b9 * n;
-    const rand = () => ((state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 4294967296);
+    const rand = () => (state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 4294967296;
     const workers = 8 + Math.floor(rand() * 33);
     const concurrency = 1 + Math.floor(rand() * 64);
     const price = { input: 1 + rand() * 10, output: 5 + rand() * 50 };
     const budget = 0.05 + rand() * 0.5;
     const names = Array.from({ length: workers }, (_, i) => `w${i}`);
     const s = await startFakeAnthropic({
-      lead: (r) => (/^\[Turn 1 of/.test(lastUserText(r)) ? { text: '@all go' } : { tools: [{ name: 'complete', input: { status: 'success', summary: 'ok' } }] }),
-      ...Object.fromEntries(names.map((w) => [w, () => ({ text: 'done', delayMs: Math.floor(rand() * 20), usage: { input_tokens: 200 + Math.floor(rand() * 500), output_tokens: Math.floor(rand() * 1024) } })])),
+      lead: (r) =>
+        /^\[Turn 1 of/.test(lastUserText(r)) ? { text: '@all go' } : { tools: [{ name: 'complete', input: { status: 'success', summary: 'ok' } }] },
+      ...Object.fromEntries(
+        names.map((w) => [
+          w,
+          () => ({
+            text: 'done',
+            delayMs: Math.floor(rand() * 20),
+            usage: { input_tokens: 200 + Math.floor(rand() * 500), output_tokens: Math.floor(rand() * 1024) },
+          }),
+        ]),
+      ),
     });
     servers.push(s);
     const workflow = [

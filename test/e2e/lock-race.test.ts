@@ -32,11 +32,16 @@ describe('the session lock', () => {
 
         const answered = answering.requests.length;
         const env = { ANTHROPIC_BASE_URL: answering.url, ANTHROPIC_API_KEY: TEST_API_KEY };
-        const both = await Promise.all([conclave(['resume', 's.jsonl', '--quiet'], { cwd: dir, env }), conclave(['resume', 's.jsonl', '--quiet'], { cwd: dir, env })]);
+        const both = await Promise.all([
+          conclave(['resume', 's.jsonl', '--quiet'], { cwd: dir, env }),
+          conclave(['resume', 's.jsonl', '--quiet'], { cwd: dir, env }),
+        ]);
         const codes = both.map((r) => r.code).sort();
         const context = `round ${round}: ${both.map((r) => `${r.code} ${r.stderr}`).join(' | ')}`;
         expect(codes, context).toEqual([0, 2]);
-        expect(both.find((r) => r.code === 2)!.stderr, context).toMatch(/^conclave: .*s\.jsonl (is being written by another conclave|was written by another conclave while this one read it|records a run that already ended)/);
+        expect(both.find((r) => r.code === 2)!.stderr, context).toMatch(
+          /^conclave: .*s\.jsonl (is being written by another conclave|was written by another conclave while this one read it|records a run that already ended)/,
+        );
         expect(answering.requests.length - answered, 'the model was asked once').toBe(1);
         const record = readSession(join(dir, 's.jsonl'));
         expect(record.events.filter((e) => e.type === 'resumed')).toHaveLength(1);

@@ -79,7 +79,9 @@ mcp_servers:
     server = await startFakeAnthropic({});
     const run = await runWorkflow(server, workflow('fs.read_txt_file'));
     expect(run.code).toBe(1);
-    expect(run.json.reason).toMatch(/^agents\.lead\.tools: "fs\.read_txt_file" matches no tool of the MCP server "fs" \(did you mean "fs\.read_text_file"\?\); its tools are read_file, read_text_file, /);
+    expect(run.json.reason).toMatch(
+      /^agents\.lead\.tools: "fs\.read_txt_file" matches no tool of the MCP server "fs" \(did you mean "fs\.read_text_file"\?\); its tools are read_file, read_text_file, /,
+    );
     expect(server.requests).toHaveLength(0);
     const dir = mkdtempSync(join(tmpdir(), 'conclave-mcp-'));
     writeFileSync(join(dir, 'w.yml'), workflow('fz.read_text_file'));
@@ -91,14 +93,19 @@ mcp_servers:
     const connected = await conclave(['validate', '--connect', 'w.yml'], { cwd: dir });
     expect(connected.code).toBe(2);
     // At the entry itself (agents.lead.tools[0], line 9, column 34), with the tool it is close to.
-    expect(connected.stdout).toMatch(/^w\.yml:9:34: agents\.lead\.tools: "fs\.read_txt_file" matches no tool of the MCP server "fs" \(did you mean "fs\.read_text_file"\?\); its tools are read_file, /m);
+    expect(connected.stdout).toMatch(
+      /^w\.yml:9:34: agents\.lead\.tools: "fs\.read_txt_file" matches no tool of the MCP server "fs" \(did you mean "fs\.read_text_file"\?\); its tools are read_file, /m,
+    );
     writeFileSync(join(dir, 'w.yml'), workflow('fs.read_text_file, everything.echo'));
     expect((await conclave(['validate', '--connect', 'w.yml'], { cwd: dir })).stdout).toBe('w.yml: ok\n');
   });
 
   it('a slow tool is stopped at its timeout and the model is told; the run goes on', async () => {
     server = await startFakeAnthropic({
-      lead: [{ tools: [{ name: 'everything__trigger-long-running-operation', input: { duration: 30, steps: 3 } }] }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'gave up' } }] }],
+      lead: [
+        { tools: [{ name: 'everything__trigger-long-running-operation', input: { duration: 30, steps: 3 } }] },
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 'gave up' } }] },
+      ],
     });
     const started = Date.now();
     const run = await runWorkflow(server, workflow('everything.trigger-long-running-operation'));
@@ -124,7 +131,8 @@ mcp_servers:
     const closed = new Promise((resolve) => child.on('close', resolve));
     const sessions = join(dir, '.conclave', 'sessions');
     const file = () => join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
-    const has = (text: string) => existsSync(sessions) && readdirSync(sessions).some((f) => f.endsWith('.jsonl')) && readFileSync(file(), 'utf8').includes(text);
+    const has = (text: string) =>
+      existsSync(sessions) && readdirSync(sessions).some((f) => f.endsWith('.jsonl')) && readFileSync(file(), 'utf8').includes(text);
     while (!has('second call"') || !has('"tool_result"') || server.requests.length < 3) await sleep(5);
     child.kill('SIGKILL');
     await closed;
@@ -140,7 +148,9 @@ mcp_servers:
     expect(sent).toBe(3);
 
     // --replay with the servers gone: the recorded listings and results answer everything.
-    const gone = readFileSync(join(dir, 'workflow.yml'), 'utf8').replaceAll(FILESYSTEM, '/nonexistent/server-filesystem.js').replaceAll(EVERYTHING, '/nonexistent/server-everything.js');
+    const gone = readFileSync(join(dir, 'workflow.yml'), 'utf8')
+      .replaceAll(FILESYSTEM, '/nonexistent/server-filesystem.js')
+      .replaceAll(EVERYTHING, '/nonexistent/server-everything.js');
     writeFileSync(join(dir, 'workflow.yml'), gone);
     const replay = await conclave(['run', 'workflow.yml', '--replay', file(), '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: '' } });
     expect(replay.code, replay.stderr + replay.stdout.slice(0, 800)).toBe(0);
@@ -156,7 +166,10 @@ mcp_servers:
         http.on('exit', () => reject(new Error(`the HTTP server exited: ${seen}`)));
       });
       server = await startFakeAnthropic({
-        lead: [{ tools: [{ name: 'remote__get-sum', input: { a: 2, b: 40 } }] }, (r) => ({ tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(r) } }] })],
+        lead: [
+          { tools: [{ name: 'remote__get-sum', input: { a: 2, b: 40 } }] },
+          (r) => ({ tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(r) } }] }),
+        ],
       });
       const remote = `
 mcp_servers:

@@ -6,7 +6,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { lastToolResult, lastUserText, startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
 import { BIN, conclave } from '../helpers/cli.js';
 import { channelOf, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
-import { readEvents } from '../helpers/session.js';
 
 let servers: FakeAnthropic[] = [];
 afterEach(async () => {
@@ -35,18 +34,25 @@ const thinkingScript = (delayMs = 0) => ({
   lead: (r: RecordedRequest): Reply =>
     !lastUserText(r).includes('notes say')
       ? { thinking: 'Delegate.', redactedThinking: true, text: '@w list the files, then read notes.txt' }
-      : { thinking: 'Done.', redactedThinking: true, tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(r).split('\n').at(-1)! } }] },
+      : {
+          thinking: 'Done.',
+          redactedThinking: true,
+          tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(r).split('\n').at(-1)! } }],
+        },
   w: (r: RecordedRequest): Reply => {
     const tool = lastToolResult(r);
     if (tool === undefined) return { thinking: 'List first.', redactedThinking: true, tools: [{ name: 'list_files', input: {} }], delayMs };
-    if (tool === 'list_files') return { thinking: 'Now read it.', redactedThinking: true, tools: [{ name: 'read_file', input: { path: 'notes.txt' } }], delayMs };
+    if (tool === 'list_files')
+      return { thinking: 'Now read it.', redactedThinking: true, tools: [{ name: 'read_file', input: { path: 'notes.txt' } }], delayMs };
     return { thinking: 'Report.', redactedThinking: true, text: 'notes say: ship it', delayMs };
   },
 });
 
 /** The thinking blocks of every assistant message a request sent back. */
 function thinkingSentBack(r: RecordedRequest): string[] {
-  return r.body.messages.flatMap((m) => (m.role === 'assistant' && typeof m.content !== 'string' ? m.content.filter((b) => b.type.includes('thinking')).map((b) => b.type) : []));
+  return r.body.messages.flatMap((m) =>
+    m.role === 'assistant' && typeof m.content !== 'string' ? m.content.filter((b) => b.type.includes('thinking')).map((b) => b.type) : [],
+  );
 }
 
 describe('current models as they answer: thinking blocks', () => {
@@ -61,12 +67,16 @@ describe('current models as they answer: thinking blocks', () => {
     expect(thinkingSentBack(third!)).toEqual(['thinking', 'redacted_thinking', 'thinking', 'redacted_thinking']);
     // The session keeps every block of every answer.
     const calls = run.events.filter((e) => e.type === 'model_call');
-    for (const call of calls) expect((call.response as { content: { type: string }[] }).content.slice(0, 2).map((b) => b.type)).toEqual(['thinking', 'redacted_thinking']);
+    for (const call of calls)
+      expect((call.response as { content: { type: string }[] }).content.slice(0, 2).map((b) => b.type)).toEqual(['thinking', 'redacted_thinking']);
 
-    const replay = await conclave(['run', 'workflow.yml', '--replay', join(run.dir, String((run.json as { session?: string }).session)), '--json', '--session', 'replay.jsonl'], {
-      cwd: run.dir,
-      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: '' },
-    });
+    const replay = await conclave(
+      ['run', 'workflow.yml', '--replay', join(run.dir, String((run.json as { session?: string }).session)), '--json', '--session', 'replay.jsonl'],
+      {
+        cwd: run.dir,
+        env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: '' },
+      },
+    );
     expect(replay.code, replay.stdout).toBe(0);
   });
 
@@ -81,7 +91,14 @@ describe('current models as they answer: thinking blocks', () => {
     const sessions = join(dir, '.conclave', 'sessions');
     const file = () => join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
     // Once @w's first tool result is recorded, while its second call is in flight:
-    while (!(existsSync(sessions) && readdirSync(sessions).some((f) => f.endsWith('.jsonl')) && readFileSync(file(), 'utf8').includes('"type":"tool_result","agent":"w"'))) await new Promise((r) => setTimeout(r, 10));
+    while (
+      !(
+        existsSync(sessions) &&
+        readdirSync(sessions).some((f) => f.endsWith('.jsonl')) &&
+        readFileSync(file(), 'utf8').includes('"type":"tool_result","agent":"w"')
+      )
+    )
+      await new Promise((r) => setTimeout(r, 10));
     child.kill('SIGKILL');
     await closed;
 
@@ -109,7 +126,10 @@ describe('current models as they answer: effort and thinking settings', () => {
 
   it('sends a fixed thinking budget, or thinking off, and refuses a setting that is not one', async () => {
     const server = await serve({ lead: [{ text: 'ok' }] });
-    const run = await runWorkflow(server, 'name: t\ndefaults: { model: claude-sonnet-4-5, thinking: 2048, max_tokens: 8000 }\nagents:\n  lead: { role: manager }\nkickoff: hi\n');
+    const run = await runWorkflow(
+      server,
+      'name: t\ndefaults: { model: claude-sonnet-4-5, thinking: 2048, max_tokens: 8000 }\nagents:\n  lead: { role: manager }\nkickoff: hi\n',
+    );
     expect(run.code).toBe(0);
     expect(server.requests[0]!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
     const offServer = await serve({ lead: [{ text: 'ok' }] });
@@ -136,7 +156,9 @@ outputs:
   summary: $<< result.summary >>
 `;
 const lead = (r: RecordedRequest): Reply =>
-  r.call === 1 ? { text: '@w write it up' } : { tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(r).split('\n').slice(2).join('\n') } }] };
+  r.call === 1
+    ? { text: '@w write it up' }
+    : { tools: [{ name: 'complete', input: { status: 'success', summary: lastUserText(r).split('\n').slice(2).join('\n') } }] };
 
 describe('current models as they answer: stop reasons', () => {
   it('max_tokens: the turn goes on until the answer is finished, and the whole answer is posted', async () => {
@@ -156,7 +178,15 @@ describe('current models as they answer: stop reasons', () => {
   it('max_tokens in the middle of a tool call: the cut call is not run, and the model is told', async () => {
     const server = await serve({
       lead,
-      w: [{ text: 'Writing.', tools: [{ name: 'write_file', input: { path: 'out.txt', content: 'x'.repeat(200) } }], stopReason: 'max_tokens', cutLastTool: true }, { text: 'I will keep it short.' }],
+      w: [
+        {
+          text: 'Writing.',
+          tools: [{ name: 'write_file', input: { path: 'out.txt', content: 'x'.repeat(200) } }],
+          stopReason: 'max_tokens',
+          cutLastTool: true,
+        },
+        { text: 'I will keep it short.' },
+      ],
     });
     const run = await runWorkflow(server, PAIR);
     expect(run.code, run.json.reason).toBe(0);
@@ -183,7 +213,13 @@ describe('current models as they answer: stop reasons', () => {
     const run = await runWorkflow(server, PAIR);
     expect(run.code, run.json.reason).toBe(0);
     const resumedCall = server.of('w')[1]!;
-    expect(resumedCall.body.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'thinking', thinking: 'Searching.' }, { type: 'text', text: 'Searching…' }] });
+    expect(resumedCall.body.messages.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'Searching.' },
+        { type: 'text', text: 'Searching…' },
+      ],
+    });
     expect(channelOf(run)[2]).toEqual(['w', ['lead'], 'Searching…\nfound it.']);
     expect(run.stderr).toContain('@w answer paused by the API: continuing');
   });
@@ -194,7 +230,11 @@ describe('current models as they answer: stop reasons', () => {
     expect(run.code, run.json.reason).toBe(0);
     const channel = channelOf(run);
     expect(channel.filter(([sender]) => sender === 'w')).toEqual([]);
-    expect(channel[2]).toEqual(['system', ['lead'], "@w's model declined to answer (stop reason refusal) in its turn 1: it posted nothing. Rephrase the request, or give the work to another agent."]);
+    expect(channel[2]).toEqual([
+      'system',
+      ['lead'],
+      "@w's model declined to answer (stop reason refusal) in its turn 1: it posted nothing. Rephrase the request, or give the work to another agent.",
+    ]);
     expect(run.stderr).toContain('@w declined to answer (refusal): nothing posted');
     expect(run.events.find((e) => e.type === 'turn_ended' && e.agent === 'w')).toBeDefined();
   });
@@ -203,7 +243,10 @@ describe('current models as they answer: stop reasons', () => {
     const server = await serve({ lead: [{ stopReason: 'refusal' }] });
     const run = await runWorkflow(server, PAIR);
     expect(run.code).toBe(1);
-    expect(run.json).toMatchObject({ status: 'failure', reason: "@lead's model declined to answer (stop reason refusal) in its turn 1, so the run cannot go on" });
+    expect(run.json).toMatchObject({
+      status: 'failure',
+      reason: "@lead's model declined to answer (stop reason refusal) in its turn 1, so the run cannot go on",
+    });
   });
 
   it('model_context_window_exceeded with nothing earlier to compact: the turn fails saying so, and the session can be resumed', async () => {

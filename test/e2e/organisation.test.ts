@@ -35,84 +35,114 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     await Promise.all(Object.values(stores).map((s) => s.kill()));
   });
 
-  it.each(KINDS)('%s: three runs at once stay under one rate limit between them, and run near the rate it allows', async (kind) => {
-    // Answers whose headers come a second after the server wrote them, as a model's first token
-    // does: a window measured from when a word was seen reads short, and the runners overran it.
-    const server: FakeAnthropic = await startFakeAnthropic(fanOutScript(8), { rateLimits: TEN_PER_FIVE_SECONDS, latencyMs: 1_000 });
-    try {
-      const runs = await Promise.all([1, 2, 3].map(() => runWorkflow(server, FAN_OUT(8), ['--coordinate', urlOf(kind)])));
-      for (const run of runs) expect(run.code, run.stderr).toBe(0);
-      expect(server.requests.filter((r) => r.agent.startsWith('reviewer-'))).toHaveLength(24);
-      expect(server.refusals, 'refusals among the three runs').toBeLessThanOrEqual(2);
-      expect(runs.flatMap((r) => r.events).filter((e) => e.type === 'rate_waited').length).toBeGreaterThan(0);
-      // The limit lets its first 10 through at once, then one every 500 ms: the requests the server
-      // took span at least that. A generous bound (docs/BENCHMARKS.md has the measured ratio): the
-      // shared pacing once took ten times what the limit allows.
-      const times = server.requests.map((r) => r.receivedAt);
-      const allowedMs = ((times.length - TEN_PER_FIVE_SECONDS.requests.limit) * TEN_PER_FIVE_SECONDS.requests.windowMs) / TEN_PER_FIVE_SECONDS.requests.limit;
-      expect(Math.max(...times) - Math.min(...times), 'how long the requests took to leave').toBeLessThan(3 * allowedMs);
-    } finally {
-      await server.close();
-    }
-  }, 90_000);
-
-  it.each(KINDS)('%s: a spend pool stops the second of two runs at the limit (exit 3), their costs within its cap', async (kind) => {
-    /** The relay on a server of its own: the script numbers each agent's calls. */
-    const relay = async (args: string[] = [], env: NodeJS.ProcessEnv = {}) => {
-      const server = await startFakeAnthropic(relayScript());
+  it.each(KINDS)(
+    '%s: three runs at once stay under one rate limit between them, and run near the rate it allows',
+    async (kind) => {
+      // Answers whose headers come a second after the server wrote them, as a model's first token
+      // does: a window measured from when a word was seen reads short, and the runners overran it.
+      const server: FakeAnthropic = await startFakeAnthropic(fanOutScript(8), { rateLimits: TEN_PER_FIVE_SECONDS, latencyMs: 1_000 });
       try {
-        return { run: await runWorkflow(server, SMALL_RELAY, args, { env }), requests: server.requests };
+        const runs = await Promise.all([1, 2, 3].map(() => runWorkflow(server, FAN_OUT(8), ['--coordinate', urlOf(kind)])));
+        for (const run of runs) expect(run.code, run.stderr).toBe(0);
+        expect(server.requests.filter((r) => r.agent.startsWith('reviewer-'))).toHaveLength(24);
+        expect(server.refusals, 'refusals among the three runs').toBeLessThanOrEqual(2);
+        expect(runs.flatMap((r) => r.events).filter((e) => e.type === 'rate_waited').length).toBeGreaterThan(0);
+        // The limit lets its first 10 through at once, then one every 500 ms: the requests the server
+        // took span at least that. A generous bound (docs/BENCHMARKS.md has the measured ratio): the
+        // shared pacing once took ten times what the limit allows.
+        const times = server.requests.map((r) => r.receivedAt);
+        const allowedMs = ((times.length - TEN_PER_FIVE_SECONDS.requests.limit) * TEN_PER_FIVE_SECONDS.requests.windowMs) / TEN_PER_FIVE_SECONDS.requests.limit;
+        expect(Math.max(...times) - Math.min(...times), 'how long the requests took to leave').toBeLessThan(3 * allowedMs);
       } finally {
         await server.close();
       }
-    };
-    // What the relay's calls cost, and the most each could cost: the cap lets one run through, not two.
-    const calibration = await relay();
-    expect(calibration.run.code, calibration.run.stderr).toBe(0);
-    const costs = calibration.run.events.filter((e) => e.type === 'model_call').map((e) => e.cost_usd as number);
-    const price = priceOf(calibration.requests[0]!.body.model).price;
-    const worst = calibration.requests.map((r) => worstCaseCost(inputTokensAtMost(r.bytes), 16, price));
-    const cap = Math.max(...worst.map((w, i) => costs.slice(0, i).reduce((a, b) => a + b, 0) + w)) * 1.05;
-    expect(cap, 'the cap is below what two runs cost').toBeLessThan(2 * costs.reduce((a, b) => a + b, 0));
+    },
+    90_000,
+  );
 
-    const name = freshPool(kind);
-    // Two pools, the roomy one first: every call holds in both, under one id (on PostgreSQL that once broke the second hold and switched the pools off).
-    const args = ['--coordinate', urlOf(kind), '--spend-pool', `${name}-org=10/day`, '--spend-pool', `${name}=${cap.toFixed(6)}/day`];
-    const first = (await relay(args)).run;
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr, 'the store never failed').not.toContain('warning');
-    // The second as a GitHub Actions step: its job summary says which pool stopped it and what it drew.
-    const summary = join(mkdtempSync(join(tmpdir(), 'conclave-summary-')), 'summary.md');
-    writeFileSync(summary, '');
-    const second = (await relay(args, { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary })).run;
-    expect(second.code, second.stderr).toBe(3);
-    expect(second.stderr, 'the store never failed').not.toContain('warning');
-    const jobSummary = readFileSync(summary, 'utf8');
-    expect(jobSummary).toContain(`limit reached: spend_pool ${name}`);
-    expect(jobSummary).toContain(`Spend pool ${name} (${dollars(Number(cap.toFixed(6)))} per day): this run drew`);
-    expect(second.json.status).toBe('limit');
-    expect(second.json.reason).toMatch(new RegExp(`^limit reached: spend_pool ${name} \\(\\$[0-9.]+ spent of \\$[0-9.]+ per day: \\$[0-9.]+ left, and the next call could cost up to \\$[0-9.]+; the pool has room again at \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z`));
-    expect(costOf(first) + costOf(second)).toBeLessThanOrEqual(cap);
-    // The session notes the pools its calls drew from; show says what each run drew (the job summary's table is the markdown's).
-    expect(first.events.find((e) => e.type === 'spend_pools')).toMatchObject({ pools: [{ name: `${name}-org`, per: 'day' }, { name, per: 'day' }] });
-    const shown = await conclave(['show', join(first.dir, first.json.session as string)]);
-    expect(shown.stdout).toContain(`Spend pool ${name} (${dollars(Number(cap.toFixed(6)))} per day): this run drew ${dollars(costOf(first))}`);
-    const markdown = await conclave(['show', '--format', 'markdown', join(second.dir, second.json.session as string)]);
-    expect(markdown.stdout).toContain(`Spend pool ${name}`);
-    // Resumable once the pool has room (here: a larger cap), and then it finishes.
-    const server = await startFakeAnthropic(relayScript());
-    try {
-      const resumed = await conclave(['resume', second.json.session as string, '--json', '--coordinate', urlOf(kind), '--spend-pool', `${name}-org=10/day`, '--spend-pool', `${name}=${(2 * cap).toFixed(6)}/day`], {
-        cwd: second.dir,
-        env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+  it.each(KINDS)(
+    '%s: a spend pool stops the second of two runs at the limit (exit 3), their costs within its cap',
+    async (kind) => {
+      /** The relay on a server of its own: the script numbers each agent's calls. */
+      const relay = async (args: string[] = [], env: NodeJS.ProcessEnv = {}) => {
+        const server = await startFakeAnthropic(relayScript());
+        try {
+          return { run: await runWorkflow(server, SMALL_RELAY, args, { env }), requests: server.requests };
+        } finally {
+          await server.close();
+        }
+      };
+      // What the relay's calls cost, and the most each could cost: the cap lets one run through, not two.
+      const calibration = await relay();
+      expect(calibration.run.code, calibration.run.stderr).toBe(0);
+      const costs = calibration.run.events.filter((e) => e.type === 'model_call').map((e) => e.cost_usd as number);
+      const price = priceOf(calibration.requests[0]!.body.model).price;
+      const worst = calibration.requests.map((r) => worstCaseCost(inputTokensAtMost(r.bytes), 16, price));
+      const cap = Math.max(...worst.map((w, i) => costs.slice(0, i).reduce((a, b) => a + b, 0) + w)) * 1.05;
+      expect(cap, 'the cap is below what two runs cost').toBeLessThan(2 * costs.reduce((a, b) => a + b, 0));
+
+      const name = freshPool(kind);
+      // Two pools, the roomy one first: every call holds in both, under one id (on PostgreSQL that once broke the second hold and switched the pools off).
+      const args = ['--coordinate', urlOf(kind), '--spend-pool', `${name}-org=10/day`, '--spend-pool', `${name}=${cap.toFixed(6)}/day`];
+      const first = (await relay(args)).run;
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stderr, 'the store never failed').not.toContain('warning');
+      // The second as a GitHub Actions step: its job summary says which pool stopped it and what it drew.
+      const summary = join(mkdtempSync(join(tmpdir(), 'conclave-summary-')), 'summary.md');
+      writeFileSync(summary, '');
+      const second = (await relay(args, { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary })).run;
+      expect(second.code, second.stderr).toBe(3);
+      expect(second.stderr, 'the store never failed').not.toContain('warning');
+      const jobSummary = readFileSync(summary, 'utf8');
+      expect(jobSummary).toContain(`limit reached: spend_pool ${name}`);
+      expect(jobSummary).toContain(`Spend pool ${name} (${dollars(Number(cap.toFixed(6)))} per day): this run drew`);
+      expect(second.json.status).toBe('limit');
+      expect(second.json.reason).toMatch(
+        new RegExp(
+          `^limit reached: spend_pool ${name} \\(\\$[0-9.]+ spent of \\$[0-9.]+ per day: \\$[0-9.]+ left, and the next call could cost up to \\$[0-9.]+; the pool has room again at \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z`,
+        ),
+      );
+      expect(costOf(first) + costOf(second)).toBeLessThanOrEqual(cap);
+      // The session notes the pools its calls drew from; show says what each run drew (the job summary's table is the markdown's).
+      expect(first.events.find((e) => e.type === 'spend_pools')).toMatchObject({
+        pools: [
+          { name: `${name}-org`, per: 'day' },
+          { name, per: 'day' },
+        ],
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
-    } finally {
-      await server.close();
-    }
-  }, 60_000);
+      const shown = await conclave(['show', join(first.dir, first.json.session as string)]);
+      expect(shown.stdout).toContain(`Spend pool ${name} (${dollars(Number(cap.toFixed(6)))} per day): this run drew ${dollars(costOf(first))}`);
+      const markdown = await conclave(['show', '--format', 'markdown', join(second.dir, second.json.session as string)]);
+      expect(markdown.stdout).toContain(`Spend pool ${name}`);
+      // Resumable once the pool has room (here: a larger cap), and then it finishes.
+      const server = await startFakeAnthropic(relayScript());
+      try {
+        const resumed = await conclave(
+          [
+            'resume',
+            second.json.session as string,
+            '--json',
+            '--coordinate',
+            urlOf(kind),
+            '--spend-pool',
+            `${name}-org=10/day`,
+            '--spend-pool',
+            `${name}=${(2 * cap).toFixed(6)}/day`,
+          ],
+          {
+            cwd: second.dir,
+            env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+          },
+        );
+        expect(resumed.code, resumed.stderr).toBe(0);
+      } finally {
+        await server.close();
+      }
+    },
+    60_000,
+  );
 
-  it.each(KINDS)('%s: a call the pool has no room for waits while the run\'s own calls are in flight, then goes when they settle for less', async (kind) => {
+  it.each(KINDS)("%s: a call the pool has no room for waits while the run's own calls are in flight, then goes when they settle for less", async (kind) => {
     // Each call may cost up to ~$0.045 (4,096 output tokens at Sonnet 5.5's $10 per million, and
     // its input) and costs ~$0.002: $0.07 holds one call's worst case at a time, not two.
     const server = await startFakeAnthropic({
@@ -121,7 +151,8 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
       b: () => ({ text: 'b: fine', delayMs: 300 }),
     });
     try {
-      const workflow = 'name: two\ndefaults: { max_tokens: 4096 }\nagents:\n  lead: { role: manager }\n  a: { role: worker }\n  b: { role: worker }\nkickoff: Go.\n';
+      const workflow =
+        'name: two\ndefaults: { max_tokens: 4096 }\nagents:\n  lead: { role: manager }\n  a: { role: worker }\n  b: { role: worker }\nkickoff: Go.\n';
       const run = await runWorkflow(server, workflow, ['--coordinate', urlOf(kind), '--spend-pool', `${freshPool(kind)}=0.07/day`]);
       expect(run.code, run.stderr).toBe(0);
       const [a, b] = [server.of('a')[0]!, server.of('b')[0]!].sort((x, y) => x.receivedAt - y.receivedAt);
@@ -132,28 +163,34 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     }
   });
 
-  it.each(KINDS)("%s: a runner whose clock is 5 minutes ahead does not take another's live hold for an expired one: the store's clock decides", async (kind) => {
-    // As in the test above: $0.07 holds one call's worst case at a time, not two. The first run's
-    // call is slow; the second starts while it is in flight, on a runner whose clock is wrong.
-    const server = await startFakeAnthropic({
-      lead: (r) => ({ text: r.call === 1 ? '@a check your part.' : 'Thanks.', delayMs: r.call === 1 ? 2_500 : 0 }),
-      a: () => ({ text: 'a: fine' }),
-    });
-    try {
-      const workflow = 'name: one\ndefaults: { max_tokens: 4096 }\nagents:\n  lead: { role: manager }\n  a: { role: worker }\nkickoff: Go.\n';
-      const args = ['--coordinate', urlOf(kind), '--spend-pool', `${freshPool(kind)}=0.07/day`];
-      const first = runWorkflow(server, workflow, args);
-      while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
-      const skewed = { NODE_OPTIONS: `--import ${new URL('../fixtures/skewed-clock.mjs', import.meta.url).href}`, CONCLAVE_TEST_CLOCK_SKEW_MS: String(5 * 60_000) };
-      const second = await runWorkflow(server, workflow, args, { env: skewed });
-      expect((await first).code).toBe(0);
-      expect(second.code, second.stderr).toBe(0);
-      const leads = server.of('lead').sort((x, y) => x.receivedAt - y.receivedAt);
-      expect(leads[1]!.receivedAt, "the second run's first call waited for the first's hold").toBeGreaterThanOrEqual(leads[0]!.answeredAt!);
-    } finally {
-      await server.close();
-    }
-  });
+  it.each(KINDS)(
+    "%s: a runner whose clock is 5 minutes ahead does not take another's live hold for an expired one: the store's clock decides",
+    async (kind) => {
+      // As in the test above: $0.07 holds one call's worst case at a time, not two. The first run's
+      // call is slow; the second starts while it is in flight, on a runner whose clock is wrong.
+      const server = await startFakeAnthropic({
+        lead: (r) => ({ text: r.call === 1 ? '@a check your part.' : 'Thanks.', delayMs: r.call === 1 ? 2_500 : 0 }),
+        a: () => ({ text: 'a: fine' }),
+      });
+      try {
+        const workflow = 'name: one\ndefaults: { max_tokens: 4096 }\nagents:\n  lead: { role: manager }\n  a: { role: worker }\nkickoff: Go.\n';
+        const args = ['--coordinate', urlOf(kind), '--spend-pool', `${freshPool(kind)}=0.07/day`];
+        const first = runWorkflow(server, workflow, args);
+        while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
+        const skewed = {
+          NODE_OPTIONS: `--import ${new URL('../fixtures/skewed-clock.mjs', import.meta.url).href}`,
+          CONCLAVE_TEST_CLOCK_SKEW_MS: String(5 * 60_000),
+        };
+        const second = await runWorkflow(server, workflow, args, { env: skewed });
+        expect((await first).code).toBe(0);
+        expect(second.code, second.stderr).toBe(0);
+        const leads = server.of('lead').sort((x, y) => x.receivedAt - y.receivedAt);
+        expect(leads[1]!.receivedAt, "the second run's first call waited for the first's hold").toBeGreaterThanOrEqual(leads[0]!.answeredAt!);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it.each(KINDS)('%s: a hold of a runner that stopped renewing it expires; a settled call counts what it cost', async (kind) => {
     const store = await coordinate(urlOf(kind));
@@ -175,77 +212,99 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     }
   });
 
-  it.each(KINDS)('%s stopped mid-run with a spend pool: the run stops at the limit (exit 3, resumable), keeping every paid answer; without a pool it goes on under its own rate limits', async (kind) => {
-    for (const withPool of [true, false]) {
-      const store = kind === 'redis' ? await startRedis() : await startPostgres();
-      let stopping: Promise<void> | undefined;
-      const server = await startFakeAnthropic({
-        lead: relayScript().lead,
-        helper: () => {
-          stopping = store.kill();
-          return { text: '4', delayMs: 300 };
-        },
-      }, { rateLimits: { requests: { limit: 50, windowMs: 60_000 } } });
+  it.each(KINDS)(
+    '%s stopped mid-run with a spend pool: the run stops at the limit (exit 3, resumable), keeping every paid answer; without a pool it goes on under its own rate limits',
+    async (kind) => {
+      for (const withPool of [true, false]) {
+        const store = kind === 'redis' ? await startRedis() : await startPostgres();
+        let stopping: Promise<void> | undefined;
+        const server = await startFakeAnthropic(
+          {
+            lead: relayScript().lead,
+            helper: () => {
+              stopping = store.kill();
+              return { text: '4', delayMs: 300 };
+            },
+          },
+          { rateLimits: { requests: { limit: 50, windowMs: 60_000 } } },
+        );
+        try {
+          const started = Date.now();
+          const pool = withPool ? ['--spend-pool', `${freshPool(kind)}=5/day`] : [];
+          const run = await runWorkflow(server, RELAY, ['--coordinate', store.url, ...pool, '--rate-limit', 'rpm=40', '--timeout', '60s']);
+          await stopping;
+          expect(Date.now() - started).toBeLessThan(30_000);
+          expect(run.stderr).not.toContain(PG_PASSWORD);
+          expect(run.stderr).not.toMatch(/\n\s+at /);
+          if (withPool) {
+            expect(run.code, run.stderr).toBe(3);
+            expect(run.json.reason).toMatch(
+              new RegExp(
+                `^limit reached: spend_pool ${kind}-pool-\\S+ cannot be checked: the --coordinate store ${kind}://\\S*127\\.0\\.0\\.1:${store.port}\\S* failed \\(.+\\); resume once it answers$`,
+              ),
+            );
+            // The helper's answer, paid while the store went away, is kept; no call left unchecked after it.
+            expect(server.requests).toHaveLength(2);
+            expect(run.events.filter((e) => e.type === 'model_call')).toHaveLength(2);
+            expect(run.events.at(-1)).toMatchObject({ type: 'run_ended', status: 'limit' });
+          } else {
+            expect(run.code, run.stderr).toBe(0);
+            expect(server.requests).toHaveLength(3);
+            expect(run.json.outputs).toEqual({ answer: '4' });
+            const warnings = run.stderr.split('\n').filter((l) => l.startsWith('conclave: warning:'));
+            expect(warnings, run.stderr).toHaveLength(1);
+            expect(warnings[0]).toMatch(
+              new RegExp(
+                `^conclave: warning: the --coordinate store ${kind}://.*127\\.0\\.0\\.1:${store.port}\\S* failed \\(.+\\); the rate limits go on in this process$`,
+              ),
+            );
+          }
+        } finally {
+          await server.close();
+          await store.kill();
+        }
+      }
+    },
+    90_000,
+  );
+
+  it.each(KINDS)(
+    '%s: a pool whose record in the store holds no amount stops the run with exit 2, saying so, never spending past the cap or printing a negative sum',
+    async (kind) => {
+      const server = await startFakeAnthropic(relayScript());
       try {
-        const started = Date.now();
-        const pool = withPool ? ['--spend-pool', `${freshPool(kind)}=5/day`] : [];
-        const run = await runWorkflow(server, RELAY, ['--coordinate', store.url, ...pool, '--rate-limit', 'rpm=40', '--timeout', '60s']);
-        await stopping;
-        expect(Date.now() - started).toBeLessThan(30_000);
-        expect(run.stderr).not.toContain(PG_PASSWORD);
-        expect(run.stderr).not.toMatch(/\n\s+at /);
-        if (withPool) {
-          expect(run.code, run.stderr).toBe(3);
-          expect(run.json.reason).toMatch(new RegExp(`^limit reached: spend_pool ${kind}-pool-\\S+ cannot be checked: the --coordinate store ${kind}://\\S*127\\.0\\.0\\.1:${store.port}\\S* failed \\(.+\\); resume once it answers$`));
-          // The helper's answer, paid while the store went away, is kept; no call left unchecked after it.
-          expect(server.requests).toHaveLength(2);
-          expect(run.events.filter((e) => e.type === 'model_call')).toHaveLength(2);
-          expect(run.events.at(-1)).toMatchObject({ type: 'run_ended', status: 'limit' });
-        } else {
-          expect(run.code, run.stderr).toBe(0);
-          expect(server.requests).toHaveLength(3);
-          expect(run.json.outputs).toEqual({ answer: '4' });
-          const warnings = run.stderr.split('\n').filter((l) => l.startsWith('conclave: warning:'));
-          expect(warnings, run.stderr).toHaveLength(1);
-          expect(warnings[0]).toMatch(new RegExp(`^conclave: warning: the --coordinate store ${kind}://.*127\\.0\\.0\\.1:${store.port}\\S* failed \\(.+\\); the rate limits go on in this process$`));
+        const day = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+        const poisons = kind === 'redis' ? ['hash', 'abc', 'nan', 'inf', '-5', '99999999999999999999'] : ['-5', '9223372036854775807'];
+        for (const poison of poisons) {
+          const name = freshPool(kind);
+          if (kind === 'redis') {
+            const key = `conclave:pool:${name}:${day}:spent`;
+            if (poison === 'hash') execFileSync('redis-cli', ['-p', String(stores.redis!.port), 'HSET', key, 'spent', '0']);
+            else execFileSync('redis-cli', ['-p', String(stores.redis!.port), 'SET', key, poison]);
+          } else {
+            const pg = (await import('pg')).default;
+            const client = new pg.Client({ connectionString: urlOf(kind) });
+            await client.connect();
+            await client.query('INSERT INTO conclave_spend VALUES ($1, $2, $3)', [name, day, poison]);
+            await client.end();
+          }
+          const run = await runWorkflow(server, SMALL_RELAY, ['--coordinate', urlOf(kind), '--spend-pool', `${name}=0.012/day`]);
+          expect(run.code, `${poison}: ${run.stderr}`).toBe(2);
+          expect(run.json.reason, poison).toMatch(/spend pool.* (hold something that is not an amount|which is no amount a pool holds)/);
+          expect(run.stderr).not.toMatch(/\$-|\n\s+at /);
+          expect(
+            run.events.filter((e) => e.type === 'model_call'),
+            poison,
+          ).toHaveLength(0);
         }
       } finally {
         await server.close();
-        await store.kill();
       }
-    }
-  }, 90_000);
+    },
+    60_000,
+  );
 
-  it.each(KINDS)('%s: a pool whose record in the store holds no amount stops the run with exit 2, saying so, never spending past the cap or printing a negative sum', async (kind) => {
-    const server = await startFakeAnthropic(relayScript());
-    try {
-      const day = Math.floor(Date.now() / 86_400_000) * 86_400_000;
-      const poisons = kind === 'redis' ? ['hash', 'abc', 'nan', 'inf', '-5', '99999999999999999999'] : ['-5', '9223372036854775807'];
-      for (const poison of poisons) {
-        const name = freshPool(kind);
-        if (kind === 'redis') {
-          const key = `conclave:pool:${name}:${day}:spent`;
-          if (poison === 'hash') execFileSync('redis-cli', ['-p', String(stores.redis!.port), 'HSET', key, 'spent', '0']);
-          else execFileSync('redis-cli', ['-p', String(stores.redis!.port), 'SET', key, poison]);
-        } else {
-          const pg = (await import('pg')).default;
-          const client = new pg.Client({ connectionString: urlOf(kind) });
-          await client.connect();
-          await client.query('INSERT INTO conclave_spend VALUES ($1, $2, $3)', [name, day, poison]);
-          await client.end();
-        }
-        const run = await runWorkflow(server, SMALL_RELAY, ['--coordinate', urlOf(kind), '--spend-pool', `${name}=0.012/day`]);
-        expect(run.code, `${poison}: ${run.stderr}`).toBe(2);
-        expect(run.json.reason, poison).toMatch(/spend pool.* (hold something that is not an amount|which is no amount a pool holds)/);
-        expect(run.stderr).not.toMatch(/\$-|\n\s+at /);
-        expect(run.events.filter((e) => e.type === 'model_call'), poison).toHaveLength(0);
-      }
-    } finally {
-      await server.close();
-    }
-  }, 60_000);
-
-  it('postgres: a rate-limit record set by hand with no expiry holds no run (Redis gives such a key the window\'s expiry itself)', async () => {
+  it("postgres: a rate-limit record set by hand with no expiry holds no run (Redis gives such a key the window's expiry itself)", async () => {
     const server = await startFakeAnthropic(relayScript());
     try {
       const first = await runWorkflow(server, RELAY, ['--coordinate', urlOf('postgres'), '--rate-limit', 'rpm=40']);

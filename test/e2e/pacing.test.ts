@@ -37,18 +37,27 @@ describe('pacing under the API rate limits', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(server.requests, 'two requests in the minute, the third waiting').toHaveLength(2);
     expect(run.stderr).toMatch(/@lead waiting for the rate limit on requests/);
-    const flag = await runWorkflow((server = await startFakeAnthropic(relayScript())), RELAY, ['--timeout', '3s', '--rate-limit', 'rpm=1'], { env: { CONCLAVE_RATE_LIMIT: 'rpm=50' } });
+    const flag = await runWorkflow((server = await startFakeAnthropic(relayScript())), RELAY, ['--timeout', '3s', '--rate-limit', 'rpm=1'], {
+      env: { CONCLAVE_RATE_LIMIT: 'rpm=50' },
+    });
     expect(flag.code, flag.stderr).toBe(3);
     expect(server.requests, 'the flag wins over the environment').toHaveLength(1);
   }, 30_000);
 
-  it.each(['bedrock', 'vertex', 'foundry'])('paces the calls of a run on %s as on the API: each request of a call is known to the pacer', async (provider) => {
-    server = await startFakeAnthropic(relayScript());
-    const run = await runWorkflow(server, RELAY, ['--timeout', '3s', '--rate-limit', 'rpm=1', '--provider', provider], { env: cloudEnv(server) });
-    expect(run.code, run.stderr).toBe(3);
-    expect(server.requests.map((r) => r.wire), 'one request in the minute, the next waiting').toEqual([provider]);
-    expect(run.stderr).toMatch(/@\w+ waiting for the rate limit on requests/);
-  }, 30_000);
+  it.each(['bedrock', 'vertex', 'foundry'])(
+    'paces the calls of a run on %s as on the API: each request of a call is known to the pacer',
+    async (provider) => {
+      server = await startFakeAnthropic(relayScript());
+      const run = await runWorkflow(server, RELAY, ['--timeout', '3s', '--rate-limit', 'rpm=1', '--provider', provider], { env: cloudEnv(server) });
+      expect(run.code, run.stderr).toBe(3);
+      expect(
+        server.requests.map((r) => r.wire),
+        'one request in the minute, the next waiting',
+      ).toEqual([provider]);
+      expect(run.stderr).toMatch(/@\w+ waiting for the rate limit on requests/);
+    },
+    30_000,
+  );
 
   it("the workflow's rate_limits: pace its model class; a paced session replays, its waits skipped", async () => {
     server = await startFakeAnthropic(relayScript());

@@ -57,14 +57,23 @@ describe('conclave run: proposals', () => {
   it('returns a rejected vote to the model as a tool error', async () => {
     server = await startFakeAnthropic({
       lead: [{ tools: [{ name: 'propose', input: { id: 'verdict', question: 'Ok?', options: ['yes', 'no'], voters: ['a'] } }] }, quiet, quiet],
-      a: [{ tools: [{ name: 'vote', input: { proposal: 'verdict', option: 'maybe' } }] }, { tools: [{ name: 'vote', input: { proposal: 'verdict', option: 'yes' } }] }, quiet, quiet],
+      a: [
+        { tools: [{ name: 'vote', input: { proposal: 'verdict', option: 'maybe' } }] },
+        { tools: [{ name: 'vote', input: { proposal: 'verdict', option: 'yes' } }] },
+        quiet,
+        quiet,
+      ],
       b: [],
       c: [],
     });
     const run = await runWorkflow(server, VOTE);
     expect(run.code).toBe(0);
     const toolResult = server.of('a')[1]!.body.messages.at(-1)!.content as { type: string; is_error?: boolean; content: string }[];
-    expect(toolResult[0]).toMatchObject({ type: 'tool_result', is_error: true, content: '"maybe" is not an option of proposal "verdict"; the options are "yes", "no"' });
+    expect(toolResult[0]).toMatchObject({
+      type: 'tool_result',
+      is_error: true,
+      content: '"maybe" is not an option of proposal "verdict"; the options are "yes", "no"',
+    });
     expect(run.json.outputs.verdict).toBe('yes');
   });
 });

@@ -98,7 +98,13 @@ describe('every cloud that serves Claude', () => {
       server = await startFakeAnthropic({
         lead: [{ text: '@helper look' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }],
         helper: [
-          { tools: [{ name: 'read_file', input: { path: 'token.jwt' } }, { name: 'grep', input: { pattern: 'eyJ|secret' } }, { name: 'run_command', input: { command: 'cat token.jwt ~/.aws/credentials; echo end' } }] },
+          {
+            tools: [
+              { name: 'read_file', input: { path: 'token.jwt' } },
+              { name: 'grep', input: { pattern: 'eyJ|secret' } },
+              { name: 'run_command', input: { command: 'cat token.jwt ~/.aws/credentials; echo end' } },
+            ],
+          },
           { text: '@lead nothing' },
         ],
       });
@@ -108,7 +114,7 @@ describe('every cloud that serves Claude', () => {
       });
       expect(run.code).toBe(0);
       const results = (server.of('helper')[1]!.body.messages.at(-1)!.content as { content: string; is_error?: boolean }[]).map((r) => r.content);
-      expect(results[0]).toBe('token.jwt holds a credential of this run\'s model provider; the workspace tools do not read it');
+      expect(results[0]).toBe("token.jwt holds a credential of this run's model provider; the workspace tools do not read it");
       expect(results[1]).toBe('notes.txt:1: no secret here');
       expect(results[2]).not.toContain(jwt);
       expect(results[2]).not.toContain('home-secret-never-shown');
@@ -124,7 +130,11 @@ describe('every cloud that serves Claude', () => {
     writeFileSync(join(dir, 'workflow.yml'), workflow);
     const checked = await conclave(['validate', 'workflow.yml'], { cwd: dir });
     expect(checked.code).toBe(0);
-    expect(checked.stderr + checked.stdout).toMatch(new RegExp(`workflow\\.yml:7:33: warning: agents\\.lead\\.model "${profile.replace(/\./g, '\\.')}" is an Amazon Bedrock id, but the provider there is anthropic: name the model as Anthropic does, or set provider: bedrock`));
+    expect(checked.stderr + checked.stdout).toMatch(
+      new RegExp(
+        `workflow\\.yml:7:33: warning: agents\\.lead\\.model "${profile.replace(/\./g, '\\.')}" is an Amazon Bedrock id, but the provider there is anthropic: name the model as Anthropic does, or set provider: bedrock`,
+      ),
+    );
     writeFileSync(join(dir, 'bedrock.yml'), workflow.replace('name: clouds', 'name: clouds\nprovider: bedrock'));
     expect((await conclave(['validate', 'bedrock.yml'], { cwd: dir })).stderr).not.toContain('warning');
     const run = await runWorkflow(server, workflow, ['--provider', 'bedrock'], { env: cloudEnv(server), dir });
@@ -138,14 +148,23 @@ describe('every cloud that serves Claude', () => {
       helper: [{ text: '@lead from vertex' }],
       third: [{ text: '@lead from foundry' }],
     });
-    const workflow = TEAM('provider: bedrock', '', ', provider: vertex').replace('kickoff:', '  third: { role: worker, provider: foundry }\n  fourth: { role: worker, provider: anthropic }\nkickoff:');
+    const workflow = TEAM('provider: bedrock', '', ', provider: vertex').replace(
+      'kickoff:',
+      '  third: { role: worker, provider: foundry }\n  fourth: { role: worker, provider: anthropic }\nkickoff:',
+    );
     const run = await runWorkflow(server, workflow, [], { env: { ...cloudEnv(server), ANTHROPIC_API_KEY: 'sk-ant-test-mixed' } });
     expect(run.code).toBe(0);
     expect(server.authFailures).toEqual([]);
     expect(Object.fromEntries(server.requests.map((r) => [r.agent, r.wire]))).toEqual({ lead: 'bedrock', helper: 'vertex', third: 'foundry' });
-    expect(calls(run).map((e) => `${e.agent} ${e.provider ?? 'anthropic'}`).sort()).toEqual(['helper vertex', 'lead bedrock', 'lead bedrock', 'third foundry']);
+    expect(
+      calls(run)
+        .map((e) => `${e.agent} ${e.provider ?? 'anthropic'}`)
+        .sort(),
+    ).toEqual(['helper vertex', 'lead bedrock', 'lead bedrock', 'third foundry']);
     const shown = await conclave(['show', run.json.session as string], { cwd: run.dir });
-    expect(shown.stdout).toMatch(/\n {2}Providers: Amazon Bedrock 2 calls \$[\d.]+ · (Google Vertex AI 1 call \$[\d.]+ · Microsoft Foundry 1 call|Microsoft Foundry 1 call \$[\d.]+ · Google Vertex AI 1 call) \$[\d.]+\n/);
+    expect(shown.stdout).toMatch(
+      /\n {2}Providers: Amazon Bedrock 2 calls \$[\d.]+ · (Google Vertex AI 1 call \$[\d.]+ · Microsoft Foundry 1 call|Microsoft Foundry 1 call \$[\d.]+ · Google Vertex AI 1 call) \$[\d.]+\n/,
+    );
     const markdown = await conclave(['show', run.json.session as string, '--format', 'markdown'], { cwd: run.dir });
     expect(markdown.stdout).toContain('Providers: Amazon Bedrock 2 calls');
   });
@@ -172,14 +191,20 @@ describe('every cloud that serves Claude', () => {
     expect(first.code).toBe(3);
     const session = join(first.dir, first.json.session as string);
     const before = server.requests.length;
-    const resumed = await conclave(['resume', session, '--max-turns', '10', '--json'], { cwd: first.dir, env: { ...env, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
+    const resumed = await conclave(['resume', session, '--max-turns', '10', '--json'], {
+      cwd: first.dir,
+      env: { ...env, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+    });
     expect(resumed.stderr).not.toMatch(/retrying|failed|warning/);
     expect(resumed.code).toBe(0);
     expect(server.authFailures).toEqual([]);
     // Every recorded call answered from the session: the server saw only the new ones.
     const seen = server.requests.slice(before).map((r) => `${r.agent}:${r.call}`);
     expect(seen).toEqual(['helper:1', 'helper:2', 'helper:3', 'lead:2']);
-    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--session', 'replayed.jsonl', '--json'], { cwd: first.dir, env: { HOME: emptyHome(), ANTHROPIC_API_KEY: '', AWS_REGION: '' } });
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--session', 'replayed.jsonl', '--json'], {
+      cwd: first.dir,
+      env: { HOME: emptyHome(), ANTHROPIC_API_KEY: '', AWS_REGION: '' },
+    });
     expect(replay.code).toBe(0);
     expect(server.requests.length).toBe(before + 4);
   });
@@ -231,7 +256,10 @@ describe('every cloud that serves Claude', () => {
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(refused[0]!.error).toMatch(/^400 prompt is too long: \d+ tokens > 30000 maximum$/);
     expect(run.events.filter((e) => e.type === 'context_compacted' && e.reason === 'too_long')).toHaveLength(refused.length);
-    const replay = await conclave(['run', 'workflow.yml', '--replay', run.json.session as string, '--json'], { cwd: run.dir, env: { HOME: emptyHome(), ANTHROPIC_API_KEY: '' } });
+    const replay = await conclave(['run', 'workflow.yml', '--replay', run.json.session as string, '--json'], {
+      cwd: run.dir,
+      env: { HOME: emptyHome(), ANTHROPIC_API_KEY: '' },
+    });
     expect(replay.code).toBe(3);
   }, 60_000);
 
@@ -256,7 +284,9 @@ describe('every cloud that serves Claude', () => {
 
   it('refuses a request whose SigV4 signature was made with another secret (exit 4, said once, no retry storm)', async () => {
     server = await startFakeAnthropic({ lead: [{ text: 'never' }] });
-    const run = await runWorkflow(server, TEAM('provider: bedrock'), [], { env: { ...cloudEnv(server), AWS_SECRET_ACCESS_KEY: 'another/secret/of/forty/characters/xxxx' } });
+    const run = await runWorkflow(server, TEAM('provider: bedrock'), [], {
+      env: { ...cloudEnv(server), AWS_SECRET_ACCESS_KEY: 'another/secret/of/forty/characters/xxxx' },
+    });
     expect(run.code).toBe(4);
     expect(server.authFailures[0]).toBe('bedrock: The request signature we calculated does not match the signature you provided');
     expect(run.json.reason).toContain('403');
@@ -265,11 +295,26 @@ describe('every cloud that serves Claude', () => {
   describe('missing credentials: exit 2 at once, saying what to set, nothing written', () => {
     const cases: [string, string, NodeJS.ProcessEnv, RegExp][] = [
       ['bedrock', 'no region', { AWS_REGION: '', AWS_DEFAULT_REGION: '' }, /provider bedrock needs AWS_REGION/],
-      ['bedrock', 'no AWS credentials', { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_SESSION_TOKEN: '' }, /provider bedrock found no AWS credentials \(.+\)\. In GitHub Actions, run aws-actions\/configure-aws-credentials/],
+      [
+        'bedrock',
+        'no AWS credentials',
+        { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_SESSION_TOKEN: '' },
+        /provider bedrock found no AWS credentials \(.+\)\. In GitHub Actions, run aws-actions\/configure-aws-credentials/,
+      ],
       ['vertex', 'no region', { CLOUD_ML_REGION: '' }, /provider vertex needs CLOUD_ML_REGION/],
-      ['vertex', 'no Google credentials', { GCE_METADATA_HOST: '127.0.0.1:9', GCE_METADATA_IP: '127.0.0.1:9', METADATA_SERVER_DETECTION: 'none' }, /provider vertex found no Google application default credentials \(.+\)\. In GitHub Actions, run google-github-actions\/auth/],
+      [
+        'vertex',
+        'no Google credentials',
+        { GCE_METADATA_HOST: '127.0.0.1:9', GCE_METADATA_IP: '127.0.0.1:9', METADATA_SERVER_DETECTION: 'none' },
+        /provider vertex found no Google application default credentials \(.+\)\. In GitHub Actions, run google-github-actions\/auth/,
+      ],
       ['foundry', 'no resource', { ANTHROPIC_FOUNDRY_BASE_URL: '' }, /provider foundry needs ANTHROPIC_FOUNDRY_RESOURCE/],
-      ['foundry', 'no key and no Azure CLI', { ANTHROPIC_FOUNDRY_API_KEY: '', PATH: '/nonexistent' }, /provider foundry found no credentials \(the Azure CLI \(az\) is not installed\): set ANTHROPIC_FOUNDRY_API_KEY/],
+      [
+        'foundry',
+        'no key and no Azure CLI',
+        { ANTHROPIC_FOUNDRY_API_KEY: '', PATH: '/nonexistent' },
+        /provider foundry found no credentials \(the Azure CLI \(az\) is not installed\): set ANTHROPIC_FOUNDRY_API_KEY/,
+      ],
       ['anthropic', 'no API key', {}, /ANTHROPIC_API_KEY is not set/],
     ];
     for (const [provider, what, missing, message] of cases) {

@@ -6,7 +6,8 @@ import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 let server: FakeAnthropic;
 afterEach(() => server?.close());
 const all = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
-const replayOf = (dir: string, session: unknown) => conclave(['run', 'workflow.yml', '--replay', String(session), '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+const replayOf = (dir: string, session: unknown) =>
+  conclave(['run', 'workflow.yml', '--replay', String(session), '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
 
 describe('queue modes', () => {
   const FAN = (queue: string) => `
@@ -27,7 +28,8 @@ kickoff: Start.
     server = await startFakeAnthropic(fanScript());
     const collect = await runWorkflow(server, FAN('collect'));
     expect(collect.code, collect.stderr).toBe(0);
-    const turns = (run: typeof collect) => run.events.filter((e) => e.type === 'turn_started' && e.agent === 'lead').map((e) => (e.messages as number[]).length);
+    const turns = (run: typeof collect) =>
+      run.events.filter((e) => e.type === 'turn_started' && e.agent === 'lead').map((e) => (e.messages as number[]).length);
     expect(turns(collect)).toEqual([1, 2]);
     await server.close();
     server = await startFakeAnthropic(fanScript());
@@ -117,7 +119,8 @@ kickoff: "@lead @a start"
       a: [{ text: '@lead a first' }],
       b: [{ text: '@lead b second', delayMs: 2000 }],
     });
-    const workflow = 'name: retried\nagents:\n  lead: { role: manager, queue: interrupt, wake: each }\n  a: { role: worker }\n  b: { role: worker }\nkickoff: "@lead start"\n';
+    const workflow =
+      'name: retried\nagents:\n  lead: { role: manager, queue: interrupt, wake: each }\n  a: { role: worker }\n  b: { role: worker }\nkickoff: "@lead start"\n';
     const run = await runWorkflow(server, workflow);
     expect(run.code, run.stderr).toBe(0);
     expect(run.events.filter((e) => e.type === 'context_compacted' && e.agent === 'lead')).toHaveLength(1);
@@ -125,7 +128,9 @@ kickoff: "@lead @a start"
     expect(run.events.filter((e) => e.type === 'turn_failed')).toEqual([]);
     const turns = (type: string) => run.events.filter((e) => e.type === type && e.agent === 'lead').length;
     expect(turns('turn_ended')).toBe(turns('turn_started'));
-    expect(run.events.filter((e) => e.type === 'message' && (e.message as { sender: string }).sender === 'lead').map((e) => (e.message as { text: string }).text)).toContain('Both in: done.');
+    expect(
+      run.events.filter((e) => e.type === 'message' && (e.message as { sender: string }).sender === 'lead').map((e) => (e.message as { text: string }).text),
+    ).toContain('Both in: done.');
     expect((await replayOf(run.dir, run.json.session)).code).toBe(0);
   });
 });

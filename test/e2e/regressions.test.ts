@@ -48,7 +48,9 @@ describe('regressions no test saw', () => {
   it('resume: a write_file that was running when the run stopped is not run again; the model is told its outcome is unknown', async () => {
     server = await startFakeAnthropic({
       lead: (request) =>
-        JSON.stringify(request.body.messages).includes('tool_result') ? { text: 'done' } : { tools: [{ name: 'write_file', input: { path: 'out.txt', content: 'written once' } }] },
+        JSON.stringify(request.body.messages).includes('tool_result')
+          ? { text: 'done' }
+          : { tools: [{ name: 'write_file', input: { path: 'out.txt', content: 'written once' } }] },
     });
     const run = await runWorkflow(server, PAIR().replace('lead: { role: manager }', 'lead: { role: manager, tools: [write_file] }'));
     expect(run.code).toBe(0);

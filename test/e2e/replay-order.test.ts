@@ -24,7 +24,8 @@ agents:
 kickoff: "@lead start"
 `;
 
-const reviewer = (name: string) => (r: Parameters<typeof lastToolResult>[0]) => (lastToolResult(r) ? { text: `${name} done` } : { tools: [{ name: 'list_files', input: { path: '.' } }], delayMs: 300 });
+const reviewer = (name: string) => (r: Parameters<typeof lastToolResult>[0]) =>
+  lastToolResult(r) ? { text: `${name} done` } : { tools: [{ name: 'list_files', input: { path: '.' } }], delayMs: 300 };
 
 describe.skipIf(missing !== undefined)('replay follows the recorded order whatever waits lay between', () => {
   let redis: StoreServer;
@@ -42,7 +43,10 @@ describe.skipIf(missing !== undefined)('replay follows the recorded order whatev
       const run = await runWorkflow(server, TEAM, ['--coordinate', redis.url, '--spend-pool', `${pool}=50/day`]);
       expect(run.code, run.stderr).toBe(0);
       for (let i = 0; i < 2; i++) {
-        const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json', '--session', `replay-${i}.jsonl`], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+        const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json', '--session', `replay-${i}.jsonl`], {
+          cwd: run.dir,
+          env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+        });
         expect(replay.code, replay.stdout.slice(0, 600)).toBe(0);
       }
       // Stopped by a pool, then resumed under a cap raised a little (it stops again), then under a larger one, then replayed.
@@ -53,14 +57,20 @@ describe.skipIf(missing !== undefined)('replay follows the recorded order whatev
       const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
       const codes: number[] = [];
       for (const cap of [(total * 0.55).toFixed(6), (total * 0.7).toFixed(6), '5']) {
-        const resumed = await conclave(['resume', String(stopped.json.session), '--json', '--coordinate', redis.url, '--spend-pool', `${small}=${cap}/day`], { cwd: stopped.dir, env });
+        const resumed = await conclave(['resume', String(stopped.json.session), '--json', '--coordinate', redis.url, '--spend-pool', `${small}=${cap}/day`], {
+          cwd: stopped.dir,
+          env,
+        });
         expect([0, 3], `resume under ${cap}: ${resumed.stdout.slice(0, 600)} ${resumed.stderr}`).toContain(resumed.code);
         codes.push(resumed.code!);
         if (resumed.code === 0) break;
       }
       expect(codes.at(-1)).toBe(0);
       expect(codes.length, 'stopped by the pool again before it finished').toBeGreaterThanOrEqual(2);
-      const replayed = await conclave(['run', 'workflow.yml', '--replay', String(stopped.json.session), '--json', '--session', 'replayed.jsonl'], { cwd: stopped.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+      const replayed = await conclave(['run', 'workflow.yml', '--replay', String(stopped.json.session), '--json', '--session', 'replayed.jsonl'], {
+        cwd: stopped.dir,
+        env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+      });
       expect(replayed.code, replayed.stdout.slice(0, 600)).toBe(0);
     } finally {
       await server.close();

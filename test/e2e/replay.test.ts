@@ -38,7 +38,9 @@ describe('conclave run --replay', () => {
     expect(replay.code).toBe(1);
     const result = JSON.parse(replay.stdout);
     expect(result.status).toBe('error');
-    expect(result.reason).toMatch(/^the run differs from the session at event #\d+ \(model_call of @b\): request\.system: recorded …".*"…, now …".*\\n\\nYour instructions:\\nBe thorough\."…$/);
+    expect(result.reason).toMatch(
+      /^the run differs from the session at event #\d+ \(model_call of @b\): request\.system: recorded …".*"…, now …".*\\n\\nYour instructions:\\nBe thorough\."…$/,
+    );
   });
 
   it('fails when the run asks for more than the session recorded', async () => {
@@ -48,7 +50,9 @@ describe('conclave run --replay', () => {
     writeFileSync(file, `${lines.slice(0, cut - 2).join('\n')}\n`);
     const replay = await conclave(['run', 'workflow.yml', '--replay', file, '--json'], { cwd: run.dir, env: NO_NETWORK });
     expect(replay.code).toBe(1);
-    expect(JSON.parse(replay.stdout).reason).toMatch(/^the session holds no response for @\w+'s turn \d+, call \d+: this run asked for more than was recorded$/);
+    expect(JSON.parse(replay.stdout).reason).toMatch(
+      /^the session holds no response for @\w+'s turn \d+, call \d+: this run asked for more than was recorded$/,
+    );
   });
 });
 
@@ -81,7 +85,10 @@ describe('a recording that cannot answer the run', () => {
     server = await startFakeAnthropic({
       lead: [{ text: '@a @b look' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'looked' } }] }],
       a: [{ tools: [{ name: 'list_files', input: {}, id: 'toolu_same' }], delayMs: 30 }, { text: 'a saw' }],
-      b: [{ tools: [{ name: 'list_files', input: {}, id: 'toolu_same' }], delayMs: 10 }, { text: 'b saw', delayMs: 60 }],
+      b: [
+        { tools: [{ name: 'list_files', input: {}, id: 'toolu_same' }], delayMs: 10 },
+        { text: 'b saw', delayMs: 60 },
+      ],
     });
     const run = await runWorkflow(
       server,
@@ -109,13 +116,19 @@ describe('a replay as a new user meets it', () => {
           Array.isArray(v)
             ? `[${v.map(dumps).join(', ')}]`
             : v !== null && typeof v === 'object'
-              ? `{${Object.entries(v).reverse().map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`).join(', ')}}`
+              ? `{${Object.entries(v)
+                  .reverse()
+                  .map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`)
+                  .join(', ')}}`
               : JSON.stringify(v);
         return dumps(JSON.parse(line));
       })
       .join('\n');
     writeFileSync(join(run.dir, 'python.jsonl'), `${again}\n`);
-    const replay = await conclave(['run', 'workflow.yml', '--replay', 'python.jsonl', '--json', '--session', 'replay2.jsonl'], { cwd: run.dir, env: NO_NETWORK });
+    const replay = await conclave(['run', 'workflow.yml', '--replay', 'python.jsonl', '--json', '--session', 'replay2.jsonl'], {
+      cwd: run.dir,
+      env: NO_NETWORK,
+    });
     expect(replay.code, replay.stdout + replay.stderr).toBe(0);
     expect(JSON.parse(replay.stdout).outputs).toEqual(run.json.outputs);
   });
@@ -125,7 +138,10 @@ describe('a replay as a new user meets it', () => {
     const ok = await conclave(['run', 'workflow.yml', '--replay', file, '--session', 'r1.jsonl'], { cwd: run.dir, env: NO_NETWORK });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`session: r1.jsonl (what the replay added; the transcript: conclave show ${file})`);
-    writeFileSync(join(run.dir, 'workflow.yml'), CRASH_WORKFLOW.replace('  b: { role: worker, tools: [list_files] }', '  b: { role: worker, tools: [list_files], system: Be thorough. }'));
+    writeFileSync(
+      join(run.dir, 'workflow.yml'),
+      CRASH_WORKFLOW.replace('  b: { role: worker, tools: [list_files] }', '  b: { role: worker, tools: [list_files], system: Be thorough. }'),
+    );
     const differs = await conclave(['run', 'workflow.yml', '--replay', file, '--session', 'r2.jsonl'], { cwd: run.dir, env: NO_NETWORK });
     expect(differs.code).toBe(1);
     expect(differs.stdout).not.toContain('conclave resume');

@@ -34,7 +34,10 @@ describe('inputs', () => {
 
   it('a run missing two required inputs names both', async () => {
     const dir = fresh('two-required');
-    writeFileSync(join(dir, 'workflow.yml'), 'name: req\ninputs:\n  pr: { type: integer, required: true, description: The PR }\n  repo: { type: string, required: true }\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
+    writeFileSync(
+      join(dir, 'workflow.yml'),
+      'name: req\ninputs:\n  pr: { type: integer, required: true, description: The PR }\n  repo: { type: string, required: true }\nagents:\n  lead: { role: manager }\nkickoff: Go.\n',
+    );
     const run = await conclave(['run', 'workflow.yml'], { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('inputs "pr" (The PR), "repo" are required: give them with -i pr=VALUE -i repo=VALUE');
@@ -73,7 +76,10 @@ describe('the result says what the exit code says', () => {
     await server.close();
     server = await startFakeAnthropic(script());
     writeFileSync(join(dir, 'out.txt'), '');
-    const json = await conclave(['run', 'workflow.yml', '--json'], { cwd: dir, env: { ...env(), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: join(dir, 'out.txt') } });
+    const json = await conclave(['run', 'workflow.yml', '--json'], {
+      cwd: dir,
+      env: { ...env(), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: join(dir, 'out.txt') },
+    });
     expect(JSON.parse(json.stdout)).toMatchObject({ status: 'error', exit_code: 1, outputs: { ok: 'did it' } });
     const outputs = readFileSync(join(dir, 'out.txt'), 'utf8');
     expect(outputs).toMatch(/status<<.*\nerror\n/);
@@ -84,7 +90,10 @@ describe('the result says what the exit code says', () => {
     server = await startFakeAnthropic({ lead: [{ text: 'done' }] });
     const dir = fresh('gh-files');
     writeFileSync(join(dir, 'workflow.yml'), 'name: files\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
-    const run = await conclave(['run', 'workflow.yml'], { cwd: dir, env: { ...env(), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: join(dir, 'no/such/dir/out'), GITHUB_STEP_SUMMARY: join(dir, 'no/such/dir/summary') } });
+    const run = await conclave(['run', 'workflow.yml'], {
+      cwd: dir,
+      env: { ...env(), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: join(dir, 'no/such/dir/out'), GITHUB_STEP_SUMMARY: join(dir, 'no/such/dir/summary') },
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('::warning::cannot write the step outputs to GITHUB_OUTPUT');
     expect(run.stdout).toContain('::warning::cannot write the job summary to GITHUB_STEP_SUMMARY');
@@ -94,7 +103,10 @@ describe('the result says what the exit code says', () => {
 
 describe('a closed pipe', () => {
   it('conclave run … | head -2: the team goes on to its end, the session is closed and unlocked', async () => {
-    server = await startFakeAnthropic({ lead: [{ text: '@helper go' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }], helper: [{ text: 'did it', delayMs: 300 }] });
+    server = await startFakeAnthropic({
+      lead: [{ text: '@helper go' }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] }],
+      helper: [{ text: 'did it', delayMs: 300 }],
+    });
     const dir = fresh('epipe');
     writeFileSync(join(dir, 'workflow.yml'), 'name: pipe\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n');
     const child = spawn(NODE, [BIN, 'run', 'workflow.yml'], { cwd: dir, env: { ...process.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -104,7 +116,10 @@ describe('a closed pipe', () => {
     expect(code).toBe(0);
     const sessions = readdirSync(join(dir, '.conclave', 'sessions'));
     expect(sessions.filter((f) => f.endsWith('.lock'))).toEqual([]);
-    const events = readFileSync(join(dir, '.conclave', 'sessions', sessions.find((f) => f.endsWith('.jsonl'))!), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const events = readFileSync(join(dir, '.conclave', 'sessions', sessions.find((f) => f.endsWith('.jsonl'))!), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(events.at(-1)).toMatchObject({ type: 'run_ended', status: 'success' });
     expect(server.requests).toHaveLength(3);
     expect(existsSync(join(dir, '.conclave'))).toBe(true);
@@ -114,7 +129,10 @@ describe('a closed pipe', () => {
 describe('validate says more, sooner', () => {
   it('warns of $<< >> inside double quotes in run:, and does not where it is outside them', async () => {
     const dir = fresh('double-quotes');
-    writeFileSync(join(dir, 'q.yml'), 'name: q\ninputs:\n  n: { type: integer }\nsetup:\n  - id: s\n    run: |\n      echo "Issue #$<< inputs.n >>"\n      echo "Issue #"$<< inputs.n >>\nagents:\n  lead: { role: manager }\nkickoff: hi\n');
+    writeFileSync(
+      join(dir, 'q.yml'),
+      'name: q\ninputs:\n  n: { type: integer }\nsetup:\n  - id: s\n    run: |\n      echo "Issue #$<< inputs.n >>"\n      echo "Issue #"$<< inputs.n >>\nagents:\n  lead: { role: manager }\nkickoff: hi\n',
+    );
     const r = await conclave(['validate', 'q.yml'], { cwd: dir });
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n').filter((l) => l.includes('warning:'))).toEqual([
@@ -148,7 +166,8 @@ describe('the command line', () => {
 
 describe('resume', () => {
   it('warns, naming the input, when a secret input is given again with another value; not when it is the same', async () => {
-    const yml = 'name: sec\ninputs:\n  token: { type: string, secret: true }\nlimits: { max_turns: 1 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n';
+    const yml =
+      'name: sec\ninputs:\n  token: { type: string, secret: true }\nlimits: { max_turns: 1 }\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n';
     server = await startFakeAnthropic({ lead: [{ text: '@helper go' }], helper: [{ text: 'done' }] });
     const dir = fresh('secret-changed');
     writeFileSync(join(dir, 'workflow.yml'), yml);

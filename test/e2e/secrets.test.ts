@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readSession } from '../../src/session/reader.js';
@@ -21,7 +21,15 @@ const MULTI = 'first-line-of-a-key\nsecond-line-of-the-key';
 /** Every form of a secret that must not be written anywhere. */
 function forms(secret: string): string[] {
   const b64 = (s: string) => Buffer.from(s).toString('base64').replace(/=+$/, '');
-  return [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), b64(secret), b64(`x${secret}`).slice(2, -1), b64(`xy${secret}`).slice(3, -1), ...secret.split('\n')];
+  return [
+    secret,
+    JSON.stringify(secret).slice(1, -1),
+    encodeURIComponent(secret),
+    b64(secret),
+    b64(`x${secret}`).slice(2, -1),
+    b64(`xy${secret}`).slice(3, -1),
+    ...secret.split('\n'),
+  ];
 }
 
 const WORKFLOW = `
@@ -69,7 +77,7 @@ describe('secrets never leak and never corrupt', () => {
       session: readFileSync(join(run.dir, session), 'utf8'),
       stdout: run.stdout.replace(/^::add-mask::.*\n/gm, ''),
       stderr: run.stderr.replace(/^::add-mask::.*\n/gm, ''),
-      'GITHUB_OUTPUT': readFileSync(join(run.dir, 'github-output.txt'), 'utf8'),
+      GITHUB_OUTPUT: readFileSync(join(run.dir, 'github-output.txt'), 'utf8'),
       summary: readFileSync(join(run.dir, 'summary.md'), 'utf8'),
     };
     for (const [where, text] of Object.entries(written)) {
@@ -94,7 +102,9 @@ describe('secrets never leak and never corrupt', () => {
     server = await startFakeAnthropic({});
     const run = await runWorkflow(server, WORKFLOW, ['-i', pair]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^conclave: secret input "token" is \d characters? long: a secret under 4 characters cannot be masked without masking ordinary text; use a longer value\n$/);
+    expect(run.stderr).toMatch(
+      /^conclave: secret input "token" is \d characters? long: a secret under 4 characters cannot be masked without masking ordinary text; use a longer value\n$/,
+    );
     expect(run.events).toEqual([]);
     expect(server.requests).toHaveLength(0);
   });
@@ -114,7 +124,10 @@ describe('secrets never leak and never corrupt', () => {
       lead: [{ text: `@helper check it; my key is ${TEST_API_KEY}` }, { tools: [{ name: 'complete', input: { status: 'success', summary: 'checked' } }] }],
       helper: [{ text: 'checked' }],
     });
-    const pair = WORKFLOW.replace('  lead: { role: manager, tools: [run_command] }', '  lead: { role: manager }\n  helper: { role: worker }').replace('kickoff: Go.', 'limits: { max_turns: 1 }\nkickoff: Go.');
+    const pair = WORKFLOW.replace('  lead: { role: manager, tools: [run_command] }', '  lead: { role: manager }\n  helper: { role: worker }').replace(
+      'kickoff: Go.',
+      'limits: { max_turns: 1 }\nkickoff: Go.',
+    );
     const run = await runWorkflow(server, pair, ['-i', `token=${TOKEN}`]);
     expect(run.code, run.stderr).toBe(3);
     const resumed = await conclave(['resume', String((run.json as { session?: string }).session), '-i', `token=${TOKEN}`, '--max-turns', '5', '--json'], {

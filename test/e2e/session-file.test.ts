@@ -29,7 +29,7 @@ async function finishedRun() {
 /** Cuts a finished session back to its first `lines` lines (the header included), as a crash would leave it. */
 function cutTo(file: string, lines: number, extraBytes = 0) {
   const text = readFileSync(file, 'utf8');
-  const keep = text.split('\n').slice(0, lines).join('\n') + '\n';
+  const keep = `${text.split('\n').slice(0, lines).join('\n')}\n`;
   const next = text.split('\n')[lines] ?? '';
   truncateSync(file, Buffer.byteLength(keep) + Math.min(extraBytes, Buffer.byteLength(next)));
 }

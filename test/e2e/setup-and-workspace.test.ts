@@ -78,7 +78,9 @@ kickoff: "Title: $<< setup.echo >>"
 
   it('refuses to run without ANTHROPIC_API_KEY, saying how to set it, before any setup step', async () => {
     server = await startFakeAnthropic({});
-    const run = await runWorkflow(server, `
+    const run = await runWorkflow(
+      server,
+      `
 name: no-key
 setup:
   - id: mark
@@ -86,7 +88,10 @@ setup:
 agents:
   lead: { role: manager }
 kickoff: hi
-`, [], { env: { ANTHROPIC_API_KEY: '' } });
+`,
+      [],
+      { env: { ANTHROPIC_API_KEY: '' } },
+    );
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('conclave: ANTHROPIC_API_KEY is not set, so no model can be called.');
     expect(run.stderr).toContain('export ANTHROPIC_API_KEY=sk-ant-...');

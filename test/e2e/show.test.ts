@@ -54,8 +54,10 @@ describe('conclave show', () => {
 
 describe('conclave show: votes', () => {
   it('lists each voter with the option and reason, and a vote refused after the decision', async () => {
-    const voter = (option: string, reason: string, delayMs = 0) => (r: { call: number }) =>
-      r.call === 1 ? { tools: [{ name: 'vote', input: { proposal: 'verdict', option, reason } }], delayMs } : { text: '' };
+    const voter =
+      (option: string, reason: string, delayMs = 0) =>
+      (r: { call: number }) =>
+        r.call === 1 ? { tools: [{ name: 'vote', input: { proposal: 'verdict', option, reason } }], delayMs } : { text: '' };
     const votes = await startFakeAnthropic({
       lead: (r) =>
         r.call === 1
@@ -68,11 +70,16 @@ describe('conclave show: votes', () => {
       c: voter('hold', 'too soon', 300),
     });
     try {
-      const run = await runWorkflow(votes, 'name: votes\nagents:\n  lead: { role: manager }\n  a: { role: worker }\n  b: { role: worker }\n  c: { role: worker }\nkickoff: Decide.\n');
+      const run = await runWorkflow(
+        votes,
+        'name: votes\nagents:\n  lead: { role: manager }\n  a: { role: worker }\n  b: { role: worker }\n  c: { role: worker }\nkickoff: Decide.\n',
+      );
       expect(run.code, run.stderr).toBe(0);
       const session = join(run.dir, String((run.json as { session?: string }).session));
       const text = (await conclave(['show', session], { cwd: run.dir })).stdout;
-      expect(text).toContain('  verdict: Ship it? — decided "ship" (ship 2, hold 0; majority)\n    @a: ship — tests pass\n    @b: ship — looks fine\n    @c: hold (not counted: ');
+      expect(text).toContain(
+        '  verdict: Ship it? — decided "ship" (ship 2, hold 0; majority)\n    @a: ship — tests pass\n    @b: ship — looks fine\n    @c: hold (not counted: ',
+      );
       const markdown = (await conclave(['show', session, '--format', 'markdown'], { cwd: run.dir })).stdout;
       expect(markdown).toContain('| @a: ship (tests pass); @b: ship (looks fine); @c: hold (not counted) |');
     } finally {

@@ -34,7 +34,11 @@ describe('spawn', () => {
     server = await startFakeAnthropic({
       lead: (r) => {
         const sent = JSON.stringify(r.body.messages);
-        return sent.includes('c.ts: fine') ? { text: 'All three reviewed.' } : sent.includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts']);
+        return sent.includes('c.ts: fine')
+          ? { text: 'All three reviewed.' }
+          : sent.includes('Started @')
+            ? { text: 'Spawned.' }
+            : spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts']);
       },
       'reviewer-1': [{ text: 'a.ts: fine' }],
       'reviewer-2': [{ text: 'b.ts: one bug' }],
@@ -64,15 +68,25 @@ describe('spawn', () => {
     // The three ran at once: each was asked before any answered.
     const asked = [1, 2, 3].map((i) => server.of(`reviewer-${i}`)[0]!.receivedAt);
     expect(Math.max(...asked) - Math.min(...asked)).toBeLessThan(1000);
-    expect(channelOf(run).filter(([sender]) => sender.startsWith('reviewer-')).map(([, to]) => to)).toEqual([['lead'], ['lead'], ['lead']]);
+    expect(
+      channelOf(run)
+        .filter(([sender]) => sender.startsWith('reviewer-'))
+        .map(([, to]) => to),
+    ).toEqual([['lead'], ['lead'], ['lead']]);
     expect(Object.keys(run.json.agents as object)).toEqual(['lead', 'reviewer-1', 'reviewer-2', 'reviewer-3']);
 
     // resume --at crosses the spawn: a fork taken after reviewer-2 answered re-runs only what came after.
     const answered = run.events.find((e) => e.type === 'turn_ended' && e.agent === 'reviewer-2')!;
     const before = server.requests.length;
-    const fork = await conclave(['resume', String(run.json.session), '--at', String(answered.seq), '--out', 'fork.jsonl', '--json'], { cwd: run.dir, env: env() });
+    const fork = await conclave(['resume', String(run.json.session), '--at', String(answered.seq), '--out', 'fork.jsonl', '--json'], {
+      cwd: run.dir,
+      env: env(),
+    });
     expect(fork.code, fork.stderr + fork.stdout).toBe(0);
-    const forked = readFileSync(join(run.dir, 'fork.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const forked = readFileSync(join(run.dir, 'fork.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(forked.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toEqual(['reviewer-1', 'reviewer-2', 'reviewer-3']);
     expect(server.requests.slice(before).every((r) => r.agent === 'lead' || r.agent === 'reviewer-3')).toBe(true);
   });
@@ -93,7 +107,14 @@ describe('spawn', () => {
 
   it('refuses a spawn past limits.max_agents or limits.max_depth, or of a template the agent may not spawn, as a tool error', async () => {
     server = await startFakeAnthropic({
-      lead: [spawnCall(['one', 'two', 'three']), spawnCall(['x'], 'other'), { tools: [{ name: 'spawn', input: { template: 'reviewer' } }] }, spawnCall(['one']), { text: 'ok' }, { text: 'done' }],
+      lead: [
+        spawnCall(['one', 'two', 'three']),
+        spawnCall(['x'], 'other'),
+        { tools: [{ name: 'spawn', input: { template: 'reviewer' } }] },
+        spawnCall(['one']),
+        { text: 'ok' },
+        { text: 'done' },
+      ],
       'reviewer-1': [spawnCall(['deeper'])],
       'reviewer-1b': [],
     });
@@ -144,9 +165,11 @@ describe('spawn', () => {
     const isFork = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages).includes('You are @t-1-fork-1');
     server = await startFakeAnthropic({
       lead: (r) => (r.call === 1 ? spawnCall(['x'], 't') : { text: 'ok' }),
-      't-1': (r) => (isFork(r) ? { text: 'did it' } : r.call === 1 ? { tools: [{ name: 'fork', input: { task: 'do y' } }] } : { text: '@t-1-fork-1 and also z' }),
+      't-1': (r) =>
+        isFork(r) ? { text: 'did it' } : r.call === 1 ? { tools: [{ name: 'fork', input: { task: 'do y' } }] } : { text: '@t-1-fork-1 and also z' },
     });
-    const workflow = 'name: f\ndefaults: { max_tokens: 1024 }\nagents:\n  lead: { role: manager, spawns: [t] }\ntemplates:\n  t: { role: manager, fork: true, limits: { max_turns: 1 } }\nkickoff: Go.\n';
+    const workflow =
+      'name: f\ndefaults: { max_tokens: 1024 }\nagents:\n  lead: { role: manager, spawns: [t] }\ntemplates:\n  t: { role: manager, fork: true, limits: { max_turns: 1 } }\nkickoff: Go.\n';
     const run = await runWorkflow(server, workflow);
     expect(run.code, run.stderr).toBe(0);
     expect(server.of('t-1').filter(isFork), 'one turn, as its parent').toHaveLength(1);
@@ -186,7 +209,10 @@ kickoff: Go.
 `;
     const run = await runWorkflow(server, workflow);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.events.filter((e) => e.type === 'agent_ended' && e.status === 'limit'), 'no agent ended by its sibling\'s worst case').toEqual([]);
+    expect(
+      run.events.filter((e) => e.type === 'agent_ended' && e.status === 'limit'),
+      "no agent ended by its sibling's worst case",
+    ).toEqual([]);
     expect(server.of('worker-1')).toHaveLength(1);
     expect(server.of('worker-2')).toHaveLength(1);
     const [first, second] = [server.of('worker-1')[0]!, server.of('worker-2')[0]!].sort((x, y) => x.receivedAt - y.receivedAt);
@@ -198,7 +224,10 @@ kickoff: Go.
 
   it('validate names a spawns entry that is no template, and an agent named like an instance', async () => {
     const dir = (await runWorkflow((server = await startFakeAnthropic({})), 'name: x\nagents: { a: { role: manager } }\nkickoff: k\n')).dir;
-    writeFileSync(join(dir, 'bad.yml'), TEAM().replace('spawns: [reviewer]', 'spawns: [reviewr]').replace('agents:\n', 'agents:\n  reviewer-2: { role: worker }\n'));
+    writeFileSync(
+      join(dir, 'bad.yml'),
+      TEAM().replace('spawns: [reviewer]', 'spawns: [reviewr]').replace('agents:\n', 'agents:\n  reviewer-2: { role: worker }\n'),
+    );
     const result = await conclave(['validate', 'bad.yml'], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stdout + result.stderr).toContain('agents.lead.spawns[0] names "reviewr", which is not a template (did you mean "reviewer"?)');
@@ -212,7 +241,12 @@ kickoff: Go.
   it('resume after the run stopped mid-fan-out (a limit): no spawn repeated, no recorded call made again, the same names', async () => {
     const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
     server = await startFakeAnthropic({
-      lead: (r) => (sent(r).includes('b.ts: fine') ? { text: 'Both reviewed.' } : sent(r).includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Review a.ts', 'Review b.ts'])),
+      lead: (r) =>
+        sent(r).includes('b.ts: fine')
+          ? { text: 'Both reviewed.' }
+          : sent(r).includes('Started @')
+            ? { text: 'Spawned.' }
+            : spawnCall(['Review a.ts', 'Review b.ts']),
       'reviewer-1': [{ text: 'a.ts: fine' }],
       'reviewer-2': [{ text: 'b.ts: fine' }],
     });
@@ -225,10 +259,16 @@ kickoff: Go.
     // Only the lead's fan-in turn is new: every reviewer answer came from the session.
     expect(server.requests.slice(before).map((r) => r.agent)).toEqual(['lead']);
     expect(sent(server.requests.at(-1)!)).toContain('b.ts: fine');
-    const lines = readFileSync(join(run.dir, String(run.json.session)), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(join(run.dir, String(run.json.session)), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toEqual(['reviewer-1', 'reviewer-2']);
     // The replay of the whole session, with no network, gives the same end.
-    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(replay.code, replay.stderr).toBe(0);
     expect(JSON.parse(replay.stdout).agents).toHaveProperty('reviewer-2');
   });
@@ -236,7 +276,12 @@ kickoff: Go.
   it('kill -9 while spawned agents are mid-call, then resume: no extra spawn, no recorded call made again', async () => {
     const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
     server = await startFakeAnthropic({
-      lead: (r) => (sent(r).includes('c.ts: fine') ? { text: 'All three reviewed.' } : sent(r).includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts'])),
+      lead: (r) =>
+        sent(r).includes('c.ts: fine')
+          ? { text: 'All three reviewed.' }
+          : sent(r).includes('Started @')
+            ? { text: 'Spawned.' }
+            : spawnCall(['Review a.ts', 'Review b.ts', 'Review c.ts']),
       'reviewer-1': [{ text: 'a.ts: fine' }],
       'reviewer-2': [{ text: 'b.ts: fine' }],
       'reviewer-3': [{ text: 'c.ts: slow', delayMs: 60_000 }, { text: 'c.ts: fine' }],
@@ -247,12 +292,18 @@ kickoff: Go.
     const closed = new Promise((resolve) => child.on('close', resolve));
     const sessions = join(dir, '.conclave', 'sessions');
     const file = () => join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
-    const answered = () => existsSync(sessions) && readdirSync(sessions).length > 0 && (readFileSync(file(), 'utf8').match(/"type":"turn_ended","agent":"reviewer-/g) ?? []).length >= 2;
+    const answered = () =>
+      existsSync(sessions) &&
+      readdirSync(sessions).length > 0 &&
+      (readFileSync(file(), 'utf8').match(/"type":"turn_ended","agent":"reviewer-/g) ?? []).length >= 2;
     const deadline = Date.now() + 20_000;
     while (!(answered() && server.of('reviewer-3').length === 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     child.kill('SIGKILL');
     await closed;
-    const before = readFileSync(file(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const before = readFileSync(file(), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(before.filter((e) => e.type === 'agent_spawned')).toHaveLength(3);
     expect(before.some((e) => e.type === 'run_ended')).toBe(false);
     const sentBefore = server.requests.length;
@@ -266,7 +317,10 @@ kickoff: Go.
     // The lead needs three calls in all (the spawn, its reply, the fan-in): those recorded are not made again.
     expect(recordedLead).toBeGreaterThanOrEqual(1);
     expect(again.filter((r) => r.agent === 'lead')).toHaveLength(3 - recordedLead);
-    const after = readFileSync(file(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const after = readFileSync(file(), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(after.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toEqual(['reviewer-1', 'reviewer-2', 'reviewer-3']);
     expect(JSON.stringify(server.of('lead').at(-1)!.body.messages.at(-1))).toContain('c.ts: fine');
   }, 60_000);
@@ -305,7 +359,12 @@ kickoff: Go.
       ['manager_t-1', 'stopped'],
     ]);
     // Both commands had started; neither outlives the run.
-    expect(run.events.filter((e) => e.type === 'tool_call' && e.tool === 'run_command').map((e) => e.agent).sort()).toEqual(['manager_t-1', 'worker_t-1']);
+    expect(
+      run.events
+        .filter((e) => e.type === 'tool_call' && e.tool === 'run_command')
+        .map((e) => e.agent)
+        .sort(),
+    ).toEqual(['manager_t-1', 'worker_t-1']);
     const { execFileSync } = await import('node:child_process');
     const left = execFileSync('sh', ['-c', `ps -eo args | grep -c '[${marker[0]}]${marker.slice(1)}' || true`], { encoding: 'utf8' }).trim();
     expect(left).toBe('0');
@@ -337,7 +396,13 @@ kickoff: Go.
     // show prints the tree: each agent under its spawner, with what its subtree cost and how it ended.
     const shown = await conclave(['show', String(run.json.session)], { cwd: run.dir });
     const usage = shown.stdout.slice(shown.stdout.indexOf('Usage:')).split('\n');
-    expect(usage.map((l) => l.trimEnd().match(/^ {2}( *\S+)/)?.[1]).filter(Boolean)).toEqual(['lead', '  manager_t-1', '    worker_t-1', '    worker_t-2', 'total']);
+    expect(usage.map((l) => l.trimEnd().match(/^ {2}( *\S+)/)?.[1]).filter(Boolean)).toEqual([
+      'lead',
+      '  manager_t-1',
+      '    worker_t-1',
+      '    worker_t-2',
+      'total',
+    ]);
     expect(usage.find((l) => l.includes('lead'))).toMatch(/with the 3 below/);
     expect(usage.find((l) => l.includes('worker_t-2'))).toContain('(cancelled by @lead)');
     const markdown = await conclave(['show', String(run.json.session), '--format', 'markdown'], { cwd: run.dir });
@@ -347,7 +412,10 @@ kickoff: Go.
     const json = JSON.parse((await conclave(['show', String(run.json.session), '--format', 'json'], { cwd: run.dir })).stdout);
     expect(json.spawned['worker_t-1']).toEqual({ template: 'worker_t', parent: 'manager_t-1', depth: 2, ended: 'cancelled by @lead' });
     // The session replays offline to the same end.
-    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(replay.code, replay.stderr).toBe(0);
   }, 30_000);
 
@@ -367,7 +435,7 @@ kickoff: Go.
     const workflow = `
 name: fork
 agents:
-  lead: { role: manager, fork: true, system: ${JSON.stringify('A long history: ' + 'x'.repeat(20_000))} }
+  lead: { role: manager, fork: true, system: ${JSON.stringify(`A long history: ${'x'.repeat(20_000)}`)} }
 kickoff: Check both parts.
 `;
     const run = await runWorkflow(server, workflow);
@@ -385,7 +453,9 @@ kickoff: Check both parts.
       expect(JSON.stringify(fork.body.messages[first!.body.messages.length])).toContain('"name":"fork"');
     }
     expect(last(forks[0]!)).toContain('check part A');
-    const events = readFileSync(join(run.dir, String(run.json.session)), 'utf8').trim().split('\n');
+    const events = readFileSync(join(run.dir, String(run.json.session)), 'utf8')
+      .trim()
+      .split('\n');
     const forked = events.filter((l) => l.includes('"type":"agent_spawned"'));
     expect(forked.map((l) => JSON.parse(l).template)).toEqual(['(fork)', '(fork)']);
     for (const line of forked) expect(Buffer.byteLength(line)).toBeLessThan(300);
@@ -393,7 +463,10 @@ kickoff: Check both parts.
     const woken = server.of('lead').filter((r) => all(r).includes('part A fine') && !last(r).includes('You are @lead-fork'));
     expect(woken).toHaveLength(1);
     expect(last(woken[0]!)).toContain('part B fine');
-    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(replay.code, replay.stderr).toBe(0);
   });
 
@@ -423,22 +496,32 @@ kickoff: Check both parts.
     expect(run.events.filter((e) => e.type === 'call_failed').map((e) => e.agent)).toEqual(['reviewer-2']);
     expect(run.events.some((e) => e.type === 'turn_failed')).toBe(false);
     // The lead was told of both, in the channel; the run went on until the lead, a declared agent, ran out of turns.
-    const told = run.events.filter((e) => e.type === 'message' && (e.message as { sender: string }).sender === 'system').map((e) => (e.message as { text: string }).text);
+    const told = run.events
+      .filter((e) => e.type === 'message' && (e.message as { sender: string }).sender === 'system')
+      .map((e) => (e.message as { text: string }).text);
     expect(told).toContain('@reviewer-2 failed: 529 overloaded_error Overloaded. It takes no more turns.');
     expect(run.json.reason).toBe('limit reached: max_turns_per_agent (2) for @lead, who still has messages to handle');
     // The replay meets the same failure at the same place, with no network.
-    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(replay.code, replay.stdout.slice(0, 600)).toBe(3);
     expect(JSON.parse(replay.stdout).reason).toBe(run.json.reason);
   });
 
-  it('spawn with max_turns and budget_usd: each agent is held to its own, carved out of its spawner\'s; the run goes on', async () => {
+  it("spawn with max_turns and budget_usd: each agent is held to its own, carved out of its spawner's; the run goes on", async () => {
     const sent = (r: { body: { messages: unknown[] } }) => JSON.stringify(r.body.messages);
     server = await startFakeAnthropic({
       lead: (r) =>
         sent(r).includes('Started @')
           ? { text: '@worker_t-1 one more thing' }
-          : { tools: [{ name: 'spawn', input: { template: 'manager_t', tasks: ['plan'], budget_usd: 1 } }, { name: 'spawn', input: { template: 'worker_t', tasks: ['a', 'b'] } }] },
+          : {
+              tools: [
+                { name: 'spawn', input: { template: 'manager_t', tasks: ['plan'], budget_usd: 1 } },
+                { name: 'spawn', input: { template: 'worker_t', tasks: ['a', 'b'] } },
+              ],
+            },
       'manager_t-1': (r) =>
         sent(r).includes('"tool_result"')
           ? { text: 'done planning' }
@@ -470,7 +553,9 @@ kickoff: Go.
     const run = await runWorkflow(server, workflow);
     const results = run.events.filter((e) => e.type === 'tool_result' && e.tool === 'spawn').map((e) => [e.agent, e.content]);
     // 2 × $0.60 is more than manager_t-1's $1 (the refusal); one of $0.001 fits, but its first call cannot.
-    expect(results.find(([agent, content]) => agent === 'manager_t-1' && String(content).startsWith('spawn refused'))?.[1]).toMatch(/^spawn refused: 2 × \$0\.6 is more than the \$0\.99\d\d left of your budget_usd$/);
+    expect(results.find(([agent, content]) => agent === 'manager_t-1' && String(content).startsWith('spawn refused'))?.[1]).toMatch(
+      /^spawn refused: 2 × \$0\.6 is more than the \$0\.99\d\d left of your budget_usd$/,
+    );
     expect(results).toContainEqual(['manager_t-1', 'Started @worker_t-3. Each has its task; you will be woken when all have answered.']);
     expect(run.events.filter((e) => e.type === 'agent_spawned').map((e) => e.agent)).toContain('solo-worker');
     expect(server.of('solo-worker')).toHaveLength(1);
@@ -484,7 +569,10 @@ kickoff: Go.
     expect(ended).toContainEqual(['worker_t-1', 'limit', 'stopped: it reached its max_turns (1) with messages it did not handle']);
     expect(server.of('worker_t-3')).toHaveLength(0);
     expect(run.events.filter((e) => e.type === 'call_failed').map((e) => [e.agent, e.kind])).toEqual([['worker_t-3', 'budget']]);
-    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
     expect(replay.code, replay.stdout.slice(0, 400)).toBe(run.code);
   });
 
@@ -495,21 +583,35 @@ kickoff: Go.
     const run = await runWorkflow(server, wide);
     expect(run.code, run.stderr).toBe(0);
     // 71 declared: the default is 71, so a 72nd is refused.
-    expect(run.events.find((e) => e.type === 'tool_result' && e.tool === 'spawn')?.content).toBe('spawn refused: limits.max_agents is 71 and the run has 71 agents; 1 more would pass it');
+    expect(run.events.find((e) => e.type === 'tool_result' && e.tool === 'spawn')?.content).toBe(
+      'spawn refused: limits.max_agents is 71 and the run has 71 agents; 1 more would pass it',
+    );
     writeFileSync(join(run.dir, 'low.yml'), wide.replace('kickoff:', 'limits: { max_agents: 10 }\nkickoff:'));
     const low = await conclave(['validate', 'low.yml'], { cwd: run.dir });
     expect(low.code).toBe(2);
     expect(low.stdout + low.stderr).toContain('limits.max_agents is 10, fewer than the 71 agents the file declares');
   });
 
-  it.skipIf(!sandboxForTests().bwrap)('run_command that only a template gives is sandboxed too: a spawned agent writes nothing outside the workspace', async () => {
-    const marker = `conclave-template-sandbox-${process.pid}`;
-    const home = process.env.HOME ?? '/root';
-    server = await startFakeAnthropic({
-      lead: (r) => (JSON.stringify(r.body.messages).includes('home: ') ? { text: 'Done.' } : JSON.stringify(r.body.messages).includes('Started @') ? { text: 'Spawned.' } : spawnCall(['Probe.'], 'prober')),
-      'prober-1': [{ tools: [{ name: 'run_command', input: { command: `echo x > ${home}/${marker} && echo home: written || echo home: refused` } }] }, { text: 'home: probed' }],
-    });
-    const run = await runWorkflow(server, `
+  it.skipIf(!sandboxForTests().bwrap)(
+    'run_command that only a template gives is sandboxed too: a spawned agent writes nothing outside the workspace',
+    async () => {
+      const marker = `conclave-template-sandbox-${process.pid}`;
+      const home = process.env.HOME ?? '/root';
+      server = await startFakeAnthropic({
+        lead: (r) =>
+          JSON.stringify(r.body.messages).includes('home: ')
+            ? { text: 'Done.' }
+            : JSON.stringify(r.body.messages).includes('Started @')
+              ? { text: 'Spawned.' }
+              : spawnCall(['Probe.'], 'prober'),
+        'prober-1': [
+          { tools: [{ name: 'run_command', input: { command: `echo x > ${home}/${marker} && echo home: written || echo home: refused` } }] },
+          { text: 'home: probed' },
+        ],
+      });
+      const run = await runWorkflow(
+        server,
+        `
 name: template-sandbox
 sandbox: required
 agents:
@@ -517,9 +619,12 @@ agents:
 templates:
   prober: { tools: [run_command] }
 kickoff: Go.
-`);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.events.find((e) => e.type === 'tool_result' && e.tool === 'run_command')?.content).toContain('home: refused');
-    expect(existsSync(join(home, marker))).toBe(false);
-  }, 30_000);
+`,
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.events.find((e) => e.type === 'tool_result' && e.tool === 'run_command')?.content).toContain('home: refused');
+      expect(existsSync(join(home, marker))).toBe(false);
+    },
+    30_000,
+  );
 });

@@ -69,14 +69,23 @@ function expectShape(spans: ReceivedSpan[], run: WorkflowRun): void {
   expect(workflow).toMatchObject({ name: 'invoke_workflow traced', parentSpanId: '', status: { code: 1 } });
   expect(workflow!.resource['service.version']).toMatch(/^\d+\.\d+\.\d+/);
   const turns = byName(spans, 'invoke_agent');
-  expect(turns.map((t) => t.name).sort()).toEqual(run.events.filter((e) => e.type === 'turn_started').map((e) => `invoke_agent ${e.agent}`).sort());
+  expect(turns.map((t) => t.name).sort()).toEqual(
+    run.events
+      .filter((e) => e.type === 'turn_started')
+      .map((e) => `invoke_agent ${e.agent}`)
+      .sort(),
+  );
   for (const t of turns) expect(t.parentSpanId).toBe(workflow!.spanId);
   const chats = byName(spans, 'chat ');
   expect(chats).toHaveLength(run.events.filter((e) => e.type === 'model_call').length);
   for (const c of chats) {
     expect(turns.map((t) => t.spanId)).toContain(c.parentSpanId);
     expect(c.kind).toBe(3); // CLIENT
-    expect(c.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': 'claude-opus-4-5-20251101' });
+    expect(c.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'claude-opus-4-5-20251101',
+    });
     expect(c.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
     expect(c.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
     expect(typeof c.attributes['conclave.cost_usd']).toBe('number');
@@ -143,9 +152,17 @@ describe('OpenTelemetry traces', () => {
     expect(run.code).toBe(0);
     expect(run.json.status).toBe('success');
     expect(run.stderr.match(/traces: the collector at http:\/\/127\.0\.0\.1:9 did not/g)).toHaveLength(1);
-    const notUrl = await conclave(['run', 'workflow.yml', '-i', `token=${SECRET}`, '--quiet', '--session', 'not-url.jsonl'], { cwd: run.dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' } });
-    expect(notUrl.stderr).toBe('conclave: warning: traces: the OTLP endpoint "collector:4318" is not an http:// or https:// URL; the run goes on without traces\n');
-    const refused = await conclave(['trace', run.json.session as string, '--otlp', 'http://127.0.0.1:9'], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1000' } });
+    const notUrl = await conclave(['run', 'workflow.yml', '-i', `token=${SECRET}`, '--quiet', '--session', 'not-url.jsonl'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+    });
+    expect(notUrl.stderr).toBe(
+      'conclave: warning: traces: the OTLP endpoint "collector:4318" is not an http:// or https:// URL; the run goes on without traces\n',
+    );
+    const refused = await conclave(['trace', run.json.session as string, '--otlp', 'http://127.0.0.1:9'], {
+      cwd: run.dir,
+      env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1000' },
+    });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^conclave: the collector at http:\/\/127\.0\.0\.1:9 did not take the spans: .+\n$/);
     // A collector URL with credentials, given as --otlp or in the environment: scheme, host and port shown, nothing else.
@@ -162,7 +179,10 @@ describe('OpenTelemetry traces', () => {
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain('say where the spans go: --otlp URL');
     const bad = await conclave(['trace', run.json.session as string, '--otlp', 'localhost:4318'], { cwd: run.dir });
-    expect([bad.code, bad.stderr]).toEqual([2, 'conclave: --otlp must be an http:// or https:// URL of an OTLP/HTTP collector, such as http://localhost:4318; not "localhost:4318"\n']);
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      'conclave: --otlp must be an http:// or https:// URL of an OTLP/HTTP collector, such as http://localhost:4318; not "localhost:4318"\n',
+    ]);
     const both = await conclave(['trace', run.json.session as string, '--otlp', 'http://x', '--format', 'json'], { cwd: run.dir });
     expect(both.code).toBe(2);
     const broken = await conclave(['trace', 'missing.jsonl'], { cwd: run.dir });
@@ -172,7 +192,13 @@ describe('OpenTelemetry traces', () => {
 
   it('draws a Mermaid timeline in show --format markdown and the job summary, waits included, and says what the prompt cache saved', async () => {
     server = await startFakeAnthropic(
-      { ...fanOutScript(4), lead: (r) => ({ ...(fanOutScript(4).lead as (x: typeof r) => object)(r), usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 20_000 } }) },
+      {
+        ...fanOutScript(4),
+        lead: (r) => ({
+          ...(fanOutScript(4).lead as (x: typeof r) => object)(r),
+          usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 20_000 },
+        }),
+      },
       { rateLimits: { requests: { limit: 2, windowMs: 1_000 } } },
     );
     const summary = join(mkdtempSync(join(tmpdir(), 'conclave-summary-')), 'summary.md');
@@ -194,12 +220,15 @@ describe('OpenTelemetry traces', () => {
     expect(text.stdout).toMatch(/\n {2}Prompt cache: [\d,]+ input tokens read from it/);
   });
 
-  it("continues the same trace when a run cut short by a limit is resumed; SIGTERM still sends the spans before the exit", async () => {
+  it('continues the same trace when a run cut short by a limit is resumed; SIGTERM still sends the spans before the exit', async () => {
     const run = await tracedRun({}, ['--max-turns', '2']);
     expect(run.code).toBe(3);
     receiver.spans.forEach((s) => live.set(s.spanId, s));
     const first = new Set(receiver.spans.map((s) => s.traceId));
-    const resumed = await conclave(['resume', run.json.session as string, '--max-turns', '20', '-i', `token=${SECRET}`, '--json'], { cwd: run.dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    const resumed = await conclave(['resume', run.json.session as string, '--max-turns', '20', '-i', `token=${SECRET}`, '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+    });
     expect(resumed.code).toBe(0);
     expect(new Set(receiver.spans.map((s) => s.traceId))).toEqual(first);
     // The resumed process sent the new turns' spans; together they are the session's spans.
@@ -245,10 +274,18 @@ describe('OpenTelemetry traces', () => {
   ] as const)('a model call that failed, %s, is a chat span with its error, live and from the file', async (_what, error, kind, exitCode) => {
     server = await startFakeAnthropic({ lead: () => ({ error: { ...error } }) });
     receiver = await startOtlpReceiver();
-    const run = await runWorkflow(server, 'name: failing\nagents:\n  lead: { role: manager }\nkickoff: Go.\n', [], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    const run = await runWorkflow(server, 'name: failing\nagents:\n  lead: { role: manager }\nkickoff: Go.\n', [], {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+    });
     expect(run.code, run.stderr).toBe(exitCode);
-    expect(run.events.find((e) => e.type === 'turn_failed'), 'the session records the failed call').toMatchObject({ call: { step: 1, model: 'claude-sonnet-5-5', kind, status: error.status } });
-    for (const spans of [receiver.spans, fromJson(JSON.parse((await conclave(['trace', run.json.session as string, '--format', 'json'], { cwd: run.dir })).stdout))]) {
+    expect(
+      run.events.find((e) => e.type === 'turn_failed'),
+      'the session records the failed call',
+    ).toMatchObject({ call: { step: 1, model: 'claude-sonnet-5-5', kind, status: error.status } });
+    for (const spans of [
+      receiver.spans,
+      fromJson(JSON.parse((await conclave(['trace', run.json.session as string, '--format', 'json'], { cwd: run.dir })).stdout)),
+    ]) {
       const chats = byName(spans, 'chat ');
       expect(chats, 'one chat span for the failed call').toHaveLength(1);
       expect(chats[0]).toMatchObject({ status: { code: 2 }, attributes: { 'error.type': kind } });

@@ -43,7 +43,10 @@ describe('one turn', () => {
     expect(run.code).toBe(0);
     const [history, unknown] = toolResults(server.of('lead')[2]!);
     expect(history!.content).toBe('[#2 from @lead]\n@helper hello\n\n[#3 from @helper]\nhi back');
-    expect(unknown).toMatchObject({ is_error: true, content: 'There is no tool "shell". Your tools: propose, vote, cancel_proposal, channel_history, complete, list_files.' });
+    expect(unknown).toMatchObject({
+      is_error: true,
+      content: 'There is no tool "shell". Your tools: propose, vote, cancel_proposal, channel_history, complete, list_files.',
+    });
   });
 
   it('marks prompt-cache breakpoints on the system prompt, the last tool and the last message', async () => {

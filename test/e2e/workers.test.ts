@@ -101,7 +101,8 @@ function runOn(queue: string, home: string, ...more: string[]): Background {
 /** The lead sends @helper, whose turn runs `command` and then answers (its first call answered after `firstDelayMs`). */
 const helperRuns = (command: string, firstDelayMs = 0) => ({
   lead: (r: RecordedRequest) => ({ text: r.call === 1 ? '@helper go' : 'Done.' }),
-  helper: (r: RecordedRequest) => (lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command } }], delayMs: r.call === 1 ? firstDelayMs : 0 }),
+  helper: (r: RecordedRequest) =>
+    lastToolResult(r) ? { text: 'helper finished' } : { tools: [{ name: 'run_command', input: { command } }], delayMs: r.call === 1 ? firstDelayMs : 0 },
 });
 
 function resultOf(run: Background): { status: string; reason: string; session: string; exit_code: number } {
@@ -113,7 +114,11 @@ function resultOf(run: Background): { status: string; reason: string; session: s
 }
 
 function events(dir: string, session: string): { type: string; [k: string]: unknown }[] {
-  return readFileSync(join(dir, session), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l));
+  return readFileSync(join(dir, session), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => JSON.parse(l));
 }
 
 const reviewerReplies = (request: RecordedRequest) => {
@@ -131,7 +136,12 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
       'reviewer-3': reviewerReplies,
       'reviewer-4': reviewerReplies,
     });
-    const { queue, home, dirs: [one, two], workers } = setUp(SPREAD, 2);
+    const {
+      queue,
+      home,
+      dirs: [one, two],
+      workers,
+    } = setUp(SPREAD, 2);
     const run = runOn(queue, home);
     expect(await run.exited, run.output()).toBe(0);
     const result = resultOf(run);
@@ -147,7 +157,9 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     expect(recorded.filter((e) => e.type === 'model_call')).toHaveLength(2 + 4 * 3);
     expect(recorded.filter((e) => e.type === 'tool_result').map((e) => e.is_error)).toEqual(Array(8).fill(false));
     // The workflow's env: reaches the commands on the workers.
-    expect(recorded.filter((e) => e.type === 'tool_result' && e.tool === 'run_command').map((e) => String(e.content).includes('mark: from-the-run'))).toEqual(Array(4).fill(true));
+    expect(recorded.filter((e) => e.type === 'tool_result' && e.tool === 'run_command').map((e) => String(e.content).includes('mark: from-the-run'))).toEqual(
+      Array(4).fill(true),
+    );
     expect(server.requests).toHaveLength(2 + 4 * 3);
     // The run over, the workers see it and exit.
     expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
@@ -181,7 +193,7 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     const helperCalled = () => server!.of('helper').length === 1 && Date.now() - server!.of('helper')[0]!.receivedAt > 300;
     const other = await killHolder(workers, helperCalled);
     expect(await run.exited, run.output()).toBe(0);
-    expect(Date.now() - startedAt, 'taken over in seconds, not BullMQ\'s default 30 s').toBeLessThan(20_000);
+    expect(Date.now() - startedAt, "taken over in seconds, not BullMQ's default 30 s").toBeLessThan(20_000);
     expect(other.output()).toContain('took turn 1 of @helper');
     expect(server.of('helper'), 'no model call paid twice').toHaveLength(2);
     const recorded = events(home, resultOf(run).session);
@@ -238,7 +250,9 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     expect(server.of('helper'), 'the recorded call is not made again').toHaveLength(2);
     const recorded = events(home, 'run.jsonl');
     expect(recorded.some((e) => e.type === 'resumed')).toBe(true);
-    expect(recorded.find((e) => e.type === 'tool_result')?.content).toMatch(/^The outcome of this run_command call is unknown: conclave was stopped while it ran/);
+    expect(recorded.find((e) => e.type === 'tool_result')?.content).toMatch(
+      /^The outcome of this run_command call is unknown: conclave was stopped while it ran/,
+    );
     // The workers served the resumed run too, and went on to the end of it.
     expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0]);
     expect(workers.map((w) => w.output()).join('')).toContain('took turn 2 of @lead');
@@ -250,10 +264,14 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     const run = runOn(queue, home);
     const changed = worker(queue, checkout(`${PAIR_WORKFLOW}# changed\n`));
     expect(await changed.exited).toBe(2);
-    expect(changed.output()).toMatch(/conclave: refused \S+\/lead\/1: its workflow workflow.yml is not this worker's \(sha256 [0-9a-f]{12} on the coordinator, [0-9a-f]{12} here\): check out the same commit/);
+    expect(changed.output()).toMatch(
+      /conclave: refused \S+\/lead\/1: its workflow workflow.yml is not this worker's \(sha256 [0-9a-f]{12} on the coordinator, [0-9a-f]{12} here\): check out the same commit/,
+    );
     const older = worker(queue, checkout(PAIR_WORKFLOW), { bin: otherVersionBuild('0.0.9') });
     expect(await older.exited).toBe(2);
-    expect(older.output()).toMatch(/conclave: refused \S+\/lead\/1: it comes from conclave 0\.1\.0, and this worker is conclave 0\.0\.9: run the same version on both sides/);
+    expect(older.output()).toMatch(
+      /conclave: refused \S+\/lead\/1: it comes from conclave 0\.1\.0, and this worker is conclave 0\.0\.9: run the same version on both sides/,
+    );
     expect(server.requests, 'no refusing worker called the model').toHaveLength(0);
     worker(queue, checkout(PAIR_WORKFLOW));
     expect(await run.exited, run.output()).toBe(0);
@@ -335,13 +353,17 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const reader = connection.duplicate();
     const up = `conclave:${queue}:up`;
-    const hostile = new Worker(queue, async (job) => {
-      const incarnation = await connection.get(`conclave:${queue}:heartbeat`);
-      await connection.rpush(up, JSON.stringify(sealed(up, { type: 'attached', job: job.id, token: 't', incarnation, worker: 'evil' })));
-      const [, text] = (await reader.blpop(`conclave:${queue}:down:${job.id}:t`, 10))!;
-      const { id } = JSON.parse((JSON.parse(text) as { body: string }).body) as { id: string };
-      await connection.rpush(up, JSON.stringify(sealed(up, { type: 'result', job: job.id, id, value: { content: 'not blocks' } })));
-    }, { connection });
+    const hostile = new Worker(
+      queue,
+      async (job) => {
+        const incarnation = await connection.get(`conclave:${queue}:heartbeat`);
+        await connection.rpush(up, JSON.stringify(sealed(up, { type: 'attached', job: job.id, token: 't', incarnation, worker: 'evil' })));
+        const [, text] = (await reader.blpop(`conclave:${queue}:down:${job.id}:t`, 10))!;
+        const { id } = JSON.parse((JSON.parse(text) as { body: string }).body) as { id: string };
+        await connection.rpush(up, JSON.stringify(sealed(up, { type: 'result', job: job.id, id, value: { content: 'not blocks' } })));
+      },
+      { connection },
+    );
     try {
       expect(await run.exited, run.output()).toBe(1);
       expect(resultOf(run).reason).toContain('worker evil sent an answer that is not a Messages API response');
@@ -363,16 +385,25 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
       expect(existsSync(join(cwd, '.conclave'))).toBe(false);
       return r.stderr;
     };
-    expect(await refused(['--workers', 'http://127.0.0.1:6379'])).toContain('the workers\' Redis must be a redis:// or rediss:// URL');
-    expect(await refused(['--workers', 'redis://:sw0rdfish-pass@127.0.0.1:1'])).toMatch(/conclave: cannot reach the workers' Redis at redis:\/\/\*\*\*@127\.0\.0\.1:1: /);
+    expect(await refused(['--workers', 'http://127.0.0.1:6379'])).toContain("the workers' Redis must be a redis:// or rediss:// URL");
+    expect(await refused(['--workers', 'redis://:sw0rdfish-pass@127.0.0.1:1'])).toMatch(
+      /conclave: cannot reach the workers' Redis at redis:\/\/\*\*\*@127\.0\.0\.1:1: /,
+    );
     expect(await refused(['--workers', 'redis://:sw0rdfish-pass@127.0.0.1:1'])).not.toContain('sw0rdfish');
     expect(await refused(['--workers', redis.url, '--queue', 'a:b'])).toContain('--queue must be letters, digits');
     // A database the server does not have (16 by default): refused, not taken for database 0.
-    expect(await refused(['--workers', `${redis.url}/99`])).toContain(`the workers' Redis at ${redis.url}/99 cannot be used: database 99 (ERR DB index is out of range)`);
+    expect(await refused(['--workers', `${redis.url}/99`])).toContain(
+      `the workers' Redis at ${redis.url}/99 cannot be used: database 99 (ERR DB index is out of range)`,
+    );
     const worker99 = await conclave(['worker', `${redis.url}/99`], { cwd: home, env: { CONCLAVE_WORKERS_SECRET: SECRET } });
-    expect([worker99.code, worker99.stderr]).toEqual([2, `conclave: the workers' Redis at ${redis.url}/99 cannot be used: database 99 (ERR DB index is out of range); name one the server has, such as /0\n`]);
+    expect([worker99.code, worker99.stderr]).toEqual([
+      2,
+      `conclave: the workers' Redis at ${redis.url}/99 cannot be used: database 99 (ERR DB index is out of range); name one the server has, such as /0\n`,
+    ]);
     expect(await refused(['--queue', 'q'])).toContain('--queue names the queue of --workers');
-    expect(await refused(['--workers', redis.url, '--replay', 'x.jsonl'])).toContain('--replay calls no model and runs no tool: --workers has nothing to give it');
+    expect(await refused(['--workers', redis.url, '--replay', 'x.jsonl'])).toContain(
+      '--replay calls no model and runs no tool: --workers has nothing to give it',
+    );
     const outside = await conclave(['run', join(home, 'workflow.yml'), '--workers', redis.url, '--workspace', checkout(PAIR_WORKFLOW)], { env: noKey });
     expect(outside.stderr).toContain('with --workers the workflow file must be inside the workspace');
     const badWorker = await conclave(['worker', redis.url, '--concurrency', '0'], { cwd: home });
@@ -427,7 +458,10 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
   }, 90_000);
 
   it('a Redis writer without the secret: a job it queues for the real workflow is not taken, nothing of it runs, and the worker goes on serving the real run', async () => {
-      server = await startFakeAnthropic({ lead: (r: RecordedRequest) => ({ text: r.call === 1 ? '@helper read it' : 'Done.' }), helper: (r: RecordedRequest) => (lastToolResult(r) ? { text: 'read' } : { tools: [{ name: 'read_file', input: { path: 'aws-token' } }] }) });
+    server = await startFakeAnthropic({
+      lead: (r: RecordedRequest) => ({ text: r.call === 1 ? '@helper read it' : 'Done.' }),
+      helper: (r: RecordedRequest) => (lastToolResult(r) ? { text: 'read' } : { tools: [{ name: 'read_file', input: { path: 'aws-token' } }] }),
+    });
     const queue = newQueue();
     const dir = checkout(READER_WORKFLOW);
     writeFileSync(join(dir, 'aws-token'), 'AWS-WEB-IDENTITY-TOKEN');
@@ -444,7 +478,11 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
       const job = { run: 'x', agent: 'helper', turn: 1, version, workflow: { path: 'workflow.yml', sha256 }, providers: [], env: {} };
       await jobs.add('turn', job, { jobId: 'x/helper/1' });
       // The same job in a sealed envelope with a MAC made without the secret: not taken either.
-      await jobs.add('turn', { body: JSON.stringify({ ...job, turn: 2 }), mac: createHmac('sha256', 'guess').update('x').digest('hex') }, { jobId: 'x/helper/2' });
+      await jobs.add(
+        'turn',
+        { body: JSON.stringify({ ...job, turn: 2 }), mac: createHmac('sha256', 'guess').update('x').digest('hex') },
+        { jobId: 'x/helper/2' },
+      );
       await until(() => lone.output().includes('job x/helper/2 is not signed'), 'the worker to refuse the forged jobs', 20_000);
       expect(lone.output()).toContain("job x/helper/1 is not signed with this worker's CONCLAVE_WORKERS_SECRET: not taken");
       expect(await reader.blpop(`conclave:${queue}:up`, 2), 'the worker never attached to a forged job').toBeNull();
@@ -468,7 +506,11 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     const dir = checkout(READER_WORKFLOW);
     writeFileSync(join(dir, 'aws-token'), 'AWS-WEB-IDENTITY-TOKEN');
     writeFileSync(join(dir, 'gha-creds-1234.json'), '{"type":"external_account","token":"GOOGLE-TOKEN"}');
-    const lone = startWorker(redis.url, queue, dir, { ...modelEnv(), AWS_WEB_IDENTITY_TOKEN_FILE: join(dir, 'aws-token'), GOOGLE_GHA_CREDS_PATH: join(dir, 'gha-creds-1234.json') });
+    const lone = startWorker(redis.url, queue, dir, {
+      ...modelEnv(),
+      AWS_WEB_IDENTITY_TOKEN_FILE: join(dir, 'aws-token'),
+      GOOGLE_GHA_CREDS_PATH: join(dir, 'gha-creds-1234.json'),
+    });
     started.push(lone);
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const reader = connection.duplicate();
@@ -478,7 +520,11 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
       await connection.set(`conclave:${queue}:heartbeat`, 'forged', 'PX', 60_000);
       const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
       const sha256 = createHash('sha256').update(READER_WORKFLOW).digest('hex');
-      await jobs.add('turn', sealed(`job ${queue} x/helper/1`, { run: 'x', agent: 'helper', turn: 1, version, workflow: { path: 'workflow.yml', sha256 }, providers: [], env: {} }), { jobId: 'x/helper/1' });
+      await jobs.add(
+        'turn',
+        sealed(`job ${queue} x/helper/1`, { run: 'x', agent: 'helper', turn: 1, version, workflow: { path: 'workflow.yml', sha256 }, providers: [], env: {} }),
+        { jobId: 'x/helper/1' },
+      );
       const [, attached] = (await reader.blpop(up, 20))!;
       const { token } = JSON.parse((JSON.parse(attached) as { body: string }).body) as { token: string };
       const down = `conclave:${queue}:down:x/helper/1:${token}`;
@@ -487,13 +533,26 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
         const [, text] = (await reader.blpop(up, 20))!;
         return JSON.parse((JSON.parse(text) as { body: string }).body) as { id: string; value: { content: string } };
       };
-      expect((await answer('f1', { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'aws-token' } })).value.content).toContain('holds a credential');
-      expect((await answer('f2', { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'gha-creds-1234.json' } })).value.content).toContain('holds a credential');
-      expect(await answer('f3', { kind: 'tool', agent: 'helper', name: 'run_command', input: { command: 'touch pwned' } })).toMatchObject({ id: 'f3', value: { content: 'Not run: no agent of this workflow has the workspace tool "run_command".', isError: true } });
+      expect((await answer('f1', { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'aws-token' } })).value.content).toContain(
+        'holds a credential',
+      );
+      expect((await answer('f2', { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'gha-creds-1234.json' } })).value.content).toContain(
+        'holds a credential',
+      );
+      expect(await answer('f3', { kind: 'tool', agent: 'helper', name: 'run_command', input: { command: 'touch pwned' } })).toMatchObject({
+        id: 'f3',
+        value: { content: 'Not run: no agent of this workflow has the workspace tool "run_command".', isError: true },
+      });
       expect(existsSync(join(dir, 'pwned'))).toBe(false);
       // An operation unsigned, or pushed again as it was, does nothing.
-      await connection.rpush(down, JSON.stringify({ type: 'op', id: 'f4', op: { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'workflow.yml' } } }));
-      await connection.rpush(down, JSON.stringify(sealed(down, { type: 'op', id: 'f1', op: { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'workflow.yml' } } })));
+      await connection.rpush(
+        down,
+        JSON.stringify({ type: 'op', id: 'f4', op: { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'workflow.yml' } } }),
+      );
+      await connection.rpush(
+        down,
+        JSON.stringify(sealed(down, { type: 'op', id: 'f1', op: { kind: 'tool', agent: 'helper', name: 'read_file', input: { path: 'workflow.yml' } } })),
+      );
       expect(await reader.blpop(up, 3), 'no answer to an unsigned or repeated operation').toBeNull();
       await connection.rpush(down, JSON.stringify(sealed(down, { type: 'done' })));
       await until(() => lone.output().includes('turn 1 of @helper is over'), 'the forged turn over');
@@ -529,7 +588,9 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     for (const secret of ['', 'short']) {
       const run = await conclave(['run', 'workflow.yml', '--workers', redis.url], { cwd: home, env: { ...noKey, CONCLAVE_WORKERS_SECRET: secret } });
       expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr).toMatch(secret ? /CONCLAVE_WORKERS_SECRET is 5 characters long: it must have at least 32/ : /--workers needs CONCLAVE_WORKERS_SECRET: the same random value/);
+      expect(run.stderr).toMatch(
+        secret ? /CONCLAVE_WORKERS_SECRET is 5 characters long: it must have at least 32/ : /--workers needs CONCLAVE_WORKERS_SECRET: the same random value/,
+      );
       expect(existsSync(join(home, '.conclave'))).toBe(false);
       const worker = await conclave(['worker', redis.url], { cwd: home, env: { CONCLAVE_WORKERS_SECRET: secret } });
       expect(worker.code, worker.stderr).toBe(2);

@@ -62,7 +62,12 @@ describe('the budget is a ceiling (property test)', () => {
           const prompt = int(1, inputTokensAtMost(bytes));
           const written = int(0, prompt);
           const read = int(0, prompt - written);
-          accounting.record(name, 'model', { input_tokens: prompt - written - read, cache_creation_input_tokens: written, cache_read_input_tokens: read, output_tokens: int(0, maxTokens) }, true);
+          accounting.record(
+            name,
+            'model',
+            { input_tokens: prompt - written - read, cache_creation_input_tokens: written, cache_read_input_tokens: read, output_tokens: int(0, maxTokens) },
+            true,
+          );
           inFlight--;
           release();
         }

@@ -139,7 +139,9 @@ describe('spend pools: holds, settlements and the store', () => {
       const settle = await pools.reserve(0.5, signal);
       down = true;
       await settle(0.4);
-      await expect(pools.reserve(0.5, signal)).rejects.toThrow('limit reached: spend_pool org cannot be checked: the --coordinate store redis://store failed (connection refused); resume once it answers');
+      await expect(pools.reserve(0.5, signal)).rejects.toThrow(
+        'limit reached: spend_pool org cannot be checked: the --coordinate store redis://store failed (connection refused); resume once it answers',
+      );
       down = false;
       // The store is back: the paid $0.40 is counted first, so $0.70 more does not fit.
       await expect(pools.reserve(0.7, signal)).rejects.toThrow(/\$0\.40 spent of \$1\.00/);

@@ -11,7 +11,11 @@ import { crc32 } from 'node:zlib';
 export type Wire = 'anthropic' | 'bedrock' | 'vertex' | 'foundry';
 
 /** The AWS credentials the fake Bedrock accepts: its signature is checked with this secret. */
-export const FAKE_AWS = { accessKeyId: 'AKIAFAKECONCLAVE0001', secretAccessKey: 'fake/Secret+Key/For/Conclave/Tests/0001', sessionToken: 'FakeSessionTokenForConclaveTests0001' };
+export const FAKE_AWS = {
+  accessKeyId: 'AKIAFAKECONCLAVE0001',
+  secretAccessKey: 'fake/Secret+Key/For/Conclave/Tests/0001',
+  sessionToken: 'FakeSessionTokenForConclaveTests0001',
+};
 /** The Foundry key the fake accepts (as `x-api-key`). */
 export const FAKE_FOUNDRY_KEY = 'fake-foundry-key-for-conclave-0001';
 /** The Entra token the fake `az` prints, which the fake Foundry accepts as a Bearer token. */
@@ -34,7 +38,7 @@ export function federationAnswer(req: IncomingMessage, raw: string, res: ServerR
     body.organization_id === FAKE_FEDERATION.organizationId;
   if (!matches) {
     res.writeHead(401, { 'content-type': 'application/json' });
-    return void res.end(JSON.stringify({ error: 'invalid_grant', error_description: 'the identity token does not match the federation rule' })), true;
+    return (void res.end(JSON.stringify({ error: 'invalid_grant', error_description: 'the identity token does not match the federation rule' })), true);
   }
   const token = `sk-ant-oat-federated-${randomBytes(12).toString('hex')}`;
   issued.add(token);
@@ -76,7 +80,9 @@ export function authProblem(wire: Wire, req: IncomingMessage, raw: string, issue
     case 'foundry':
       return req.headers['x-api-key'] === FAKE_FOUNDRY_KEY || bearer === FAKE_ENTRA_TOKEN ? undefined : 'invalid Foundry key or Entra token';
     case 'vertex':
-      return bearer !== undefined && issued.has(bearer) && bearer.startsWith('ya29.') ? undefined : 'Request had invalid authentication credentials. Expected OAuth 2 access token';
+      return bearer !== undefined && issued.has(bearer) && bearer.startsWith('ya29.')
+        ? undefined
+        : 'Request had invalid authentication credentials. Expected OAuth 2 access token';
     case 'bedrock':
       return sigV4Problem(req, raw);
   }
@@ -97,7 +103,9 @@ const escapeUri = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) =
 
 /** Checks a request's AWS Signature Version 4 as Bedrock does, with the one secret the fake knows. */
 function sigV4Problem(req: IncomingMessage, raw: string): string | undefined {
-  const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(req.headers.authorization ?? '');
+  const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(
+    req.headers.authorization ?? '',
+  );
   if (!auth) return 'missing or malformed SigV4 Authorization header';
   const [, accessKeyId, date, region, service, signedHeaders, signature] = auth as unknown as string[];
   if (accessKeyId !== FAKE_AWS.accessKeyId) return `the security token included in the request is invalid (access key ${accessKeyId})`;
@@ -106,10 +114,18 @@ function sigV4Problem(req: IncomingMessage, raw: string): string | undefined {
   if (!amzDate.startsWith(date!)) return 'x-amz-date does not match the credential scope';
   const names = signedHeaders!.split(';');
   if (!names.includes('host') || !names.includes('x-amz-date')) return 'host and x-amz-date must be signed';
-  if (req.headers['x-amz-security-token'] !== FAKE_AWS.sessionToken || !names.includes('x-amz-security-token')) return 'the session token is missing, wrong or unsigned';
+  if (req.headers['x-amz-security-token'] !== FAKE_AWS.sessionToken || !names.includes('x-amz-security-token'))
+    return 'the session token is missing, wrong or unsigned';
   const path = (req.url ?? '/').split('?')[0]!;
   const canonicalPath = escapeUri(path).replace(/%2F/g, '/');
-  const headers = names.map((name) => `${name}:${String(req.headers[name] ?? '').trim().replace(/\s+/g, ' ')}`).join('\n');
+  const headers = names
+    .map(
+      (name) =>
+        `${name}:${String(req.headers[name] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}`,
+    )
+    .join('\n');
   const canonical = ['POST', canonicalPath, '', `${headers}\n`, signedHeaders, sha256(raw)].join('\n');
   const scope = `${date}/${region}/${service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
@@ -121,7 +137,8 @@ function sigV4Problem(req: IncomingMessage, raw: string): string | undefined {
 /** An error as each cloud sends it. */
 export function sendCloudError(res: ServerResponse, wire: Wire, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
   if (wire === 'bedrock') {
-    const awsType = status === 403 ? 'AccessDeniedException' : status === 429 ? 'ThrottlingException' : status >= 500 ? 'InternalServerException' : 'ValidationException';
+    const awsType =
+      status === 403 ? 'AccessDeniedException' : status === 429 ? 'ThrottlingException' : status >= 500 ? 'InternalServerException' : 'ValidationException';
     res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': awsType, ...headers });
     return void res.end(JSON.stringify({ message }));
   }
@@ -176,21 +193,21 @@ export function metadataAnswer(req: IncomingMessage, res: ServerResponse, tokens
   const flavor = { 'metadata-flavor': 'Google' };
   if (req.headers['metadata-flavor'] !== 'Google') {
     res.writeHead(403, flavor);
-    return void res.end('Missing Metadata-Flavor:Google header'), true;
+    return (void res.end('Missing Metadata-Flavor:Google header'), true);
   }
   if (path === '/computeMetadata/v1/instance/service-accounts/default/token') {
     const token = `ya29.fake-${randomBytes(12).toString('hex')}`;
     tokens.add(token);
     res.writeHead(200, { ...flavor, 'content-type': 'application/json' });
-    return void res.end(JSON.stringify({ access_token: token, expires_in: 3599, token_type: 'Bearer' })), true;
+    return (void res.end(JSON.stringify({ access_token: token, expires_in: 3599, token_type: 'Bearer' })), true);
   }
   if (path === '/computeMetadata/v1/project/project-id') {
     res.writeHead(200, { ...flavor, 'content-type': 'application/text' });
-    return void res.end(project), true;
+    return (void res.end(project), true);
   }
   if (path === '/computeMetadata/v1/instance/service-accounts/default/email') {
     res.writeHead(200, { ...flavor, 'content-type': 'application/text' });
-    return void res.end('conclave-tests@fake-project.iam.gserviceaccount.com'), true;
+    return (void res.end('conclave-tests@fake-project.iam.gserviceaccount.com'), true);
   }
   res.writeHead(200, { ...flavor, 'content-type': 'application/text' });
   res.end('');

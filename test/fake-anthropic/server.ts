@@ -43,7 +43,10 @@ export interface RecordedRequest {
     stream?: boolean;
     system?: { type: string; text: string }[] | string;
     tools?: { name: string }[];
-    messages: { role: string; content: string | { type: string; text?: string; content?: unknown; tool_use_id?: string; is_error?: boolean; [k: string]: unknown }[] }[];
+    messages: {
+      role: string;
+      content: string | { type: string; text?: string; content?: unknown; tool_use_id?: string; is_error?: boolean; [k: string]: unknown }[];
+    }[];
     thinking?: { type: string; budget_tokens?: number; display?: string };
     output_config?: { effort?: string };
   };
@@ -112,7 +115,8 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     const route = routeOf(req.method, req.url ?? '');
     if (!route) return sendCloudError(res, 'anthropic', 404, 'not_found_error', `no route ${req.method} ${req.url}`);
     const { wire } = route;
-    const sendError = (r: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}) => sendCloudError(r, wire, status, type, message, headers);
+    const sendError = (r: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}) =>
+      sendCloudError(r, wire, status, type, message, headers);
     const body = JSON.parse(raw) as RecordedRequest['body'];
     const misshapen = bodyProblem(wire, req, body as unknown as Record<string, unknown>);
     if (misshapen) return sendError(res, 400, 'invalid_request_error', misshapen);
@@ -120,12 +124,24 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     if (route.stream) body.stream = true;
     const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
     const agent = AGENT.exec(systemText)?.[1] ?? '(unknown)';
-    const recorded: RecordedRequest = { wire, modelId: body.model, agent, call: requests.filter((r) => r.agent === agent).length + 1, body, bytes: Buffer.byteLength(raw), receivedAt: Date.now(), headers: req.headers };
+    const recorded: RecordedRequest = {
+      wire,
+      modelId: body.model,
+      agent,
+      call: requests.filter((r) => r.agent === agent).length + 1,
+      body,
+      bytes: Buffer.byteLength(raw),
+      receivedAt: Date.now(),
+      headers: req.headers,
+    };
     // A refused request is counted, not recorded: the agent's calls are numbered as the API answered them.
     const limited = takeFrom(buckets, { requests: 1, 'input-tokens': Math.ceil(recorded.bytes / 4), 'output-tokens': body.max_tokens });
     if (limited.refusedFor !== undefined) {
       refusals++;
-      return sendError(res, 429, 'rate_limit_error', `rate limit of ${limited.refusedFor} exceeded`, { ...limited.headers, 'retry-after': String(limited.retryAfterSeconds) });
+      return sendError(res, 429, 'rate_limit_error', `rate limit of ${limited.refusedFor} exceeded`, {
+        ...limited.headers,
+        'retry-after': String(limited.retryAfterSeconds),
+      });
     }
     requests.push(recorded);
     const unauthenticated = authProblem(wire, req, raw, issued, FAKE_API_KEY_PREFIX);
@@ -211,7 +227,8 @@ function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, tool
     content.push({ type: 'redacted_thinking', data: `${data}.${sign(data)}` });
   }
   if (reply.text !== undefined && reply.text !== '') content.push({ type: 'text', text: reply.text });
-  for (const tool of reply.tools ?? []) content.push({ type: 'tool_use', id: tool.id ?? toolId(), name: tool.name, input: tool.input, ...(tool.json === undefined ? {} : { json: tool.json }) });
+  for (const tool of reply.tools ?? [])
+    content.push({ type: 'tool_use', id: tool.id ?? toolId(), name: tool.name, input: tool.input, ...(tool.json === undefined ? {} : { json: tool.json }) });
   const stopReason = reply.stopReason ?? (reply.tools?.length ? 'tool_use' : 'end_turn');
   const usage = reply.usage ?? {
     input_tokens: Math.ceil(requestBytes / 4),
@@ -245,7 +262,9 @@ function thinkingProblem(body: RecordedRequest['body'], sent: ReadonlyMap<string
   const blocks = typeof assistant?.content === 'string' ? [] : (assistant?.content ?? []);
   const sentWith = sent.get(String(results[0]!.tool_use_id));
   const echoed = JSON.stringify(
-    blocks.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').map((b) => (b.type === 'thinking' ? { type: b.type, thinking: b.thinking, signature: b.signature } : { type: b.type, data: b.data })),
+    blocks
+      .filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking')
+      .map((b) => (b.type === 'thinking' ? { type: b.type, thinking: b.thinking, signature: b.signature } : { type: b.type, data: b.data })),
   );
   if (sentWith !== undefined && sentWith !== echoed) {
     return `messages.${body.messages.length - 2}.content: the thinking blocks of the latest assistant message cannot be modified; they must be passed back exactly as they were returned`;
@@ -254,9 +273,21 @@ function thinkingProblem(body: RecordedRequest['body'], sent: ReadonlyMap<string
 }
 
 /** The answer streamed as server-sent events, or, on Bedrock, as AWS's event stream. */
-function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midStreamError: Reply['midStreamError'], cutLastTool: boolean, headers: Record<string, string>, wire: Wire): void {
+function stream(
+  res: ServerResponse,
+  message: ReturnType<typeof messageOf>,
+  midStreamError: Reply['midStreamError'],
+  cutLastTool: boolean,
+  headers: Record<string, string>,
+  wire: Wire,
+): void {
   const bedrock = wire === 'bedrock';
-  res.writeHead(200, { 'content-type': bedrock ? 'application/vnd.amazon.eventstream' : 'text/event-stream', 'cache-control': 'no-cache', 'request-id': message.id, ...headers });
+  res.writeHead(200, {
+    'content-type': bedrock ? 'application/vnd.amazon.eventstream' : 'text/event-stream',
+    'cache-control': 'no-cache',
+    'request-id': message.id,
+    ...headers,
+  });
   const send = (event: string, data: unknown) => res.write(bedrock ? bedrockChunk(data) : `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   send('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } });
   message.content.forEach((block, index) => {
@@ -276,7 +307,11 @@ function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midS
       const json = raw ?? JSON.stringify(block.input);
       const cut = cutLastTool && index === message.content.length - 1;
       send('content_block_start', { type: 'content_block_start', index, content_block: { ...plain, input: {} } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: cut ? json.slice(0, Math.ceil(json.length / 2)) : json } });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: cut ? json.slice(0, Math.ceil(json.length / 2)) : json },
+      });
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   });
@@ -285,7 +320,11 @@ function stream(res: ServerResponse, message: ReturnType<typeof messageOf>, midS
     send('error', { type: 'error', error: { type: midStreamError.type, message: midStreamError.message ?? midStreamError.type } });
     return void res.end();
   }
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } });
+  send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: { output_tokens: message.usage.output_tokens },
+  });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -299,14 +338,23 @@ interface Bucket {
 }
 
 function bucketsOf(limits: NonNullable<FakeOptions['rateLimits']>): Bucket[] {
-  return Object.entries(limits).map(([dimension, { limit, windowMs }]) => ({ dimension: dimension as RateDimension, limit, windowMs, tokens: limit, at: Date.now() }));
+  return Object.entries(limits).map(([dimension, { limit, windowMs }]) => ({
+    dimension: dimension as RateDimension,
+    limit,
+    windowMs,
+    tokens: limit,
+    at: Date.now(),
+  }));
 }
 
 /**
  * Takes a request's share from every bucket, or from none when one has too little: the headers
  * say what is left after it (or, refused, what is left now), and when each bucket is full again.
  */
-function takeFrom(buckets: Bucket[], need: Record<RateDimension, number>): { refusedFor?: RateDimension; retryAfterSeconds: number; headers: Record<string, string> } {
+function takeFrom(
+  buckets: Bucket[],
+  need: Record<RateDimension, number>,
+): { refusedFor?: RateDimension; retryAfterSeconds: number; headers: Record<string, string> } {
   const now = Date.now();
   for (const b of buckets) {
     b.tokens = Math.min(b.limit, b.tokens + ((now - b.at) * b.limit) / b.windowMs);
@@ -338,7 +386,11 @@ export function lastUserText(request: RecordedRequest): string {
   const last = request.body.messages.filter((m) => m.role === 'user').at(-1);
   if (!last) return '';
   if (typeof last.content === 'string') return last.content;
-  return last.content.map((b) => (b.type === 'text' ? (b.text ?? '') : b.type === 'tool_result' ? String(typeof b.content === 'string' ? b.content : JSON.stringify(b.content)) : '')).join('\n');
+  return last.content
+    .map((b) =>
+      b.type === 'text' ? (b.text ?? '') : b.type === 'tool_result' ? String(typeof b.content === 'string' ? b.content : JSON.stringify(b.content)) : '',
+    )
+    .join('\n');
 }
 
 /** The tool whose result the request's last message carries, if it carries one. */

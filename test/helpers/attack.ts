@@ -13,7 +13,6 @@ import { TEST_API_KEY } from './run-workflow.js';
  */
 export const PEAK_KB = 300 * 1024;
 
-
 export interface Measured {
   code: number | null;
   stdout: string;
@@ -29,7 +28,12 @@ export function workflow(tools: string, extra = ''): string {
 }
 
 /** Runs conclave in `dir` where the model makes `calls` (one step), then says done; measures it. */
-export async function attack(dir: string, calls: { name: string; input: Record<string, unknown> }[], yml: string, options: { env?: NodeJS.ProcessEnv; onStart?: (pid: number) => void; args?: string[]; during?: () => void } = {}): Promise<Measured> {
+export async function attack(
+  dir: string,
+  calls: { name: string; input: Record<string, unknown> }[],
+  yml: string,
+  options: { env?: NodeJS.ProcessEnv; onStart?: (pid: number) => void; args?: string[]; during?: () => void } = {},
+): Promise<Measured> {
   const server = await startFakeAnthropic({ lead: [{ tools: calls }, { text: 'done' }] });
   writeFileSync(join(dir, 'workflow.yml'), yml);
   const started = Date.now();

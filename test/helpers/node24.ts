@@ -8,7 +8,11 @@ import { execFileSync } from 'node:child_process';
 export function node24(): { node?: string; why?: string } {
   if (Number(process.versions.node.split('.')[0]) >= 24) return { node: process.execPath };
   try {
-    const node = execFileSync('npx', ['-y', 'node@24', '-p', 'process.execPath'], { encoding: 'utf8', timeout: 180_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const node = execFileSync('npx', ['-y', 'node@24', '-p', 'process.execPath'], {
+      encoding: 'utf8',
+      timeout: 180_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return node ? { node } : { why: 'npx -y node@24 printed nothing' };
   } catch (e) {
     return { why: `npx -y node@24 failed: ${(e as Error).message.split('\n')[0]}` };

@@ -57,7 +57,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: OTLP/JSON, read field by field as the test needs it
+type Json = Record<string, any>;
 
 function jsonValue(v: Json): unknown {
   if ('stringValue' in v) return v.stringValue;
@@ -168,7 +169,10 @@ export function fromProtobuf(body: Buffer): ReceivedSpan[] {
           endNs: s.get(8)![0] as bigint,
           attributes: protobufAttributes(bytesOf(s, 9)),
           events: (bytesOf(s, 11) ?? []).map((e) => text(fields(e), 2)),
-          status: { code: Number((status.get(3)?.[0] as bigint | undefined) ?? 0n), message: status.has(2) ? (status.get(2)![0] as Buffer).toString('utf8') : '' },
+          status: {
+            code: Number((status.get(3)?.[0] as bigint | undefined) ?? 0n),
+            message: status.has(2) ? (status.get(2)![0] as Buffer).toString('utf8') : '',
+          },
           resource,
         };
       }),

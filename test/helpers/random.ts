@@ -31,7 +31,44 @@ export function mutateJson(value: unknown, rand: () => number, replacement: () =
   return true;
 }
 
-const PIECES = [':', ' ', '-', '[', ']', '{', '}', '&a', '*a', '!!str', '|', '>', "'", '"', '#', '\t', '\n', '  ', '$<<', '>>', '(', ')', '||', '@', '%', '\\', '\u0000', '0', '-1', '1e999', 'null', 'true', '~', '<<: *a', '---', '...'];
+const PIECES = [
+  ':',
+  ' ',
+  '-',
+  '[',
+  ']',
+  '{',
+  '}',
+  '&a',
+  '*a',
+  '!!str',
+  '|',
+  '>',
+  "'",
+  '"',
+  '#',
+  '\t',
+  '\n',
+  '  ',
+  '$<<',
+  '>>',
+  '(',
+  ')',
+  '||',
+  '@',
+  '%',
+  '\\',
+  '\u0000',
+  '0',
+  '-1',
+  '1e999',
+  'null',
+  'true',
+  '~',
+  '<<: *a',
+  '---',
+  '...',
+];
 
 /** One random change to a text: a YAML-ish piece put in, a cut, a line doubled or swapped, the rest dropped. */
 export function mutateText(text: string, rand: () => number): string {

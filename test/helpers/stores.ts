@@ -24,7 +24,9 @@ export const REDIS_BIN = '/usr/bin/redis-server';
 export function postgresBin(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] && join(root, versions[0], 'bin');
 }
 
@@ -76,8 +78,11 @@ export async function startPostgres(): Promise<StoreServer> {
     chownSync(base, uid!, gid!);
     chownSync(pwfile, uid!, gid!);
   }
-  const as = (command: string, args: string[]) => (root ? ['/usr/sbin/runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args]) as [string, string[]];
-  execFileSync(...as(join(bin, 'initdb'), ['-D', data, '-U', PG_USER, '--pwfile', pwfile, '--auth=scram-sha-256', '-E', 'UTF8', '--no-sync']), { stdio: 'pipe' });
+  const as = (command: string, args: string[]) =>
+    (root ? ['/usr/sbin/runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args]) as [string, string[]];
+  execFileSync(...as(join(bin, 'initdb'), ['-D', data, '-U', PG_USER, '--pwfile', pwfile, '--auth=scram-sha-256', '-E', 'UTF8', '--no-sync']), {
+    stdio: 'pipe',
+  });
   const child = spawn(...as(join(bin, 'postgres'), ['-D', data, '-p', String(port), '-k', data, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off']), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -124,7 +129,12 @@ async function kill(child: ChildProcess): Promise<void> {
 function descendants(pid: number): number[] {
   let children: number[] = [];
   try {
-    children = execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').filter(Boolean).map(Number);
+    children = execFileSync('pgrep', ['-P', String(pid)])
+      .toString()
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }

@@ -65,5 +65,7 @@ export function otherVersionBuild(version: string): string {
 
 /** The files a directory holds whose names start with `prefix`. */
 export function filesOf(dir: string, prefix: string): string[] {
-  return readdirSync(dir).filter((f) => f.startsWith(prefix)).sort();
+  return readdirSync(dir)
+    .filter((f) => f.startsWith(prefix))
+    .sort();
 }

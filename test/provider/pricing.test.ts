@@ -31,7 +31,7 @@ describe('pricing', () => {
   it('prices Haiku 5.5 by prompt length', () => {
     const { price } = priceOf('claude-haiku-5-5');
     expect(costOf(usage(100_000, 1_000_000), price)).toBeCloseTo(0.01 + 0.5, 9);
-    expect(costOf(usage(60_000, 1_000_000, 0, 60_000), price)).toBeCloseTo(0.03 + 2.5 + 60_000 * 0.05 / 1e6, 9);
+    expect(costOf(usage(60_000, 1_000_000, 0, 60_000), price)).toBeCloseTo(0.03 + 2.5 + (60_000 * 0.05) / 1e6, 9);
   });
 
   it('prices an unknown model as the most expensive family, and says so', () => {
@@ -48,6 +48,15 @@ describe('pricing', () => {
 describe('formatUsd', () => {
   it('shows cents from a dollar up and three significant digits below, never "$0.00" for a budget under a cent', async () => {
     const { formatUsd } = await import('../../src/provider/money.js');
-    expect([2, 1.2345, 0.5, 0.05, 0.0499, 0.005, 0.000123, 0].map(formatUsd)).toEqual(['$2.00', '$1.23', '$0.50', '$0.05', '$0.0499', '$0.005', '$0.000123', '$0.00']);
+    expect([2, 1.2345, 0.5, 0.05, 0.0499, 0.005, 0.000123, 0].map(formatUsd)).toEqual([
+      '$2.00',
+      '$1.23',
+      '$0.50',
+      '$0.05',
+      '$0.0499',
+      '$0.005',
+      '$0.000123',
+      '$0.00',
+    ]);
   });
 });

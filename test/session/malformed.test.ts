@@ -80,7 +80,11 @@ const CASES: [string, string | Buffer, number][] = [
 ];
 
 async function check(dir: string, file: string, line: number) {
-  for (const args of [['show', file], ['resume', file], ['run', file]]) {
+  for (const args of [
+    ['show', file],
+    ['resume', file],
+    ['run', file],
+  ]) {
     const r = await conclave(args, { cwd: dir, env: { ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
     const what = `${args.join(' ')}: ${r.stderr}`;
     expect(r.code, what).toBe(2);

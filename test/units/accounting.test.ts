@@ -19,7 +19,9 @@ describe('budget reservation', () => {
     const release = await a.admit('m', 400_000, 600_000, signal());
     release();
     await expect(a.admit('m', 400_001, 600_000, signal())).rejects.toThrow(LimitReached);
-    await expect(a.admit('m', 400_001, 600_000, signal())).rejects.toThrow('limit reached: budget_usd (spent $0.00 of $1.00; the next call could cost up to $1.00)');
+    await expect(a.admit('m', 400_001, 600_000, signal())).rejects.toThrow(
+      'limit reached: budget_usd (spent $0.00 of $1.00; the next call could cost up to $1.00)',
+    );
   });
 
   it('counts what was spent: a call that fits alone is refused after spending', async () => {
@@ -62,7 +64,10 @@ describe('budget reservation', () => {
     // Had the first been given back twice, a third call of 0.75 would fit beside the second.
     const third = a.admit('m', 375_000, 375_000, signal());
     let settled = false;
-    void third.then(() => (settled = true), () => (settled = true));
+    void third.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
     await new Promise((r) => setTimeout(r, 5));
     expect(settled).toBe(false);
     second();

@@ -71,7 +71,13 @@ describe('credentials', () => {
   });
 
   it("find the files and directories that hold the providers' credentials", () => {
-    const env = { HOME: '/home/u', GOOGLE_APPLICATION_CREDENTIALS: '/w/gha-creds-1.json', AWS_WEB_IDENTITY_TOKEN_FILE: '/t/aws', ANTHROPIC_IDENTITY_TOKEN_FILE: '/t/anthropic', AZURE_FEDERATED_TOKEN_FILE: ' ' };
+    const env = {
+      HOME: '/home/u',
+      GOOGLE_APPLICATION_CREDENTIALS: '/w/gha-creds-1.json',
+      AWS_WEB_IDENTITY_TOKEN_FILE: '/t/aws',
+      ANTHROPIC_IDENTITY_TOKEN_FILE: '/t/anthropic',
+      AZURE_FEDERATED_TOKEN_FILE: ' ',
+    };
     expect(credentialPaths(env, ['vertex'])).toEqual({ files: ['/t/anthropic', '/w/gha-creds-1.json'], dirs: ['/home/u/.config/gcloud'] });
     expect(credentialPaths(env, ['bedrock', 'foundry'])).toEqual({ files: ['/t/anthropic', '/t/aws'], dirs: ['/home/u/.aws', '/home/u/.azure'] });
     expect(credentialPaths({}, ['anthropic'])).toEqual({ files: [], dirs: [] });

@@ -16,7 +16,16 @@ describe("the coordinator's reading of what workers say", () => {
     const p = pool();
     const heard = (message: unknown) => (p as unknown as { heardSafely(m: unknown): void }).heardSafely(message);
     const failing = p.open('a', 1, {});
-    const call = failing.call({ model: 'm', max_tokens: 1, messages: [] } as never, new AbortController().signal, { onWait: () => { throw new Error('ENOSPC: no space left on device'); } }, 'anthropic');
+    const call = failing.call(
+      { model: 'm', max_tokens: 1, messages: [] } as never,
+      new AbortController().signal,
+      {
+        onWait: () => {
+          throw new Error('ENOSPC: no space left on device');
+        },
+      },
+      'anthropic',
+    );
     const other = p.open('b', 1, {});
     const otherCall = other.call({ model: 'm', max_tokens: 1, messages: [] } as never, new AbortController().signal, {}, 'anthropic');
     await new Promise((r) => setTimeout(r, 10));
@@ -24,7 +33,16 @@ describe("the coordinator's reading of what workers say", () => {
     heard({ type: 'attached', job: 'r/b/1', token: 't2', incarnation: p.incarnation, worker: 'w' });
     expect(() => heard({ type: 'waiting', job: 'r/a/1', id: `${p.incarnation}.1`, reason: 'requests', waitMs: 10 })).not.toThrow();
     await expect(call).rejects.toThrow('ENOSPC');
-    const answer = { id: 'msg', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+    const answer = {
+      id: 'msg',
+      type: 'message',
+      role: 'assistant',
+      model: 'm',
+      content: [],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 1, output_tokens: 1 },
+    };
     heard({ type: 'result', job: 'r/b/1', id: `${p.incarnation}.1`, value: answer });
     await expect(otherCall).resolves.toMatchObject({ id: 'msg' });
   });

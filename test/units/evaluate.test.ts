@@ -45,7 +45,7 @@ describe('expressions', () => {
     expect(value("default(inputs.empty, 'r')")).toBe('r');
     expect(value("default(inputs.name, 'r')")).toBe('ada');
     expect(missing('inputs.a || inputs.b')).toEqual(['inputs.a', 0]);
-    expect(missing("default(inputs.a, inputs.b)")).toEqual(['inputs.a', 8]);
+    expect(missing('default(inputs.a, inputs.b)')).toEqual(['inputs.a', 8]);
   });
 
   it('json() and trim()', () => {
@@ -88,9 +88,9 @@ describe('render', () => {
 
 describe('interpolate', () => {
   it('fills a template, quoting each value when asked, and says where a missing value is', () => {
-    const template = parseTemplate("Hi $<< inputs.name >>, $<< inputs.count >> for $<< inputs.list >>!");
+    const template = parseTemplate('Hi $<< inputs.name >>, $<< inputs.count >> for $<< inputs.list >>!');
     expect(interpolate(template.parts, SCOPE)).toBe('Hi ada, 3 for ["a","b"]!');
-    expect(interpolate(parseTemplate("echo $<< inputs.name >>").parts, { inputs: { name: "it's" } }, shellQuote)).toBe("echo 'it'\\''s'");
+    expect(interpolate(parseTemplate('echo $<< inputs.name >>').parts, { inputs: { name: "it's" } }, shellQuote)).toBe("echo 'it'\\''s'");
     const broken = parseTemplate('ab $<< inputs.gone >>');
     try {
       interpolate(broken.parts, SCOPE);

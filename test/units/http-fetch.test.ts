@@ -31,7 +31,12 @@ afterEach(async () => {
 describe('the HTTP fetch', () => {
   it('sends the method, headers and body with its length, and answers a Response with status, headers and the body', async () => {
     const url = await serve((req, body, res) => {
-      res.writeHead(201, { 'content-type': 'application/json', 'x-echo': req.headers['x-key'] ?? '', 'x-length': req.headers['content-length'] ?? '', 'x-chunked': String(req.headers['transfer-encoding'] ?? '') });
+      res.writeHead(201, {
+        'content-type': 'application/json',
+        'x-echo': req.headers['x-key'] ?? '',
+        'x-length': req.headers['content-length'] ?? '',
+        'x-chunked': String(req.headers['transfer-encoding'] ?? ''),
+      });
       res.end(JSON.stringify({ method: req.method, path: req.url, body }));
     });
     const response = await httpFetch({})(`${url}/v1/messages?beta=true`, { method: 'post', headers: new Headers({ 'X-Key': 'k' }), body: '{"é":1}' });

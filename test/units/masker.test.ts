@@ -23,7 +23,9 @@ describe('the masker', () => {
         const masked = m.text(encoded);
         expect(masked, `${prefix}…${suffix}`).toContain('***');
         // What is left is at most the characters the prefix and suffix bytes share with the secret.
-        expect(masked.replace('***', '').replace(/=+$/, '').length, `${prefix}…${suffix}`).toBeLessThanOrEqual(Math.ceil(((prefix.length + suffix.length) * 4) / 3) + 2);
+        expect(masked.replace('***', '').replace(/=+$/, '').length, `${prefix}…${suffix}`).toBeLessThanOrEqual(
+          Math.ceil(((prefix.length + suffix.length) * 4) / 3) + 2,
+        );
       }
     }
   });

@@ -22,7 +22,10 @@ function limitHeaders(limit: number, remaining: number, resetInMs: number, extra
 /** Whether `promise` settles within `ms` of the test's clock (fake: a loaded machine cannot make a call late). */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let settled = false;
-  void promise.then(() => (settled = true), () => (settled = true));
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   await vi.advanceTimersByTimeAsync(ms);
   return settled;
 }
@@ -155,7 +158,12 @@ describe('the pacer', () => {
     pacer.observe(probe, { headers: limitHeaders(10, 3, 420_000), status: 200 });
     for (let i = 0; i < 3; i++) expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 20), `call ${i + 1}`).toBe(true);
     const waits: WaitReason[] = [];
-    expect(await settlesWithin(pacer.admit(SONNET, NEED, never, (r) => waits.push(r)), 100)).toBe(false);
+    expect(
+      await settlesWithin(
+        pacer.admit(SONNET, NEED, never, (r) => waits.push(r)),
+        100,
+      ),
+    ).toBe(false);
     expect(waits).toEqual(['requests']);
   });
 
@@ -171,7 +179,14 @@ describe('the pacer', () => {
     const coarse = new Pacer(() => ({}), localLimiters);
     const other = await coarse.admit(SONNET, NEED, never);
     const reset = new Date(Math.ceil((Date.now() + 2_000) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-    coarse.observe(other, { headers: new Headers({ 'anthropic-ratelimit-requests-limit': '10', 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': reset }), status: 200 });
+    coarse.observe(other, {
+      headers: new Headers({
+        'anthropic-ratelimit-requests-limit': '10',
+        'anthropic-ratelimit-requests-remaining': '0',
+        'anthropic-ratelimit-requests-reset': reset,
+      }),
+      status: 200,
+    });
     // A minute's window: one request every 6 s.
     expect(await settlesWithin(coarse.admit(SONNET, NEED, never), 700)).toBe(false);
   });
@@ -279,7 +294,7 @@ describe('the pacer', () => {
     expect(given.sort()).toEqual(['sonnet:input_tokens 500', 'sonnet:output_tokens 4096', 'sonnet:requests 1']);
   });
 
-  it('takes a hostile answer for what it can be: a retry-after of a day holds a minute, a reset in the year 3000 a minute\'s rate', async () => {
+  it("takes a hostile answer for what it can be: a retry-after of a day holds a minute, a reset in the year 3000 a minute's rate", async () => {
     const pacer = new Pacer(() => ({}), localLimiters);
     const first = await pacer.admit(SONNET, NEED, never);
     pacer.observe(first, { headers: new Headers({ 'retry-after': '86400' }), status: 429 });
@@ -289,7 +304,14 @@ describe('the pacer', () => {
     await vi.advanceTimersByTimeAsync(2_000);
     const admitted = await second;
     expect(admitted.reason).toBe('retry_after');
-    pacer.observe(admitted, { headers: new Headers({ 'anthropic-ratelimit-requests-limit': '60', 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': '3000-01-01T00:00:00.000Z' }), status: 200 });
+    pacer.observe(admitted, {
+      headers: new Headers({
+        'anthropic-ratelimit-requests-limit': '60',
+        'anthropic-ratelimit-requests-remaining': '0',
+        'anthropic-ratelimit-requests-reset': '3000-01-01T00:00:00.000Z',
+      }),
+      status: 200,
+    });
     const third = pacer.admit(SONNET, NEED, never);
     // Learned as a minute's window (the longest there is): one request a second.
     await vi.advanceTimersByTimeAsync(1_100);

@@ -25,7 +25,7 @@ describe('shellQuote keeps every value data', () => {
 });
 
 describe('the workspace root', () => {
-  it('a link to a sibling directory whose name starts with the root\'s, a path through .., and .git are refused', () => {
+  it("a link to a sibling directory whose name starts with the root's, a path through .., and .git are refused", () => {
     const parent = mkdtempSync(join(tmpdir(), 'conclave-unit-'));
     mkdirSync(join(parent, 'ws'));
     mkdirSync(join(parent, 'ws-evil'));
@@ -40,7 +40,14 @@ describe('the workspace root', () => {
 
 describe('the request hash', () => {
   const request = (over: Partial<ModelRequest> = {}) =>
-    ({ model: 'claude-sonnet-5-5', max_tokens: 1000, system: [{ type: 'text', text: 's' }], tools: [], messages: [{ role: 'user', content: 'hi' }], ...over }) as ModelRequest;
+    ({
+      model: 'claude-sonnet-5-5',
+      max_tokens: 1000,
+      system: [{ type: 'text', text: 's' }],
+      tools: [],
+      messages: [{ role: 'user', content: 'hi' }],
+      ...over,
+    }) as ModelRequest;
 
   it('changes with every part a response depends on: the model, max_tokens, system, tools, messages, the rest', () => {
     const base = requestHash(request());
@@ -54,7 +61,7 @@ describe('the request hash', () => {
 });
 
 describe('limits read from a session', () => {
-  it('are held to the workflow\'s, each the tighter, and nonsense is named', () => {
+  it("are held to the workflow's, each the tighter, and nonsense is named", () => {
     const recorded = { ...DEFAULT_LIMITS, budgetUsd: 1e9, maxTurns: 5 };
     expect(tighterLimits(recorded, DEFAULT_LIMITS)).toMatchObject({ budgetUsd: DEFAULT_LIMITS.budgetUsd, maxTurns: 5 });
     expect(limitsProblem({ ...DEFAULT_LIMITS, maxTurnsPerAgent: -1 })).toMatch(/maxTurnsPerAgent is -1/);

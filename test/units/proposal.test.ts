@@ -3,7 +3,8 @@ import { ChannelError } from '../../src/channel/channel-error.js';
 import { checkVote, closedText, openedText, outcome, specify, type ProposalState } from '../../src/channel/proposal.js';
 
 const AGENTS = ['lead', 'a', 'b', 'c'];
-const spec = (request: Record<string, unknown>) => specify({ question: 'Ship?', options: ['yes', 'no'], ...request } as never, 'lead', AGENTS, (id) => id === 'taken', 'p1', 3);
+const spec = (request: Record<string, unknown>) =>
+  specify({ question: 'Ship?', options: ['yes', 'no'], ...request } as never, 'lead', AGENTS, (id) => id === 'taken', 'p1', 3);
 const state = (request: Record<string, unknown>, votes: Record<string, string> = {}): ProposalState => ({
   ...spec(request),
   status: 'open',
@@ -14,7 +15,17 @@ const state = (request: Record<string, unknown>, votes: Record<string, string> =
 
 describe('a proposal', () => {
   it('is specified with defaults: every other agent votes, majority, quorum 1, no deadline', () => {
-    expect(spec({})).toEqual({ id: 'p1', proposer: 'lead', question: 'Ship?', options: ['yes', 'no'], voters: ['a', 'b', 'c'], rule: 'majority', quorum: 1, deadline_turns: null, opened_at_turn: 3 });
+    expect(spec({})).toEqual({
+      id: 'p1',
+      proposer: 'lead',
+      question: 'Ship?',
+      options: ['yes', 'no'],
+      voters: ['a', 'b', 'c'],
+      rule: 'majority',
+      quorum: 1,
+      deadline_turns: null,
+      opened_at_turn: 3,
+    });
   });
 
   it.each([
@@ -54,7 +65,10 @@ describe('a proposal', () => {
     expect(outcome(state({}, { a: 'yes' }), false)).toBeUndefined();
     expect(outcome(state({}, { a: 'yes', b: 'yes' }), false)).toEqual({ status: 'decided', winner: 'yes' });
     expect(outcome(state({ voters: ['a', 'b'] }, { a: 'yes' }), false)).toBeUndefined();
-    expect(outcome(state({ voters: ['a', 'b'] }, { a: 'yes', b: 'no' }), false)).toEqual({ status: 'no_decision', reason: 'no option has more than half of the 2 votes' });
+    expect(outcome(state({ voters: ['a', 'b'] }, { a: 'yes', b: 'no' }), false)).toEqual({
+      status: 'no_decision',
+      reason: 'no option has more than half of the 2 votes',
+    });
     expect(outcome(state({}, { a: 'yes' }), true)).toEqual({ status: 'decided', winner: 'yes' });
     expect(outcome(state({}, {}), true)).toEqual({ status: 'no_decision', reason: 'no votes were cast' });
   });
@@ -68,7 +82,10 @@ describe('a proposal', () => {
   it('plurality: decided early only when the votes left cannot change it; a tie is no decision', () => {
     expect(outcome(state({ rule: 'plurality' }, { a: 'yes', b: 'yes' }), false)).toEqual({ status: 'decided', winner: 'yes' });
     expect(outcome(state({ rule: 'plurality' }, { a: 'yes', b: 'no' }), false)).toBeUndefined();
-    expect(outcome(state({ rule: 'plurality', voters: ['a', 'b'] }, { a: 'yes', b: 'no' }), false)).toEqual({ status: 'no_decision', reason: 'a tie between "yes" and "no" (1 each)' });
+    expect(outcome(state({ rule: 'plurality', voters: ['a', 'b'] }, { a: 'yes', b: 'no' }), false)).toEqual({
+      status: 'no_decision',
+      reason: 'a tie between "yes" and "no" (1 each)',
+    });
     expect(outcome(state({ rule: 'plurality', options: ['x', 'y', 'z'] }, { a: 'x', b: 'y', c: 'x' }), false)).toEqual({ status: 'decided', winner: 'x' });
   });
 
@@ -91,7 +108,9 @@ describe('a proposal', () => {
     expect(openedText(spec({ voters: ['a'], deadline_turns: 3 }))).toContain('(rule: majority, 1 voter, closes after 3 more turns)');
     const decided = { ...state({}, { a: 'yes', b: 'no', c: 'yes' }), status: 'decided' as const, winner: 'yes' };
     expect(closedText(decided)).toBe('Proposal "p1" is decided: "yes" (votes: "yes" 2, "no" 1; rule: majority).');
-    expect(closedText({ ...decided, status: 'no_decision', reason: 'the voters disagree' })).toBe('Proposal "p1" ended with no decision: the voters disagree (votes: "yes" 2, "no" 1; rule: majority).');
+    expect(closedText({ ...decided, status: 'no_decision', reason: 'the voters disagree' })).toBe(
+      'Proposal "p1" ended with no decision: the voters disagree (votes: "yes" 2, "no" 1; rule: majority).',
+    );
     expect(closedText({ ...decided, status: 'cancelled' })).toBe('Proposal "p1" was cancelled by @lead.');
   });
 });

@@ -7,7 +7,16 @@ import { WorkerFailure, type Down, type TurnJob, type Up } from '../../src/worke
 
 const JOB: TurnJob = { run: 'r', agent: 'helper', turn: 1, version: '0.1.0', workflow: { path: 'w.yml', sha256: 'x' }, providers: ['anthropic'], env: {} };
 const REQUEST = { model: 'claude-haiku-4-5', max_tokens: 10, messages: [] } as unknown as ModelRequest;
-const ANSWER: ModelResponse = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [{ type: 'text', text: 'hi', citations: null }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } as unknown as ModelResponse;
+const ANSWER: ModelResponse = {
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-haiku-4-5',
+  content: [{ type: 'text', text: 'hi', citations: null }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 1, output_tokens: 1 },
+} as unknown as ModelResponse;
 
 /** A coordinator that keeps what the turn asks of it. */
 function carrier() {
@@ -23,9 +32,12 @@ function carrier() {
   return { c, told, log };
 }
 
-const ops = (told: { token: string; message: Down }[]) => told.filter((t) => t.message.type === 'op').map((t) => [t.token, t.message.type === 'op' ? t.message.op.kind : '', t.message.type === 'op' ? t.message.id : '']);
+const ops = (told: { token: string; message: Down }[]) =>
+  told
+    .filter((t) => t.message.type === 'op')
+    .map((t) => [t.token, t.message.type === 'op' ? t.message.op.kind : '', t.message.type === 'op' ? t.message.id : '']);
 const flush = () => new Promise((r) => setTimeout(r, 0));
-const result = (id: string, value: unknown): Exclude<Up, { type: 'attached' | 'refused' }> => ({ type: 'result', job: 'job', id, value } as never);
+const result = (id: string, value: unknown): Exclude<Up, { type: 'attached' | 'refused' }> => ({ type: 'result', job: 'job', id, value }) as never;
 const use = (name: string) => ({ id: 'tu_1', name, input: { path: 'a' } });
 
 describe('a turn whose operations run on a worker', () => {
@@ -41,7 +53,9 @@ describe('a turn whose operations run on a worker', () => {
     turn.attached('w1', 't1');
     expect(turn.waitingSince()).toBeUndefined();
     await flush();
-    expect(told).toEqual([{ token: 't1', message: { type: 'op', id: 'inc.1', op: { kind: 'call', request: REQUEST, provider: 'anthropic', inputTokens: 5 } } }]);
+    expect(told).toEqual([
+      { token: 't1', message: { type: 'op', id: 'inc.1', op: { kind: 'call', request: REQUEST, provider: 'anthropic', inputTokens: 5 } } },
+    ]);
     turn.heard(result('inc.1', ANSWER));
     expect(await answer).toBe(ANSWER);
     const tool = turn.tool(use('read_file'), true, new AbortController().signal);
@@ -63,7 +77,10 @@ describe('a turn whose operations run on a worker', () => {
     await flush();
     turn.attached('w2', 't2');
     await flush();
-    expect(ops(told)).toEqual([['t1', 'call', 'inc.1'], ['t2', 'call', 'inc.1']]);
+    expect(ops(told)).toEqual([
+      ['t1', 'call', 'inc.1'],
+      ['t2', 'call', 'inc.1'],
+    ]);
     turn.heard(result('inc.1', ANSWER));
     expect(await call).toBe(ANSWER);
 
@@ -78,7 +95,10 @@ describe('a turn whose operations run on a worker', () => {
     await flush();
     turn.attached('w4', 't4');
     await flush();
-    expect(ops(told).slice(-2)).toEqual([['t3', 'tool', 'inc.3'], ['t4', 'tool', 'inc.3']]);
+    expect(ops(told).slice(-2)).toEqual([
+      ['t3', 'tool', 'inc.3'],
+      ['t4', 'tool', 'inc.3'],
+    ]);
     turn.heard(result('inc.3', { content: 'read' }));
     expect(await read).toEqual({ content: 'read' });
   });
@@ -88,14 +108,27 @@ describe('a turn whose operations run on a worker', () => {
     const turn = new RemoteTurn('job', JOB, c);
     turn.attached('w1', 't1');
     const seen: unknown[] = [];
-    const listeners = { onRetry: (e: string, ms: number) => seen.push(['retry', e, ms]), onWait: (r: string, ms: number) => seen.push(['wait', r, ms]), onPaced: (ms: number, r: string) => seen.push(['paced', ms, r]) };
+    const listeners = {
+      onRetry: (e: string, ms: number) => seen.push(['retry', e, ms]),
+      onWait: (r: string, ms: number) => seen.push(['wait', r, ms]),
+      onPaced: (ms: number, r: string) => seen.push(['paced', ms, r]),
+    };
     const first = turn.call(REQUEST, new AbortController().signal, listeners, 'anthropic');
     turn.heard({ type: 'retry', job: 'job', id: 'inc.1', error: '529 overloaded', waitMs: 500 });
     turn.heard({ type: 'waiting', job: 'job', id: 'inc.1', reason: 'requests', waitMs: 800 });
     turn.heard({ type: 'paced', job: 'job', id: 'inc.1', waitedMs: 810, reason: 'requests' });
-    turn.heard({ type: 'failed', job: 'job', id: 'inc.1', error: { message: 'prompt is too long: 300000 tokens > 200000 maximum', provider: { kind: 'request', status: 400 } } });
+    turn.heard({
+      type: 'failed',
+      job: 'job',
+      id: 'inc.1',
+      error: { message: 'prompt is too long: 300000 tokens > 200000 maximum', provider: { kind: 'request', status: 400 } },
+    });
     const error = await first.catch((e: unknown) => e);
-    expect(seen).toEqual([['retry', '529 overloaded', 500], ['wait', 'requests', 800], ['paced', 810, 'requests']]);
+    expect(seen).toEqual([
+      ['retry', '529 overloaded', 500],
+      ['wait', 'requests', 800],
+      ['paced', 810, 'requests'],
+    ]);
     expect(error).toBeInstanceOf(ProviderError);
     expect(PromptTooLong.of(error)?.maximumTokens).toBe(200000);
     const outage = turn.call(REQUEST, new AbortController().signal, {}, 'anthropic');
@@ -176,7 +209,10 @@ describe('a turn whose operations run on a worker', () => {
     const odd = turn.tool(use('grep'), true, signal);
     turn.heard(result('inc.4', { content: 'found', isError: 'yes' }));
     expect(await odd.catch((e: Error) => e.message)).toBe('worker w1 sent a result of grep that is not a tool result');
-    for (const [n, value] of [[5, null], [6, 'found']] as const) {
+    for (const [n, value] of [
+      [5, null],
+      [6, 'found'],
+    ] as const) {
       const bare = turn.tool(use('grep'), true, signal);
       turn.heard(result(`inc.${n}`, value));
       expect(await bare.catch((e: Error) => e.message)).toBe('worker w1 sent a result of grep that is not a tool result');
@@ -196,7 +232,7 @@ describe('a turn whose operations run on a worker', () => {
     turn.attached('w2', 't2');
     await flush();
     expect(told.map((t) => t.token)).toEqual(['t1', 't1']);
-    const failing = new RemoteTurn('job', JOB, { ...c, enqueue: () => Promise.reject(new Error('READONLY You can\'t write against a read only replica')) });
+    const failing = new RemoteTurn('job', JOB, { ...c, enqueue: () => Promise.reject(new Error("READONLY You can't write against a read only replica")) });
     const error = await failing.call(REQUEST, new AbortController().signal, {}, 'anthropic').catch((e: Error) => e);
     expect([error.constructor, error.message]).toEqual([WorkerFailure, "the workers' Redis failed: READONLY You can't write against a read only replica"]);
   });

@@ -6,7 +6,14 @@ import { RequestDeltas } from '../../src/engine/request-delta.js';
 
 const message = (text: string, role: 'user' | 'assistant' = 'user') => ({ role, content: [{ type: 'text' as const, text }] });
 const request = (messages: ModelRequest['messages'], over: Partial<ModelRequest> = {}) =>
-  ({ model: 'claude-sonnet-5-5', max_tokens: 1000, system: [{ type: 'text', text: 's' }], tools: [{ name: 't', input_schema: { type: 'object' } }], messages, ...over }) as ModelRequest;
+  ({
+    model: 'claude-sonnet-5-5',
+    max_tokens: 1000,
+    system: [{ type: 'text', text: 's' }],
+    tools: [{ name: 't', input_schema: { type: 'object' } }],
+    messages,
+    ...over,
+  }) as ModelRequest;
 
 describe('the request hash', () => {
   it('is a sha256, equal for equal requests made of different objects', () => {
@@ -26,7 +33,9 @@ describe('the request hash', () => {
     expect(requestHash(request([message('a'), message('b')], { tools: [] }))).not.toBe(base);
     expect(requestHash(request([message('a'), message('b')], { thinking: { type: 'enabled', budget_tokens: 2000 } }))).not.toBe(base);
     // A system prompt and tools are hashed each on its own: moving text between them changes the hash.
-    expect(requestHash(request([], { system: [{ type: 'text', text: 'x' }], tools: [] }))).not.toBe(requestHash(request([], { system: [], tools: [{ name: 'x', input_schema: { type: 'object' } }] })));
+    expect(requestHash(request([], { system: [{ type: 'text', text: 'x' }], tools: [] }))).not.toBe(
+      requestHash(request([], { system: [], tools: [{ name: 'x', input_schema: { type: 'object' } }] })),
+    );
   });
 
   it('reuses a message object across calls: the hash of a longer conversation is that of the same request built anew', () => {

@@ -141,14 +141,30 @@ describe('the session writer and reader', () => {
     ['only a torn line', '{"type":"head', 'the file is empty but for an incomplete line'],
     ['not JSON', 'hello\n', ':1: not a conclave session file'],
     ['no header', '{"seq":1,"type":"turn_counted","agent":"a"}\n', ':1: the first line is not a session header'],
-    ['a newer format', `${JSON.stringify({ ...HEADER, format: 2 })}\n`, 'written in session format 2 by conclave 0.1.0; this conclave reads format 1 and older: upgrade conclave'],
-    ['a damaged header', `${JSON.stringify({ ...HEADER, workflow: { path: '', sha256: 'x' } })}\n`, ':1: the session header is damaged: "workflow.path" must be a non-empty string; found string ""'],
+    [
+      'a newer format',
+      `${JSON.stringify({ ...HEADER, format: 2 })}\n`,
+      'written in session format 2 by conclave 0.1.0; this conclave reads format 1 and older: upgrade conclave',
+    ],
+    [
+      'a damaged header',
+      `${JSON.stringify({ ...HEADER, workflow: { path: '', sha256: 'x' } })}\n`,
+      ':1: the session header is damaged: "workflow.path" must be a non-empty string; found string ""',
+    ],
     ['a broken line', `${JSON.stringify(HEADER)}\n{"seq":1,\n{"seq":2,"type":"turn_counted","agent":"a"}\n`, ':2: this line is not a valid session event'],
     ['no seq', `${JSON.stringify(HEADER)}\n{"type":"turn_counted","agent":"a"}\n`, ':2: this event has no sequence number'],
     ['a gap', `${JSON.stringify(HEADER)}\n{"seq":2,"type":"turn_counted","agent":"a"}\n`, ':2: the sequence jumps from 0 to 2; events are missing'],
     ['no type', `${JSON.stringify(HEADER)}\n{"seq":1}\n`, ':2: this event has no "type"'],
-    ['a field of the wrong kind', `${JSON.stringify(HEADER)}\n{"seq":1,"type":"turn_started","agent":"a","turn":1,"through":1,"messages":[1,"x"]}\n`, ':2: a damaged turn_started event: "messages[1]" must be a whole number; found string "x"'],
-    ['a missing nested field', `${JSON.stringify(HEADER)}\n{"seq":1,"type":"message","message":{"id":1,"kind":"k","sender":"s","text":"t"}}\n`, '"message.recipients" must be a list; found nothing'],
+    [
+      'a field of the wrong kind',
+      `${JSON.stringify(HEADER)}\n{"seq":1,"type":"turn_started","agent":"a","turn":1,"through":1,"messages":[1,"x"]}\n`,
+      ':2: a damaged turn_started event: "messages[1]" must be a whole number; found string "x"',
+    ],
+    [
+      'a missing nested field',
+      `${JSON.stringify(HEADER)}\n{"seq":1,"type":"message","message":{"id":1,"kind":"k","sender":"s","text":"t"}}\n`,
+      '"message.recipients" must be a list; found nothing',
+    ],
   ])('refuses %s, naming the file and line', (_, text, message) => {
     const file = path();
     writeFileSync(file, text);

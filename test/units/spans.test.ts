@@ -3,15 +3,34 @@ import type { SessionEvent, SessionHeader } from '../../src/session/format.js';
 import { spansOf } from '../../src/trace/spans.js';
 import { timelineOf } from '../../src/session/timeline.js';
 
-const header = { type: 'header', format: 1, run_id: 'run-1', conclave_version: '0.1.0', workflow: { path: 'w.yml', sha256: 'x' }, inputs: {}, session: 's', started_at: '2026-11-23T10:00:00.000Z' } as SessionHeader;
+const header = {
+  type: 'header',
+  format: 1,
+  run_id: 'run-1',
+  conclave_version: '0.1.0',
+  workflow: { path: 'w.yml', sha256: 'x' },
+  inputs: {},
+  session: 's',
+  started_at: '2026-11-23T10:00:00.000Z',
+} as SessionHeader;
 const T0 = Date.parse(header.started_at);
 let seq = 0;
 const at = (ms: number, e: object) => ({ seq: ++seq, at_ms: T0 + ms, ...e }) as unknown as SessionEvent;
 const call = (ms: number, agent: string, turn: number, step: number, extra: object = {}) =>
-  at(ms, { type: 'model_call', agent, turn, step, request: step === 1 ? { model: 'claude-haiku-4-5' } : {}, request_sha256: 'h', response: { id: `msg_${step}`, model: 'claude-haiku-4-5', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } }, cost_usd: 0.01, ...extra });
+  at(ms, {
+    type: 'model_call',
+    agent,
+    turn,
+    step,
+    request: step === 1 ? { model: 'claude-haiku-4-5' } : {},
+    request_sha256: 'h',
+    response: { id: `msg_${step}`, model: 'claude-haiku-4-5', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } },
+    cost_usd: 0.01,
+    ...extra,
+  });
 
 describe('spans from a session', () => {
-  it('nest a turn under the run and a call under its turn, the call from the turn\'s previous step to its answer', () => {
+  it("nest a turn under the run and a call under its turn, the call from the turn's previous step to its answer", () => {
     const spans = spansOf(header, [
       at(1, { type: 'run_started', workflow: 'w', limits: {} }),
       at(10, { type: 'turn_started', agent: 'a', turn: 1, through: 1, messages: [1] }),
@@ -30,7 +49,11 @@ describe('spans from a session', () => {
     expect(tool).toMatchObject({ parentSpanId: turn!.spanId, status: { code: 'error', message: 'oops' }, attributes: { 'error.type': 'tool_error' } });
     expect(turn!.parentSpanId).toBe(workflow!.spanId);
     expect(workflow).toMatchObject({ startMs: T0, endMs: T0 + 99, status: { code: 'ok' } });
-    expect(c1!.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 10, 'gen_ai.response.finish_reasons': ['end_turn'], 'gen_ai.provider.name': 'anthropic' });
+    expect(c1!.attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 10,
+      'gen_ai.response.finish_reasons': ['end_turn'],
+      'gen_ai.provider.name': 'anthropic',
+    });
     expect(c1!.attributes['gen_ai.input.messages']).toBeUndefined();
     // The same session gives the same ids; another run, others.
     expect(spansOf(header, []).at(-1)!.spanId).toBe(workflow!.spanId);
@@ -69,7 +92,10 @@ describe('spans from a session', () => {
   });
 
   it('take the latest time for the events of a file from before at_ms', () => {
-    const old = [{ seq: 1, type: 'turn_started', agent: 'a', turn: 1, through: 0, messages: [] }, { seq: 2, type: 'turn_ended', agent: 'a', turn: 1, elapsed_ms: 5 }] as unknown as SessionEvent[];
+    const old = [
+      { seq: 1, type: 'turn_started', agent: 'a', turn: 1, through: 0, messages: [] },
+      { seq: 2, type: 'turn_ended', agent: 'a', turn: 1, elapsed_ms: 5 },
+    ] as unknown as SessionEvent[];
     const [turn] = spansOf(header, old);
     expect([turn!.startMs, turn!.endMs]).toEqual([T0, T0]);
     expect(timelineOf(old)).toEqual([]);
@@ -88,8 +114,31 @@ describe('every kind of span', () => {
         at(4, { type: 'agent_spawned', agent: 'r-1', template: 'r', role: 'worker', parent: 'lead', depth: 1 }),
         at(5, { type: 'tool_call', agent: 'lead', turn: 1, tool: 'read_file', tool_use_id: 'tu', input: { path: 'a' } }),
         at(6, { type: 'tool_result', agent: 'lead', turn: 1, tool: 'read_file', tool_use_id: 'tu', content: 'text of a', is_error: false }),
-        at(7, { type: 'context_compacted', agent: 'lead', turn: 1, reason: 'threshold', tokens_before: 900, tokens_after: 300, cleared: 2, summary: null, left_out: 0 }),
-        at(8, { type: 'proposal_opened', proposal: { id: 'p', proposer: 'lead', question: 'Q?', options: ['a', 'b'], voters: ['r-1'], rule: 'majority', quorum: 1, deadline_turns: null, opened_at_turn: 1 } }),
+        at(7, {
+          type: 'context_compacted',
+          agent: 'lead',
+          turn: 1,
+          reason: 'threshold',
+          tokens_before: 900,
+          tokens_after: 300,
+          cleared: 2,
+          summary: null,
+          left_out: 0,
+        }),
+        at(8, {
+          type: 'proposal_opened',
+          proposal: {
+            id: 'p',
+            proposer: 'lead',
+            question: 'Q?',
+            options: ['a', 'b'],
+            voters: ['r-1'],
+            rule: 'majority',
+            quorum: 1,
+            deadline_turns: null,
+            opened_at_turn: 1,
+          },
+        }),
         at(9, { type: 'turn_ended', agent: 'lead', turn: 1, elapsed_ms: 7 }),
         at(10, { type: 'turn_started', agent: 'r-1', turn: 1, through: 0, messages: [3] }),
         at(11, { type: 'call_interrupted', agent: 'r-1', turn: 1, step: 1, cost_usd: 0.002 }),
@@ -97,7 +146,15 @@ describe('every kind of span', () => {
         at(13, { type: 'vote', proposal: 'p', voter: 'r-1', option: 'a', reason: 'r' }),
         at(14, { type: 'proposal_closed', proposal: 'p', status: 'decided', winner: 'a', reason: null }),
         at(15, { type: 'turn_failed', agent: 'r-1', turn: 1, error: 'boom\nstack' }),
-        at(16, { type: 'run_ended', status: 'failure', exit_code: 1, reason: 'it broke\nhere', summary: '', outputs: {}, usage: { calls: 2, usage: {}, costUsd: 0.5 } }),
+        at(16, {
+          type: 'run_ended',
+          status: 'failure',
+          exit_code: 1,
+          reason: 'it broke\nhere',
+          summary: '',
+          outputs: {},
+          usage: { calls: 2, usage: {}, costUsd: 0.5 },
+        }),
       ],
       { content: true },
     );
@@ -115,8 +172,22 @@ describe('every kind of span', () => {
       'invoke_workflow w',
       'proposal p',
     ]);
-    expect(workflow).toMatchObject({ kind: 'internal', status: { code: 'error', message: 'it broke' }, attributes: { 'gen_ai.operation.name': 'invoke_workflow', 'gen_ai.agent.name': 'w', 'conclave.status': 'failure', 'conclave.exit_code': 1, 'conclave.cost_usd': 0.5, 'error.type': 'failure' } });
-    expect(lead).toMatchObject({ parentSpanId: workflow.spanId, attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'lead', 'conclave.turn': 1, 'conclave.messages': 2 } });
+    expect(workflow).toMatchObject({
+      kind: 'internal',
+      status: { code: 'error', message: 'it broke' },
+      attributes: {
+        'gen_ai.operation.name': 'invoke_workflow',
+        'gen_ai.agent.name': 'w',
+        'conclave.status': 'failure',
+        'conclave.exit_code': 1,
+        'conclave.cost_usd': 0.5,
+        'error.type': 'failure',
+      },
+    });
+    expect(lead).toMatchObject({
+      parentSpanId: workflow.spanId,
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'lead', 'conclave.turn': 1, 'conclave.messages': 2 },
+    });
     expect(lead.events.map((e) => [e.name, e.atMs - T0, e.attributes])).toEqual([
       ['agent_spawned', 4, { 'gen_ai.agent.name': 'r-1', 'conclave.template': 'r' }],
       ['context_compacted', 7, { 'conclave.reason': 'threshold', 'conclave.tokens_before': 900, 'conclave.tokens_after': 300, 'conclave.cleared': 2 }],
@@ -138,10 +209,32 @@ describe('every kind of span', () => {
         'gen_ai.output.messages': '[{"role":"assistant","content":[]}]',
       },
     });
-    expect(named['chat unknown interrupted']).toMatchObject({ parentSpanId: reviewer.spanId, status: { code: 'error', message: 'abandoned for a message that arrived' }, attributes: { 'conclave.cost_usd': 0.002 } });
-    expect(named['chat unknown context_exceeded']).toMatchObject({ status: { code: 'error', message: 'prompt is too long' }, startMs: T0 + 11, endMs: T0 + 12 });
-    expect(named['execute_tool read_file']).toMatchObject({ parentSpanId: lead.spanId, status: { code: 'unset' }, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.call.arguments': '{"path":"a"}', 'gen_ai.tool.call.result': 'text of a' } });
-    expect(named['proposal p']).toMatchObject({ parentSpanId: workflow.spanId, startMs: T0 + 8, endMs: T0 + 14, attributes: { 'conclave.proposal.question': 'Q?', 'conclave.proposal.options': ['a', 'b'], 'conclave.proposal.status': 'decided', 'conclave.proposal.winner': 'a' } });
+    expect(named['chat unknown interrupted']).toMatchObject({
+      parentSpanId: reviewer.spanId,
+      status: { code: 'error', message: 'abandoned for a message that arrived' },
+      attributes: { 'conclave.cost_usd': 0.002 },
+    });
+    expect(named['chat unknown context_exceeded']).toMatchObject({
+      status: { code: 'error', message: 'prompt is too long' },
+      startMs: T0 + 11,
+      endMs: T0 + 12,
+    });
+    expect(named['execute_tool read_file']).toMatchObject({
+      parentSpanId: lead.spanId,
+      status: { code: 'unset' },
+      attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.call.arguments': '{"path":"a"}', 'gen_ai.tool.call.result': 'text of a' },
+    });
+    expect(named['proposal p']).toMatchObject({
+      parentSpanId: workflow.spanId,
+      startMs: T0 + 8,
+      endMs: T0 + 14,
+      attributes: {
+        'conclave.proposal.question': 'Q?',
+        'conclave.proposal.options': ['a', 'b'],
+        'conclave.proposal.status': 'decided',
+        'conclave.proposal.winner': 'a',
+      },
+    });
     expect(named['proposal p']!.events.map((e) => [e.name, e.attributes])).toEqual([['vote', { 'gen_ai.agent.name': 'r-1', 'conclave.option': 'a' }]]);
     // Ids: 16 and 32 hex digits, all different, the same for the same session.
     expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
@@ -150,7 +243,10 @@ describe('every kind of span', () => {
 
   it('cuts a long first line of an error to 300 characters', () => {
     seq = 0;
-    const [turn] = spansOf(header, [at(1, { type: 'turn_started', agent: 'a', turn: 1, through: 0, messages: [] }), at(2, { type: 'turn_failed', agent: 'a', turn: 1, error: 'x'.repeat(400) })]);
+    const [turn] = spansOf(header, [
+      at(1, { type: 'turn_started', agent: 'a', turn: 1, through: 0, messages: [] }),
+      at(2, { type: 'turn_failed', agent: 'a', turn: 1, error: 'x'.repeat(400) }),
+    ]);
     expect(turn!.status.message).toBe(`${'x'.repeat(299)}…`);
   });
 });

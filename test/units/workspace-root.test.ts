@@ -93,7 +93,10 @@ describe('the workspace', () => {
 
   it('never writes git, conclave or GitHub workflow files, nor its own files wherever they are', () => {
     const { ws } = workspace({ protect: [] });
-    refuses(() => ws.openForWriting('.git/config'), ".git/config: it is inside a .git directory (git's configuration and hooks run code); the workspace tools do not write there");
+    refuses(
+      () => ws.openForWriting('.git/config'),
+      ".git/config: it is inside a .git directory (git's configuration and hooks run code); the workspace tools do not write there",
+    );
     refuses(() => ws.openForWriting('sub/.GIT/hooks/x'), 'inside a .git directory');
     refuses(() => ws.openForWriting('.conclave/sessions/x.jsonl'), "inside .conclave (conclave's sessions, cache and locks)");
     refuses(() => ws.openForWriting('.github/workflows/ci.yml'), 'it is a GitHub workflow (set edit_github_workflows: true in the workflow to allow it)');
@@ -110,6 +113,7 @@ describe('the workspace', () => {
   it("protects the cache's journal files beside it", () => {
     const parent = realpathSync(mkdtempSync(join(tmpdir(), 'conclave-ws-')));
     const ws = new Workspace(parent, { protect: [join(parent, 'cache.sqlite')] });
-    for (const name of ['cache.sqlite', 'cache.sqlite-journal', 'cache.sqlite-wal', 'cache.sqlite-shm']) refuses(() => ws.openForWriting(name), "this run's own files");
+    for (const name of ['cache.sqlite', 'cache.sqlite-journal', 'cache.sqlite-wal', 'cache.sqlite-shm'])
+      refuses(() => ws.openForWriting(name), "this run's own files");
   });
 });

@@ -6,7 +6,9 @@ import { conclave, ROOT } from '../helpers/cli.js';
 // Every file in test/corpus is a broken workflow whose trailing `# expect: LINE:COL: MESSAGE`
 // comments list, in order, every diagnostic `conclave validate` must print for it.
 const CORPUS = join(ROOT, 'test/corpus');
-const files = readdirSync(CORPUS).filter((f) => f.endsWith('.yml')).sort();
+const files = readdirSync(CORPUS)
+  .filter((f) => f.endsWith('.yml'))
+  .sort();
 
 interface Report {
   ok: boolean;

@@ -39,7 +39,7 @@ describe('expressions', () => {
     ["inputs.flag || 'fallback'", 'fallback'],
     ["default(inputs.flag, 'fallback')", false],
     ["default(proposals.verdict.winner, 'no-decision')", 'no-decision'],
-    ["default(inputs.nothing, inputs.pr)", 42],
+    ['default(inputs.nothing, inputs.pr)', 42],
     ['json(proposals.verdict.tally)', '{"approve":2,"request-changes":1}'],
     ["json('x')", '"x"'],
     ['trim(inputs.name)', 'padded'],

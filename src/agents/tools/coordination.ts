@@ -14,7 +14,8 @@ function channelAction(act: () => unknown): ToolResult {
 export const propose = defineTool({
   name: 'propose',
   description:
-    'Open a proposal for the team to vote on. The voters are told the question at once; the result is posted to you and them when the rule decides it or the deadline passes.',
+    'Open a proposal for the team to vote on. The voters are told the question at once; the result is posted to you and them when the rule decides it or the ' +
+    'deadline passes.',
   readOnly: false,
   external: false,
   input: {
@@ -80,13 +81,15 @@ export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool
     external: false,
     definition: {
       name: 'complete',
-      description: `End the whole run, as the lead: give the status and a summary of the outcome${names.length ? `, and the run's outputs (${names.join(', ')})` : ''}. Nothing runs after this.`,
+      description:
+        `End the whole run, as the lead: give the status and a summary of the ` +
+        `outcome${names.length ? `, and the run's outputs (${names.join(', ')})` : ''}. Nothing runs after this.`,
       input_schema: {
         type: 'object',
         properties: {
           status: { type: 'string', enum: ['success', 'failure'] },
           summary: { type: 'string', description: 'The result, for the people who started the run.' },
-          ...(names.length ? { outputs: { ...outputsSchema(typed), description: 'The values of the run\'s outputs, as declared: required for success.' } } : {}),
+          ...(names.length ? { outputs: { ...outputsSchema(typed), description: "The values of the run's outputs, as declared: required for success." } } : {}),
         },
         required: ['status', 'summary'],
       },

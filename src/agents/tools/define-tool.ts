@@ -52,11 +52,15 @@ export const input = {
     return field<boolean>({ type: 'boolean', ...described(o.description) }, (value) => value === true);
   },
   strings(o: { description?: string; minItems?: number } = {}) {
-    return field<string[]>({ type: 'array', items: { type: 'string' }, ...(o.minItems === undefined ? {} : { minItems: o.minItems }), ...described(o.description) }, (value, name) => {
-      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new ToolInputError(`"${name}" must be a list of strings`);
-      if (o.minItems !== undefined && value.length < o.minItems) throw new ToolInputError(`"${name}" needs at least ${o.minItems} item${o.minItems === 1 ? '' : 's'}`);
-      return value as string[];
-    });
+    return field<string[]>(
+      { type: 'array', items: { type: 'string' }, ...(o.minItems === undefined ? {} : { minItems: o.minItems }), ...described(o.description) },
+      (value, name) => {
+        if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new ToolInputError(`"${name}" must be a list of strings`);
+        if (o.minItems !== undefined && value.length < o.minItems)
+          throw new ToolInputError(`"${name}" needs at least ${o.minItems} item${o.minItems === 1 ? '' : 's'}`);
+        return value as string[];
+      },
+    );
   },
 };
 
@@ -82,7 +86,9 @@ export interface ToolSpec<S extends Shape> {
  */
 export function defineTool<S extends Shape>(spec: ToolSpec<S>): AgentTool {
   const properties = Object.fromEntries(Object.entries(spec.input).map(([name, f]) => [name, f.schema]));
-  const required = Object.entries(spec.input).filter(([, f]) => f.required).map(([name]) => name);
+  const required = Object.entries(spec.input)
+    .filter(([, f]) => f.required)
+    .map(([name]) => name);
   return {
     readOnly: spec.readOnly,
     external: spec.external,

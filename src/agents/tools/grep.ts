@@ -31,7 +31,15 @@ export const grep = defineTool({
     const { full } = workspace.existing(path);
     const file = bundledWorker('grep-worker', import.meta.url);
     if (!file) return { content: 'grep is not available: its worker file is missing from this build of conclave', isError: true };
-    const job: GrepJob = { root: workspace.root, start: full, pattern, ignoreCase: ignore_case === true, maxMatches: GREP_MATCH_CAP, skipped: [...SKIPPED_DIRS], secret: [...workspace.secretFiles] };
+    const job: GrepJob = {
+      root: workspace.root,
+      start: full,
+      pattern,
+      ignoreCase: ignore_case === true,
+      maxMatches: GREP_MATCH_CAP,
+      skipped: [...SKIPPED_DIRS],
+      secret: [...workspace.secretFiles],
+    };
     const matches: string[] = [];
     // Loaded when first used: a run that never greps does not load worker threads at its start.
     const { Worker } = await import('node:worker_threads');
@@ -43,7 +51,10 @@ export const grep = defineTool({
         void worker.terminate();
         resolve(why);
       };
-      const timer = setTimeout(() => end(`[… stopped after ${GREP_TIME_MS / 1000} s: the pattern or the files take too long; these are the matches found before]`), GREP_TIME_MS);
+      const timer = setTimeout(
+        () => end(`[… stopped after ${GREP_TIME_MS / 1000} s: the pattern or the files take too long; these are the matches found before]`),
+        GREP_TIME_MS,
+      );
       const onAbort = () => end('[… stopped: the run ended]');
       signal.addEventListener('abort', onAbort, { once: true });
       worker.on('message', (m: { type: 'matches'; lines: string[] } | { type: 'done'; limited: boolean }) => {

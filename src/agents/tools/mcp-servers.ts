@@ -65,7 +65,13 @@ export async function startMcpServers(
       const client = new Client({ name: 'conclave', version: '1' });
       let stderr = '';
       const transport = config.command
-        ? new StdioClientTransport({ command: config.command, args: config.args ?? [], env: { ...stringEnv(baseEnv), ...config.env, [COOKIE_NAME]: cookie }, cwd, stderr: 'pipe' })
+        ? new StdioClientTransport({
+            command: config.command,
+            args: config.args ?? [],
+            env: { ...stringEnv(baseEnv), ...config.env, [COOKIE_NAME]: cookie },
+            cwd,
+            stderr: 'pipe',
+          })
         : new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers: config.headers ?? {} } });
       if (transport instanceof StdioClientTransport) transport.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
       try {
@@ -92,7 +98,10 @@ export async function startMcpServers(
     } catch (e) {
       if (signal.aborted) throw e;
       const timedOut = (e as { code?: number }).code === -32001;
-      return { content: timedOut ? `${tool} did not answer within ${c.timeoutMs / 1000} s: the call was stopped` : `${tool} failed: ${mask(messageOf(e))}`, isError: true };
+      return {
+        content: timedOut ? `${tool} did not answer within ${c.timeoutMs / 1000} s: the call was stopped` : `${tool} failed: ${mask(messageOf(e))}`,
+        isError: true,
+      };
     }
   };
   return { listings, call, close };
@@ -104,7 +113,12 @@ async function listTools(client: Connected['client']): Promise<McpListing['tools
   do {
     const page = await client.listTools(cursor ? { cursor } : undefined);
     for (const t of page.tools) {
-      tools.push({ name: t.name, description: t.description ?? '', input_schema: t.inputSchema as Record<string, unknown>, read_only: t.annotations?.readOnlyHint === true });
+      tools.push({
+        name: t.name,
+        description: t.description ?? '',
+        input_schema: t.inputSchema as Record<string, unknown>,
+        read_only: t.annotations?.readOnlyHint === true,
+      });
     }
     cursor = page.nextCursor;
   } while (cursor);
@@ -136,4 +150,3 @@ function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
-

@@ -68,13 +68,14 @@ export class McpToolbox {
       const name = mcpToolName(server, tool.name);
       byName.set(name, (byName.get(name) ?? new Set()).add(`${server}.${tool.name}`));
     }
-    return [...byName].filter(([, tools]) => tools.size > 1).map(([name, tools]) => `${[...tools].join(' and ')} would both reach the model as ${name}, which can call only one of them: name the one it needs`);
+    return [...byName]
+      .filter(([, tools]) => tools.size > 1)
+      .map(([name, tools]) => `${[...tools].join(' and ')} would both reach the model as ${name}, which can call only one of them: name the one it needs`);
   }
 
   close(): Promise<void> {
     return this.closeAll();
   }
-
 
   private tool(server: string, listing: McpToolListing): AgentTool {
     const name = mcpToolName(server, listing.name);
@@ -84,7 +85,11 @@ export class McpToolbox {
       tool = {
         readOnly: listing.read_only,
         external: true,
-        definition: { name, description: listing.description || `${listing.name} of the MCP server ${server}`, input_schema: listing.input_schema as AgentTool['definition']['input_schema'] },
+        definition: {
+          name,
+          description: listing.description || `${listing.name} of the MCP server ${server}`,
+          input_schema: listing.input_schema as AgentTool['definition']['input_schema'],
+        },
         run: async (input, { signal }) => {
           if (!call) return { content: `The MCP server ${server} is not running in a replay, and this call was not recorded.`, isError: true };
           const result = await call(server, listing.name, input, signal);

@@ -22,10 +22,15 @@ export async function checkOutputs(schema: unknown, value: unknown, signal: Abor
       void worker.terminate();
       resolve(problem);
     };
-    const timer = setTimeout(() => end(`checking the outputs took over ${OUTPUTS_CHECK_MS / 1000} s (a pattern that backtracks?): give shorter or simpler values`), OUTPUTS_CHECK_MS);
+    const timer = setTimeout(
+      () => end(`checking the outputs took over ${OUTPUTS_CHECK_MS / 1000} s (a pattern that backtracks?): give shorter or simpler values`),
+      OUTPUTS_CHECK_MS,
+    );
     const onAbort = () => end('the run stopped while the outputs were checked');
     signal.addEventListener('abort', onAbort, { once: true });
-    worker.on('message', (m: OutputsVerdict | { failed: string }) => end('failed' in m ? `the outputs cannot be checked: ${m.failed}` : m.errors.length ? m.errors.map(describeOutputError).join('; ') : undefined));
+    worker.on('message', (m: OutputsVerdict | { failed: string }) =>
+      end('failed' in m ? `the outputs cannot be checked: ${m.failed}` : m.errors.length ? m.errors.map(describeOutputError).join('; ') : undefined),
+    );
     worker.on('error', (e) => end(`the outputs cannot be checked: ${e.message}`));
     worker.on('exit', () => end('the outputs cannot be checked: the checker stopped'));
   });

@@ -23,7 +23,8 @@ export function rosterTool(team: readonly TeamEntry[]): AgentTool {
       const manager = reports_to?.replace(/^@/, '');
       const chosen = manager === undefined ? team : team.filter((m) => m.reportsTo === manager);
       const shown = chosen.slice((page - 1) * PAGE, page * PAGE);
-      if (shown.length === 0) return { content: chosen.length === 0 ? 'No agent matches.' : `There are ${chosen.length} matching agents: page ${page} is past the end.` };
+      if (shown.length === 0)
+        return { content: chosen.length === 0 ? 'No agent matches.' : `There are ${chosen.length} matching agents: page ${page} is past the end.` };
       const more = chosen.length > page * PAGE ? `\n(${chosen.length - page * PAGE} more: ask for page ${page + 1}.)` : '';
       return { content: shown.map((m) => rosterLine(m)).join('\n') + more };
     },

@@ -21,7 +21,15 @@ export const runCommand = defineTool({
     const timeoutMs = Math.min(Math.max(timeout_seconds ?? 60, 1), 600) * 1000;
     // What the command started outside its process group (setsid) goes with it too.
     const cookie = newCookie();
-    const r = await runShell({ command, cwd: workspace.root, env: { ...env, [COOKIE_NAME]: cookie }, timeoutMs, maxOutput: OUTPUT_CAP, signal, wrap: sandbox?.wrap }).finally(() => {
+    const r = await runShell({
+      command,
+      cwd: workspace.root,
+      env: { ...env, [COOKIE_NAME]: cookie },
+      timeoutMs,
+      maxOutput: OUTPUT_CAP,
+      signal,
+      wrap: sandbox?.wrap,
+    }).finally(() => {
       sweep(cookie);
       sandbox?.after?.();
     });

@@ -71,14 +71,24 @@ export function sandboxPlan(setting: SandboxSetting | undefined, workspace: stri
   if (!bwrap) return { why };
   const { args: readOnly, made } = readOnlyMounts(workspace, protection);
   const args = [
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
-    '--bind', workspace, workspace,
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    workspace,
+    workspace,
     ...readOnly,
-    '--chdir', workspace,
-    '--setenv', 'TMPDIR', '/tmp',
+    '--chdir',
+    workspace,
+    '--setenv',
+    'TMPDIR',
+    '/tmp',
     '--unshare-pid',
     ...(network ? [] : ['--unshare-net']),
     '--die-with-parent',
@@ -130,5 +140,7 @@ function removeEmpty(dirs: readonly string[]): void {
 export function missingRequiredSandbox(setting: SandboxSetting | undefined, usesRunCommand: boolean): string | undefined {
   if (!usesRunCommand || sandboxMode(setting).mode !== 'required') return undefined;
   const { why } = findBubblewrap();
-  return why ? `the workflow sets sandbox: required and gives an agent run_command, but ${why}; install bubblewrap (apt-get install bubblewrap), or change sandbox:` : undefined;
+  return why
+    ? `the workflow sets sandbox: required and gives an agent run_command, but ${why}; install bubblewrap (apt-get install bubblewrap), or change sandbox:`
+    : undefined;
 }

@@ -9,21 +9,25 @@ import { ToolInputError } from './tool.js';
 export const spawnTool = defineTool({
   name: 'spawn',
   description:
-    'Start agents from a template, one per task; they work in parallel and each answers you when done. You are woken once, with every answer, when all have answered. Returns their names (TEMPLATE-N), which you can @mention.',
+    'Start agents from a template, one per task; they work in parallel and each answers you when done. You are woken once, with every answer, when all have ' +
+    'answered. Returns their names (TEMPLATE-N), which you can @mention.',
   readOnly: false,
   external: false,
   input: {
     template: input.string({ description: 'One of the templates you may spawn.' }),
     tasks: input.strings({ minItems: 1, description: 'One task per agent to start: what it must do, in full (it sees nothing else of the run).' }).optional(),
     task: input.string({ description: 'Or one task, for one agent.' }).optional(),
-    max_turns: input.integer({ minimum: 1, description: 'Turns each may take (default: the run\'s max_turns_per_agent).' }).optional(),
-    budget_usd: input.number({ exclusiveMinimum: 0, description: 'Dollars each may spend, with the agents it spawns in turn; carved out of what you have left.' }).optional(),
+    max_turns: input.integer({ minimum: 1, description: "Turns each may take (default: the run's max_turns_per_agent)." }).optional(),
+    budget_usd: input
+      .number({ exclusiveMinimum: 0, description: 'Dollars each may spend, with the agents it spawns in turn; carved out of what you have left.' })
+      .optional(),
     name: input.string({ description: 'A name for the agent, instead of TEMPLATE-N (one task only): letters, digits, - and _.' }).optional(),
   },
   run: ({ template, task, max_turns, budget_usd, name, ...rest }, { spawn }) => {
     if (!spawn) throw new ToolInputError('this agent cannot spawn');
     const tasks = tasksOf(rest.tasks, task);
-    if (max_turns !== undefined && (!Number.isInteger(max_turns) || max_turns < 1)) throw new ToolInputError('"max_turns" must be a whole number of at least 1');
+    if (max_turns !== undefined && (!Number.isInteger(max_turns) || max_turns < 1))
+      throw new ToolInputError('"max_turns" must be a whole number of at least 1');
     if (name !== undefined && tasks.length !== 1) throw new ToolInputError('"name" names one agent: give one task with it');
     const names = spawn(template, tasks, { maxTurns: max_turns, budgetUsd: budget_usd, name });
     return { content: `Started ${names.map((n) => `@${n}`).join(', ')}. Each has its task; you will be woken when all have answered.` };
@@ -32,7 +36,9 @@ export const spawnTool = defineTool({
 
 export const cancelTool = defineTool({
   name: 'cancel',
-  description: 'Cancel an agent you spawned (or one spawned below it) and every agent below it, deepest first: their work in flight stops and they take no more turns. Its answer no longer comes.',
+  description:
+    'Cancel an agent you spawned (or one spawned below it) and every agent below it, deepest first: their work in flight stops and they take no more turns. ' +
+    'Its answer no longer comes.',
   readOnly: false,
   external: false,
   input: {
@@ -47,7 +53,8 @@ export const cancelTool = defineTool({
 export const forkTool = defineTool({
   name: 'fork',
   description:
-    'Fork yourself, once per task: each fork starts as you are now, with this whole conversation, and does its one task in parallel; each answers you when done. You are woken once, with every answer, when all have answered. Returns their names.',
+    'Fork yourself, once per task: each fork starts as you are now, with this whole conversation, and does its one task in parallel; each answers you when ' +
+    'done. You are woken once, with every answer, when all have answered. Returns their names.',
   readOnly: false,
   external: false,
   input: {

@@ -9,7 +9,12 @@ const BASE = ['PATH', 'HOME', 'LANG', 'TERM', 'TMPDIR', 'USER', 'SHELL'];
  * `USER`, `SHELL`) from the process, the workflow's `env:`, and the process variables the
  * workflow names in `tools_env`; never a credential of conclave's (`providers`: those the run uses).
  */
-export function toolEnvironment(processEnv: NodeJS.ProcessEnv, declared: Readonly<Record<string, string>>, toolsEnv: readonly string[] = [], providers: readonly ProviderName[] = []): NodeJS.ProcessEnv {
+export function toolEnvironment(
+  processEnv: NodeJS.ProcessEnv,
+  declared: Readonly<Record<string, string>>,
+  toolsEnv: readonly string[] = [],
+  providers: readonly ProviderName[] = [],
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(processEnv)) {
     if (value !== undefined && (BASE.includes(name) || name.startsWith('LC_') || toolsEnv.includes(name))) env[name] = value;

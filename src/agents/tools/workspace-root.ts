@@ -38,7 +38,9 @@ export class Workspace {
     private readonly options: WorkspaceOptions = {},
   ) {
     this.root = realpathSync(root);
-    this.protectedFiles = new Set((options.protect ?? []).flatMap((file) => ['', '.lock', '.lock.takeover', '-journal', '-wal', '-shm'].map((suffix) => realFile(`${file}${suffix}`))));
+    this.protectedFiles = new Set(
+      (options.protect ?? []).flatMap((file) => ['', '.lock', '.lock.takeover', '-journal', '-wal', '-shm'].map((suffix) => realFile(`${file}${suffix}`))),
+    );
     this.secretFiles = new Set((options.secret ?? []).map(realFile));
   }
 
@@ -63,7 +65,10 @@ export class Workspace {
   openForWriting(path: string): OpenFile {
     this.checkWritable(path);
     const full = this.walk(path, false, true)!;
-    if (this.protectedFiles.has(full)) throw new ToolInputError(`${path} is one of this run's own files (its session file, the response cache, or their lock or journal); the workspace tools do not write there`);
+    if (this.protectedFiles.has(full))
+      throw new ToolInputError(
+        `${path} is one of this run's own files (its session file, the response cache, or their lock or journal); the workspace tools do not write there`,
+      );
     let existed = true;
     try {
       this.checkKind(path, lstatSync(full));
@@ -140,7 +145,8 @@ export class Workspace {
     };
     if (parts.some((p) => p === '.git')) refuse("it is inside a .git directory (git's configuration and hooks run code)");
     if (parts.some((p) => p === '.conclave')) refuse("it is inside .conclave (conclave's sessions, cache and locks)");
-    if (!this.options.githubWorkflows && parts[0] === '.github' && parts[1] === 'workflows') refuse('it is a GitHub workflow (set edit_github_workflows: true in the workflow to allow it)');
+    if (!this.options.githubWorkflows && parts[0] === '.github' && parts[1] === 'workflows')
+      refuse('it is a GitHub workflow (set edit_github_workflows: true in the workflow to allow it)');
   }
 
   /**
@@ -149,12 +155,17 @@ export class Workspace {
    */
   checkReadable(path: string): void {
     const parts = this.partsOf(path).map((p) => p.toLowerCase());
-    if (parts.includes('.git')) throw new ToolInputError(`${path}: it is inside a .git directory (its config may hold the job's token); the workspace tools do not read there: run git through run_command`);
+    if (parts.includes('.git'))
+      throw new ToolInputError(
+        `${path}: it is inside a .git directory (its config may hold the job's token); the workspace tools do not read there: run git through run_command`,
+      );
   }
 
   /** The steps of a path (its shape checked first), without empty and `.` steps. */
   private partsOf(path: string): string[] {
-    return this.checkShape(path).split(/[\\/]+/).filter((p) => p !== '' && p !== '.');
+    return this.checkShape(path)
+      .split(/[\\/]+/)
+      .filter((p) => p !== '' && p !== '.');
   }
 
   private checkShape(path: string): string {
