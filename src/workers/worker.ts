@@ -65,7 +65,10 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
   let finish!: (served: Served) => void;
   const finished = new Promise<Served>((resolve) => (finish = resolve));
 
-  const processor = async (job: Job, token?: string): Promise<void> => {
+  /** Turns whose lock this worker lost: BullMQ cancelled them, and says so in an error of its own. */
+  const lostLocks = new Set<string>();
+  // Three parameters: BullMQ gives the processor a signal, aborted when the job is cancelled (its lock lost).
+  const processor = async (job: Job, token: string | undefined, cancelled: AbortSignal | undefined): Promise<void> => {
     active++;
     try {
       const opened = signer.open(jobPlace(queue, job.id!), job.data);
@@ -92,7 +95,11 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
       }
       options.log(`took turn ${data.turn} of @${data.agent} (run ${data.run})`);
       turns++;
-      await serveJob(job.id!, setup);
+      await serveJob(job.id!, setup, cancelled);
+      if (cancelled?.aborted) {
+        options.log(`lost its lock on turn ${data.turn} of @${data.agent}: stopped it; another worker takes it over`);
+        throw new DelayedError();
+      }
       options.log(`turn ${data.turn} of @${data.agent} is over`);
     } finally {
       active--;
@@ -101,11 +108,13 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
   };
 
   /** One job: attached to the coordinator's incarnation, doing its operations until it says done. */
-  const serveJob = async (jobId: string, setup: TurnSetup): Promise<void> => {
+  const serveJob = async (jobId: string, setup: TurnSetup, cancelled: AbortSignal | undefined): Promise<void> => {
     const reader = another(redis);
     const inFlight = new Map<string, AbortController>();
     const abortAll = () => [...inFlight.values()].forEach((c) => c.abort());
     options.signal.addEventListener('abort', abortAll);
+    // A turn whose lock lapsed is another worker's now: what it runs here stops, and nothing more of it is done.
+    cancelled?.addEventListener('abort', abortAll, { once: true });
     try {
       let incarnation = await coordinatorOf(redis, keys.heartbeat, options.signal);
       let token = randomUUID();
@@ -114,6 +123,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
       // An operation is done once: a copy pushed again on the list is not done twice.
       const seen = new Set<string>();
       while (!options.signal.aborted) {
+        if (cancelled?.aborted) return;
         const popped = await reader.blpop(keys.down(jobId, token), 1);
         if (!popped) {
           const now = await redis.get(keys.heartbeat);
@@ -144,6 +154,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
     } finally {
       abortAll();
       options.signal.removeEventListener('abort', abortAll);
+      cancelled?.removeEventListener('abort', abortAll);
       reader.disconnect();
     }
   };
@@ -185,8 +196,17 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
   });
   const errors = new Set<string>();
   worker.on('error', (e) => {
+    // A lost lock is said once, by the processor, in a sentence of its own.
+    if ([...lostLocks].some((id) => e.message.includes(`job ${id}`))) return;
     if (!errors.has(e.message)) options.log(`warning: ${e.message}`);
     errors.add(e.message);
+  });
+  // BullMQ could not renew these jobs' locks: another worker may hold them already. Each is cancelled (its signal aborted).
+  worker.on('lockRenewalFailed', (jobIds) => {
+    for (const id of jobIds) {
+      lostLocks.add(id);
+      worker.cancelJob(id, 'its lock was lost');
+    }
   });
   worker.on('failed', (job, e) => {
     if (!(e instanceof DelayedError) && e.name !== 'DelayedError' && e.message !== 'not signed') options.log(`turn ${job?.id ?? '?'} given up: ${e.message}`);

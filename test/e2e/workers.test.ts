@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -202,6 +203,34 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     expect(result?.is_error).toBe(true);
     expect(recorded.filter((e) => e.type === 'model_call' && e.agent === 'helper')).toHaveLength(2);
   }, 60_000);
+
+  it('a worker that loses its lock on a turn stops it at once (its command killed), and another worker takes the turn over', async () => {
+    const marker = `sleep 30.${process.pid}`;
+    server = await startFakeAnthropic(helperRuns(marker));
+    const { queue, home, workers } = setUp(ONE('sleep'), 2);
+    const run = runOn(queue, home);
+    const running = () => execFileSync('ps', ['-eo', 'args']).toString().includes(marker);
+    await until(running, 'the command running on a worker');
+    const holder = workers.find((w) => w.output().includes('took turn 1 of @helper'))!;
+    // The lock gone, as when the worker could not reach the Redis to renew it: BullMQ gives the job to another worker.
+    const connection = new Redis(redis.url);
+    try {
+      const locks = await connection.keys(`bull:${queue}:*:lock`);
+      expect(locks).toHaveLength(1);
+      await connection.del(locks[0]!);
+    } finally {
+      connection.disconnect();
+    }
+    const lost = Date.now();
+    await until(() => !running(), 'the command killed', 20_000);
+    // BullMQ renews a lock every 2 s (LOCK_MS / 2): the first renewal that fails stops the turn.
+    expect(Date.now() - lost, 'stopped when its renewal failed, not when the 30 s command ended').toBeLessThan(10_000);
+    await until(() => holder.output().includes('lost its lock on turn 1 of @helper: stopped it; another worker takes it over'), 'the worker saying so', 10_000);
+    expect(holder.output(), "BullMQ's own errors for it are not repeated").not.toMatch(/could not renew lock|Missing (key|lock)/);
+    expect(await run.exited, run.output()).toBe(0);
+    const result = events(home, resultOf(run).session).find((e) => e.type === 'tool_result' && e.tool === 'run_command');
+    expect(result?.content).toMatch(/^The outcome of this run_command call is unknown/);
+  }, 90_000);
 
   it('a worker killed -9 while its model call is in flight: the call is made again by the worker that takes over (the only call repeated), and the run completes', async () => {
     server = await startFakeAnthropic(helperRuns('echo ran > ran.txt', 3_000));
