@@ -11,6 +11,7 @@ export default defineConfig({
       'test/channel/mentions.test.ts',
       'test/channel/proposals.test.ts',
       'test/engine/budget.test.ts',
+      'test/engine/for-each.test.ts',
       'test/workflow/expression.test.ts',
     ],
     testTimeout: 20_000,
