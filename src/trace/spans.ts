@@ -151,11 +151,12 @@ export class SpanBuilder {
       }
       case 'turn_ended':
         return this.endTurn(e.agent, e.turn, at, { code: 'unset' });
-      case 'turn_failed':
-        return [
-          ...(e.call ? [this.failedCall({ ...e, ...e.call }, at)] : []),
-          ...this.endTurn(e.agent, e.turn, at, { code: 'error', message: firstLine(e.error) }, 'turn_failed'),
-        ];
+      case 'turn_failed': {
+        // The model call that failed the turn is a failed call, as a spawned agent's is (`call_failed`).
+        if (e.call) this.models.set(e.agent, e.call.model);
+        const failed = e.call ? [this.failedCall({ type: 'call_failed', seq: e.seq, agent: e.agent, turn: e.turn, error: e.error, ...e.call }, at)] : [];
+        return [...failed, ...this.endTurn(e.agent, e.turn, at, { code: 'error', message: firstLine(e.error) }, 'turn_failed')];
+      }
       case 'run_ended':
         this.workflow.status = e.status === 'success' ? { code: 'ok' } : { code: 'error', message: firstLine(e.reason) };
         Object.assign(this.workflow.attributes, {
@@ -216,14 +217,10 @@ export class SpanBuilder {
     return span;
   }
 
-  private failedCall(
-    e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'call_abandoned' | 'context_exceeded' }> | FailedTurnCall,
-    at: number,
-  ): TraceSpan {
-    if (e.type === 'turn_failed') this.models.set(e.agent, e.model);
+  private failedCall(e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'call_abandoned' | 'context_exceeded' }>, at: number): TraceSpan {
     const model = this.models.get(e.agent) ?? 'unknown';
     const type =
-      e.type === 'call_failed' || e.type === 'turn_failed'
+      e.type === 'call_failed'
         ? e.kind
         : e.type === 'call_interrupted'
           ? 'interrupted'
@@ -297,9 +294,6 @@ export class SpanBuilder {
     return span;
   }
 }
-
-/** A turn that failed with its model call: the call's part of the event. */
-type FailedTurnCall = Omit<Extract<SessionEvent, { type: 'turn_failed' }>, 'call'> & NonNullable<Extract<SessionEvent, { type: 'turn_failed' }>['call']>;
 
 const turnKey = (agent: string, turn: number) => `turn\0${agent}\0${turn}`;
 const callKey = (agent: string, turn: number, step: number) => `call\0${agent}\0${turn}\0${step}`;
