@@ -4,7 +4,7 @@ import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } fro
 import { CallAborted } from '../../src/provider/provider-errors.js';
 import { rateReadings } from '../../src/provider/rate-headers.js';
 import { localLimiters } from '../../src/provider/rate-limiters.js';
-import { sharedWindow } from '../../src/provider/rate-gate.js';
+import { sharedWindow } from '../../src/provider/shared-window.js';
 
 const NEED: CallNeed = { requests: 1, input_tokens: 100, output_tokens: 50 };
 const SONNET = 'claude-sonnet-5-5';
