@@ -5,7 +5,7 @@ import type { ProposalView } from './proposal.js';
 export interface Delivery {
   agent: string;
   messages: Message[];
-  /** The inbox entry the turn handles up to, once it finishes (`queue: steer` moves it on). */
+  /** The inbox entry the turn handles up to, once it finishes (`queue: steer` moves it on, in the channel's own copy). */
   through: number;
 }
 

@@ -137,7 +137,7 @@ export class Channel {
    * acknowledged or released, no other. In an order that does not depend on when they arrived (the
    * kickoff, conclave's notices, then each agent's in roster order): a fan-in reads the same on every run.
    */
-  deliver(agent: string, one = false): Delivery {
+  deliver(agent: string, one = false): Readonly<Delivery> {
     if (this.pending.has(agent)) throw new Error(`@${agent} already has a turn in progress`);
     const inbox = this.inboxes.of(agent);
     const rank = (m: Message) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.members.rankOf(m.sender));
@@ -147,31 +147,33 @@ export class Channel {
       .map((id) => this.messages[id - 1]!);
     messages.sort((a, b) => rank(a) - rank(b) || a.id - b.id);
     const delivery = { agent, messages, through: one ? Math.min(inbox.acknowledged + 1, inbox.size) : inbox.size };
-    this.pending.set(agent, delivery);
+    this.pending.set(agent, { ...delivery });
     return delivery;
   }
 
-  /** `queue: steer`: what arrived for a turn in progress (up to inbox entry `through`), which it now handles too. */
-  steer(delivery: Delivery, through = this.inboxes.of(delivery.agent).size): Message[] {
-    const more = this.inboxes
-      .of(delivery.agent)
+  /**
+   * `queue: steer`: what arrived for `agent`'s turn in progress since its delivery (up to inbox
+   * entry `through`), which the turn now handles too; and the entry it now handles up to.
+   */
+  steer(agent: string, through = this.inboxes.of(agent).size): { messages: Message[]; through: number } {
+    const delivery = this.inProgress(agent);
+    const messages = this.inboxes
+      .of(agent)
       .entries(delivery.through, through)
       .map((id) => this.messages[id - 1]!);
     delivery.through = Math.max(delivery.through, through);
-    return more;
+    return { messages, through: delivery.through };
   }
 
-  /** The turn that received `delivery` finished: its messages are handled. */
-  acknowledge(delivery: Delivery): void {
-    this.endDelivery(delivery);
-    if (delivery.through > this.inboxes.of(delivery.agent).acknowledged) {
-      this.emit({ type: 'ack', agent: delivery.agent, through: delivery.through });
-    }
+  /** `agent`'s turn finished: the messages it was delivered (and steered) are handled. */
+  acknowledge(agent: string): void {
+    const { through } = this.endDelivery(agent);
+    if (through > this.inboxes.of(agent).acknowledged) this.emit({ type: 'ack', agent, through });
   }
 
-  /** The turn that received `delivery` failed: its messages stay unread. */
-  release(delivery: Delivery): void {
-    this.endDelivery(delivery);
+  /** `agent`'s turn failed: its messages stay unread. */
+  release(agent: string): void {
+    this.endDelivery(agent);
   }
 
   hasMember(name: string): boolean {
@@ -295,9 +297,16 @@ export class Channel {
     this.postSystem(closedText(p), [p.proposer, ...p.voters]);
   }
 
-  private endDelivery(delivery: Delivery): void {
-    if (this.pending.get(delivery.agent) !== delivery) throw new Error(`no turn of @${delivery.agent} holds this delivery`);
-    this.pending.delete(delivery.agent);
+  private inProgress(agent: string): Delivery {
+    const delivery = this.pending.get(agent);
+    if (!delivery) throw new Error(`@${agent} has no turn in progress`);
+    return delivery;
+  }
+
+  private endDelivery(agent: string): Delivery {
+    const delivery = this.inProgress(agent);
+    this.pending.delete(agent);
+    return delivery;
   }
 
   private requireAgent(agent: string): void {

@@ -1,9 +1,9 @@
 import { regionalPremium, scaledPrice, type ProviderName } from '../provider/clouds.js';
 import { addUsage, costOf, NO_USAGE, priceOf, totalTokens, worstCaseCost, type Price, type TokenUsage } from '../provider/pricing.js';
-import { CallAborted } from '../provider/provider-errors.js';
 import type { Limits } from '../workflow/limits.js';
 import { LimitReached } from './ending.js';
 import { formatUsd } from '../provider/money.js';
+import { LocalCeiling, type Ceiling, type Worst } from './reservation.js';
 
 export interface Spend {
   calls: number;
@@ -13,30 +13,20 @@ export interface Spend {
 
 const NOTHING: Spend = { calls: 0, usage: NO_USAGE, costUsd: 0 };
 
-interface Worst {
-  usd: number;
-  tokens: number;
-}
-
-interface Waiter {
-  worst: Worst;
-  admit: () => void;
-  refuse: (e: Error) => void;
-}
-
 /**
  * Token usage and estimated cost, per agent and for the run, against the run's budget. The
- * budget is a ceiling (docs/design.md: limits): a live call is admitted only while what was spent plus the
- * worst case of every call in flight, its own included, fits; otherwise it waits for the calls
- * in flight, and when none is left the run stops at the limit.
+ * budget is a ceiling (docs/design.md: limits), held as every ceiling is (`reservation.ts`): a
+ * live call starts only while what was spent plus the worst case of every call in flight, its own
+ * included, fits; otherwise it waits for the calls in flight, and when none is left the run stops
+ * at the limit.
  */
 export class Accounting {
   private readonly agents = new Map<string, Spend>();
   private all: Spend = NOTHING;
   private readonly unpriced = new Set<string>();
-  private reserved: Worst = { usd: 0, tokens: 0 };
-  private inFlight = 0;
-  private readonly waiting: Waiter[] = [];
+  /** The run's budget_usd and max_tokens_total, as a ceiling every live call holds its worst case under. */
+  readonly ceiling: Ceiling = { hold: (worst) => this.budget.hold(worst, (w) => this.limitReached(w)) };
+  private readonly budget = new LocalCeiling((held) => this.fits(held));
 
   constructor(
     private readonly limits: () => Limits,
@@ -60,54 +50,9 @@ export class Accounting {
     return given ? price : scaledPrice(price, regionalPremium(provider, model, this.vertexRegion));
   }
 
-  /**
-   * Waits until a call of this worst case fits the limits, and reserves it; the returned function
-   * gives the reservation back once the call's real usage is recorded (or it failed).
-   */
-  async admit(model: string, inputTokens: number, maxTokens: number, signal: AbortSignal, provider: ProviderName = 'anthropic'): Promise<() => void> {
-    if (signal.aborted) throw new CallAborted();
-    const worst: Worst = { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model, provider)), tokens: inputTokens + maxTokens };
-    if (this.fits(worst)) this.reserve(worst, +1);
-    else if (this.inFlight === 0) throw this.limitReached(worst);
-    else await this.wait(worst, signal); // recheck() reserves for it before it is admitted
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.reserve(worst, -1);
-      this.recheck();
-    };
-  }
-
-  /** Admits the waiting calls that fit now; when no call is in flight, the others cannot ever fit. */
-  recheck(): void {
-    for (let i = 0; i < this.waiting.length; ) {
-      const waiter = this.waiting[i]!;
-      if (!this.fits(waiter.worst)) {
-        i++;
-        continue;
-      }
-      this.waiting.splice(i, 1);
-      this.reserve(waiter.worst, +1);
-      waiter.admit();
-    }
-    if (this.inFlight === 0) for (const waiter of this.waiting.splice(0)) waiter.refuse(this.limitReached(waiter.worst));
-  }
-
-  private wait(worst: Worst, signal: AbortSignal): Promise<void> {
-    return new Promise<void>((admit, refuse) => {
-      const onAbort = () => {
-        this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        refuse(new CallAborted());
-      };
-      const waiter: Waiter = {
-        worst,
-        admit: () => (signal.removeEventListener('abort', onAbort), admit()),
-        refuse: (e) => (signal.removeEventListener('abort', onAbort), refuse(e)),
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(waiter);
-    });
+  /** What a call could cost at most: `inputTokens` (an estimate that is never low) and `maxTokens`, at the model's price. */
+  worstOf(model: string, inputTokens: number, maxTokens: number, provider: ProviderName = 'anthropic'): Worst {
+    return { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model, provider)), tokens: inputTokens + maxTokens };
   }
 
   /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */
@@ -144,17 +89,9 @@ export class Accounting {
     return this.agents.get(agent) ?? NOTHING;
   }
 
-  private fits(worst: Worst): boolean {
+  private fits(held: Worst): boolean {
     const { budgetUsd, maxTokensTotal } = this.limits();
-    const usd = this.all.costUsd + this.reserved.usd + worst.usd;
-    const tokens = totalTokens(this.all.usage) + this.reserved.tokens + worst.tokens;
-    return usd <= budgetUsd && tokens <= maxTokensTotal;
-  }
-
-  private reserve(worst: Worst, sign: 1 | -1): void {
-    this.inFlight += sign;
-    this.reserved = { usd: this.reserved.usd + sign * worst.usd, tokens: this.reserved.tokens + sign * worst.tokens };
-    if (this.inFlight === 0) this.reserved = { usd: 0, tokens: 0 };
+    return this.all.costUsd + held.usd <= budgetUsd && totalTokens(this.all.usage) + held.tokens <= maxTokensTotal;
   }
 
   private limitReached(worst: Worst): LimitReached {

@@ -1,6 +1,6 @@
 import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, CallInterrupted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
-import { costOf, inputTokensAtMost, NO_USAGE, worstCaseCost, type TokenUsage } from '../provider/pricing.js';
+import { costOf, inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
 import { requestBytes, requestHash } from '../provider/request-hash.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { Accounting } from './accounting.js';
@@ -11,6 +11,7 @@ import { isModelResponse } from '../session/response-shape.js';
 import { RequestDeltas } from './request-delta.js';
 import { SpawnBudgetReached } from './spawner.js';
 import type { ProviderName } from '../provider/clouds.js';
+import type { Ceiling, Reservation, Reservations, Worst } from './reservation.js';
 
 export type CallModel = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners, provider: ProviderName) => Promise<ModelResponse>;
 
@@ -27,14 +28,15 @@ export interface ModelCallsOptions {
   failureIsRecorded?: (agent: string) => boolean;
   /** Where an agent's calls go (docs/providers.md); Anthropic's API when not told. */
   providerOf?: (agent: string) => ProviderName;
-  /** Reserves a call's worst case against the budget_usd a spawned agent was given; gives back the release. */
-  reserve?: (agent: string, worstUsd: number, signal: AbortSignal) => Promise<() => void>;
-  /** Holds a call's worst case in the spend pools shared across runs; gives back the settle, told what the call cost. */
-  pools?: {
+  /** Where every live call holds its worst case (docs/ARCHITECTURE.md: the reservation primitive). */
+  reservations: Reservations;
+  /** The ceilings of spawned agents' budget_usd an agent's calls fall under, besides the run's budget. */
+  carvesOf?: (agent: string) => readonly Ceiling[];
+  /** The spend pools shared across runs, a ceiling too. */
+  pools?: Ceiling & {
     readonly specs: readonly { name: string; capUsd: number; per: string }[];
     /** The store, as the user may see it. */
     readonly store: string;
-    reserve(worstUsd: number, signal: AbortSignal): Promise<(costUsd: number) => Promise<void>>;
   };
 }
 
@@ -112,21 +114,16 @@ export class ModelCalls {
       );
     }
     const inputTokens = inputTokensAtMost(requestBytes(request));
-    const worstUsd = worstCaseCost(inputTokens, request.max_tokens, this.options.accounting.priceOf(request.model, provider));
-    let releaseOwn: (() => void) | undefined;
+    let settle: Reservation;
     try {
-      releaseOwn = await this.options.reserve?.(agent, worstUsd, signal);
+      settle = await this.reserve(agent, this.options.accounting.worstOf(request.model, inputTokens, request.max_tokens, provider), signal);
     } catch (e) {
       throw e instanceof SpawnBudgetReached ? this.failed(agent, turn, step, e) : e;
     }
-    let release: (() => void) | undefined;
-    let settle: ((costUsd: number) => Promise<void>) | undefined;
     let costUsd = 0;
     // What it costs follows whether a request left, not which signal stopped it: a prompt sent is billed.
     let requestLeft = false;
     try {
-      release = await this.options.accounting.admit(request.model, inputTokens, request.max_tokens, signal, provider);
-      settle = await this.drawFromPools(worstUsd, signal);
       this.options.progress({ type: 'thinking', agent, step });
       const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
       const listeners: CallListeners = {
@@ -151,21 +148,23 @@ export class ModelCalls {
       await cache?.set(hash, response, signal);
       return response;
     } finally {
-      await settle?.(costUsd);
-      release?.();
-      releaseOwn?.();
+      await settle(costUsd);
     }
   }
 
-  /** The spend pools' hold of a live call; the first of a process notes which pools its calls draw from. */
-  private drawFromPools(worstUsd: number, signal: AbortSignal): Promise<(costUsd: number) => Promise<void>> | undefined {
-    const { pools, journal } = this.options;
-    if (!pools) return undefined;
-    if (!this.poolsNoted) {
+  /**
+   * Holds a live call's worst case under every ceiling it falls under: the spawned agents' budgets
+   * above it, the run's budget, the spend pools. The first call of a process to draw from the
+   * pools notes which, in the session.
+   */
+  private reserve(agent: string, worst: Worst, signal: AbortSignal): Promise<Reservation> {
+    const { pools, journal, accounting, reservations } = this.options;
+    if (pools && !this.poolsNoted) {
       this.poolsNoted = true;
       journal.append({ type: 'spend_pools', store: pools.store, pools: pools.specs.map((p) => ({ name: p.name, cap_usd: p.capUsd, per: p.per })) });
     }
-    return pools.reserve(worstUsd, signal);
+    const ceilings = [...(this.options.carvesOf?.(agent) ?? []), accounting.ceiling, ...(pools ? [pools] : [])];
+    return reservations.reserve(ceilings, worst, signal);
   }
 
   /** What the provider tells of a live call: retries and waits for rate limits show; a wait is recorded. */

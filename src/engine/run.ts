@@ -24,8 +24,9 @@ import { VoteReminders } from './vote-reminders.js';
 import { SpawnBudgetReached, Spawner } from './spawner.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
-import { Interrupts, steering } from './steering.js';
+import { QueueModes } from './queue-modes.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
+import { Reservations } from './reservation.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -39,6 +40,8 @@ export class Run {
   private readonly controller = new AbortController();
   private readonly limits: RunLimits;
   private readonly accounting: Accounting;
+  /** Where every live call holds its worst case under the run's ceilings. */
+  private readonly reservations = new Reservations();
   private readonly calls: ModelCalls;
   private readonly profiles = new Map<string, AgentProfile>();
   private readonly conversations = new Map<string, Conversation>();
@@ -49,7 +52,8 @@ export class Run {
   private channel: Channel | undefined;
   private spawner: Spawner | undefined;
   private fanIn: FanIn | undefined;
-  private readonly interrupts = new Interrupts();
+  /** What arrives for an agent during its turn, by its queue mode. */
+  private readonly queues: QueueModes;
   private readonly workspace: Workspace;
   private tools: ToolSetup = { env: {} };
   private teamTurns = 0;
@@ -61,12 +65,13 @@ export class Run {
   constructor(private readonly options: RunOptions) {
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
+    this.queues = new QueueModes(options.recording.journal);
     this.limits = new RunLimits(
       options.recording.limits,
       options.recording.limitsOnLive,
       options.recording.elapsedBeforeMs ?? 0,
       (end) => this.stop(end),
-      () => this.accounting.recheck(),
+      () => this.reservations.wake(),
     );
     this.accounting = new Accounting(
       () => this.limits.current,
@@ -90,7 +95,8 @@ export class Run {
       signal: this.controller.signal,
       progress: (event) => this.progress(event),
       failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,
-      reserve: async (agent, worstUsd, signal) => (this.spawner ? this.spawner.reserve(agent, worstUsd, signal) : () => {}),
+      reservations: this.reservations,
+      carvesOf: (agent) => this.spawner?.ceilingsOf(agent) ?? [],
       providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
     });
     this.workspace = new Workspace(options.place.workspace, {
@@ -131,7 +137,7 @@ export class Run {
         };
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
-        this.channel = new Channel(team.graph, (event) => (journal.append(event), this.interrupts.arrived(event, journal.replaying)));
+        this.channel = new Channel(team.graph, (event) => (journal.append(event), this.queues.arrived(event, journal.replaying)));
         const hooks = {
           register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m),
           profile: (a: string) => this.profiles.get(a)!,
@@ -245,10 +251,10 @@ export class Run {
   private async takeTurn(name: string, turn: number): Promise<void> {
     const { journal } = this.options.recording,
       channel = this.channel!;
-    const queue = this.profiles.get(name)!.queue;
-    const delivery = channel.deliver(name, queue === 'followup');
-    const spentBefore = this.accounting.of(name);
     const signal = this.spawner!.signalOf(name, this.controller.signal);
+    const arrivals = this.queues.open(channel, name, this.profiles.get(name)!.queue, turn, signal);
+    const { delivery } = arrivals;
+    const spentBefore = this.accounting.of(name);
     const remote = this.options.place.elsewhere?.open(name, turn, this.tools.declared ?? {}),
       via = { via: remote?.call };
     let handled = false;
@@ -262,21 +268,18 @@ export class Run {
         this.limits.statusLine(turn, this.teamTurns),
         { agent: name, channel, workspace: this.workspace, ...this.tools, signal, ...this.spawner!.toolsFor(name, () => this.pump()) },
         {
-          call: (request, call) =>
-            queue === 'interrupt'
-              ? this.interrupts.call(name, (i) => this.calls.call(name, turn, call, request, signal, { ...via, interrupt: i }))
-              : this.calls.call(name, turn, call, request, signal, via),
+          call: (request, call) => arrivals.call((interrupt) => this.calls.call(name, turn, call, request, signal, { ...via, interrupt })),
           compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
           ...toolHooks(journal, name, turn, signal, (e) => this.progress(e), remote),
           notice: (n) => this.progress(noticeEvent(name, n)),
-          ...(queue === 'steer' || queue === 'interrupt' ? { steer: steering(journal, channel, delivery, turn, signal) } : {}),
+          ...(arrivals.steer ? { steer: arrivals.steer } : {}),
         },
       );
-      if (this.ending || this.spawner!.isEnded(name)) return channel.release(delivery);
+      if (this.ending || this.spawner!.isEnded(name)) return channel.release(name);
       this.conversations.set(name, outcome.conversation);
       const posted = outcome.text ? channel.post(name, outcome.text).message : undefined;
       if (posted) this.progress({ type: 'posted', agent: name, recipients: posted.recipients, text: posted.text });
-      channel.acknowledge(delivery);
+      channel.acknowledge(name);
       handled = true;
       channel.turnEnded(name);
       journal.append({ type: 'turn_ended', agent: name, turn, elapsed_ms: this.elapsedMs() });
@@ -293,7 +296,7 @@ export class Run {
         this.stop({ ...ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary), outputs });
       }
     } catch (e) {
-      if (!handled) channel.release(delivery);
+      if (!handled) channel.release(name);
       if (this.spawner!.isEnded(name)) return; // cancelled: its turn was aborted on purpose
       const end = this.ending ? undefined : endingOfError(e, name);
       if (!end) return;

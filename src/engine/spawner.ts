@@ -1,12 +1,12 @@
 import type { AgentProfile } from '../agents/profile.js';
 import { ConclaveError } from '../conclave-error.js';
-import { CallAborted } from '../provider/provider-errors.js';
 import { ToolInputError, type ForkPoint, type SpawnCaps, type ToolContext } from '../agents/tools/tool.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Channel } from '../channel/channel.js';
 import { DEFAULT_MAX_DEPTH, maxAgentsOf } from '../workflow/limits.js';
 import { chosenNameProblem, instanceName } from '../workflow/spawn-checks.js';
 import { instanceProfile, type ProfileSources } from './profiles.js';
+import { LocalCeiling, type Ceiling, type Worst } from './reservation.js';
 
 /** The `template` an agent_spawned event gives for a fork (no template's name has parentheses). */
 export const FORK = '(fork)';
@@ -18,9 +18,10 @@ interface Spawned {
   /** Aborts this agent's turn in flight when it is cancelled. */
   controller: AbortController;
   maxTurns?: number;
-  /** Dollars for it and every agent below it, and what their calls in flight have reserved of it. */
+  /** Dollars for it and every agent below it. */
   budgetUsd?: number;
-  reservedUsd: number;
+  /** That budget_usd as a ceiling over the calls of it and every agent below it. */
+  carve?: LocalCeiling;
 }
 
 /** A spawned agent's call would take it, with the agents below it, past its budget_usd: it ends, not the run. */
@@ -50,8 +51,6 @@ export class Spawner {
   private readonly children = new Map<string, string[]>();
   private readonly counts = new Map<string, number>();
   private readonly ended = new Set<string>();
-  /** Calls waiting for a capped subtree's call in flight to give its reservation back. */
-  private readonly waiting = new Set<() => void>();
   private agents: number;
 
   constructor(
@@ -91,7 +90,7 @@ export class Spawner {
     caps = { maxTurns: caps.maxTurns ?? own?.max_turns, budgetUsd: caps.budgetUsd ?? own?.budget_usd };
     const left = this.budgetLeft(parent);
     if (caps.budgetUsd !== undefined && left !== undefined && caps.budgetUsd * tasks.length > left) {
-      throw new ToolInputError(`spawn refused: ${tasks.length} × $${caps.budgetUsd} is more than the $${left.toFixed(4)} left of your budget_usd`);
+      throw new ToolInputError(`spawn refused: ${tasks.length} × $${caps.budgetUsd} is more than the $${Math.max(0, left).toFixed(4)} left of your budget_usd`);
     }
     return tasks.map((task) => {
       const agent = named ?? this.freeName((n) => instanceName(template, n), template);
@@ -106,50 +105,19 @@ export class Spawner {
   }
 
   /**
-   * Reserves a call's worst case against the budget_usd of `agent` and of every capped agent above
-   * it, as the run's budget is reserved (a ceiling, with the calls in flight counted); the returned
-   * function gives it back. A call that does not fit waits while a call of the same capped subtree
-   * is in flight (it may settle for less); when none is, it throws SpawnBudgetReached.
+   * The ceilings a call of `agent` falls under besides the run's: the budget_usd of `agent` and of
+   * every agent above it that was given one, each over its whole subtree's calls. A call that
+   * passes one waits while a call of that subtree is in flight, and ends `agent` when none is.
    */
-  async reserve(agent: string, worstUsd: number, signal: AbortSignal): Promise<() => void> {
-    const capped = this.lineOf(agent).filter((a) => this.spawned.get(a)?.budgetUsd !== undefined);
-    for (;;) {
-      if (signal.aborted) throw new CallAborted();
-      const full = capped.find((a) => {
-        const s = this.spawned.get(a)!;
-        return this.subtreeSpent(a) + s.reservedUsd + worstUsd > s.budgetUsd!;
-      });
-      if (full === undefined) break;
-      const s = this.spawned.get(full)!;
-      if (s.reservedUsd <= 0) {
-        const spent = this.subtreeSpent(full);
-        throw new SpawnBudgetReached(
-          `reached its budget_usd ($${spent.toFixed(4)} of $${s.budgetUsd} spent${full === agent ? '' : ` by @${full} and the agents below it`}; the next ` +
-            `call could cost up to $${worstUsd.toFixed(4)})`,
-        );
-      }
-      await this.released(signal);
-    }
-    for (const a of capped) this.spawned.get(a)!.reservedUsd += worstUsd;
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      for (const a of capped) this.spawned.get(a)!.reservedUsd -= worstUsd;
-      for (const wake of [...this.waiting]) wake();
-    };
-  }
-
-  /** Resolves when a reservation is given back, or the signal aborts; leaves no listener behind. */
-  private released(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        this.waiting.delete(wake);
-        signal.removeEventListener('abort', wake);
-        resolve();
+  ceilingsOf(agent: string): Ceiling[] {
+    return this.lineOf(agent).flatMap((capped) => {
+      const { carve, budgetUsd } = this.spawned.get(capped)!;
+      if (carve === undefined) return [];
+      const refusal = (worst: Worst) => {
+        const spent = `$${this.subtreeSpent(capped).toFixed(4)} of $${budgetUsd} spent${capped === agent ? '' : ` by @${capped} and the agents below it`}`;
+        return new SpawnBudgetReached(`reached its budget_usd (${spent}; the next call could cost up to $${worst.usd.toFixed(4)})`);
       };
-      this.waiting.add(wake);
-      signal.addEventListener('abort', wake, { once: true });
+      return [{ hold: (worst: Worst) => carve.hold(worst, refusal) }];
     });
   }
 
@@ -278,7 +246,9 @@ export class Spawner {
     task: string,
     caps: SpawnCaps = {},
   ): void {
-    this.spawned.set(agent, { template, parent, depth, controller: new AbortController(), ...caps, reservedUsd: 0 });
+    const { budgetUsd } = caps;
+    const carve = budgetUsd === undefined ? undefined : new LocalCeiling((held) => this.subtreeSpent(agent) + held.usd <= budgetUsd);
+    this.spawned.set(agent, { template, parent, depth, controller: new AbortController(), ...caps, ...(carve ? { carve } : {}) });
     const siblings = this.children.get(parent) ?? [];
     this.children.set(parent, siblings);
     siblings.push(agent);

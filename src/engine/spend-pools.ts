@@ -3,7 +3,7 @@ import { ConclaveError, UsageError } from '../conclave-error.js';
 import { withTimeout } from '../provider/coordinate.js';
 import { formatUsd } from '../provider/money.js';
 import type { PoolLedger, PoolWindow, Standing } from '../provider/spend-ledger.js';
-import { CallAborted } from '../provider/provider-errors.js';
+import type { Answer, Ceiling, Worst } from './reservation.js';
 import { LimitReached } from './ending.js';
 
 /** `--spend-pool org=200/day`: a ceiling on what every run that names the pool spends in each window. */
@@ -64,14 +64,14 @@ export class PoolValueError extends ConclaveError {
 }
 
 /**
- * The spend pools a run draws from (docs/organisation.md: spend pools). Each live call holds its
- * worst case in every pool before it starts (§ limits' rule, shared by every runner), and settles
- * with its real cost after. A call no pool has room for waits while calls in flight (this run's or
+ * The spend pools a run draws from (docs/organisation.md: spend pools), as one ceiling
+ * (`reservation.ts`). Each live call holds its worst case in every pool before it starts (§ limits'
+ * rule, shared by every runner), and settles with its real cost after. A call no pool has room for waits while calls in flight (this run's or
  * others') hold what it needs, and stops the run at the limit when nothing in flight could make
  * room. A pool is a ceiling: when the store cannot be asked, the run stops at the limit
  * (resumable once the store answers); it never goes on unchecked.
  */
-export class SpendPools {
+export class SpendPools implements Ceiling {
   /** Unique to this process: a resume soon after a crash never takes the dead process's holds for its own. */
   private readonly holder = `${randomUUID().slice(0, 8)}`;
   private ids = 0;
@@ -79,10 +79,7 @@ export class SpendPools {
   private readonly live = new Map<string, PoolWindow[]>();
   /** Settlements the store did not take yet: paid calls, counted at the next chance before any new hold. */
   private readonly unsettled: { id: string; window: PoolWindow; amount: number }[] = [];
-  /** Counts this run's settlements, so that one that lands while a refused call gives its holds back is not missed. */
-  private settlements = 0;
   private flushing: Promise<void> | undefined;
-  private readonly waiting = new Set<() => void>();
   private readonly renewal: NodeJS.Timeout;
 
   constructor(
@@ -97,48 +94,45 @@ export class SpendPools {
     this.renewal = setInterval(() => void this.renew(), HOLD_MS / 3).unref();
   }
 
-  /** Holds `worstUsd` in every pool; gives back the settle, to call with what the call cost. */
-  async reserve(worstUsd: number, signal: AbortSignal): Promise<(costUsd: number) => Promise<void>> {
-    for (;;) {
-      if (signal.aborted) throw new CallAborted();
-      const epoch = this.settlements;
-      const id = `${this.runId}:${this.holder}:${++this.ids}`;
-      const holds: PoolWindow[] = [];
-      let refused: { spec: PoolSpec; standing: Standing; end: number } | undefined;
-      try {
-        await this.settleLeftovers();
-        // The store's clock picks the window: every runner counts a call in the same one, whatever its own clock says.
-        const now = await withTimeout(this.ledger.now(), "the store's clock");
-        for (const spec of this.specs) {
-          const { start, end } = windowOf(spec.per, now)!;
-          const window: PoolWindow = { pool: spec.name, start, keepMs: end - start + HOLD_MS };
-          const answer = checkedStanding(
-            spec,
-            await withTimeout(this.ledger.reserve(window, id, micros(worstUsd), micros(spec.capUsd), HOLD_MS), 'a spend pool reservation'),
-          );
-          if (!answer.granted) {
-            refused = { spec, standing: answer, end };
-            break;
-          }
-          holds.push(window);
+  /**
+   * Holds `worst.usd` in every pool, or says why it cannot: refused when what was spent already
+   * leaves too little, else wait (this run's calls in flight wake it when they settle; others'
+   * are looked at again each second).
+   */
+  async hold(worst: Worst): Promise<Answer> {
+    const id = `${this.runId}:${this.holder}:${++this.ids}`;
+    const holds: PoolWindow[] = [];
+    let refused: { spec: PoolSpec; standing: Standing; end: number } | undefined;
+    try {
+      await this.settleLeftovers();
+      // The store's clock picks the window: every runner counts a call in the same one, whatever its own clock says.
+      const now = await withTimeout(this.ledger.now(), "the store's clock");
+      for (const spec of this.specs) {
+        const { start, end } = windowOf(spec.per, now)!;
+        const window: PoolWindow = { pool: spec.name, start, keepMs: end - start + HOLD_MS };
+        const answer = checkedStanding(
+          spec,
+          await withTimeout(this.ledger.reserve(window, id, micros(worst.usd), micros(spec.capUsd), HOLD_MS), 'a spend pool reservation'),
+        );
+        if (!answer.granted) {
+          refused = { spec, standing: answer, end };
+          break;
         }
-      } catch (e) {
-        await this.giveBack(id, holds);
-        throw this.unchecked(e);
+        holds.push(window);
       }
-      if (!refused) {
-        this.live.set(id, holds);
-        return (costUsd) => this.settle(id, costUsd);
-      }
+    } catch (e) {
       await this.giveBack(id, holds);
-      const { spec, standing, end } = refused;
-      // Nothing in flight can make room: what was spent already leaves too little.
-      if (standing.spent + micros(worstUsd) > micros(spec.capUsd)) throw this.limitReached(spec, standing, worstUsd, end);
-      // A settlement of this run landed meanwhile: look again at once.
-      if (this.settlements !== epoch) continue;
-      // Calls in flight hold the rest: this run's wake it when they settle; others' are looked at again each second.
-      await this.waitForRoom(signal, this.live.size > 0 ? undefined : OTHERS_POLL_MS);
+      throw this.unchecked(e);
     }
+    if (!refused) {
+      this.live.set(id, holds);
+      return { held: { settle: (costUsd) => this.settle(id, costUsd) } };
+    }
+    await this.giveBack(id, holds);
+    const { spec, standing, end } = refused;
+    // Nothing in flight can make room: what was spent already leaves too little.
+    if (standing.spent + micros(worst.usd) > micros(spec.capUsd)) return { refused: this.limitReached(spec, standing, worst.usd, end) };
+    return { wait: this.live.size > 0 ? 'settle' : OTHERS_POLL_MS };
   }
 
   /** Stops the renewal; what is in flight was settled by the run. */
@@ -156,8 +150,6 @@ export class SpendPools {
     } finally {
       // Out of the live set only once the store has its cost (or it is kept to settle): a waiting call never sees the pool emptier than it is.
       this.live.delete(id);
-      this.settlements++;
-      for (const wake of [...this.waiting]) wake();
     }
   }
 
@@ -181,21 +173,6 @@ export class SpendPools {
     for (const window of holds) await withTimeout(this.ledger.settle(window, id, 0), 'a spend pool release').catch(() => {});
   }
 
-  private waitForRoom(signal: AbortSignal, pollMs: number | undefined): Promise<void> {
-    // The signal outlives this wait (a call may wait many times): its listener goes with the wait.
-    return new Promise<void>((resolve) => {
-      const timer = pollMs === undefined ? undefined : setTimeout(() => wake(), pollMs);
-      const wake = () => {
-        clearTimeout(timer);
-        this.waiting.delete(wake);
-        signal.removeEventListener('abort', wake);
-        resolve();
-      };
-      this.waiting.add(wake);
-      signal.addEventListener('abort', wake, { once: true });
-    });
-  }
-
   private async renew(): Promise<void> {
     if (this.live.size === 0) return;
     const byWindow = new Map<string, { window: PoolWindow; ids: string[] }>();
@@ -212,7 +189,7 @@ export class SpendPools {
 
   /** A store that cannot be asked stops the run at the pool's limit; one that holds no amount is refused. */
   private unchecked(e: unknown): ConclaveError {
-    if (e instanceof PoolValueError || e instanceof CallAborted) return e;
+    if (e instanceof PoolValueError) return e;
     const why = this.explain(e);
     if (/CONCLAVE_BAD_VALUE|WRONGTYPE|not an integer|out of range/i.test(why)) {
       return new PoolValueError(

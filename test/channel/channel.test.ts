@@ -86,9 +86,9 @@ describe('inboxes', () => {
   it('acknowledges only what the finished turn received: later messages stay unread', () => {
     const channel = new Channel(team());
     channel.post('lead', '@a one');
-    const turn = channel.deliver('a');
+    channel.deliver('a');
     channel.post('lead', '@a two, while a is busy');
-    channel.acknowledge(turn);
+    channel.acknowledge('a');
     expect(channel.unreadCount('a')).toBe(1);
     const next = channel.deliver('a');
     expect(next.messages.map((m) => m.text)).toEqual(['@a two, while a is busy']);
@@ -97,7 +97,8 @@ describe('inboxes', () => {
   it("leaves a failed turn's messages unread, delivered again with new ones", () => {
     const channel = new Channel(team());
     channel.post('lead', '@a one');
-    channel.release(channel.deliver('a'));
+    channel.deliver('a');
+    channel.release('a');
     channel.post('lead', '@a two');
     expect(channel.deliver('a').messages.map((m) => m.text)).toEqual(['@a one', '@a two']);
   });
@@ -114,7 +115,8 @@ describe('inboxes', () => {
     expect(channel.hasUnread('a')).toBe(false);
     channel.post('lead', '@a go');
     expect(channel.hasUnread('a')).toBe(true);
-    channel.acknowledge(channel.deliver('a'));
+    channel.deliver('a');
+    channel.acknowledge('a');
     expect(channel.hasUnread('a')).toBe(false);
   });
 
@@ -128,9 +130,11 @@ describe('inboxes', () => {
     expect(channel.withUnread()).toEqual(['a', 'b', 'c', 'checker-1']);
     // A second message to an agent already listed changes nothing; a turn that read all removes it.
     channel.post('lead', '@a again');
-    channel.acknowledge(channel.deliver('a'));
+    channel.deliver('a');
+    channel.acknowledge('a');
     expect(channel.withUnread()).toEqual(['b', 'c', 'checker-1']);
-    channel.release(channel.deliver('b'));
+    channel.deliver('b');
+    channel.release('b');
     expect(channel.withUnread()).toEqual(['b', 'c', 'checker-1']);
   });
 });
@@ -150,15 +154,16 @@ describe('replay', () => {
     const events: ChannelEvent[] = [];
     const live = new Channel(team(), (e) => events.push(e));
     live.postKickoff('@lead review this');
-    live.acknowledge(live.deliver('lead'));
+    live.deliver('lead');
+    live.acknowledge('lead');
     live.post('lead', '@a @b @c please look; @nobody too');
     live.propose('lead', { id: 'verdict', question: 'Ship it?', options: ['yes', 'no'], voters: ['a', 'b', 'c'] });
     live.vote('a', 'verdict', 'yes', 'looks fine');
-    const turnOfB = live.deliver('b');
+    live.deliver('b');
     live.turnEnded('a');
     live.vote('b', 'verdict', 'no', 'a bug');
     live.vote('b', 'verdict', 'yes', 'on second thought');
-    live.acknowledge(turnOfB);
+    live.acknowledge('b');
     live.propose('a', { question: 'Lunch?', options: ['pizza', 'soup'], rule: 'plurality', deadline_turns: 2 });
     live.turnEnded('b');
     live.turnEnded('c');

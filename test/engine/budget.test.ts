@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { Accounting } from '../../src/engine/accounting.js';
+import { Reservations } from '../../src/engine/reservation.js';
 import { LimitReached } from '../../src/engine/ending.js';
 import { inputTokensAtMost, type Price } from '../../src/provider/pricing.js';
 import { DEFAULT_LIMITS } from '../../src/workflow/limits.js';
@@ -38,6 +39,7 @@ describe('the budget is a ceiling (property test)', () => {
       };
       const limits = { ...DEFAULT_LIMITS, budgetUsd, concurrency };
       const accounting = new Accounting(() => limits, { model: price });
+      const reservations = new Reservations();
       // One signal for every call, as a run has (the run lifts the listener limit on it too).
       const signal = new AbortController().signal;
       setMaxListeners(0, signal);
@@ -48,9 +50,9 @@ describe('the budget is a ceiling (property test)', () => {
         for (;;) {
           const bytes = int(200, 400_000);
           const maxTokens = int(1, 32_000);
-          let release: () => void;
+          let settle: (costUsd: number) => Promise<void>;
           try {
-            release = await accounting.admit('model', inputTokensAtMost(bytes), maxTokens, signal);
+            settle = await reservations.reserve([accounting.ceiling], accounting.worstOf('model', inputTokensAtMost(bytes), maxTokens), signal);
           } catch (e) {
             if (!(e instanceof LimitReached)) throw e;
             stops++;
@@ -69,7 +71,7 @@ describe('the budget is a ceiling (property test)', () => {
             true,
           );
           inFlight--;
-          release();
+          await settle(0);
         }
       };
       // The scheduler runs at most `concurrency` turns at once.
