@@ -1,18 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expandTeam, ForEachError } from '../../src/engine/for-each.js';
-import { loadWorkflow, type Workflow } from '../../src/workflow/load.js';
-
-/** A workflow from its text, loaded as `conclave run` loads it. */
-function workflowOf(text: string): Workflow {
-  const file = join(mkdtempSync(join(tmpdir(), 'conclave-for-each-')), 'workflow.yml');
-  writeFileSync(file, text);
-  const { workflow, diagnostics } = loadWorkflow(file);
-  if (!workflow) throw new Error(diagnostics.map((d) => d.message).join('\n'));
-  return workflow;
-}
+import { workflowOf } from '../helpers/workflow-of.js';
 
 const TEAM = (forEach: string, limits = '') => `
 name: each

@@ -1,0 +1,259 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ModelRequest } from '../../src/provider/client.js';
+import { Pacer } from '../../src/provider/pacer.js';
+import { ProviderError } from '../../src/provider/provider-errors.js';
+import { localLimiters } from '../../src/provider/rate-limiters.js';
+import { WorkerPool } from '../../src/workers/coordinator.js';
+import { another, openRedis } from '../../src/workers/redis.js';
+import { Signer } from '../../src/workers/signing.js';
+import type { RemoteTurn } from '../../src/workers/remote-turn.js';
+import { keysOf } from '../../src/workers/wire.js';
+import { serveTurns, type ServeOptions } from '../../src/workers/worker.js';
+import { FAKE_API_KEY_PREFIX, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { missingStores, startRedis, type StoreServer } from '../helpers/stores.js';
+
+/**
+ * The coordinator's side and the worker's (docs/workers.md), from source, in one process: a real
+ * Redis and BullMQ between them, the real SDK against the fake API. The CLI tests
+ * (test/e2e/workers.test.ts) run them as processes; these reach what a mutant changes inside them.
+ */
+const missing = missingStores();
+if (missing && process.env.CONCLAVE_REQUIRE_STORES) throw new Error(`the worker tests must run here, but ${missing}`);
+
+const SECRET = 'w'.repeat(40);
+const WORKFLOW = `
+name: remote
+agents:
+  lead: { role: manager, tools: [read_file] }
+kickoff: Go.
+`;
+const WORKER = `${hostname()}-${process.pid}`;
+const REQUEST = { model: 'claude-haiku-4-5', max_tokens: 20, system: 'You are @lead, the lead.', messages: [{ role: 'user', content: 'hi' }] } as ModelRequest;
+
+describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worker in one process', () => {
+  let redis: StoreServer;
+  let fake: FakeAnthropic;
+  let workspace: string;
+  let queues = 0;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    fake = await startFakeAnthropic({
+      lead: (request) =>
+        request.body.max_tokens === 13 ? { error: { status: 400, type: 'invalid_request_error', message: 'no such thing' } } : { text: 'hello' },
+    });
+    // The SDK reads its base URL from the process's environment, as in a worker's own process.
+    process.env.ANTHROPIC_BASE_URL = fake.url;
+    workspace = mkdtempSync(join(tmpdir(), 'conclave-workers-unit-'));
+    writeFileSync(join(workspace, 'workflow.yml'), WORKFLOW);
+    writeFileSync(join(workspace, 'notes.txt'), 'the token is tok-SECRET-1\n');
+  }, 60_000);
+
+  afterAll(async () => {
+    delete process.env.ANTHROPIC_BASE_URL;
+    await fake?.close();
+    await redis?.kill();
+  });
+
+  /** A coordinator for a fresh queue, and a worker beside it; what each said. */
+  async function pair(options: { version?: string; workerSecret?: string; idleTimeoutMs?: number; start?: boolean } = {}) {
+    const queue = `unit-${++queues}`;
+    const warned: string[] = [];
+    const logged: string[] = [];
+    const coordinatorRedis = await openRedis(redis.url);
+    const jobs = new Queue(queue, { connection: coordinatorRedis }).on('error', () => {});
+    const sha256 = createHash('sha256').update(WORKFLOW).digest('hex');
+    const pool = new WorkerPool(
+      coordinatorRedis,
+      another(coordinatorRedis),
+      jobs,
+      { run: 'run1', version: '1.0.0', workflow: { path: 'workflow.yml', sha256 }, providers: ['anthropic'], queue, shownUrl: 'redis://shown' },
+      new Signer(SECRET),
+      (m) => warned.push(m),
+    );
+    if (options.start !== false) await pool.start();
+    const controller = new AbortController();
+    const workerRedis = await openRedis(redis.url);
+    const serveOptions: ServeOptions = {
+      redis: workerRedis,
+      queue,
+      signer: new Signer(options.workerSecret ?? SECRET),
+      concurrency: 2,
+      idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+      workspace,
+      env: { ANTHROPIC_API_KEY: `${FAKE_API_KEY_PREFIX}unit`, ANTHROPIC_BASE_URL: fake.url },
+      version: options.version ?? '1.0.0',
+      warn: (m) => logged.push(`warn: ${m}`),
+      pacerFor: async () => ({ pacer: new Pacer(() => ({}), localLimiters), close: async () => {} }),
+      log: (line) => logged.push(line),
+      mask: (text) => text.replaceAll('tok-SECRET-1', '***'),
+      signal: controller.signal,
+    };
+    const serving = () => serveTurns(serveOptions).finally(() => workerRedis.disconnect());
+    return { pool, queue, warned, logged, controller, serving, jobs, coordinatorRedis };
+  }
+
+  it('a model call and a workspace tool run on the worker; what the tool printed is masked there; the turn ends on both sides', async () => {
+    const { pool, logged, serving, controller } = await pair();
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      const answer = await turn.call(REQUEST, new AbortController().signal, {}, 'anthropic');
+      expect(answer.content).toEqual([expect.objectContaining({ type: 'text', text: 'hello' })]);
+      const read = await turn.tool({ id: 't1', name: 'read_file', input: { path: 'notes.txt' } }, true, new AbortController().signal);
+      expect(read.content).toContain('the token is ***');
+      expect(read.content).not.toContain('tok-SECRET-1');
+      const refused = await turn.tool({ id: 't2', name: 'run_command', input: { command: 'id' } }, false, new AbortController().signal);
+      expect(refused).toEqual({ content: 'Not run: no agent of this workflow has the workspace tool "run_command".', isError: true });
+      await turn.end();
+      await until(() => logged.includes('turn 1 of @lead is over'), 'the worker to finish the turn');
+      expect(logged).toContain('took turn 1 of @lead (run run1)');
+    } finally {
+      await pool.close();
+      controller.abort();
+    }
+    expect(await served).toMatchObject({ turns: 1 });
+  }, 60_000);
+
+  it("a provider's refusal on the worker reaches the coordinator with its kind and status", async () => {
+    const { pool, serving, controller } = await pair();
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      const failed = await turn.call({ ...REQUEST, max_tokens: 13 }, new AbortController().signal, {}, 'anthropic').catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(ProviderError);
+      expect(failed).toMatchObject({ kind: 'request', status: 400 });
+      await turn.end();
+    } finally {
+      await pool.close();
+      controller.abort();
+    }
+    await served;
+  }, 60_000);
+
+  it('a worker of another version refuses the job, says so once, and stops; the coordinator warns', async () => {
+    const { pool, warned, logged, serving } = await pair({ version: '9.9.9' });
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      void turn.call(REQUEST, new AbortController().signal, {}, 'anthropic').catch(() => {});
+      const served = await serving();
+      expect(served).toMatchObject({ code: 'refused', turns: 0 });
+      expect((served as { reason: string }).reason).toBe(
+        'refused run1/lead/1: it comes from conclave 1.0.0, and this worker is conclave 9.9.9: run the same version on both sides',
+      );
+      await until(() => warned.length > 0, 'the coordinator to hear the refusal');
+      expect(warned).toEqual([
+        `worker ${WORKER} refused run1/lead/1: it comes from conclave 1.0.0, and this worker is conclave 9.9.9: run the same version on both sides`,
+      ]);
+      expect(logged.filter((l) => l.startsWith('took'))).toEqual([]);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('a job not signed with the worker’s secret runs nothing; what the worker says is not heard by the coordinator either', async () => {
+    const { pool, warned, logged, serving, controller } = await pair({ workerSecret: 'x'.repeat(40) });
+    const served = serving();
+    const requestsBefore = fake.requests.length;
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      void turn.call(REQUEST, new AbortController().signal, {}, 'anthropic').catch(() => {});
+      await until(() => logged.some((l) => l.includes('not signed')), 'the worker to refuse the job');
+      expect(logged.filter((l) => l.includes('not signed'))).toEqual([
+        "warning: job run1/lead/1 is not signed with this worker's CONCLAVE_WORKERS_SECRET: not taken (a coordinator with another secret, or a forgery)",
+      ]);
+      expect(logged.filter((l) => l.startsWith('took') || l.includes('given up'))).toEqual([]);
+      expect(fake.requests.length).toBe(requestsBefore);
+      expect(warned).toEqual([]);
+    } finally {
+      controller.abort();
+      await pool.close();
+    }
+    expect(await served).toEqual({ code: 'interrupted', turns: 0 });
+  }, 60_000);
+
+  it('a message on the list that is not signed is ignored, said once', async () => {
+    const { pool, warned, coordinatorRedis, queue } = await pair();
+    try {
+      const up = keysOf(queue).up;
+      await coordinatorRedis.rpush(up, JSON.stringify({ type: 'refused', job: 'x', worker: 'forger', reason: 'lies' }));
+      await coordinatorRedis.rpush(up, 'not json at all');
+      await until(() => warned.length > 0, 'the warning');
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(warned).toEqual([
+        `a message on "${queue}" at redis://shown is not signed with this run's CONCLAVE_WORKERS_SECRET: ignored (a worker with another secret, or a forgery)`,
+      ]);
+    } finally {
+      await pool.close();
+    }
+  }, 30_000);
+
+  it('a worker with nothing to do exits when the run has ended, or when it has been idle too long', async () => {
+    const ended = await pair();
+    await ended.pool.close();
+    expect(await ended.serving()).toEqual({ code: 'ended', turns: 0 });
+    const idle = await pair({ idleTimeoutMs: 500 });
+    try {
+      expect(await idle.serving()).toEqual({ code: 'idle', turns: 0 });
+    } finally {
+      await idle.pool.close();
+    }
+  }, 30_000);
+
+  it('a turn no worker takes is said after a few seconds; a job lost from the queue is queued again; an ended turn takes its job back', async () => {
+    const { pool, warned, jobs, queue } = await pair();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      void turn.call(REQUEST, new AbortController().signal, {}, 'anthropic').catch(() => {});
+      await until(async () => (await jobs.getJobState('run1/lead/1')) === 'waiting', 'the job to be queued');
+      await jobs.remove('run1/lead/1');
+      await until(async () => (await jobs.getJobState('run1/lead/1')) === 'waiting', 'the lost job to be queued again');
+      await until(() => warned.length > 0, 'the note that no worker took the turn');
+      expect(warned[0]).toMatch(
+        new RegExp(
+          `^waiting for workers: 1 turn queued on "${queue}" at redis://shown, and no worker has taken it for [5-9]s; start one with: conclave worker ` +
+            `redis://shown --queue ${queue}$`,
+        ),
+      );
+      await turn.end();
+      expect(await jobs.getJobState('run1/lead/1')).toBe('unknown');
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('a worker attached to a turn whose coordinator is resumed attaches to the new one, and its operations go on', async () => {
+    const { pool, serving, controller, jobs, coordinatorRedis, queue } = await pair();
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      await turn.call(REQUEST, new AbortController().signal, {}, 'anthropic');
+      // A second coordinator takes the run over (a resume): a new incarnation on the same queue.
+      const resumed = new WorkerPool(coordinatorRedis.duplicate(), another(coordinatorRedis), jobs, pool.identity, new Signer(SECRET), () => {});
+      await resumed.start();
+      expect(await coordinatorRedis.get(keysOf(queue).heartbeat)).toBe(resumed.incarnation);
+      const again = resumed.open('lead', 1, {}) as RemoteTurn;
+      const answer = await again.call(REQUEST, new AbortController().signal, {}, 'anthropic');
+      expect(answer.content).toEqual([expect.objectContaining({ text: 'hello' })]);
+      await again.end();
+      await resumed.close();
+    } finally {
+      await pool.close();
+      controller.abort();
+    }
+    await served;
+  }, 60_000);
+});
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
