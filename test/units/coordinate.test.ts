@@ -2,7 +2,7 @@ import { createClient } from '@redis/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinate, CoordinateError, withTimeout, type Coordination } from '../../src/provider/coordinate.js';
-import type { PoolLedger, PoolWindow } from '../../src/provider/spend-ledger.js';
+import { PostgresLedger, RedisLedger, type PoolLedger, type PoolWindow } from '../../src/provider/spend-ledger.js';
 import { freePort, missingStores, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 
 /**
@@ -72,6 +72,30 @@ describe.skipIf(missing !== undefined)('the --coordinate store and its spend led
       await client.close();
     }
   });
+
+  it("takes only URLs that begin with the scheme, and keeps the driver's error as the cause", async () => {
+    await expect(coordinate(`x${redis!.url}`)).rejects.toThrow(/takes a redis:\/\/, rediss:\/\/, postgres:\/\/ or postgresql:\/\/ URL/);
+    await expect(coordinate(`x${postgres!.url}`)).rejects.toThrow(/takes a redis:\/\/, rediss:\/\/, postgres:\/\/ or postgresql:\/\/ URL/);
+    const refused = (await coordinate(`redis://127.0.0.1:${await freePort()}`).catch((e: unknown) => e)) as Error;
+    expect(refused.cause).toBeInstanceOf(Error);
+  });
+
+  it("each store's limiters share one count across runners, and a closed store answers no more", async () => {
+    for (const url of [redis!.url, postgres!.url]) {
+      const [one, two] = [await coordinate(url), await coordinate(url)];
+      try {
+        const key = `unit-${Date.now()}`;
+        expect(await one.limiters.limiter(key, 2, 60).take(1)).toBe(0);
+        expect(await two.limiters.limiter(key, 2, 60).take(1)).toBe(0);
+        expect(await one.limiters.limiter(key, 2, 60).take(1)).toBeGreaterThan(0);
+        expect(one.limiters.shared).toBe(true);
+      } finally {
+        await one.close();
+        await two.close();
+      }
+      await expect(one.ledger.now()).rejects.toThrow();
+    }
+  }, 30_000);
 
   it('a second runner on PostgreSQL finds the tables made and goes on', async () => {
     const again = await coordinate(postgres!.url.replace('postgres://', 'postgresql://'));
@@ -168,5 +192,40 @@ describe.skipIf(missing !== undefined)('the --coordinate store and its spend led
     } finally {
       await client.end();
     }
+  });
+});
+
+describe('the spend ledgers, against drivers that fail', () => {
+  it('PostgreSQL: tables another runner made first are no error; any other error is', async () => {
+    for (const code of ['23505', '42P07']) {
+      const pool = { query: async () => Promise.reject(Object.assign(new Error('exists'), { code })) } as never;
+      await expect(new PostgresLedger(pool).prepare()).resolves.toBeUndefined();
+    }
+    const denied = { query: async () => Promise.reject(Object.assign(new Error('permission denied for schema public'), { code: '42501' })) } as never;
+    await expect(new PostgresLedger(denied).prepare()).rejects.toThrow('permission denied');
+  });
+
+  it('PostgreSQL: an operation that fails is rolled back, and its connection given back', async () => {
+    const said: string[] = [];
+    let released = 0;
+    const client = {
+      query: async (text: string) => {
+        said.push(text.split(' ')[0]!);
+        if (text.startsWith('DELETE')) throw new Error('deadlock detected');
+        return { rows: [] };
+      },
+      release: () => void released++,
+    };
+    const ledger = new PostgresLedger({ connect: async () => client } as never);
+    await expect(ledger.settle({ pool: 'p', start: 0, keepMs: 1 }, 'id', 1)).rejects.toThrow('deadlock detected');
+    expect(said).toEqual(['BEGIN', 'SELECT', 'DELETE', 'ROLLBACK']);
+    expect(released).toBe(1);
+  });
+
+  it('renewing no holds asks the store nothing', async () => {
+    let asked = 0;
+    await new RedisLedger({ eval: async () => void asked++ }).renew({ pool: 'p', start: 0, keepMs: 1 }, [], 1_000);
+    await new PostgresLedger({ query: async () => void asked++ } as never).renew({ pool: 'p', start: 0, keepMs: 1 }, [], 1_000);
+    expect(asked).toBe(0);
   });
 });

@@ -12,7 +12,7 @@ import { WorkerPool } from '../../src/workers/coordinator.js';
 import { another, openRedis } from '../../src/workers/redis.js';
 import { Signer } from '../../src/workers/signing.js';
 import type { RemoteTurn } from '../../src/workers/remote-turn.js';
-import { keysOf } from '../../src/workers/wire.js';
+import { jobPlace, keysOf } from '../../src/workers/wire.js';
 import { serveTurns, type ServeOptions } from '../../src/workers/worker.js';
 import { FAKE_API_KEY_PREFIX, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { missingStores, startRedis, type StoreServer } from '../helpers/stores.js';
@@ -40,12 +40,21 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
   let fake: FakeAnthropic;
   let workspace: string;
   let queues = 0;
+  let overloaded = false;
 
   beforeAll(async () => {
     redis = await startRedis();
     fake = await startFakeAnthropic({
-      lead: (request) =>
-        request.body.max_tokens === 13 ? { error: { status: 400, type: 'invalid_request_error', message: 'no such thing' } } : { text: 'hello' },
+      lead: (request) => {
+        if (request.body.max_tokens === 31) return { text: 'late', delayMs: 20_000 };
+        if (request.body.max_tokens === 13) return { error: { status: 400, type: 'invalid_request_error', message: 'no such thing' } };
+        // max_tokens 29: a stream that breaks once, then an answer.
+        if (request.body.max_tokens === 29 && !overloaded) {
+          overloaded = true;
+          return { midStreamError: { type: 'overloaded_error', message: 'Overloaded' } };
+        }
+        return { text: 'hello' };
+      },
     });
     // The SDK reads its base URL from the process's environment, as in a worker's own process.
     process.env.ANTHROPIC_BASE_URL = fake.url;
@@ -176,6 +185,91 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
     }
     expect(await served).toEqual({ code: 'interrupted', turns: 0 });
   }, 60_000);
+
+  it("a signed job that is no turn, or holds another job's turn, is given up and said; nothing of it runs", async () => {
+    const { pool, logged, serving, controller, jobs, queue } = await pair();
+    const signer = new Signer(SECRET);
+    const served = serving();
+    try {
+      await jobs.add('turn', signer.seal(jobPlace(queue, 'run1/x/1'), { run: 'run1', agent: 'x' }), { jobId: 'run1/x/1', removeOnFail: true });
+      const other = { run: 'run1', agent: 'lead', turn: 2, version: '1.0.0', workflow: pool.identity.workflow, providers: ['anthropic'], env: {} };
+      await jobs.add('turn', signer.seal(jobPlace(queue, 'run1/y/1'), other), { jobId: 'run1/y/1', removeOnFail: true });
+      await until(() => logged.filter((l) => l.includes('given up')).length === 2, 'both jobs to be given up');
+      expect(logged.filter((l) => l.includes('given up')).sort()).toEqual([
+        'turn run1/x/1 given up: job run1/x/1 is not a conclave turn: "data.turn" must be a whole number; found nothing',
+        'turn run1/y/1 given up: job run1/y/1 holds the turn of another job',
+      ]);
+      expect(logged.filter((l) => l.startsWith('took'))).toEqual([]);
+    } finally {
+      controller.abort();
+      await pool.close();
+    }
+    expect(await served).toEqual({ code: 'interrupted', turns: 0 });
+  }, 60_000);
+
+  it("a call the API refuses for a while is retried on the worker, and the coordinator's listeners hear of it", async () => {
+    const { pool, serving, controller } = await pair();
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      const retries: number[] = [];
+      let sent = 0;
+      const answer = await turn.call(
+        { ...REQUEST, max_tokens: 29 },
+        new AbortController().signal,
+        { inputTokens: 7, onRetry: (_e, ms) => void retries.push(ms), onSent: () => void sent++ },
+        'anthropic',
+      );
+      expect(answer.content).toEqual([expect.objectContaining({ text: 'hello' })]);
+      expect(retries).toHaveLength(1);
+      expect(sent).toBeGreaterThanOrEqual(1);
+      await turn.end();
+    } finally {
+      await pool.close();
+      controller.abort();
+    }
+    await served;
+  }, 60_000);
+
+  it('a worker that loses its lock on a turn stops it and says so; the error BullMQ raises for it is not said again', async () => {
+    const { pool, logged, serving, controller, coordinatorRedis, queue } = await pair();
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      // max_tokens 31: an answer that takes 20 s, so that the turn is in hand when its lock goes.
+      void turn.call({ ...REQUEST, max_tokens: 31 }, new AbortController().signal, {}, 'anthropic').catch(() => {});
+      await until(() => logged.includes('took turn 1 of @lead (run run1)'), 'the worker to take the turn');
+      await coordinatorRedis.del(`bull:${queue}:run1/lead/1:lock`);
+      await until(() => logged.some((l) => l.startsWith('lost its lock')), 'the worker to see its lock lost', 30_000);
+      expect(logged.filter((l) => l.startsWith('lost its lock'))).toEqual(['lost its lock on turn 1 of @lead: stopped it; another worker takes it over']);
+      expect(logged.filter((l) => l.startsWith('warning:') && l.includes('run1/lead/1'))).toEqual([]);
+    } finally {
+      controller.abort();
+      await pool.close();
+    }
+    await served;
+  }, 60_000);
+
+  it("a turn whose coordinator is gone, or never came, is given up by the worker after the heartbeat's life", async () => {
+    const { pool, logged, serving, controller, jobs, queue, coordinatorRedis } = await pair({ start: false });
+    const signer = new Signer(SECRET);
+    const served = serving();
+    try {
+      const job = { run: 'run1', agent: 'lead', turn: 1, version: '1.0.0', workflow: pool.identity.workflow, providers: ['anthropic'], env: {} };
+      await jobs.add('turn', signer.seal(jobPlace(queue, 'run1/lead/1'), job), { jobId: 'run1/lead/1', removeOnFail: true });
+      await until(() => logged.some((l) => l.includes('given up')), 'the worker to give the turn up', 30_000);
+      expect(logged.filter((l) => l.includes('given up'))).toEqual(['turn run1/lead/1 given up: no coordinator runs this queue']);
+      // A coordinator that was there and went: its heartbeat expires, and the turn is given up too.
+      await coordinatorRedis.set(keysOf(queue).heartbeat, 'gone-soon', 'PX', 1_000);
+      await jobs.add('turn', signer.seal(jobPlace(queue, 'run1/lead/2'), { ...job, turn: 2 }), { jobId: 'run1/lead/2', removeOnFail: true });
+      await until(() => logged.some((l) => l.startsWith('turn run1/lead/2 given up')), 'the second turn to be given up', 40_000);
+      expect(logged.filter((l) => l.startsWith('turn run1/lead/2 given up'))).toEqual(['turn run1/lead/2 given up: the coordinator is gone']);
+    } finally {
+      controller.abort();
+      await pool.close();
+    }
+    await served;
+  }, 90_000);
 
   it('a message on the list that is not signed is ignored, said once', async () => {
     const { pool, warned, coordinatorRedis, queue } = await pair();
