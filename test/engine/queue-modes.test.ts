@@ -133,5 +133,8 @@ describe('queue: interrupt', () => {
     const b = modes.open(channel, 'b', 'collect', 1, signal());
     expect(await a.call(async (interrupt) => interrupt)).toBeUndefined();
     expect(await b.call(async (interrupt) => interrupt)).toBeUndefined();
+    // Each mode's call gives back what the call answered.
+    expect(await a.call(async () => 'steered answer')).toBe('steered answer');
+    expect(await b.call(async () => 'collected answer')).toBe('collected answer');
   });
 });

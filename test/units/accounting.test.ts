@@ -108,6 +108,20 @@ describe('budget reservation', () => {
 });
 
 describe('spend', () => {
+  it("a call given up after its request left counts its prompt as the agent's and the run's, paid only when live", () => {
+    const a = accounting({});
+    a.recordAbandoned('lead', 1_000, 0.25, true);
+    a.recordAbandoned('lead', 500, 0.5, false);
+    expect(a.of('lead')).toEqual({ calls: 2, usage: usage(1_500, 0), costUsd: 0.75 });
+    expect(a.total).toEqual({ calls: 2, usage: usage(1_500, 0), costUsd: 0.75 });
+    expect(a.paidUsd).toBe(0.25);
+  });
+
+  it('a call that would reach the budget exactly but pass the token limit is refused for the tokens', async () => {
+    const a = accounting({ budgetUsd: 1, maxTokensTotal: 999_999 });
+    await expect(admit(a, 400_000, 600_000, signal())).rejects.toThrow(/^limit reached: max_tokens_total /);
+  });
+
   it('is counted per agent and for the run; only live calls are paid now', () => {
     const a = accounting({});
     a.record('lead', 'm', usage(1_000_000, 0), true);
