@@ -9,6 +9,7 @@ import { spawnFanOut, AGENTS } from './spawn-fan-out.js';
 import { toolMemory } from './tool-memory.js';
 import { COMMAND_MS, TEAM, workersSpread } from './workers.js';
 import { LATENCY_MS, LIMIT, REVIEWERS, RUNS, sharedPacing } from './shared-pacing.js';
+import { CONTEXT_TOKENS, LATENCY_MS as REVIEW_LATENCY_MS, sharedContext } from './shared-context.js';
 
 const results = [];
 
@@ -76,6 +77,21 @@ for (const [how, r] of Object.entries(pacing)) {
     ok: !shared || (r.ratio <= 2 && r.refusals <= 2 && r.failures.length === 0),
   });
 }
+const review = await sharedContext();
+results.push({
+  benchmark: `prompt cache: lead + 16 reviewers of a ${CONTEXT_TOKENS.toLocaleString('en')}-token change, as context: vs in each system:, answers after ${REVIEW_LATENCY_MS} ms (cost)`,
+  measured: `$${review.sharedCost.toFixed(4)} vs $${review.ownCost.toFixed(4)}; cache ${review.sharedCache.read_tokens.toLocaleString('en')} read, ${review.sharedCache.written_tokens.toLocaleString('en')} written vs ${review.ownCache.read_tokens.toLocaleString('en')} read, ${review.ownCache.written_tokens.toLocaleString('en')} written`,
+  ratio: Number(review.costRatio.toFixed(3)),
+  target: '≤ 0.30',
+  ok: review.costRatio <= 0.3,
+});
+results.push({
+  benchmark: 'prompt cache: the same review (wall time)',
+  measured: `${review.sharedWall.toFixed(0)} ms vs ${review.ownWall.toFixed(0)} ms`,
+  ratio: Number(review.wallRatio.toFixed(3)),
+  target: `≤ ${review.allowedWallRatio.toFixed(3)} (one answer's start more)`,
+  ok: review.wallRatio <= review.allowedWallRatio,
+});
 const history = await historyGrowth();
 results.push({
   benchmark: "run: an agent's 5th request, channel +20 messages it never received",

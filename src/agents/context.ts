@@ -43,7 +43,7 @@ const fixed = new WeakMap<AgentProfile, number>();
 export function fixedTokens(profile: AgentProfile): number {
   let tokens = fixed.get(profile);
   if (tokens === undefined) {
-    tokens = charTokens(profile.system) + charTokens(profile.tools.map((t) => t.definition));
+    tokens = profile.system.reduce((sum, block) => sum + charTokens(block), 0) + charTokens(profile.tools.map((t) => t.definition));
     fixed.set(profile, tokens);
   }
   return tokens;

@@ -24,12 +24,22 @@ export interface PreambleInput {
 }
 
 /**
- * The system prompt: who the agent is, the roster, how mentions route and its tools, then the
- * workflow's instructions. It holds no limit: it stays the same on every turn and across a
- * resume that raises a limit, so that the prompt cache holds and the recording still matches;
- * what is left goes in each turn's status line.
+ * The system prompt's blocks. Without a context: one block, conclave's preamble (who the agent
+ * is, the roster, how mentions route, its tools) then the workflow's instructions. With the
+ * workflow's `context:`, what the team shares comes first and the agent's own part last, so
+ * that every agent's prompt begins with the same bytes and the prompt cache serves them all
+ * (docs/workflow.md: sharing the prompt cache): the context, the instructions (the same for the
+ * instances of a template), then the preamble. None holds a limit: the prompt stays the same on
+ * every turn and across a resume that raises a limit, so that the cache holds and the recording
+ * still matches; what is left goes in each turn's status line.
  */
-export function systemPrompt(input: PreambleInput): string {
+export function systemPrompt(input: PreambleInput, context?: string): string[] {
+  const instructions = input.instructions.trim() === '' ? [] : [`Your instructions:\n${input.instructions.trim()}`];
+  if (context === undefined) return [[preamble(input), ...instructions].join('\n\n')];
+  return [context, ...instructions, preamble(input)];
+}
+
+function preamble(input: PreambleInput): string {
   const { agent, team } = input;
   const position = agent.isLead ? 'the lead of the team' : `a ${agent.role} who reports to @${agent.reportsTo}`;
   const roster = team.length <= FULL_ROSTER_UP_TO ? team.map((m) => rosterLine(m, agent.name)) : neighbourhood(agent, team);
@@ -53,7 +63,6 @@ export function systemPrompt(input: PreambleInput): string {
     ...(agent.isLead ? ['When the work is done, call complete with the status and a summary: that ends the run.'] : []),
     "- Each turn's message begins with a status line saying how many turns you and the team have left.",
   ];
-  if (input.instructions.trim() !== '') lines.push('', 'Your instructions:', input.instructions.trim());
   return lines.join('\n');
 }
 

@@ -1,6 +1,6 @@
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ProviderName } from '../provider/clouds.js';
-import type { Effort, QueueMode } from '../workflow/types.js';
+import type { CacheTtl, Effort, QueueMode } from '../workflow/types.js';
 import type { AgentTool } from './tools/tool.js';
 
 /** Everything one agent's turns need to know about it, fixed for the run. */
@@ -25,7 +25,9 @@ export interface AgentProfile {
   compactAt: number;
   /** What one turn's tool results may hold together, in tokens. */
   turnOutputBudget: number;
-  /** The whole system prompt: conclave's preamble and the workflow's instructions. */
-  system: string;
+  /** The system prompt's blocks (agents/preamble.ts): the workflow's context first when it has one. */
+  system: readonly string[];
+  /** How long the prompt cache keeps what the agent's requests write (the workflow's `cache.ttl`). */
+  cacheTtl: CacheTtl;
   tools: AgentTool[];
 }

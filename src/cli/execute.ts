@@ -248,6 +248,7 @@ function resultJson(result: RunResult, session: string) {
     // What this process paid: a resume or replay pays nothing for the answers it took from the recording.
     paid_usd: round(result.paidUsd),
     from_cache: { answers: result.cached.calls, tokens: result.cached.tokens },
+    prompt_cache: { ...result.promptCache, saved_usd: round(result.promptCache.saved_usd) },
     agents: Object.fromEntries(
       Object.entries(result.agents).map(([name, a]) => [name, { turns: a.turns, calls: a.spend.calls, ...a.spend.usage, cost_usd: round(a.spend.costUsd) }]),
     ),

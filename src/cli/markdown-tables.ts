@@ -98,13 +98,13 @@ export function usageTable(s: SessionSummary, title: string): string[] {
   return [title, '', head, '|---|---|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
 }
 
-/** What the prompt cache saved: its reads, priced at the input price less the cache-read price. */
+/** What the prompt cache read, wrote and saved: the calls' cost against the same calls with no cache. */
 export function cacheLine(s: SessionSummary): string {
-  if (s.cache.read_tokens === 0) return '';
-  return (
-    `Prompt cache: ${s.cache.read_tokens.toLocaleString('en-US')} input tokens read from it, ${dollars(s.cache.saved_usd)} less than at the input price ` +
-    `(list prices)`
-  );
+  const { read_tokens, written_tokens, saved_usd } = s.cache;
+  if (read_tokens + written_tokens === 0) return '';
+  const saved = saved_usd >= 0 ? `${dollars(saved_usd)} saved against no cache` : `${dollars(-saved_usd)} more than with no cache`;
+  const tokens = (n: number) => n.toLocaleString('en-US');
+  return `Prompt cache: ${tokens(read_tokens)} input tokens read from it, ${tokens(written_tokens)} written; ${saved} (list prices)`;
 }
 
 /**

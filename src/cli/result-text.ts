@@ -19,8 +19,8 @@ export function resultText(result: RunResult, session: string, replayOf?: string
   for (const error of result.outputErrors) lines.push(`output error: ${error}`);
   const { usage, costUsd } = result.usage;
   lines.push(
-    `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (cache: ${usage.cache_read_input_tokens} read, ` +
-      `${usage.cache_creation_input_tokens} written) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}${paidNote(result)}`,
+    `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (prompt cache: ${usage.cache_read_input_tokens} read, ` +
+      `${usage.cache_creation_input_tokens} written${savedNote(result)}) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}${paidNote(result)}`,
   );
   // A replay's own file holds only what the replay added: the transcript is the recording's.
   lines.push(
@@ -31,6 +31,13 @@ export function resultText(result: RunResult, session: string, replayOf?: string
   const next = replayOf ? replayHint(result) : resumeHint(result, session);
   if (next) lines.push(next);
   return `${printable(lines.join('\n'))}\n`;
+}
+
+/** What the prompt cache saved against the same calls with no cache (or cost more, when it was written and little read). */
+function savedNote(result: RunResult): string {
+  const saved = result.promptCache.saved_usd;
+  if (result.promptCache.read_tokens + result.promptCache.written_tokens === 0) return '';
+  return saved >= 0 ? `, ${formatUsd(saved)} saved against no cache` : `, ${formatUsd(-saved)} more than with no cache`;
 }
 
 /** Whether this process paid for what the usage line counts: a replay or resume pays nothing for recorded answers. */

@@ -1,5 +1,17 @@
 import { regionalPremium, scaledPrice, type ProviderName } from '../provider/clouds.js';
-import { addUsage, costOf, NO_USAGE, priceOf, totalTokens, worstCaseCost, type Price, type TokenUsage } from '../provider/pricing.js';
+import type { CacheTtl } from '../workflow/types.js';
+import {
+  addUsage,
+  cacheSavingUsd,
+  costOf,
+  NO_USAGE,
+  priceAtTtl,
+  priceOf,
+  totalTokens,
+  worstCaseCost,
+  type Price,
+  type TokenUsage,
+} from '../provider/pricing.js';
 import type { Limits } from '../workflow/limits.js';
 import { LimitReached } from './ending.js';
 import { formatUsd } from '../provider/money.js';
@@ -9,6 +21,13 @@ export interface Spend {
   calls: number;
   usage: TokenUsage;
   costUsd: number;
+}
+
+/** What the prompt cache read and wrote, in tokens, and what it saved against the same calls with no cache. */
+export interface PromptCacheUse {
+  read_tokens: number;
+  written_tokens: number;
+  saved_usd: number;
 }
 
 const NOTHING: Spend = { calls: 0, usage: NO_USAGE, costUsd: 0 };
@@ -35,6 +54,8 @@ export class Accounting {
     private readonly onUnknownModel: (model: string) => void = () => {},
     /** Vertex's region (`CLOUD_ML_REGION`): a regional endpoint costs more than the global one. */
     private readonly vertexRegion?: string,
+    /** How long the run's prompt cache writes are kept: an hour's cost more. */
+    private readonly cacheTtl: CacheTtl = '5m',
   ) {}
 
   /**
@@ -47,7 +68,7 @@ export class Accounting {
       this.unpriced.add(model);
       this.onUnknownModel(model);
     }
-    return given ? price : scaledPrice(price, regionalPremium(provider, model, this.vertexRegion));
+    return priceAtTtl(given ? price : scaledPrice(price, regionalPremium(provider, model, this.vertexRegion)), this.cacheTtl);
   }
 
   /** What a call could cost at most: `inputTokens` (an estimate that is never low) and `maxTokens`, at the model's price. */
@@ -58,6 +79,9 @@ export class Accounting {
   /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */
   paidUsd = 0;
 
+  /** What the prompt cache read and wrote over the run, and what that saved against no cache. */
+  promptCache: PromptCacheUse = { read_tokens: 0, written_tokens: 0, saved_usd: 0 };
+
   /** Answers the response cache gave: their tokens, which cost nothing and count against no limit. */
   cached: { calls: number; tokens: number } = { calls: 0, tokens: 0 };
 
@@ -66,8 +90,14 @@ export class Accounting {
   }
 
   record(agent: string, model: string, usage: TokenUsage, live: boolean, provider: ProviderName = 'anthropic'): Spend {
-    const call: Spend = { calls: 1, usage, costUsd: costOf(usage, this.priceOf(model, provider)) };
+    const price = this.priceOf(model, provider);
+    const call: Spend = { calls: 1, usage, costUsd: costOf(usage, price) };
     if (live) this.paidUsd += call.costUsd;
+    this.promptCache = {
+      read_tokens: this.promptCache.read_tokens + usage.cache_read_input_tokens,
+      written_tokens: this.promptCache.written_tokens + usage.cache_creation_input_tokens,
+      saved_usd: this.promptCache.saved_usd + cacheSavingUsd(usage, price),
+    };
     this.agents.set(agent, add(this.agents.get(agent) ?? NOTHING, call));
     this.all = add(this.all, call);
     return call;

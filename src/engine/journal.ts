@@ -8,7 +8,7 @@ export class DivergenceError extends ConclaveError {}
 
 export type EventInput = EventBody;
 /** Events a re-execution does not produce again: a resume's limit changes, and notes of what live calls met (rate limits, spend pools). */
-const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools', 'call_abandoned']);
+const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools', 'call_abandoned', 'shared_text']);
 /** How long re-execution may make no progress before the recording is judged unable to answer. */
 const STALL_MS = 1500;
 
@@ -51,6 +51,8 @@ export class Journal {
   private readonly toolResults = new Map<string, number[]>();
   private readonly setups = new Map<string, number>();
   private readonly mcpListings = new Map<string, number>();
+  /** The shared texts the recording keeps (by sha256): a resumed run does not keep them again. */
+  private readonly texts = new Set<string>();
   private releaseScheduled = false;
   private watchdog: NodeJS.Timeout | undefined;
   private listener: JournalListener = {};
@@ -69,7 +71,15 @@ export class Journal {
         this.toolResults.set(key, [...(this.toolResults.get(key) ?? []), index]);
       } else if (event.type === 'setup_finished') this.setups.set(event.id, index);
       else if (event.type === 'mcp_tools') this.mcpListings.set(event.server, index);
+      else if (event.type === 'shared_text') this.texts.add(event.sha256);
     });
+  }
+
+  /** Keeps a long shared text in the session once (docs/session-format.md: `shared_text`). */
+  keepText(sha256: string, text: string): void {
+    if (this.texts.has(sha256)) return;
+    this.texts.add(sha256);
+    this.append({ type: 'shared_text', sha256, text });
   }
 
   listen(listener: JournalListener): void {

@@ -12,6 +12,7 @@ import { RequestDeltas } from './request-delta.js';
 import { SpawnBudgetReached } from './spawner.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { Ceiling, Reservation, Reservations, Worst } from './reservation.js';
+import type { CacheWarming } from './cache-warming.js';
 
 export type CallModel = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners, provider: ProviderName) => Promise<ModelResponse>;
 
@@ -32,6 +33,8 @@ export interface ModelCallsOptions {
   reservations: Reservations;
   /** The ceilings of spawned agents' budget_usd an agent's calls fall under, besides the run's budget. */
   carvesOf?: (agent: string) => readonly Ceiling[];
+  /** Warm first: calls that share a cacheable prefix wait for the one writing it (cache-warming.ts). */
+  warming?: CacheWarming;
   /** The spend pools shared across runs, a ceiling too. */
   pools?: Ceiling & {
     readonly specs: readonly { name: string; capUsd: number; per: string }[];
@@ -46,10 +49,12 @@ export interface ModelCallsOptions {
  * is written to the cache: a paid answer is never only in the cache.
  */
 export class ModelCalls {
-  private readonly deltas = new RequestDeltas();
+  private readonly deltas: RequestDeltas;
   private poolsNoted = false;
 
-  constructor(private readonly options: ModelCallsOptions) {}
+  constructor(private readonly options: ModelCallsOptions) {
+    this.deltas = new RequestDeltas((sha256, text) => options.journal.keepText(sha256, text));
+  }
 
   /**
    * One call; `signal` is the turn's (an agent cancelled mid-call stops its own call only).
@@ -114,10 +119,13 @@ export class ModelCalls {
       );
     }
     const inputTokens = inputTokensAtMost(requestBytes(request));
+    const warm = (await this.options.warming?.before(request, provider, signal)) ?? { streaming() {}, done() {} };
     let settle: Reservation;
     try {
+      if (signal.aborted) throw new CallAborted();
       settle = await this.reserve(agent, this.options.accounting.worstOf(request.model, inputTokens, request.max_tokens, provider), signal);
     } catch (e) {
+      warm.done();
       throw e instanceof SpawnBudgetReached ? this.failed(agent, turn, step, e) : e;
     }
     let costUsd = 0;
@@ -130,6 +138,7 @@ export class ModelCalls {
         ...this.listeners(agent, turn, step, inputTokens),
         onSent: () => (requestLeft = true),
         onRepeated: () => (costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'worker_lost')),
+        onStreaming: () => warm.streaming(),
       };
       const response = await (how.via ?? this.options.callModel)(request, callSignal, listeners, provider).catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {
@@ -148,6 +157,7 @@ export class ModelCalls {
       await cache?.set(hash, response, signal);
       return response;
     } finally {
+      warm.done();
       await settle(costUsd);
     }
   }

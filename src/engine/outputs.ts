@@ -3,7 +3,7 @@ import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate, UnresolvedValueError } from '../workflow/fill.js';
 import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
-import type { Spend } from './accounting.js';
+import type { PromptCacheUse, Spend } from './accounting.js';
 import type { Ending } from './ending.js';
 import { SessionWriteError } from '../session/writer.js';
 import type { Journal } from './journal.js';
@@ -15,6 +15,7 @@ export interface RunFacts {
   total: Spend;
   paidUsd: number;
   cached: { calls: number; tokens: number };
+  promptCache: PromptCacheUse;
   limits: Limits;
 }
 
@@ -67,6 +68,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     proposals,
     paidUsd: facts.paidUsd,
     cached: facts.cached,
+    promptCache: facts.promptCache,
     limits: facts.limits,
   };
 }

@@ -25,6 +25,8 @@ export interface ProfileSources {
   modelOverride?: string;
   providerOverride?: ProviderName;
   mcp?: McpToolbox;
+  /** The workflow's `context:`, interpolated once after setup. */
+  context?: string;
 }
 
 /**
@@ -55,6 +57,13 @@ export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): 
     const declared = declaredOf(entry.name);
     return profileOf({ ...sources, scope: scopeOf(entry.name) }, entry, spec.agents[declared]!, workflow.system[declared], team, roster);
   });
+}
+
+/** The workflow's `context:`, interpolated once for the whole team (empty text is no context). */
+export function teamContext(workflow: Workflow, scope: Scope): { context?: string } {
+  const template = workflow.templates.get('context');
+  const context = template ? fillTemplate(template, scope) : '';
+  return context.trim() === '' ? {} : { context };
 }
 
 /** The profile of `name`, an instance of `template` spawned by `parent`: the template's settings, and the declared team as its roster. */
@@ -119,13 +128,17 @@ function profileOf(
     queue: agent.queue ?? 'collect',
     ...contextOf(settings, model),
     tools,
-    system: systemPrompt({
-      workflow: spec,
-      agent: entry,
-      team,
-      toolNames: tools.map((t) => t.definition.name),
-      instructions: system ? fillTemplate(system, scope) : '',
-    }),
+    system: systemPrompt(
+      {
+        workflow: spec,
+        agent: entry,
+        team,
+        toolNames: tools.map((t) => t.definition.name),
+        instructions: system ? fillTemplate(system, scope) : '',
+      },
+      sources.context,
+    ),
+    cacheTtl: spec.cache?.ttl ?? '5m',
   };
 }
 

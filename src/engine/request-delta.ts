@@ -1,5 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { ModelRequest } from '../provider/client.js';
 import { deepFreeze } from '../provider/deep-freeze.js';
+
+/** With a `context:`, system blocks at least this long are kept once in the session (`shared_text`) and referred to by hash. */
+export const SHARED_TEXT_CHARS = 4096;
+
+/** Keeps a shared text in the session once (a `shared_text` event). */
+export type KeepText = (sha256: string, text: string) => void;
 
 /**
  * What a model call asked, as the session keeps it: the system prompt and tools when they
@@ -8,6 +15,10 @@ import { deepFreeze } from '../provider/deep-freeze.js';
  */
 export class RequestDeltas {
   private readonly last = new Map<string, { system: unknown; tools: unknown; messages: readonly unknown[] }>();
+  /** Each block's text as recorded, computed once per block object. */
+  private readonly recorded = new WeakMap<object, string>();
+
+  constructor(private readonly keep: KeepText = () => {}) {}
 
   of(agent: string, request: ModelRequest): Record<string, unknown> {
     // An agent's system blocks and tools are the same objects call after call (agents/turn.ts),
@@ -22,11 +33,34 @@ export class RequestDeltas {
       ...(request.thinking ? { thinking: request.thinking } : {}),
       ...(request.output_config ? { output_config: request.output_config } : {}),
       ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
-      ...(request.system !== previous?.system ? { system: (request.system as { text: string }[]).map((b) => b.text).join('\n') } : {}),
+      ...(request.system !== previous?.system ? { system: this.systemText(request.system as { text: string }[]) } : {}),
       ...(request.tools !== previous?.tools ? { tools: (request.tools ?? []).map((t) => ('name' in t ? t.name : t.type)) } : {}),
       messages_from: from,
       messages: request.messages.slice(from),
     };
+  }
+
+  /**
+   * The system prompt as recorded. With a workflow's `context:` (more than one block), each
+   * block of at least SHARED_TEXT_CHARS is kept once in the session and written here as
+   * `[shared_text SHA256]`: a team of 256 sharing a 1 MB diff does not write it 256 times. A
+   * prompt of one block (no context) is recorded whole, as sessions always had it.
+   */
+  private systemText(blocks: readonly { text: string }[]): string {
+    if (blocks.length === 1) return blocks[0]!.text;
+    return blocks
+      .map((block) => {
+        if (block.text.length < SHARED_TEXT_CHARS) return block.text;
+        let text = this.recorded.get(block);
+        if (text === undefined) {
+          const sha256 = createHash('sha256').update(block.text).digest('hex');
+          this.keep(sha256, block.text);
+          text = `[shared_text ${sha256}]`;
+          this.recorded.set(block, text);
+        }
+        return text;
+      })
+      .join('\n');
   }
 }
 

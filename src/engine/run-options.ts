@@ -4,7 +4,7 @@ import type { ResponseCache } from '../session/cache.js';
 import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
-import type { Spend } from './accounting.js';
+import type { PromptCacheUse, Spend } from './accounting.js';
 import type { Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
@@ -93,6 +93,8 @@ export interface RunResult extends Ending {
   paidUsd: number;
   /** Answers the response cache gave (not in `usage`: they cost nothing). */
   cached: { calls: number; tokens: number };
+  /** What the prompt cache read, wrote and saved over the run. */
+  promptCache: PromptCacheUse;
   /** The limits in force when the run ended. */
   limits: Limits;
 }

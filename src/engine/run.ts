@@ -14,7 +14,7 @@ import { ending, endingOfError, interrupted, limitEnding, type Ending } from './
 import type { ProgressListener } from './progress-events.js';
 import { ModelCalls } from './model-calls.js';
 import { recordEnd, runResult } from './outputs.js';
-import { buildProfiles } from './profiles.js';
+import { buildProfiles, teamContext } from './profiles.js';
 import type { RunOptions, RunResult } from './run-options.js';
 import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup, type ToolSetup } from './setup.js';
@@ -27,6 +27,7 @@ import { expandTeam } from './for-each.js';
 import { QueueModes } from './queue-modes.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 import { Reservations } from './reservation.js';
+import { CacheWarming } from './cache-warming.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -84,6 +85,7 @@ export class Run {
             `in the workflow`,
         }),
       options.place.env.CLOUD_ML_REGION,
+      options.workflow.spec.cache?.ttl,
     );
     this.calls = new ModelCalls({
       journal: options.recording.journal,
@@ -98,6 +100,7 @@ export class Run {
       reservations: this.reservations,
       carvesOf: (agent) => this.spawner?.ceilingsOf(agent) ?? [],
       providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
+      warming: new CacheWarming(options.workflow.spec.cache?.ttl ?? '5m'),
     });
     this.workspace = new Workspace(options.place.workspace, {
       protect: options.identity.ownFiles ?? [],
@@ -123,7 +126,12 @@ export class Run {
     this.limits.start();
     let scope: Scope | undefined;
     try {
-      journal.append({ type: 'run_started', workflow: workflow.spec.name, limits: recordOf(this.limits.current) });
+      journal.append({
+        type: 'run_started',
+        workflow: workflow.spec.name,
+        limits: recordOf(this.limits.current),
+        ...(workflow.spec.cache?.ttl === '1h' ? { cache_ttl: '1h' as const } : {}),
+      });
       const setup = await runSetup({ ...this.options, cwd: this.workspace.root, signal: this.controller.signal, progress: (event) => this.progress(event) });
       scope = setup.scope;
       this.tools = setup.tools;
@@ -134,6 +142,7 @@ export class Run {
           modelOverride: this.options.answers.modelOverride,
           providerOverride: this.options.answers.providerOverride,
           mcp: this.tools.mcp,
+          ...teamContext(workflow, scope),
         };
         const team = expandTeam(workflow, scope);
         for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
@@ -362,6 +371,7 @@ export class Run {
       total: this.accounting.total,
       paidUsd: this.accounting.paidUsd,
       cached: this.accounting.cached,
+      promptCache: this.accounting.promptCache,
       limits: this.limits.current,
     });
     if (!journal.replaying && !journal.diverged) this.spawner?.stopAll(result.reason);

@@ -43,6 +43,8 @@ export interface CallListeners {
   onSent?: () => void;
   /** The call is made again (its worker stopped after its request had left): that first request may have been billed. */
   onRepeated?: () => void;
+  /** The answer started streaming: what the request wrote to the prompt cache can be read from now on. */
+  onStreaming?: () => void;
 }
 
 /**
@@ -101,7 +103,9 @@ export class Provider {
         const call: PacedCall = { provider, request, listeners };
         let message: Message;
         try {
-          message = await client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object }).finalMessage();
+          const stream = client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object });
+          if (listeners.onStreaming) stream.on('streamEvent', (event) => event.type === 'message_start' && listeners.onStreaming!());
+          message = await stream.finalMessage();
         } catch (e) {
           // A stream that broke or was aborted: settled as having used all it asked for, so the gate keeps no entry
           // for it (a retry is admitted anew). One answered with an error status was settled when it was observed.

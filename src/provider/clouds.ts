@@ -65,6 +65,7 @@ export function scaledPrice(price: Price, factor: number): Price {
     input: p.input * factor,
     output: p.output * factor,
     ...(p.cache_write !== undefined ? { cache_write: p.cache_write * factor } : {}),
+    ...(p.cache_write_1h !== undefined ? { cache_write_1h: p.cache_write_1h * factor } : {}),
     ...(p.cache_read !== undefined ? { cache_read: p.cache_read * factor } : {}),
   });
   return { ...scale(price), ...(price.long ? { long: { over: price.long.over, ...scale(price.long) } } : {}) };

@@ -13,6 +13,8 @@ export interface ModelInfo {
   /** The most output tokens one call may ask for. */
   maxOutput: number;
   thinking: Thinking;
+  /** The shortest prefix the prompt cache keeps, in tokens: a shorter one is neither written nor read. */
+  cacheMin: number;
   /** US dollars per million tokens (docs/pricing.md). */
   price: Price;
   /** Bedrock and Vertex charge 10% more on a regional endpoint (Claude Sonnet 4.5 and later models). */
@@ -25,28 +27,78 @@ export interface ModelInfo {
  * one with a 200,000-token window, so that neither its cost nor its room is overestimated.
  */
 export const MODEL_TABLE: readonly (Omit<ModelInfo, 'regionalPremium'> & { pattern: RegExp; regionalPremium?: false })[] = [
-  { family: 'Claude Fable 5', pattern: /fable/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 10, output: 50 } },
-  { family: 'Claude Opus 5.5', pattern: /opus-(5-[5-9]|[6-9])/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 4, output: 20 } },
-  { family: 'Claude Opus 4.6 to 5', pattern: /opus-(4-[6-9]|5)/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 5, output: 25 } },
-  { family: 'Claude Opus 4.5', pattern: /opus-4-5/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 5, output: 25 } },
+  {
+    family: 'Claude Fable 5',
+    pattern: /fable/,
+    window: 1_000_000,
+    maxOutput: 128_000,
+    thinking: 'adaptive',
+    cacheMin: 4_096,
+    price: { input: 10, output: 50 },
+  },
+  {
+    family: 'Claude Opus 5.5',
+    pattern: /opus-(5-[5-9]|[6-9])/,
+    window: 1_000_000,
+    maxOutput: 128_000,
+    thinking: 'adaptive',
+    cacheMin: 4_096,
+    price: { input: 4, output: 20 },
+  },
+  {
+    family: 'Claude Opus 4.6 to 5',
+    pattern: /opus-(4-[6-9]|5)/,
+    window: 1_000_000,
+    maxOutput: 128_000,
+    thinking: 'adaptive',
+    cacheMin: 4_096,
+    price: { input: 5, output: 25 },
+  },
+  { family: 'Claude Opus 4.5', pattern: /opus-4-5/, window: 200_000, maxOutput: 64_000, thinking: 'budget', cacheMin: 4_096, price: { input: 5, output: 25 } },
   {
     family: 'Claude Opus 3 to 4.1',
     pattern: /opus/,
     window: 200_000,
     maxOutput: 32_000,
     thinking: 'budget',
+    cacheMin: 1_024,
     price: { input: 15, output: 75 },
     regionalPremium: false,
   },
-  { family: 'Claude Sonnet 5 and 5.5', pattern: /sonnet-[5-9]/, window: 1_000_000, maxOutput: 128_000, thinking: 'adaptive', price: { input: 2, output: 10 } },
-  { family: 'Claude Sonnet 4.6', pattern: /sonnet-4-6/, window: 1_000_000, maxOutput: 64_000, thinking: 'adaptive', price: { input: 3, output: 15 } },
-  { family: 'Claude Sonnet 4.5', pattern: /sonnet-4-5/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 3, output: 15 } },
+  {
+    family: 'Claude Sonnet 5 and 5.5',
+    pattern: /sonnet-[5-9]/,
+    window: 1_000_000,
+    maxOutput: 128_000,
+    thinking: 'adaptive',
+    cacheMin: 2_048,
+    price: { input: 2, output: 10 },
+  },
+  {
+    family: 'Claude Sonnet 4.6',
+    pattern: /sonnet-4-6/,
+    window: 1_000_000,
+    maxOutput: 64_000,
+    thinking: 'adaptive',
+    cacheMin: 2_048,
+    price: { input: 3, output: 15 },
+  },
+  {
+    family: 'Claude Sonnet 4.5',
+    pattern: /sonnet-4-5/,
+    window: 200_000,
+    maxOutput: 64_000,
+    thinking: 'budget',
+    cacheMin: 1_024,
+    price: { input: 3, output: 15 },
+  },
   {
     family: 'Claude Sonnet 3.7 to 4',
     pattern: /sonnet-4|3-7-sonnet/,
     window: 200_000,
     maxOutput: 64_000,
     thinking: 'budget',
+    cacheMin: 1_024,
     price: { input: 3, output: 15 },
     regionalPremium: false,
   },
@@ -56,6 +108,7 @@ export const MODEL_TABLE: readonly (Omit<ModelInfo, 'regionalPremium'> & { patte
     window: 200_000,
     maxOutput: 8_192,
     thinking: 'none',
+    cacheMin: 1_024,
     price: { input: 3, output: 15 },
     regionalPremium: false,
   },
@@ -65,15 +118,17 @@ export const MODEL_TABLE: readonly (Omit<ModelInfo, 'regionalPremium'> & { patte
     window: 1_000_000,
     maxOutput: 64_000,
     thinking: 'adaptive',
+    cacheMin: 4_096,
     price: { input: 0.1, output: 0.5, long: { over: 100_000, input: 0.5, output: 2.5 } },
   },
-  { family: 'Claude Haiku 4.5', pattern: /haiku-4/, window: 200_000, maxOutput: 64_000, thinking: 'budget', price: { input: 1, output: 5 } },
+  { family: 'Claude Haiku 4.5', pattern: /haiku-4/, window: 200_000, maxOutput: 64_000, thinking: 'budget', cacheMin: 4_096, price: { input: 1, output: 5 } },
   {
     family: 'Claude Haiku 3.5',
     pattern: /3-5-haiku|haiku-3-5/,
     window: 200_000,
     maxOutput: 8_192,
     thinking: 'none',
+    cacheMin: 2_048,
     price: { input: 0.8, output: 4 },
     regionalPremium: false,
   },
@@ -83,6 +138,7 @@ export const MODEL_TABLE: readonly (Omit<ModelInfo, 'regionalPremium'> & { patte
     window: 200_000,
     maxOutput: 4_096,
     thinking: 'none',
+    cacheMin: 2_048,
     price: { input: 0.25, output: 1.25 },
     regionalPremium: false,
   },
@@ -93,6 +149,8 @@ const UNKNOWN: ModelInfo = {
   window: 200_000,
   maxOutput: 32_000,
   thinking: 'adaptive',
+  // The smallest minimum: an unknown model's shared prefix is taken as cacheable.
+  cacheMin: 1_024,
   price: { input: 15, output: 75 },
   regionalPremium: true,
 };

@@ -1,10 +1,17 @@
+import type { CacheTtl } from '../workflow/types.js';
 import { modelInfo } from './models.js';
 
-/** US dollars per million tokens. Cache writes and reads default to 1.25× and 0.1× the input price. */
+/**
+ * US dollars per million tokens. Cache writes and reads default to the API's multiples of the
+ * input price: a write kept 5 minutes 1.25×, kept an hour 2×, a read 0.1×.
+ */
 export interface Price {
   input: number;
   output: number;
+  /** A prompt cache write kept 5 minutes. */
   cache_write?: number;
+  /** A prompt cache write kept an hour (`cache: { ttl: 1h }`). */
+  cache_write_1h?: number;
   cache_read?: number;
   /** Prices for calls whose prompt is longer than `over` tokens. */
   long?: { over: number } & Omit<Price, 'long'>;
@@ -21,6 +28,16 @@ export function priceOf(model: string, overrides: Readonly<Record<string, Price>
   if (key !== undefined) return { price: overrides[key]!, known: true, given: true };
   const { price, known } = modelInfo(model);
   return { price, known, given: false };
+}
+
+/**
+ * The price as a run whose breakpoints all keep `ttl` pays it: every cache write at that ttl's
+ * price (conclave marks every breakpoint of a run with the workflow's one ttl).
+ */
+export function priceAtTtl(price: Price, ttl: CacheTtl): Price {
+  if (ttl === '5m') return price;
+  const hour = (p: Omit<Price, 'long'>) => ({ ...p, cache_write: p.cache_write_1h ?? p.input * 2 });
+  return { ...hour(price), ...(price.long ? { long: { ...hour(price.long), over: price.long.over } } : {}) };
 }
 
 export interface TokenUsage {
@@ -51,6 +68,32 @@ export function costOf(usage: TokenUsage, base: Price): number {
     usage.cache_creation_input_tokens * perToken(price.cache_write ?? price.input * 1.25) +
     usage.cache_read_input_tokens * perToken(price.cache_read ?? price.input * 0.1)
   );
+}
+
+/**
+ * What the prompt cache saved on a call: its cost with no cache (every prompt token at the input
+ * price) less its cost; negative when it wrote more than it read.
+ */
+export function cacheSavingUsd(usage: TokenUsage, price: Price): number {
+  const cached = usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+  if (cached === 0) return 0;
+  const uncached = { ...usage, input_tokens: usage.input_tokens + cached, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  return costOf(uncached, price) - costOf(usage, price);
+}
+
+/** What the prompt cache saved on a recorded call, at the table's list price of `model` (`show` and traces, which read a session). */
+export function listCacheSavingUsd(
+  usage: { input_tokens?: number | null; output_tokens?: number | null; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null },
+  model: string,
+  ttl: CacheTtl,
+): number {
+  const tokens = {
+    input_tokens: usage.input_tokens ?? 0,
+    output_tokens: usage.output_tokens ?? 0,
+    cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+    cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+  };
+  return cacheSavingUsd(tokens, priceAtTtl(priceOf(model).price, ttl));
 }
 
 /** Every token the call was billed for, as limits.max_tokens_total counts them. */

@@ -85,8 +85,9 @@ const event = <const F extends Record<string, Schema<unknown>>>(fields: F, about
 
 export const EVENTS = {
   run_started: event(
-    { workflow: string(), limits: LIMITS },
-    'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`)',
+    { workflow: string(), limits: LIMITS, cache_ttl: optional(oneOf('1h')) },
+    'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`); ' +
+      '`cache_ttl` when its prompt cache writes are kept an hour (`cache: { ttl: 1h }`), at that price',
   ),
   limits_changed: event(
     { limits: LIMITS, changed: array(string()) },
@@ -125,6 +126,11 @@ export const EVENTS = {
       'task, a message from `parent` to it',
   ),
   turn_started: event({ ...AGENT_TURN, through: integer(), messages: array(integer()) }, "an agent's turn began with these unread messages (ids)"),
+  shared_text: event(
+    { sha256: string(), text: string() },
+    "a long block of a system prompt (the workflow's `context:`, or a long instruction beside it), kept once: a `model_call`'s `request.system` " +
+      'writes it as `[shared_text SHA256]`; a note: resume and replay skip it',
+  ),
   model_call: event(
     {
       ...AGENT_TURN,

@@ -2,7 +2,8 @@ import type { SessionEvent, SessionHeader } from './format.js';
 import type { SessionRecord } from './reader.js';
 import { isObject } from './schema.js';
 import { timelineOf, type Timeline } from './timeline.js';
-import { priceOf } from '../provider/pricing.js';
+import { listCacheSavingUsd } from '../provider/pricing.js';
+import type { CacheTtl } from '../workflow/types.js';
 
 export interface TranscriptMessage {
   id: number;
@@ -85,8 +86,8 @@ export interface SessionSummary {
   paced: { calls: number; ms: number };
   /** Model calls and their cost by provider (docs/providers.md), in the order first used. */
   providers: Record<string, { calls: number; cost_usd: number }>;
-  /** Tokens read from the prompt cache, and what they would have cost more at the input price (list prices). */
-  cache: { read_tokens: number; saved_usd: number };
+  /** Tokens read from the prompt cache and written to it, and what it saved against no cache (list prices; negative: it cost more). */
+  cache: { read_tokens: number; written_tokens: number; saved_usd: number };
   /** A bar per turn and per wait, by agent (docs/traces.md). */
   timeline: Timeline;
   /** The agents spawned at run time, in the order they were spawned. */
@@ -130,7 +131,8 @@ export function summarize(record: SessionRecord): SessionSummary {
   let drawing: PoolDraw[] = [];
   const paced = { calls: 0, ms: 0 };
   const providers: SessionSummary['providers'] = {};
-  const cache = { read_tokens: 0, saved_usd: 0 };
+  const cache = { read_tokens: 0, written_tokens: 0, saved_usd: 0 };
+  let cacheTtl: CacheTtl = '5m';
   const models = new Map<string, string>();
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NO_AGENT_USAGE });
@@ -153,6 +155,9 @@ export function summarize(record: SessionRecord): SessionSummary {
 
   function apply(e: SessionEvent): void {
     switch (e.type) {
+      case 'run_started':
+        cacheTtl = e.cache_ttl ?? '5m';
+        return;
       case 'message':
         messages.push(e.message);
         return;
@@ -237,11 +242,10 @@ export function summarize(record: SessionRecord): SessionSummary {
         u.cost_usd += e.cost_usd;
         if (typeof e.request.model === 'string') models.set(e.agent, e.request.model);
         const read = r.cache_read_input_tokens ?? 0;
-        if (read > 0) {
-          const { price } = priceOf(models.get(e.agent) ?? String((e.response as { model?: unknown }).model ?? ''));
-          cache.read_tokens += read;
-          cache.saved_usd += (read * (price.input - (price.cache_read ?? price.input * 0.1))) / 1_000_000;
-        }
+        const written = r.cache_creation_input_tokens ?? 0;
+        cache.read_tokens += read;
+        cache.written_tokens += written;
+        cache.saved_usd += listCacheSavingUsd(r, models.get(e.agent) ?? String((e.response as { model?: unknown }).model ?? ''), cacheTtl);
         const by = (providers[e.provider ?? 'anthropic'] ??= { calls: 0, cost_usd: 0 });
         by.calls++;
         by.cost_usd += e.cost_usd;

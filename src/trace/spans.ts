@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SessionEvent, SessionHeader } from '../session/format.js';
+import { listCacheSavingUsd } from '../provider/pricing.js';
+import type { CacheTtl } from '../workflow/types.js';
 
 /** An attribute value as OpenTelemetry takes it. */
 export type AttributeValue = string | number | boolean | string[];
@@ -48,6 +50,9 @@ export class SpanBuilder {
   /** Each agent's current turn. */
   private readonly turns = new Map<string, number>();
   private latest: number;
+  /** What the prompt cache read, wrote and saved (list prices), for the workflow's span. */
+  private readonly promptCache = { read_tokens: 0, written_tokens: 0, saved_usd: 0 };
+  private cacheTtl: CacheTtl = '5m';
 
   constructor(
     private readonly header: SessionHeader,
@@ -70,6 +75,7 @@ export class SpanBuilder {
       case 'run_started':
         this.workflow.name = `invoke_workflow ${e.workflow}`;
         this.workflow.attributes['gen_ai.agent.name'] = e.workflow;
+        this.cacheTtl = e.cache_ttl ?? '5m';
         return [];
       case 'agent_spawned': {
         const spawner = this.open.get(turnKey(e.parent, this.turnOf(e.parent)));
@@ -163,6 +169,9 @@ export class SpanBuilder {
           'conclave.status': e.status,
           'conclave.exit_code': e.exit_code,
           ...(e.usage ? { 'conclave.cost_usd': e.usage.costUsd } : {}),
+          'conclave.prompt_cache.read_tokens': this.promptCache.read_tokens,
+          'conclave.prompt_cache.written_tokens': this.promptCache.written_tokens,
+          'conclave.prompt_cache.saved_usd': Number(this.promptCache.saved_usd.toFixed(6)),
         });
         if (e.status !== 'success') this.workflow.attributes['error.type'] = e.status;
         this.workflow.endMs = at;
@@ -193,6 +202,9 @@ export class SpanBuilder {
     if (requested) this.models.set(e.agent, requested);
     const model = this.models.get(e.agent) ?? String((e.response as { model?: unknown }).model ?? 'unknown');
     const usage = e.response.usage ?? {};
+    this.promptCache.read_tokens += usage.cache_read_input_tokens ?? 0;
+    this.promptCache.written_tokens += usage.cache_creation_input_tokens ?? 0;
+    this.promptCache.saved_usd += listCacheSavingUsd(usage, model, this.cacheTtl);
     const response = e.response as { id?: unknown; model?: unknown };
     const span = this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, {
       'gen_ai.operation.name': 'chat',

@@ -80,7 +80,7 @@ function tooDeep(data: unknown): Path | undefined {
   return undefined;
 }
 
-const FIELDS_WITH_EXPRESSIONS = 'env, setup run, agent system and description, kickoff and outputs';
+const FIELDS_WITH_EXPRESSIONS = 'env, setup run, agent system and description, context, kickoff and outputs';
 
 export function loadWorkflow(file: string): LoadResult {
   let text: string;
@@ -245,6 +245,7 @@ function collectTemplates(
   for (const [name, template] of Object.entries(recordOf(spec.templates))) {
     for (const field of ['system', 'description'] as const) if (isRecord(template)) addValue(['templates', name, field], 'prompt', template[field]);
   }
+  addValue(['context'], 'prompt', spec.context);
   addValue(['kickoff'], 'prompt', spec.kickoff);
   for (const [key, value] of Object.entries(recordOf(spec.outputs))) addValue(['outputs', key], 'outputs', value);
   return templates;

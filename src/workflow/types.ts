@@ -27,6 +27,9 @@ export function isWorkspaceTool(name: string): name is WorkspaceTool {
   return (WORKSPACE_TOOLS as readonly string[]).includes(name);
 }
 
+/** How long the prompt cache keeps an entry after its last use. */
+export type CacheTtl = '5m' | '1h';
+
 export type Effort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 
 /** The model settings an agent takes from `defaults` or sets itself. */
@@ -93,6 +96,7 @@ export interface PriceSpec {
   input: number;
   output: number;
   cache_write?: number;
+  cache_write_1h?: number;
   cache_read?: number;
 }
 
@@ -116,6 +120,9 @@ export interface WorkflowSpec {
   rate_limits?: Record<string, { rpm?: number; itpm?: number; otpm?: number }>;
   agents: Record<string, AgentSpec>;
   templates?: Record<string, TemplateSpec>;
+  /** What the whole team reads, first in every system prompt (docs/workflow.md: sharing the prompt cache). */
+  context?: string;
+  cache?: { ttl?: CacheTtl };
   kickoff: string;
   /** An expression, or a typed declaration (a JSON Schema fragment) the lead fills. */
   outputs?: Record<string, string | TypedOutput>;

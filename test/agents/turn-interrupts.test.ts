@@ -17,7 +17,8 @@ const PROFILE: AgentProfile = {
   queue: 'interrupt',
   compactAt: 150_000,
   turnOutputBudget: 30_000,
-  system: 'You are @lead.',
+  system: ['You are @lead.'],
+  cacheTtl: '5m',
   tools: [],
 };
 

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { PromptCache, type CacheUse, type PromptCacheOptions } from './prompt-cache.js';
 import { authProblem, bedrockChunk, bedrockException, bodyProblem, federationAnswer, metadataAnswer, routeOf, sendCloudError, type Wire } from './clouds.js';
 
 /** What the fake API answers to one request. Scripts live in test fixtures, never in src/. */
@@ -55,6 +56,8 @@ export interface RecordedRequest {
   answeredAt?: number;
   /** The id of the message that answered it. */
   responseId?: string;
+  /** With `promptCache`: what the request read from the cache and wrote to it. */
+  cache?: Omit<CacheUse, 'started'>;
   headers: IncomingMessage['headers'];
 }
 
@@ -94,6 +97,11 @@ export interface FakeOptions {
    * `retry-after`. Input tokens are counted as the request's bytes / 4, output tokens as its max_tokens.
    */
   rateLimits?: Partial<Record<RateDimension, { limit: number; windowMs: number }>>;
+  /**
+   * Simulate Anthropic's prompt cache (prompt-cache.ts): answers without a scripted `usage` then
+   * say what was read from the cache and written to it, as the API does. Off, nothing is cached.
+   */
+  promptCache?: PromptCacheOptions;
 }
 
 export type RateDimension = 'requests' | 'input-tokens' | 'output-tokens';
@@ -108,6 +116,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   const authFailures: string[] = [];
   /** Access tokens the fake issued: Google's metadata server's, and Anthropic's token endpoint's. */
   const issued = new Set<string>();
+  const promptCache = options.promptCache ? new PromptCache(options.promptCache) : undefined;
 
   const server = createServer(async (req, res) => {
     const raw = await readBody(req);
@@ -170,12 +179,15 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
       if (reply.error.retryAfterSeconds !== undefined) headers['retry-after'] = String(reply.error.retryAfterSeconds);
       return sendError(res, reply.error.status, reply.error.type, reply.error.message ?? reply.error.type, headers);
     }
-    const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, raw.length);
+    const cacheUse = reply.usage ? undefined : promptCache?.use(body);
+    if (cacheUse) recorded.cache = { read: cacheUse.read, written: cacheUse.written, written1h: cacheUse.written1h, writes: cacheUse.writes };
+    const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, raw.length, cacheUse);
     recorded.responseId = message.id;
     const thinkingBlocks = JSON.stringify(message.content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking'));
     for (const b of message.content) if (b.type === 'tool_use') sentThinking.set(b.id, thinkingBlocks);
-    if (body.stream) stream(res, message, reply.midStreamError, reply.cutLastTool === true, limited.headers, wire);
+    if (body.stream) stream(res, message, reply.midStreamError, reply.cutLastTool === true, limited.headers, wire, () => cacheUse?.started());
     else {
+      cacheUse?.started();
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': message.id, ...limited.headers });
       res.end(JSON.stringify(message));
     }
@@ -219,7 +231,7 @@ const sentThinking = new Map<string, string>();
 let toolIds = 0;
 const sign = (text: string) => createHmac('sha256', SIGNING_KEY).update(text).digest('base64');
 
-function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, toolId: () => string, requestBytes: number) {
+function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, toolId: () => string, requestBytes: number, cache?: CacheUse) {
   const content: Block[] = [];
   if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: reply.thinking, signature: sign(reply.thinking) });
   if (reply.redactedThinking) {
@@ -230,11 +242,14 @@ function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, tool
   for (const tool of reply.tools ?? [])
     content.push({ type: 'tool_use', id: tool.id ?? toolId(), name: tool.name, input: tool.input, ...(tool.json === undefined ? {} : { json: tool.json }) });
   const stopReason = reply.stopReason ?? (reply.tools?.length ? 'tool_use' : 'end_turn');
+  const read = cache?.read ?? 0;
+  const written = cache?.written ?? 0;
   const usage = reply.usage ?? {
-    input_tokens: Math.ceil(requestBytes / 4),
+    input_tokens: Math.max(0, Math.ceil(requestBytes / 4) - read - written),
     output_tokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: read,
+    ...(cache ? { cache_creation: { ephemeral_5m_input_tokens: written - cache.written1h, ephemeral_1h_input_tokens: cache.written1h } } : {}),
   };
   return { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage };
 }
@@ -280,6 +295,7 @@ function stream(
   cutLastTool: boolean,
   headers: Record<string, string>,
   wire: Wire,
+  started: () => void,
 ): void {
   const bedrock = wire === 'bedrock';
   res.writeHead(200, {
@@ -290,6 +306,7 @@ function stream(
   });
   const send = (event: string, data: unknown) => res.write(bedrock ? bedrockChunk(data) : `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   send('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } });
+  started();
   message.content.forEach((block, index) => {
     if (block.type === 'text') {
       send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });

@@ -1,0 +1,68 @@
+// A lead and 16 for_each reviewers of one change of ~20,000 tokens, against the fake Messages API
+// simulating the prompt cache (an entry readable once the answer that wrote it starts streaming),
+// answering every call after LATENCY_MS: the change as the team's `context:`, against the same
+// review with the change in each reviewer's own `system:`. Alternated, ROUNDS times each.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadSource } from './load-source.js';
+
+const { startFakeAnthropic } = await loadSource('test/fake-anthropic/server.ts');
+const { diffOf, OWN, reviewScript, SHARED } = await loadSource('test/fixtures/review-team.ts');
+const bin = fileURLToPath(new URL('../bin/conclave.js', import.meta.url));
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+export const LATENCY_MS = 500;
+export const CONTEXT_TOKENS = 20_000;
+const ROUNDS = 3;
+
+/** One review: its wall time, and what --json says it cost and what the prompt cache did. */
+async function review(workflow) {
+  const server = await startFakeAnthropic(reviewScript(), { latencyMs: LATENCY_MS, promptCache: { minTokens: 1024 } });
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-'));
+    writeFileSync(join(dir, 'workflow.yml'), workflow);
+    writeFileSync(join(dir, 'change.diff'), diffOf(CONTEXT_TOKENS));
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, [bin, 'run', 'workflow.yml', '--json'], {
+      cwd: dir,
+      env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-bench' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    if (code !== 0) throw new Error(`conclave exited ${code}`);
+    const result = JSON.parse(out);
+    return { wallMs: Number(process.hrtime.bigint() - started) / 1e6, costUsd: result.usage.cost_usd, cache: result.prompt_cache };
+  } finally {
+    await server.close();
+  }
+}
+
+export async function sharedContext() {
+  const own = [];
+  const shared = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    own.push(await review(OWN));
+    shared.push(await review(SHARED));
+  }
+  const ownWall = median(own.map((r) => r.wallMs));
+  const sharedWall = median(shared.map((r) => r.wallMs));
+  return {
+    ownCost: own[0].costUsd,
+    sharedCost: shared[0].costUsd,
+    costRatio: shared[0].costUsd / own[0].costUsd,
+    ownWall,
+    sharedWall,
+    wallRatio: sharedWall / ownWall,
+    /** The wall time the review may take: the other's, and one answer's start more. */
+    allowedWallRatio: (ownWall + LATENCY_MS) / ownWall,
+    ownCache: own[0].cache,
+    sharedCache: shared[0].cache,
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(await sharedContext());
