@@ -8,7 +8,7 @@ import { resumeCost, writeCost } from './session.js';
 import { spawnFanOut, AGENTS } from './spawn-fan-out.js';
 import { toolMemory } from './tool-memory.js';
 import { COMMAND_MS, TEAM, workersSpread } from './workers.js';
-import { LATENCY_MS, LIMIT, REVIEWERS, RUNS, sharedPacing } from './shared-pacing.js';
+import { LATENCY_MS, LIMIT, ONE_RUN_REVIEWERS, REVIEWERS, RUNS, sharedPacing } from './shared-pacing.js';
 import { CONTEXT_TOKENS, LATENCY_MS as REVIEW_LATENCY_MS, sharedContext } from './shared-context.js';
 
 const results = [];
@@ -66,8 +66,15 @@ for (const [workers, r] of Object.entries(spread)) {
   });
 }
 const pacing = await sharedPacing();
+results.push({
+  benchmark: `pacing: one run of lead + ${ONE_RUN_REVIEWERS}, ${LIMIT.limit} requests per ${LIMIT.windowMs / 1000} s, by the API's headers alone`,
+  measured: `${(pacing.one.wallMs / 1000).toFixed(1)} s for ${pacing.one.answered} answers vs ${(pacing.one.allowedMs / 1000).toFixed(1)} s; ${pacing.one.refusals} refusals`,
+  ratio: Number(pacing.one.ratio.toFixed(2)),
+  target: '≤ 1 refusal',
+  ok: pacing.one.refusals <= 1 && pacing.one.failures.length === 0,
+});
 for (const [how, r] of Object.entries(pacing)) {
-  if (how === 'skipped') continue;
+  if (how === 'skipped' || how === 'one') continue;
   const shared = how !== 'alone';
   results.push({
     benchmark: `pacing: ${RUNS} runs of lead + ${REVIEWERS} at once, ${LIMIT.limit} requests per ${LIMIT.windowMs / 1000} s, answers after ${LATENCY_MS} ms, ${shared ? `--coordinate on ${how}` : 'each alone'}`,

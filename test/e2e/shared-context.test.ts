@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
+import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
 import { diffOf, OWN, REVIEWERS, reviewScript, SHARED } from '../fixtures/review-team.js';
 import { conclave } from '../helpers/cli.js';
 import { fromJson } from '../helpers/otlp-receiver.js';
@@ -175,6 +176,30 @@ describe('the shared context through a run', () => {
     const received = reviewers.map((r) => r.receivedAt);
     expect(Math.max(...received) - Math.min(...received)).toBeLessThan(1_000);
     expect(reviewers.every((r) => r.cache!.read === 0)).toBe(true);
+  });
+});
+
+describe('spawned agents share the context too', () => {
+  it("a lead spawning 8 reviewers of a template at once: one writes the context, the others read it; the template's instructions come before each one's name", async () => {
+    server = await startFakeAnthropic(fanOutScript(8), { latencyMs: 500, promptCache: { minTokens: 1024 } });
+    const workflow = FAN_OUT(8).replace(
+      'defaults:',
+      'setup:\n  - { id: diff, run: cat change.diff, max_output: 1MB }\ncontext: "$<< setup.diff >>"\ndefaults:',
+    );
+    const run = await runWorkflow(server, workflow, [], { files: { 'change.diff': diffOf(8_000) } });
+    expect(run.code, run.stderr).toBe(0);
+    const reviewers = server.requests.filter((r) => r.agent.startsWith('reviewer-'));
+    expect(reviewers).toHaveLength(8);
+    for (const r of reviewers) {
+      const system = r.body.system as { text: string }[];
+      expect(system.map((b) => b.text.slice(0, 30))).toEqual([
+        system[0]!.text.slice(0, 30),
+        'Your instructions:\nReview the ',
+        `You are @${r.agent}, a worker who`.slice(0, 30),
+      ]);
+    }
+    expect(contextWrites(reviewers)).toHaveLength(1);
+    expect(reviewers.filter((r) => r.cache!.read > 8_000)).toHaveLength(7);
   });
 });
 
