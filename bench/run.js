@@ -13,7 +13,9 @@ import { CONTEXT_TOKENS, LATENCY_MS as REVIEW_LATENCY_MS, sharedContext } from '
 
 const results = [];
 
-for (const row of coldStart()) {
+const cold = coldStart();
+const nodeMs = cold.find((row) => row.name === 'node -e 0').medianMs;
+for (const row of cold) {
   if (row.name === 'node -e 0') {
     results.push({ benchmark: 'baseline: node -e 0', measured: `${row.medianMs} ms`, ratio: 1, target: '', ok: true });
     continue;
@@ -52,8 +54,8 @@ results.push({
   benchmark: `run: lead spawning ${AGENTS} agents in one call, 200 ms per call`,
   measured: `Node ${process.versions.node}: ${spawned.wallMs.toFixed(0)} ms wall (spawning 1: ${spawned.singleMs.toFixed(0)} ms); first request ${spawned.firstRequestMs} ms after start; the ${AGENTS} requests within ${spawned.spreadMs} ms; ${spawned.perAgentMs.toFixed(2)} ms per agent more (${spawned.overCriticalPerAgentMs.toFixed(2)} ms per agent over the critical path)`,
   ratio: Number(spawned.ratio.toFixed(3)),
-  target: '≤ 1.50 × (3 × 200 ms + --help); first request ≤ 120 ms; ≤ 1 ms per agent more',
-  ok: spawned.ratio <= 1.5 && spawned.firstRequestMs <= 120 && spawned.perAgentMs <= 1,
+  target: `≤ 1.50 × (3 × 200 ms + --help); first request ≤ 2.00 × node -e 0 (${(2 * nodeMs).toFixed(0)} ms); ≤ 1 ms per agent more`,
+  ok: spawned.ratio <= 1.5 && spawned.firstRequestMs <= 2 * nodeMs && spawned.perAgentMs <= 1,
 });
 const spread = await workersSpread();
 for (const [workers, r] of Object.entries(spread)) {
