@@ -5,7 +5,7 @@ import { formatForAgent, type Message } from '../channel/message.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallInterrupted, PromptTooLong } from '../provider/provider-errors.js';
 import { keepWithin, type Compaction } from './compaction.js';
-import { afterCall, CHARS_PER_TOKEN, type Conversation } from './context.js';
+import { afterCall, CHARS_PER_TOKEN, fixedTokens, type Conversation } from './context.js';
 import type { AgentProfile } from './profile.js';
 import { assistantContent, pushUser, request } from './request.js';
 import type { ToolContext, ToolResult } from './tools/tool.js';
@@ -87,7 +87,11 @@ export async function runTurn(
 
   /** Keeps the conversation within compact_at (or, forced, within what the API accepts), then calls the model. */
   const fitAndCall = async (force?: PromptTooLong): Promise<ModelResponse> => {
-    const limit = force ? Math.min(profile.compactAt, Math.floor((force.maximumTokens ?? profile.compactAt) * 0.75)) : profile.compactAt;
+    // A system prompt that alone passes compact_at (a large `context:`) cannot be compacted: the
+    // turns keep a quarter of compact_at above it, rather than a summary at every turn.
+    const limit = force
+      ? Math.min(profile.compactAt, Math.floor((force.maximumTokens ?? profile.compactAt) * 0.75))
+      : Math.max(profile.compactAt, fixedTokens(profile) + Math.floor(profile.compactAt / 4));
     const fitted = await keepWithin(profile, current, turnStart, limit, force !== undefined, {
       summarise: (r) => hooks.call(r, ++calls),
       compacted: (c) => hooks.compacted?.(c),

@@ -213,3 +213,16 @@ describe('context: and cache: in a workflow file', () => {
     expect(checked.stdout + checked.stderr).toContain('w.yml:3:15: cache.ttl must be "5m" or "1h"; found the string "2h" (did you mean "1h"?)');
   });
 });
+
+describe('a context longer than compact_at', () => {
+  it('is not summarised away at every turn: the turns keep a quarter of compact_at above it', async () => {
+    server = await startFakeAnthropic(reviewScript(2), { promptCache: { minTokens: 1024 } });
+    const workflow = smaller(SHARED, 2, 'defaults: { compact_at: 4096 }');
+    const run = await runWorkflow(server, workflow, [], { files: { 'change.diff': diffOf(8_000) } });
+    expect(run.code, run.stderr).toBe(0);
+    // The lead's second turn (the reviewers' answers) goes on from its first, with no summary call.
+    expect(run.events.filter((e) => e.type === 'context_compacted')).toEqual([]);
+    expect(server.of('lead')).toHaveLength(2);
+    expect(JSON.stringify(server.of('lead')[1]!.body.messages)).toContain('@reviewer review your part.');
+  });
+});
