@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { countElsewhere, type CountedElsewhere } from './output-counter.js';
 
 export interface ShellOptions {
   command: string;
@@ -57,13 +58,23 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
         // already gone
       }
     };
+    /** The streams past their cap whose rest another process counts. */
+    const elsewhere: { name: 'stdout' | 'stderr'; counted: CountedElsewhere }[] = [];
+    /** Who counts each stream past its cap: `wc`, or Node itself when `wc` could not be started. */
+    const countedBy: Partial<Record<'stdout' | 'stderr', 'wc' | 'node'>> = {};
     const collect = (name: 'stdout' | 'stderr') => (chunk: Buffer) => {
       const before = result[`${name}Bytes`];
       result[`${name}Bytes`] += chunk.length;
       if (before < options.maxOutput) kept[name].push(chunk.subarray(0, options.maxOutput - before));
-      else if (options.stopAtMaxOutput && !result.overflowed) {
-        result.overflowed = true;
-        killGroup();
+      else if (options.stopAtMaxOutput) {
+        if (!result.overflowed) {
+          result.overflowed = true;
+          killGroup();
+        }
+      } else if (!countedBy[name]) {
+        const counted = countElsewhere(child[name]!);
+        countedBy[name] = counted ? 'wc' : 'node';
+        if (counted) elsewhere.push({ name, counted });
       }
     };
     child.stdout!.on('data', collect('stdout'));
@@ -88,7 +99,15 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
       child.stderr!.destroy();
       result.stdout = Buffer.concat(kept.stdout).toString('utf8');
       result.stderr = Buffer.concat(kept.stderr).toString('utf8');
-      resolve(result);
+      if (elsewhere.length === 0) return resolve(result);
+      // The counters end when the command's pipes close; one a leftover process holds open is given up.
+      const giveUp = setTimeout(() => {
+        for (const { counted } of elsewhere) counted.stop();
+      }, DRAIN_MS);
+      void Promise.all(elsewhere.map(async ({ name, counted }) => (result[`${name}Bytes`] += await counted.bytes))).then(() => {
+        clearTimeout(giveUp);
+        resolve(result);
+      });
     };
     let drain: NodeJS.Timeout | undefined;
     child.on('error', (e) => {
