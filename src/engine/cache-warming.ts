@@ -98,7 +98,7 @@ export class CacheWarming {
 function waitFor(released: Promise<void>, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(finish, WARM_RELEASE_MS);
-    signal.addEventListener('abort', finish, { once: true });
+    signal.addEventListener('abort', finish);
     void released.then(finish);
     function finish() {
       clearTimeout(timer);

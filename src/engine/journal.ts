@@ -7,7 +7,7 @@ import { CallAborted } from '../provider/provider-errors.js';
 export class DivergenceError extends ConclaveError {}
 
 export type EventInput = EventBody;
-/** Events a re-execution does not produce again: a resume's limit changes, and notes of what live calls met (rate limits, spend pools). */
+/** Events a re-execution does not produce again: a resume's limit changes, notes of what live calls met (rate limits, spend pools), shared texts. */
 const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools', 'call_abandoned', 'shared_text']);
 /** How long re-execution may make no progress before the recording is judged unable to answer. */
 const STALL_MS = 1500;

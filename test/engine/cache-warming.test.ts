@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CacheWarming, WARM_RELEASE_MS } from '../../src/engine/cache-warming.js';
 import type { ModelRequest } from '../../src/provider/client.js';
@@ -106,5 +107,55 @@ describe('warm first', () => {
     await warming.before(requestOf(haiku, 'claude-haiku-4-5'), 'anthropic', signal());
     expect(await settled(warming.before(requestOf(haiku, 'claude-haiku-4-5'), 'anthropic', signal()))).toBe(true);
     writer.done();
+  });
+
+  it('a reader that streams keeps the prefix warm; exactly at the end of its time a call writes it again', async () => {
+    const warming = new CacheWarming('5m', () => clock);
+    const writer = await warming.before(requestOf(), 'anthropic', signal());
+    writer.streaming();
+    const warmFor = 5 * 60_000 - 30_000;
+    clock += warmFor - 1_000;
+    const reader = await warming.before(requestOf(), 'anthropic', signal());
+    reader.streaming(); // read: the API keeps it 5 minutes more
+    clock += 2_000;
+    expect(await settled(warming.before(requestOf(), 'anthropic', signal()))).toBe(true);
+    clock += warmFor - 2_000; // exactly the reader's time since it streamed
+    const again = await warming.before(requestOf(), 'anthropic', signal());
+    expect(await settled(warming.before(requestOf(), 'anthropic', signal()))).toBe(false);
+    again.done();
+  });
+
+  it("a late word from an earlier writer (its retry streaming again, its end) does not let go of a later writer's waiters", async () => {
+    const warming = new CacheWarming('5m', () => clock);
+    const first = await warming.before(requestOf(), 'anthropic', signal());
+    first.streaming();
+    clock += 5 * 60_000;
+    const second = await warming.before(requestOf(), 'anthropic', signal());
+    first.streaming();
+    first.done();
+    expect(await settled(warming.before(requestOf(), 'anthropic', signal()))).toBe(false);
+    second.done();
+  });
+
+  it('a request without a system prompt is never held; the tools count toward the minimum; a wait leaves no listener on the signal', async () => {
+    const warming = new CacheWarming('5m', () => clock);
+    const bare: ModelRequest = { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] };
+    await warming.before(bare, 'anthropic', signal());
+    expect(await settled(warming.before(bare, 'anthropic', signal()))).toBe(true);
+    // 500 tokens of text and ~2,000 of tools: past Sonnet 4.5's 1,024 only together.
+    const small = { ...context, text: 'w'.repeat(2_000) };
+    const manyTools = [{ name: 't', description: 'd'.repeat(8_000), input_schema: { type: 'object' as const } }];
+    const writer = await warming.before(requestOf(small, 'claude-sonnet-4-5', manyTools), 'anthropic', signal());
+    const waiting = signal();
+    const waiter = warming.before(requestOf(small, 'claude-sonnet-4-5', manyTools), 'anthropic', waiting);
+    expect(await settled(waiter)).toBe(false);
+    writer.streaming();
+    expect(await settled(waiter)).toBe(true);
+    expect(getEventListeners(waiting, 'abort')).toHaveLength(0);
+    // Exactly the minimum (1,024 tokens, no tools) is cacheable.
+    const exact: ModelRequest = { ...bare, system: [{ type: 'text', text: 'v'.repeat(4_096) }] };
+    const exactWriter = await warming.before(exact, 'anthropic', signal());
+    expect(await settled(warming.before(exact, 'anthropic', signal()))).toBe(false);
+    exactWriter.done();
   });
 });

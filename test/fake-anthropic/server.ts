@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { PromptCache, type CacheUse, type PromptCacheOptions } from './prompt-cache.js';
+import { FakeBatches, type BatchOptions, type BatchResult, type FakeBatch } from './batches.js';
 import { authProblem, bedrockChunk, bedrockException, bodyProblem, federationAnswer, metadataAnswer, routeOf, sendCloudError, type Wire } from './clouds.js';
 
 /** What the fake API answers to one request. Scripts live in test fixtures, never in src/. */
@@ -28,6 +29,8 @@ export interface Reply {
   delayMs?: number;
   /** Never answer; the client has to give up. */
   hang?: boolean;
+  /** In a message batch: the request expired (the batch's 24 hours passed before it was answered). */
+  expired?: boolean;
 }
 
 export interface RecordedRequest {
@@ -56,6 +59,8 @@ export interface RecordedRequest {
   answeredAt?: number;
   /** The id of the message that answered it. */
   responseId?: string;
+  /** The message batch it came in (the Message Batches API), if it came in one. */
+  batch?: string;
   /** With `promptCache`: what the request read from the cache and wrote to it. */
   cache?: Omit<CacheUse, 'started'>;
   headers: IncomingMessage['headers'];
@@ -75,6 +80,8 @@ export interface FakeAnthropic {
   refusals: number;
   /** Requests refused for their credentials, on any wire. */
   authFailures: string[];
+  /** The message batches created (with `batches`), in order. */
+  batches: FakeBatch[];
   close(): Promise<void>;
 }
 
@@ -102,6 +109,8 @@ export interface FakeOptions {
    * say what was read from the cache and written to it, as the API does. Off, nothing is cached.
    */
   promptCache?: PromptCacheOptions;
+  /** Serve the Message Batches API (batches.ts): each request of a batch is answered by the script, as a call would be. */
+  batches?: BatchOptions;
 }
 
 export type RateDimension = 'requests' | 'input-tokens' | 'output-tokens';
@@ -118,9 +127,53 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   const issued = new Set<string>();
   const promptCache = options.promptCache ? new PromptCache(options.promptCache) : undefined;
 
+  let url = '';
+  /** A request of a batch, answered as the same call would be: recorded, and its reply taken from the script. */
+  const batchAnswer = (params: Record<string, unknown>, customId: string, batchId: string): BatchResult => {
+    const body = params as unknown as RecordedRequest['body'];
+    const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
+    const agent = AGENT.exec(systemText)?.[1] ?? '(unknown)';
+    const bytes = Buffer.byteLength(JSON.stringify(params));
+    const recorded: RecordedRequest = {
+      wire: 'anthropic',
+      modelId: body.model,
+      agent,
+      call: requests.filter((r) => r.agent === agent).length + 1,
+      body,
+      bytes,
+      receivedAt: Date.now(),
+      headers: {},
+      batch: batchId,
+    };
+    requests.push(recorded);
+    const queue = queues.get(agent);
+    const next = typeof queue === 'function' ? queue : queue?.shift();
+    const reply = typeof next === 'function' ? next(recorded) : next;
+    if (!reply)
+      return {
+        type: 'errored',
+        error: { type: 'error', error: { type: 'invalid_request_error', message: `fake server: no scripted reply left for @${agent}` } },
+      };
+    if (reply.expired) return { type: 'expired' };
+    if (reply.error) return { type: 'errored', error: { type: 'error', error: { type: reply.error.type, message: reply.error.message ?? reply.error.type } } };
+    const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, bytes);
+    recorded.responseId = message.id;
+    recorded.answeredAt = Date.now();
+    return { type: 'succeeded', message };
+  };
+  const batches = new FakeBatches(options.batches ?? {}, batchAnswer);
+
   const server = createServer(async (req, res) => {
     const raw = await readBody(req);
     if (metadataAnswer(req, res, issued, 'fake-project') || federationAnswer(req, raw, res, issued)) return;
+    if (options.batches && (req.url ?? '').startsWith('/v1/messages/batches')) {
+      const unauthenticated = authProblem('anthropic', req, raw, issued, FAKE_API_KEY_PREFIX);
+      if (unauthenticated) {
+        authFailures.push(`anthropic: ${unauthenticated}`);
+        return sendCloudError(res, 'anthropic', 401, 'authentication_error', unauthenticated);
+      }
+      if (batches.handle(req, raw, res, url)) return;
+    }
     const route = routeOf(req.method, req.url ?? '');
     if (!route) return sendCloudError(res, 'anthropic', 404, 'not_found_error', `no route ${req.method} ${req.url}`);
     const { wire } = route;
@@ -198,8 +251,10 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  url = `http://127.0.0.1:${port}`;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
+    batches: batches.batches,
     requests,
     of: (agent) => requests.filter((r) => r.agent === agent),
     get refusals() {

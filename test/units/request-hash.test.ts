@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/provider/client.js';
 import { deepFreeze } from '../../src/provider/deep-freeze.js';
 import { requestBytes, requestHash } from '../../src/provider/request-hash.js';
-import { RequestDeltas } from '../../src/engine/request-delta.js';
+import { RequestDeltas, SHARED_TEXT_CHARS } from '../../src/engine/request-delta.js';
 
 const message = (text: string, role: 'user' | 'assistant' = 'user') => ({ role, content: [{ type: 'text' as const, text }] });
 const request = (messages: ModelRequest['messages'], over: Partial<ModelRequest> = {}) =>
@@ -91,6 +92,31 @@ describe('the request delta the session keeps', () => {
     expect(deltas.of('helper', r3)).toMatchObject({ messages_from: 0, system: 's' });
     // A compacted conversation (new message objects) is kept whole.
     expect(deltas.of('lead', request([message('one'), message('summary')], { system: r1.system, tools: r1.tools }))).toMatchObject({ messages_from: 0 });
+  });
+});
+
+describe('the system prompt as the session keeps it', () => {
+  it('with a context, long blocks are kept once and referred to by hash; one block (no context) is written whole', () => {
+    const kept: [string, string][] = [];
+    const deltas = new RequestDeltas((sha256, text) => kept.push([sha256, text]));
+    const context = { type: 'text' as const, text: 'c'.repeat(SHARED_TEXT_CHARS) };
+    const long = 'i'.repeat(SHARED_TEXT_CHARS + 1);
+    const system = (own: string, instructions = 'short') => [context, { type: 'text' as const, text: instructions }, { type: 'text' as const, text: own }];
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(deltas.of('a', request([message('x')], { system: system('You are @a') })).system).toBe(`[shared_text ${sha(context.text)}]\nshort\nYou are @a`);
+    expect(deltas.of('b', request([message('x')], { system: system('You are @b', long) })).system).toBe(
+      `[shared_text ${sha(context.text)}]\n[shared_text ${sha(long)}]\nYou are @b`,
+    );
+    // The context block is one object for every agent: kept and hashed once.
+    expect(kept).toEqual([
+      [sha(context.text), context.text],
+      [sha(long), long],
+    ]);
+    // A block one character shorter is written as it is; a prompt of one block always is.
+    const shorter = { type: 'text' as const, text: 's'.repeat(SHARED_TEXT_CHARS - 1) };
+    expect(deltas.of('c', request([message('x')], { system: [shorter, { type: 'text', text: 'You are @c' }] })).system).toBe(`${shorter.text}\nYou are @c`);
+    expect(deltas.of('d', request([message('x')], { system: [{ type: 'text', text: long }] })).system).toBe(long);
+    expect(kept).toHaveLength(2);
   });
 });
 
