@@ -5,15 +5,17 @@ export const EXIT = {
   usage: 2,
   limit: 3,
   provider: 4,
+  /** Parked (--park): the run waits for a message batch, its session written; resume it later. EX_TEMPFAIL. */
+  waiting: 75,
   sigint: 130,
   sigterm: 143,
 } as const;
 
 /**
  * How a run ended. `refused`: the run cannot go on as asked (a cache miss under --offline): a
- * usage error, exit 2, although the session is kept.
+ * usage error, exit 2, although the session is kept. `waiting`: parked until a message batch ends.
  */
-export type EndStatus = 'success' | 'failure' | 'idle' | 'limit' | 'provider_error' | 'error' | 'interrupted' | 'refused';
+export type EndStatus = 'success' | 'failure' | 'idle' | 'limit' | 'provider_error' | 'error' | 'interrupted' | 'refused' | 'waiting';
 
 /** The exit code of each way a run ends but a signal (130 or 143, by the signal). */
 export const EXIT_OF: Record<Exclude<EndStatus, 'interrupted'>, number> = {
@@ -24,4 +26,5 @@ export const EXIT_OF: Record<Exclude<EndStatus, 'interrupted'>, number> = {
   refused: EXIT.usage,
   limit: EXIT.limit,
   provider_error: EXIT.provider,
+  waiting: EXIT.waiting,
 };

@@ -29,5 +29,7 @@ export interface AgentProfile {
   system: readonly string[];
   /** How long the prompt cache keeps what the agent's requests write (the workflow's `cache.ttl`). */
   cacheTtl: CacheTtl;
+  /** Its calls go through the Message Batches API (engine/batch-calls.ts). */
+  batch: boolean;
   tools: AgentTool[];
 }

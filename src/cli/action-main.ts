@@ -1,3 +1,4 @@
+import { EXIT } from '../exit-codes.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +49,7 @@ export function actionArgs(input: (name: string) => string): string[] | string {
   ] as const) {
     if (value(name)) args.push(flag, value(name));
   }
+  if (value('park') === 'true') args.push('--park');
   for (const pool of value('spend-pools')
     .split(/[\s,]+/)
     .filter(Boolean))
@@ -105,7 +107,8 @@ export async function run(): Promise<void> {
   }
   const session = outputs['session-file'];
   if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'));
-  process.exitCode = code;
+  // A parked run (75) is a step that did its part: a later job resumes the session.
+  process.exitCode = code === EXIT.waiting ? 0 : code;
 }
 
 /** The step refused before conclave ran: an error, and outputs that say so. */

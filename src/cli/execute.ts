@@ -36,6 +36,8 @@ export interface OutputOptions extends LimitFlags, OrganisationFlags, WorkersFla
   offline?: boolean;
   /** --sarif: where to write the findings as SARIF. */
   sarif?: string;
+  /** --park: exit 75 (waiting) when nothing can go on until a message batch ends. */
+  park?: boolean;
 }
 
 /** A warning of a run's setup or its stores (the cache, --coordinate), on stderr. */
@@ -172,9 +174,11 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
       live: provider !== undefined || options.pool !== undefined,
       pools: provider || options.pool ? options.organisation?.pools : undefined,
+      batches: provider?.batchApi(),
     },
     recording: { journal, limits: options.limits, limitsOnLive: options.limitsOnLive, onLive: options.onLive, elapsedBeforeMs: options.elapsedBeforeMs },
     servers: { start: options.replayOf === undefined, mask: (text) => options.masker.loose(text) },
+    park: options.park === true,
     progress: options.quiet
       ? () => {}
       : (view?.listener ??

@@ -44,6 +44,8 @@ function describe(e: ProgressEvent): string | undefined {
       return `@${e.agent} retrying in ${(e.waitMs / 1000).toFixed(1)} s: ${e.error}`;
     case 'waiting':
       return `@${e.agent} waiting for ${WAIT_WORDS[e.reason]}`;
+    case 'batch':
+      return `message batch ${e.batch}: ${e.requests} request${e.requests === 1 ? '' : 's'} ${e.state === 'submitted' ? 'submitted' : e.state === 'waiting' ? 'still processing' : 'answered'}`;
     case 'turn_ended':
       return `@${e.agent} turn ${e.turn} done · ${e.tokens} tokens · ${formatUsd(e.costUsd)}`;
     case 'turn_failed':

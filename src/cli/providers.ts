@@ -2,6 +2,7 @@ import { connect, type Connection } from '../provider/connect.js';
 import { isProviderName, PROVIDERS, type ProviderName } from '../provider/clouds.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { providersOf } from '../workflow/providers-used.js';
+import { batchOnCloud } from '../workflow/value-checks.js';
 import { UsageError } from './usage-error.js';
 
 /** `--provider NAME`, checked. */
@@ -21,6 +22,13 @@ export async function connectionsFor(
   needed: boolean,
 ): Promise<Connection[] | undefined> {
   const override = providerFlag(options.provider);
+  const [onCloud] = override ? batchOnCloud(spec, override) : [];
+  if (onCloud) {
+    throw new UsageError(
+      `${onCloud.path.slice(0, -1).join('.')} sends its calls as a message batch (batch: true), but --provider ${override} sends them to a cloud: ` +
+        "only Anthropic's API has the Message Batches API here",
+    );
+  }
   if (!needed || options.offline) return undefined;
   return Promise.all(providersOf(spec, override).map((provider) => connect(provider, process.env)));
 }

@@ -62,6 +62,7 @@ function replayHint(result: RunResult): string | undefined {
 
 /** How to go on from a run that stopped before its work was done. */
 function resumeHint(result: RunResult, session: string): string | undefined {
+  if (result.status === 'waiting') return `to go on once the batch has ended: conclave resume ${session} (it parks again until then)`;
   if (!['limit', 'interrupted', 'provider_error', 'error'].includes(result.status) || result.outputErrors.length > 0 || result.repeats) return undefined;
   if (result.limit === 'spend_pool') return `to continue once the pool has room: conclave resume ${session}, with the same --coordinate and --spend-pool`;
   const flag = result.limit ? FLAG_OF[result.limit] : undefined;

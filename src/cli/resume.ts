@@ -98,6 +98,8 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const writer = openSession(record.path, () => SessionWriter.append(record, masker));
   return executeRun({
     ...options,
+    // A parked run parks again until its batch ends, as it was asked to.
+    park: options.park === true || (options.at === undefined && endOf(record)?.status === 'waiting'),
     workflow,
     limits: first,
     limitsOnLive,

@@ -30,6 +30,9 @@ export interface PromptCacheUse {
   saved_usd: number;
 }
 
+/** A call answered through the Message Batches API costs this share of its price, every token of it. */
+export const BATCH_PRICE = 0.5;
+
 const NOTHING: Spend = { calls: 0, usage: NO_USAGE, costUsd: 0 };
 
 /**
@@ -62,18 +65,19 @@ export class Accounting {
    * The price of a model on a provider (docs/providers.md: prices), warning once about a model the
    * table does not know. A price the workflow gives is the price paid, wherever.
    */
-  priceOf(model: string, provider: ProviderName = 'anthropic'): Price {
+  priceOf(model: string, provider: ProviderName = 'anthropic', batch = false): Price {
     const { price, known, given } = priceOf(model, this.pricing);
     if (!known && !this.unpriced.has(model)) {
       this.unpriced.add(model);
       this.onUnknownModel(model);
     }
-    return priceAtTtl(given ? price : scaledPrice(price, regionalPremium(provider, model, this.vertexRegion)), this.cacheTtl);
+    const paid = priceAtTtl(given ? price : scaledPrice(price, regionalPremium(provider, model, this.vertexRegion)), this.cacheTtl);
+    return batch ? scaledPrice(paid, BATCH_PRICE) : paid;
   }
 
   /** What a call could cost at most: `inputTokens` (an estimate that is never low) and `maxTokens`, at the model's price. */
-  worstOf(model: string, inputTokens: number, maxTokens: number, provider: ProviderName = 'anthropic'): Worst {
-    return { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model, provider)), tokens: inputTokens + maxTokens };
+  worstOf(model: string, inputTokens: number, maxTokens: number, provider: ProviderName = 'anthropic', batch = false): Worst {
+    return { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model, provider, batch)), tokens: inputTokens + maxTokens };
   }
 
   /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */
@@ -89,8 +93,8 @@ export class Accounting {
     this.cached = { calls: this.cached.calls + 1, tokens: this.cached.tokens + totalTokens(usage) };
   }
 
-  record(agent: string, model: string, usage: TokenUsage, live: boolean, provider: ProviderName = 'anthropic'): Spend {
-    const price = this.priceOf(model, provider);
+  record(agent: string, model: string, usage: TokenUsage, live: boolean, provider: ProviderName = 'anthropic', batch = false): Spend {
+    const price = this.priceOf(model, provider, batch);
     const call: Spend = { calls: 1, usage, costUsd: costOf(usage, price) };
     if (live) this.paidUsd += call.costUsd;
     this.promptCache = {

@@ -19,7 +19,7 @@ export interface Ending {
   repeats?: true;
 }
 
-export type LimitName = 'timeout' | 'max_turns' | 'max_turns_per_agent' | 'budget_usd' | 'max_tokens_total' | 'spend_pool';
+export type LimitName = 'timeout' | 'max_turns' | 'max_turns_per_agent' | 'budget_usd' | 'max_tokens_total' | 'spend_pool' | 'wait_timeout';
 
 export function ending(status: Exclude<EndStatus, 'interrupted'>, reason: string, summary = ''): Ending {
   return { status, exitCode: EXIT_OF[status], reason, summary };

@@ -8,7 +8,7 @@ export class DivergenceError extends ConclaveError {}
 
 export type EventInput = EventBody;
 /** Events a re-execution does not produce again: a resume's limit changes, notes of what live calls met (rate limits, spend pools), shared texts. */
-const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools', 'call_abandoned', 'shared_text']);
+const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools', 'call_abandoned', 'shared_text', 'batch_submitted']);
 /** How long re-execution may make no progress before the recording is judged unable to answer. */
 const STALL_MS = 1500;
 
@@ -53,6 +53,8 @@ export class Journal {
   private readonly mcpListings = new Map<string, number>();
   /** The shared texts the recording keeps (by sha256): a resumed run does not keep them again. */
   private readonly texts = new Set<string>();
+  /** The message batch each recorded batched request went in, by its custom id. */
+  private readonly batches = new Map<string, string>();
   private releaseScheduled = false;
   private watchdog: NodeJS.Timeout | undefined;
   private listener: JournalListener = {};
@@ -72,6 +74,7 @@ export class Journal {
       } else if (event.type === 'setup_finished') this.setups.set(event.id, index);
       else if (event.type === 'mcp_tools') this.mcpListings.set(event.server, index);
       else if (event.type === 'shared_text') this.texts.add(event.sha256);
+      else if (event.type === 'batch_submitted') for (const id of event.custom_ids) this.batches.set(id, event.batch_id);
     });
   }
 
@@ -80,6 +83,11 @@ export class Journal {
     if (this.texts.has(sha256)) return;
     this.texts.add(sha256);
     this.append({ type: 'shared_text', sha256, text });
+  }
+
+  /** The message batch a recorded run submitted this request in (by its hash), if it did. */
+  submittedBatch(customId: string): string | undefined {
+    return this.batches.get(customId);
   }
 
   listen(listener: JournalListener): void {

@@ -13,6 +13,7 @@ import { SpawnBudgetReached } from './spawner.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { Ceiling, Reservation, Reservations, Worst } from './reservation.js';
 import type { CacheWarming } from './cache-warming.js';
+import type { BatchCalls } from './batch-calls.js';
 
 export type CallModel = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners, provider: ProviderName) => Promise<ModelResponse>;
 
@@ -33,6 +34,9 @@ export interface ModelCallsOptions {
   reservations: Reservations;
   /** The ceilings of spawned agents' budget_usd an agent's calls fall under, besides the run's budget. */
   carvesOf?: (agent: string) => readonly Ceiling[];
+  /** Calls through the Message Batches API, for the agents `batchOf` names (batch-calls.ts). */
+  batches?: BatchCalls;
+  batchOf?: (agent: string) => boolean;
   /** Warm first: calls that share a cacheable prefix wait for the one writing it (cache-warming.ts). */
   warming?: CacheWarming;
   /** The spend pools shared across runs, a ceiling too. */
@@ -51,6 +55,11 @@ export interface ModelCallsOptions {
 export class ModelCalls {
   private readonly deltas: RequestDeltas;
   private poolsNoted = false;
+
+  /** The run's batched calls, if it makes any. */
+  get batches(): BatchCalls | undefined {
+    return this.options.batches;
+  }
 
   constructor(private readonly options: ModelCallsOptions) {
     this.deltas = new RequestDeltas((sha256, text) => options.journal.keepText(sha256, text));
@@ -101,6 +110,7 @@ export class ModelCalls {
         event.cached === true,
         false,
         event.provider ?? 'anthropic',
+        event.batch,
       ).response;
       await journal.continueAfter(agent, signal);
       return answer;
@@ -119,11 +129,13 @@ export class ModelCalls {
       );
     }
     const inputTokens = inputTokensAtMost(requestBytes(request));
-    const warm = (await this.options.warming?.before(request, provider, signal)) ?? { streaming() {}, done() {} };
+    const batches = this.options.batchOf?.(agent) ? this.options.batches : undefined;
+    const warm = (batches ? undefined : await this.options.warming?.before(request, provider, signal)) ?? { streaming() {}, done() {} };
     let settle: Reservation;
     try {
       if (signal.aborted) throw new CallAborted();
-      settle = await this.reserve(agent, this.options.accounting.worstOf(request.model, inputTokens, request.max_tokens, provider), signal);
+      const worst = this.options.accounting.worstOf(request.model, inputTokens, request.max_tokens, provider, batches !== undefined);
+      settle = await this.reserve(agent, worst, signal);
     } catch (e) {
       warm.done();
       throw e instanceof SpawnBudgetReached ? this.failed(agent, turn, step, e) : e;
@@ -140,7 +152,11 @@ export class ModelCalls {
         onRepeated: () => (costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'worker_lost')),
         onStreaming: () => warm.streaming(),
       };
-      const response = await (how.via ?? this.options.callModel)(request, callSignal, listeners, provider).catch((e: unknown) => {
+      let batch: string | undefined;
+      const made = batches
+        ? batches.call(hash, request, callSignal).then((answer) => ((batch = answer.batch), answer.response))
+        : (how.via ?? this.options.callModel)(request, callSignal, listeners, provider);
+      const response = await made.catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {
           const error = this.interrupted(agent, turn, step, request, provider, true, requestLeft ? inputTokens : 0);
           costUsd += error.costUsd;
@@ -153,7 +169,7 @@ export class ModelCalls {
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
         throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.failed(agent, turn, step, e) : e;
       });
-      costUsd += this.record(agent, turn, step, request, hash, response, false, true, provider).costUsd;
+      costUsd += this.record(agent, turn, step, request, hash, response, false, true, provider, batch).costUsd;
       await cache?.set(hash, response, signal);
       return response;
     } finally {
@@ -251,9 +267,11 @@ export class ModelCalls {
     cached: boolean,
     live: boolean,
     provider: ProviderName,
+    /** The message batch that answered it, if one did. */
+    batch?: string,
   ): { response: ModelResponse; costUsd: number } {
     if (cached) this.options.accounting.recordCached(usageOf(response.usage));
-    const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live, provider);
+    const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live, provider, batch !== undefined);
     this.options.journal.append({
       type: 'model_call',
       agent,
@@ -265,6 +283,7 @@ export class ModelCalls {
       cost_usd: spend.costUsd,
       ...(cached ? { cached: true as const } : {}),
       ...(provider !== 'anthropic' ? { provider } : {}),
+      ...(batch !== undefined ? { batch } : {}),
     });
     return { response, costUsd: spend.costUsd };
   }

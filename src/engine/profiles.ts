@@ -139,13 +139,16 @@ function profileOf(
       sources.context,
     ),
     cacheTtl: spec.cache?.ttl ?? '5m',
+    batch: settings.batch === true,
   };
 }
 
 /** The agent's own model settings that it sets (the others come from `defaults`). */
 function definedOf(agent: ModelSettings): ModelSettings {
-  const { provider, model, max_tokens, effort, thinking, thinking_display, compact_at } = agent;
-  return Object.fromEntries(Object.entries({ provider, model, max_tokens, effort, thinking, thinking_display, compact_at }).filter(([, v]) => v !== undefined));
+  const { provider, model, max_tokens, effort, thinking, thinking_display, compact_at, batch } = agent;
+  return Object.fromEntries(
+    Object.entries({ provider, model, max_tokens, effort, thinking, thinking_display, compact_at, batch }).filter(([, v]) => v !== undefined),
+  );
 }
 
 /** The most tokens a conversation keeps by default: every token kept is paid again on every call. */

@@ -8,6 +8,7 @@ import type { PromptCacheUse, Spend } from './accounting.js';
 import type { Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
+import type { BatchApi } from '../provider/batch-api.js';
 import type { CallModel, ModelCallsOptions } from './model-calls.js';
 import type { ToolUse } from '../agents/turn.js';
 import type { ToolResult } from '../agents/tools/tool.js';
@@ -60,6 +61,8 @@ export interface RunOptions {
     live?: boolean;
     /** --spend-pool: ceilings shared with the organisation's other runs. */
     pools?: ModelCallsOptions['pools'];
+    /** The Message Batches API, for agents with `batch: true`. */
+    batches?: BatchApi;
   };
   /** What the run re-executes first, and the limits it starts with. */
   recording: {
@@ -80,6 +83,8 @@ export interface RunOptions {
   /** MCP servers: false for --replay (their tools come from the recording); what hides secrets in their answers. */
   servers?: { start?: boolean; mask?: (text: string) => string };
   progress: ProgressListener;
+  /** --park: stop as `waiting` (exit 75) when nothing can go on until a message batch ends. */
+  park?: boolean;
 }
 
 export interface RunResult extends Ending {

@@ -28,6 +28,7 @@ import { QueueModes } from './queue-modes.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 import { Reservations } from './reservation.js';
 import { CacheWarming } from './cache-warming.js';
+import { batchesOf } from './batch-calls.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -101,6 +102,8 @@ export class Run {
       carvesOf: (agent) => this.spawner?.ceilingsOf(agent) ?? [],
       providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
       warming: new CacheWarming(options.workflow.spec.cache?.ttl ?? '5m'),
+      ...batchesOf(options, () => this.parkIfStuck()),
+      batchOf: (agent) => this.profiles.get(agent)?.batch === true,
     });
     this.workspace = new Workspace(options.place.workspace, {
       protect: options.identity.ownFiles ?? [],
@@ -174,6 +177,18 @@ export class Run {
     this.limits.stop();
     journal.close();
     return this.finish(scope);
+  }
+
+  /**
+   * --park: when every turn that runs waits for a message batch, nothing can go on until one ends:
+   * the run stops as `waiting` (exit 75), its batches left running for a resume to poll.
+   */
+  private parkIfStuck(): void {
+    const batches = this.calls.batches;
+    if (!this.options.park || this.ending || !batches || this.running.size === 0 || batches.waitingCalls < this.running.size) return;
+    const ids = batches.waitedFor;
+    batches.park();
+    this.stop(ending('waiting', `parked: waiting for message batch${ids.length === 1 ? '' : 'es'} ${ids.join(', ')}`));
   }
 
   private addAgent(profile: AgentProfile, messages?: MessageParam[]): void {

@@ -6,6 +6,7 @@ import { CallAborted, ProviderError } from './provider-errors.js';
 import { inputTokensAtMost } from './pricing.js';
 import { cloudModelId, type ProviderName } from './clouds.js';
 import type { Connection, MessagesClient } from './connect.js';
+import type { BatchApi } from './batch-api.js';
 import { httpFetch, type Fetch } from './http-fetch.js';
 import { SendSlices } from './send-slices.js';
 
@@ -123,6 +124,18 @@ export class Provider {
         await sleep(waitMs, signal);
       }
     }
+  }
+
+  /** The Message Batches API of Anthropic's own client (engine/batch-calls.ts); the clouds' SDKs have none here. */
+  batchApi(): BatchApi | undefined {
+    const batches = this.clients.get('anthropic')?.messages.batches;
+    if (!batches) return undefined;
+    return {
+      create: (body) => batches.create(body as Parameters<typeof batches.create>[0]),
+      retrieve: (id) => batches.retrieve(id),
+      results: async (id) => (await batches.results(id)) as unknown as AsyncIterable<{ custom_id: string; result: never }>,
+      cancel: (id) => batches.cancel(id),
+    };
   }
 
   /** One HTTP request, its call told that bytes leave. */

@@ -131,6 +131,11 @@ export const EVENTS = {
     "a long block of a system prompt (the workflow's `context:`, or a long instruction beside it), kept once: a `model_call`'s `request.system` " +
       'writes it as `[shared_text SHA256]`; a note: resume and replay skip it',
   ),
+  batch_submitted: event(
+    { batch_id: string(), custom_ids: array(string()) },
+    "calls of agents with `batch: true` were submitted as message batch `batch_id`, each `custom_id` a request's `request_sha256`; written before " +
+      'anything waits for it, so that a resumed run polls this batch instead of submitting them again; a note: resume and replay skip it',
+  ),
   model_call: event(
     {
       ...AGENT_TURN,
@@ -141,11 +146,12 @@ export const EVENTS = {
       cost_usd: number(),
       cached: optional(boolean()),
       provider: optional(oneOf('bedrock', 'vertex', 'foundry')),
+      batch: optional(string()),
     },
     "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous " +
       "call (`messages_from`), its model as the workflow names it; `request_sha256` is over the whole request and the provider; `step` numbers the turn's " +
       "calls, a compaction's summary call included; `cached` when the answer came from the shared cache; `provider` when the call went to a cloud rather " +
-      "than Anthropic's API (docs/providers.md)",
+      "than Anthropic's API (docs/providers.md); `batch`, the message batch that answered it (`batch: true`, at the batch price)",
   ),
   call_interrupted: event(
     { ...AGENT_TURN, step: integer(), cost_usd: number() },

@@ -9,6 +9,7 @@ import { checkReferences, type Field } from './references.js';
 import { outputProblems } from './typed-outputs.js';
 import { mcpServerProblems, toolNameProblems } from './tool-names.js';
 import {
+  batchProblems,
   compactAtProblems,
   durationProblems,
   inputProblems,
@@ -129,6 +130,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
     ...durationProblems(source, spec),
     ...thinkingProblems(source, spec),
     ...compactAtProblems(source, spec),
+    ...batchProblems(source, spec),
     ...toolsEnvProblems(source, spec),
     ...modelFormWarnings(source, spec),
   );

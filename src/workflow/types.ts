@@ -44,6 +44,8 @@ export interface ModelSettings {
   thinking_display?: 'summarized' | 'omitted';
   /** Compact the conversation before a request would pass this many tokens. */
   compact_at?: number;
+  /** Its model calls go through the Message Batches API, at half price (docs/workflow.md: batch). */
+  batch?: boolean;
 }
 
 export interface AgentSpec extends ModelSettings {
@@ -82,6 +84,8 @@ export interface TemplateSpec extends ModelSettings {
 
 export interface LimitsSpec {
   timeout?: string | number;
+  /** The longest a message batch is waited for (docs/workflow.md: batch). */
+  wait_timeout?: string | number;
   max_turns?: number;
   max_turns_per_agent?: number;
   budget_usd?: number;

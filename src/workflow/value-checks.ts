@@ -14,6 +14,7 @@ import { providersOf } from './providers-used.js';
 export function durationProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
   const places: { path: (string | number)[]; value: unknown }[] = [
     { path: ['limits', 'timeout'], value: isRecord(spec.limits) ? spec.limits.timeout : undefined },
+    { path: ['limits', 'wait_timeout'], value: isRecord(spec.limits) ? spec.limits.wait_timeout : undefined },
   ];
   (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) =>
     places.push({ path: ['setup', i, 'timeout'], value: isRecord(step) ? step.timeout : undefined }),
@@ -152,6 +153,38 @@ export function compactAtProblems(source: WorkflowSource, spec: WorkflowSpec): D
       ),
     ];
   });
+}
+
+/**
+ * `batch: true` for an agent or template whose calls go to a cloud: the Message Batches API is
+ * Anthropic's alone here (docs/workflow.md: batch). Each place that sets it or inherits it,
+ * with the provider that applies there (its own over the defaults', over the top level's).
+ */
+export function batchProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  return batchOnCloud(spec).map(({ path, provider }) =>
+    source.error(
+      source.valuePosition(path),
+      `${path.slice(0, -1).join('.')} sends its calls as a message batch (batch: true), but its provider is ${provider}: only Anthropic's API ` +
+        `has the Message Batches API here; use provider: anthropic for it, or batch: false`,
+    ),
+  );
+}
+
+/** The agents and templates with `batch: true` whose provider is a cloud, where the batch setting is written. */
+export function batchOnCloud(spec: WorkflowSpec, override?: string): { path: (string | number)[]; provider: string }[] {
+  const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};
+  const top = typeof spec.provider === 'string' ? spec.provider : 'anthropic';
+  const out: { path: (string | number)[]; provider: string }[] = [];
+  for (const group of ['agents', 'templates'] as const) {
+    for (const [name, agent] of Object.entries(recordOf(spec[group]))) {
+      if (!isRecord(agent)) continue;
+      const batch = agent.batch ?? defaults.batch;
+      const provider = override ?? agent.provider ?? defaults.provider ?? top;
+      if (batch !== true || provider === 'anthropic' || typeof provider !== 'string') continue;
+      out.push({ path: agent.batch === true ? [group, name, 'batch'] : ['defaults', 'batch'], provider });
+    }
+  }
+  return out;
 }
 
 /**

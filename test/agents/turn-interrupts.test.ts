@@ -19,6 +19,7 @@ const PROFILE: AgentProfile = {
   turnOutputBudget: 30_000,
   system: ['You are @lead.'],
   cacheTtl: '5m',
+  batch: false,
   tools: [],
 };
 

@@ -8,6 +8,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server
 import { BOT_LOGIN, startFakeGitHub } from '../fake-github/server.js';
 import { sarifValidator } from '../helpers/sarif.js';
 import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
+import { reviewScript } from '../fixtures/review-team.js';
 import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 import { cloudEnv } from '../helpers/clouds.js';
@@ -223,6 +224,27 @@ describe('action.yml', () => {
     expect(paid).toBeLessThan(calls);
     expect(session.find((e) => e.type === 'limits_changed')).toMatchObject({ changed: ['maxTurns'], limits: { maxTurns: 40 } });
   });
+
+  it('park: true: a run waiting for a message batch ends the step with success and status waiting, exit-code 75; a later job resumes it', async () => {
+    server = await startFakeAnthropic(reviewScript(2), { batches: { endsAfterMs: 1_500 } });
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    writeFileSync(
+      join(workspace, 'review.yml'),
+      'name: parked\ndefaults: { batch: true }\nagents:\n  lead: { role: manager }\n  reviewer: { role: worker, for_each: [1, 2] }\nkickoff: "@lead go"\n',
+    );
+    const key = { 'anthropic-api-key': TEST_API_KEY };
+    const parked = await runAction({ workflow: 'review.yml', ...key, park: 'true', 'session-file': 'session.jsonl' }, workspace);
+    expect(parked.code, parked.stderr).toBe(0);
+    expect(parked.outputs).toMatchObject({ status: 'waiting', 'exit-code': '75', 'session-file': 'session.jsonl' });
+    let resumed = parked;
+    for (let i = 0; i < 10 && resumed.outputs['exit-code'] !== '0'; i++) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      resumed = await runAction({ 'resume-from': 'session.jsonl', ...key }, workspace);
+      expect(resumed.code, resumed.stderr).toBe(0);
+    }
+    expect(resumed.outputs).toMatchObject({ status: 'idle', 'exit-code': '0' });
+    expect(server.batches.map((b) => b.requests.length)).toEqual([1, 2, 1]);
+  }, 60_000);
 
   it('refuses a malformed inputs map plainly', async () => {
     server = await startFakeAnthropic({});

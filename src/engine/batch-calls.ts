@@ -1,0 +1,241 @@
+import type { ModelRequest, ModelResponse } from '../provider/client.js';
+import { CallAborted, ProviderError } from '../provider/provider-errors.js';
+import type { EventInput } from './journal.js';
+import type { RunOptions } from './run-options.js';
+import { LimitReached } from './ending.js';
+import { durationMs } from '../workflow/limits.js';
+import type { BatchApi, BatchResult } from '../provider/batch-api.js';
+
+export interface BatchCallsOptions {
+  api: BatchApi;
+  /** Writes the `batch_submitted` note, before any wait for the batch. */
+  note(event: EventInput): void;
+  /** The batch a recorded run already submitted this request in (by its hash), if it did. */
+  submitted(customId: string): string | undefined;
+  /** How long calls that become ready together are gathered into one batch. */
+  gatherMs?: number;
+  /** The longest a batch is waited for from its creation (limits.wait_timeout). */
+  waitTimeoutMs?: number;
+  /** The first wait between polls; it doubles up to `pollMaxMs`. */
+  pollMs?: number;
+  pollMaxMs?: number;
+  /** A poll found a batch still being processed: the run may park (--park) when nothing else can go on. */
+  onWaiting?: () => void;
+  /** A batch is being waited for (`waiting`), or its answers came (`ended`). */
+  progress?: (event: { type: 'batch'; batch: string; requests: number; state: 'submitted' | 'waiting' | 'ended' }) => void;
+}
+
+/** A batch ends within 24 hours, or its requests expire. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 24 * 3_600_000;
+
+/** The Message Batches API's limits on one batch. */
+const MAX_REQUESTS = 100_000;
+const MAX_BYTES = 256 * 1024 * 1024;
+
+interface Waiter {
+  customId: string;
+  request: ModelRequest;
+  signal: AbortSignal;
+  /** Sent again once already, after an errored or expired result. */
+  again: boolean;
+  resolve(answer: { response: ModelResponse; batch: string }): void;
+  reject(error: Error): void;
+}
+
+/**
+ * Model calls through the Message Batches API (docs/workflow.md: batch): half the price, answered
+ * when the batch ends. The calls that are ready together (within `gatherMs`) go in one batch,
+ * each `custom_id` the request's hash; the batch's id is noted in the session before anything
+ * waits for it, so that a run killed while it waits, once resumed, polls the same batch instead of
+ * submitting the calls again. A request that errored or expired is sent again once, in the next
+ * batch. A batch every waiter of which has given up (the run stopped) is cancelled.
+ */
+export class BatchCalls {
+  private gathering: Waiter[] = [];
+  private gatherTimer: NodeJS.Timeout | undefined;
+  /** The calls waiting for each batch, by batch id. */
+  private readonly waiting = new Map<string, Waiter[]>();
+
+  /** Parking: the calls given up now leave their batches running, for a resume to poll. */
+  private parking = false;
+
+  constructor(private readonly options: BatchCallsOptions) {}
+
+  /** The calls waiting for a batch (gathered, or submitted and not answered). */
+  get waitingCalls(): number {
+    let n = this.gathering.filter((w) => !w.signal.aborted).length;
+    for (const id of this.waiting.keys()) n += this.live(id).length;
+    return n;
+  }
+
+  /** The batches waited for now, by id. */
+  get waitedFor(): string[] {
+    return [...this.waiting.keys()].filter((id) => this.live(id).length > 0);
+  }
+
+  /** The run parks: the calls about to be given up keep their batches (no cancel). */
+  park(): void {
+    this.parking = true;
+  }
+
+  call(customId: string, request: ModelRequest, signal: AbortSignal): Promise<{ response: ModelResponse; batch: string }> {
+    if (signal.aborted) return Promise.reject(new CallAborted());
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { customId, request, signal, again: false, resolve, reject };
+      const onAbort = () => this.giveUp(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const settle =
+        <T>(f: (value: T) => void) =>
+        (value: T) => {
+          signal.removeEventListener('abort', onAbort);
+          f(value);
+        };
+      waiter.resolve = settle(resolve);
+      waiter.reject = settle(reject);
+      const recorded = this.options.submitted(customId);
+      if (recorded) this.wait(recorded, [waiter]);
+      else this.gather(waiter);
+    });
+  }
+
+  private gather(waiter: Waiter): void {
+    this.gathering.push(waiter);
+    this.gatherTimer ??= setTimeout(() => {
+      this.gatherTimer = undefined;
+      const ready = this.gathering.filter((w) => !w.signal.aborted);
+      this.gathering = [];
+      for (const part of parts(ready)) void this.submit(part);
+    }, this.options.gatherMs ?? 200);
+  }
+
+  private async submit(waiters: Waiter[]): Promise<void> {
+    let id: string;
+    try {
+      ({ id } = await this.options.api.create({ requests: waiters.map((w) => ({ custom_id: w.customId, params: w.request })) }));
+    } catch (e) {
+      for (const w of waiters) w.reject(e instanceof Error ? e : new Error(String(e)));
+      return;
+    }
+    this.options.note({ type: 'batch_submitted', batch_id: id, custom_ids: waiters.map((w) => w.customId) });
+    this.options.progress?.({ type: 'batch', batch: id, requests: waiters.length, state: 'submitted' });
+    this.wait(id, waiters);
+  }
+
+  /** Polls batch `id` until it ends (1 s, doubling to 60 s), then hands each waiter its answer. */
+  private wait(id: string, waiters: Waiter[]): void {
+    const known = this.waiting.get(id);
+    if (known) {
+      known.push(...waiters);
+      return;
+    }
+    this.waiting.set(id, [...waiters]);
+    void this.poll(id);
+  }
+
+  private async poll(id: string): Promise<void> {
+    let delay = this.options.pollMs ?? 1_000;
+    const max = this.options.pollMaxMs ?? 60_000;
+    try {
+      for (;;) {
+        const batch = await this.options.api.retrieve(id);
+        if (batch.processing_status === 'ended') break;
+        const waited = Date.now() - Date.parse(batch.created_at);
+        const limit = this.options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+        if (waited > limit) throw new LimitReached('wait_timeout', `(message batch ${id} has not ended ${formatDuration(limit)} after it was submitted)`);
+        if (this.live(id).length === 0) return void this.waiting.delete(id);
+        this.options.progress?.({ type: 'batch', batch: id, requests: this.live(id).length, state: 'waiting' });
+        this.options.onWaiting?.();
+        if (this.live(id).length === 0) return void this.waiting.delete(id);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(max, delay * 2);
+        if (this.live(id).length === 0) return void this.waiting.delete(id);
+      }
+      const results = new Map<string, BatchResult>();
+      for await (const line of await this.options.api.results(id)) results.set(line.custom_id, line.result);
+      const waiters = this.live(id);
+      this.waiting.delete(id);
+      this.options.progress?.({ type: 'batch', batch: id, requests: waiters.length, state: 'ended' });
+      for (const w of waiters) this.answer(w, id, results.get(w.customId));
+    } catch (e) {
+      const waiters = this.live(id);
+      this.waiting.delete(id);
+      for (const w of waiters) w.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  private answer(waiter: Waiter, batch: string, result: BatchResult | undefined): void {
+    if (result?.type === 'succeeded') return waiter.resolve({ response: result.message, batch });
+    const why =
+      result === undefined
+        ? `message batch ${batch} has no result for the request`
+        : result.type === 'errored'
+          ? `${result.error.error?.type ?? 'error'}: ${result.error.error?.message ?? 'the request failed in message batch'}`
+          : `the request ${result.type === 'expired' ? 'expired' : 'was cancelled'} in message batch ${batch}`;
+    if (!waiter.again && result?.type !== 'canceled') {
+      waiter.again = true;
+      return this.gather(waiter);
+    }
+    const kind = result?.type === 'errored' && result.error.error?.type === 'invalid_request_error' ? 'request' : 'outage';
+    waiter.reject(new ProviderError(`a batched call failed twice: ${why}`, kind));
+  }
+
+  /** The waiters of batch `id` that still want an answer. */
+  private live(id: string): Waiter[] {
+    const waiters = (this.waiting.get(id) ?? []).filter((w) => !w.signal.aborted);
+    if (this.waiting.has(id)) this.waiting.set(id, waiters);
+    return waiters;
+  }
+
+  /** A call given up (its agent cancelled, the run stopped): a batch nobody waits for any more is cancelled. */
+  private giveUp(waiter: Waiter): void {
+    waiter.reject(new CallAborted());
+    this.gathering = this.gathering.filter((w) => w !== waiter);
+    for (const [id, waiters] of this.waiting) {
+      if (!waiters.includes(waiter)) continue;
+      if (waiters.every((w) => w.signal.aborted)) {
+        this.waiting.delete(id);
+        if (!this.parking) void this.options.api.cancel(id).catch(() => {});
+      }
+    }
+  }
+}
+
+/** The waiters split at the API's limits on one batch: 100,000 requests, 256 MB. */
+function parts(waiters: Waiter[]): Waiter[][] {
+  const out: Waiter[][] = [];
+  let part: Waiter[] = [];
+  let bytes = 0;
+  for (const w of waiters) {
+    const size = Buffer.byteLength(JSON.stringify(w.request)) + 100;
+    if (part.length > 0 && (part.length >= MAX_REQUESTS || bytes + size > MAX_BYTES)) {
+      out.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(w);
+    bytes += size;
+  }
+  if (part.length > 0) out.push(part);
+  return out;
+}
+
+/** The run's batched calls, when it can make any (a live run on Anthropic's API). */
+export function batchesOf(options: RunOptions, onWaiting: () => void): { batches?: BatchCalls } {
+  const api = options.answers.batches;
+  const { journal } = options.recording;
+  if (!api) return {};
+  return {
+    batches: new BatchCalls({
+      api,
+      note: (event) => journal.append(event),
+      submitted: (customId) => journal.submittedBatch(customId),
+      progress: (event) => options.progress(event),
+      onWaiting,
+      ...(options.workflow.spec.limits?.wait_timeout !== undefined ? { waitTimeoutMs: durationMs(options.workflow.spec.limits.wait_timeout) } : {}),
+    }),
+  };
+}
+
+function formatDuration(ms: number): string {
+  return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
+}

@@ -1,0 +1,15 @@
+import type { ModelRequest, ModelResponse } from './client.js';
+
+/** The part of the SDK's `client.messages.batches` conclave uses. */
+export interface BatchApi {
+  create(body: { requests: { custom_id: string; params: ModelRequest }[] }): Promise<{ id: string }>;
+  retrieve(id: string): Promise<{ id: string; processing_status: string; created_at: string }>;
+  results(id: string): Promise<AsyncIterable<{ custom_id: string; result: BatchResult }>>;
+  cancel(id: string): Promise<unknown>;
+}
+
+export type BatchResult =
+  | { type: 'succeeded'; message: ModelResponse }
+  | { type: 'errored'; error: { type?: string; error?: { type?: string; message?: string } } }
+  | { type: 'canceled' }
+  | { type: 'expired' };
