@@ -10,6 +10,7 @@ import { toolMemory } from './tool-memory.js';
 import { COMMAND_MS, TEAM, workersSpread } from './workers.js';
 import { LATENCY_MS, LIMIT, ONE_RUN_REVIEWERS, REVIEWERS, RUNS, sharedPacing } from './shared-pacing.js';
 import { CONTEXT_TOKENS, LATENCY_MS as REVIEW_LATENCY_MS, sharedContext } from './shared-context.js';
+import { batchedReview } from './batches.js';
 
 const results = [];
 
@@ -100,6 +101,14 @@ results.push({
   ratio: Number(review.wallRatio.toFixed(3)),
   target: `≤ ${review.allowedWallRatio.toFixed(3)} (one answer's start more)`,
   ok: review.wallRatio <= review.allowedWallRatio,
+});
+const batched = await batchedReview();
+results.push({
+  benchmark: 'batches: lead + 8 reviewers with batch: true vs the same run unbatched (cost)',
+  measured: `$${batched.batched.costUsd.toFixed(4)} vs $${batched.plain.costUsd.toFixed(4)}; batches of ${batched.batched.batches.join(', ')} requests, ${batched.batched.ordinary} ordinary calls`,
+  ratio: Number(batched.ratio.toFixed(3)),
+  target: '≤ 0.55, 10 calls in 3 batches, no ordinary call',
+  ok: batched.ratio <= 0.55 && batched.batched.batches.join() === '1,8,1' && batched.batched.ordinary === 0,
 });
 const history = await historyGrowth();
 results.push({

@@ -138,6 +138,8 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
         return set(e.agent, `using ${printable(e.tool)}`);
       case 'waiting':
         return set(e.agent, `waiting for ${WAIT_WORDS[e.reason]}`);
+      case 'batched':
+        return set(e.agent, 'waiting for its message batch');
       case 'turn_ended': {
         const line = lineOf(e.agent)?.line;
         if (line) {

@@ -25,6 +25,8 @@ export function progressLines(write: (line: string) => void, mask: (text: string
   };
 }
 
+const BATCH_WORDS = { submitted: 'submitted', waiting: 'still processing', ended: 'answered' } as const;
+
 function describe(e: ProgressEvent): string | undefined {
   switch (e.type) {
     case 'setup':
@@ -44,8 +46,10 @@ function describe(e: ProgressEvent): string | undefined {
       return `@${e.agent} retrying in ${(e.waitMs / 1000).toFixed(1)} s: ${e.error}`;
     case 'waiting':
       return `@${e.agent} waiting for ${WAIT_WORDS[e.reason]}`;
+    case 'batched':
+      return undefined; // the batch's own lines say it, once for all its calls
     case 'batch':
-      return `message batch ${e.batch}: ${e.requests} request${e.requests === 1 ? '' : 's'} ${e.state === 'submitted' ? 'submitted' : e.state === 'waiting' ? 'still processing' : 'answered'}`;
+      return `message batch ${e.batch}: ${e.requests} request${e.requests === 1 ? '' : 's'} ${BATCH_WORDS[e.state]}`;
     case 'turn_ended':
       return `@${e.agent} turn ${e.turn} done · ${e.tokens} tokens · ${formatUsd(e.costUsd)}`;
     case 'turn_failed':

@@ -153,6 +153,7 @@ export class ModelCalls {
         onStreaming: () => warm.streaming(),
       };
       let batch: string | undefined;
+      if (batches) this.options.progress({ type: 'batched', agent });
       const made = batches
         ? batches.call(hash, request, callSignal).then((answer) => ((batch = answer.batch), answer.response))
         : (how.via ?? this.options.callModel)(request, callSignal, listeners, provider);

@@ -18,6 +18,8 @@ export type ProgressEvent =
   | { type: 'compacted'; agent: string; reason: 'threshold' | 'too_long'; tokensBefore: number; tokensAfter: number; cleared: number; summarised: boolean }
   /** A turn went on past a stop reason, or ended on one, other than a finished answer (docs/design.md: models). */
   | { type: 'stop_reason'; agent: string; reason: 'max_tokens' | 'pause_turn' | 'refusal'; tool?: string }
+  /** An agent's call waits for its message batch (`batch: true`). */
+  | { type: 'batched'; agent: string }
   /** Calls of agents with `batch: true`: a message batch submitted, still being processed when polled, or ended. */
   | { type: 'batch'; batch: string; requests: number; state: 'submitted' | 'waiting' | 'ended' };
 

@@ -13,6 +13,7 @@ import { Pacer } from '../../src/provider/pacer.js';
 import { localLimiters } from '../../src/provider/rate-limiters.js';
 import { FAN_OUT as FAN_OUT_SPAWN, fanOutScript } from '../fixtures/fan-out.js';
 import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
+import type { BatchApi } from '../../src/provider/batch-api.js';
 import { DEFAULT_LIMITS } from '../../src/workflow/limits.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
@@ -113,6 +114,49 @@ describe('the live view', () => {
     expect(statesOf('a')).toEqual(['waiting', 'starting', 'thinking', 'idle', 'done']);
     expect(titles.filter((t) => t.startsWith('@a ')).at(-1)).toMatch(/^@a {2}done · 1 turn · 110 tokens · \$0\.0003$/);
     expect(titles.filter((t) => t.startsWith('team ')).at(-1)).toMatch(/^team {2}\d+s · \$0\.\d{4} of \$5\.00 · 4 of 100 turns$/);
+  });
+});
+
+describe('the live view of batched calls', () => {
+  it("shows an agent whose call waits for its message batch, then the batch's answer", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-live-'));
+    writeFileSync(join(dir, 'workflow.yml'), 'name: batched\ndefaults: { batch: true }\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
+    const { workflow } = loadWorkflow(join(dir, 'workflow.yml'));
+    const logger = new Captured();
+    const view = liveView(['lead'], workflow!.limits, { renderer: 'test', logger });
+    await view.ready;
+    const journal = new Journal({ write: () => {}, sync: () => {}, lineOf: (e) => JSON.stringify(e) });
+    let polls = 0;
+    const requests: { custom_id: string }[] = [];
+    const batches: BatchApi = {
+      create: async (body) => (requests.push(...body.requests), { id: 'msgbatch_1' }),
+      retrieve: async () => ({ id: 'msgbatch_1', processing_status: ++polls > 1 ? 'ended' : 'in_progress', created_at: new Date().toISOString() }),
+      results: async () =>
+        (async function* () {
+          for (const r of requests)
+            yield { custom_id: r.custom_id, result: { type: 'succeeded' as const, message: reply([{ type: 'text', text: 'done', citations: null }]) } };
+        })(),
+      cancel: async () => ({}),
+    };
+    const run = new Run({
+      workflow: workflow!,
+      inputs: {},
+      identity: { runId: 'r', sessionPath: 's' },
+      place: { workspace: dir, env: {} },
+      answers: { call: () => Promise.reject(new Error('no ordinary call')), batches },
+      recording: { journal, limits: workflow!.limits },
+      progress: view.listener,
+    });
+    const result = await run.start();
+    await view.finish();
+    expect(result.status, result.reason).toBe('idle');
+    const states = logger.lines
+      .map((l) => JSON.parse(l) as { event: string; data: string })
+      .filter((e) => e.event === 'TITLE' && e.data.startsWith('@lead '))
+      .map((e) => /^@\S+ {2}(.+?) ·/.exec(e.data)![1]!)
+      .filter((state, i, all) => state !== all[i - 1]);
+    expect(states).toEqual(['waiting', 'starting', 'thinking', 'waiting for its message batch', 'idle', 'done']);
+    expect(polls).toBe(2);
   });
 });
 

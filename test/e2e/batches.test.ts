@@ -4,24 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { reviewScript } from '../fixtures/review-team.js';
+import { REVIEW, reviewScript } from '../fixtures/review-team.js';
 import { BIN, conclave } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const REVIEW = (batch: boolean) => `
-name: batched-review
-defaults: { batch: ${batch}, max_tokens: 2048 }
-limits: { concurrency: 9 }
-agents:
-  lead: { role: manager, system: Gather the reviews. }
-  reviewer:
-    role: worker
-    for_each: [1, 2, 3, 4, 5, 6, 7, 8]
-    system: Review part $<< item >> of the change.
-kickoff: "@lead the change is ready."
-`;
 
 let server: FakeAnthropic | undefined;
 afterEach(async () => {
