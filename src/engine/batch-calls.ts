@@ -171,7 +171,9 @@ export class BatchCalls {
         : result.type === 'errored'
           ? `${result.error.error?.type ?? 'error'}: ${result.error.error?.message ?? 'the request failed in message batch'}`
           : `the request ${result.type === 'expired' ? 'expired' : 'was cancelled'} in message batch ${batch}`;
-    if (!waiter.again && result?.type !== 'canceled') {
+    // A cancelled request here was cancelled by an earlier process of the run (stopped by a limit
+    // or a signal): the calls still waiting are this process's, so it is sent again too.
+    if (!waiter.again) {
       waiter.again = true;
       return this.gather(waiter);
     }
