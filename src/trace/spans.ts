@@ -219,6 +219,7 @@ export class SpanBuilder {
       ...(e.response.stop_reason ? { 'gen_ai.response.finish_reasons': [e.response.stop_reason] } : {}),
       'conclave.cost_usd': e.cost_usd,
       ...(e.cached ? { 'conclave.cached': true } : {}),
+      ...(e.batch ? { 'conclave.batch': e.batch } : {}),
       ...(this.options.content
         ? {
             'gen_ai.input.messages': JSON.stringify((e.request as { messages?: unknown }).messages ?? []),

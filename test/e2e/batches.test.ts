@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { REVIEW, reviewScript } from '../fixtures/review-team.js';
 import { BIN, conclave } from '../helpers/cli.js';
+import { fromJson } from '../helpers/otlp-receiver.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -38,6 +39,13 @@ describe('batch: true', () => {
       expect(note.seq).toBeLessThan(call.seq);
       expect(note.custom_ids).toContain(call.request_sha256);
     }
+    // Traces tell which batch answered each call.
+    const traced = await conclave(['trace', batched.json.session as unknown as string, '--format', 'json'], {
+      cwd: batched.dir,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' },
+    });
+    const chats = fromJson(JSON.parse(traced.stdout)).filter((span) => span.name.startsWith('chat '));
+    expect(chats.map((c) => c.attributes['conclave.batch']).sort()).toEqual(calls.map((e) => e.batch).sort());
     const cost = (run: typeof plain) => run.json.usage as unknown as { cost_usd: number };
     expect(cost(batched).cost_usd / cost(plain).cost_usd).toBeLessThanOrEqual(0.55);
   });

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { BatchCalls } from '../../src/engine/batch-calls.js';
+import { LimitReached } from '../../src/engine/ending.js';
+import type { BatchApi, BatchResult } from '../../src/provider/batch-api.js';
+import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
+import { CallAborted, ProviderError } from '../../src/provider/provider-errors.js';
+
+const request = (n: number): ModelRequest => ({ model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user', content: `call ${n}` }] });
+const message = (text: string) => ({ type: 'message', content: [{ type: 'text', text }] }) as unknown as ModelResponse;
+
+/** An in-memory Message Batches API: each batch ends after `polls` retrievals; `results` decides each answer. */
+function fakeApi(options: { polls?: number; result?: (customId: string, attempt: number) => BatchResult; createdAt?: string } = {}) {
+  const log: string[] = [];
+  const batches = new Map<string, { ids: string[]; polls: number }>();
+  const attempts = new Map<string, number>();
+  const api: BatchApi = {
+    create: async ({ requests }) => {
+      const id = `b${batches.size + 1}`;
+      batches.set(id, { ids: requests.map((r) => r.custom_id), polls: 0 });
+      for (const r of requests) attempts.set(r.custom_id, (attempts.get(r.custom_id) ?? 0) + 1);
+      log.push(`create ${id} ${requests.map((r) => r.custom_id).join(',')}`);
+      return { id };
+    },
+    retrieve: async (id) => {
+      const batch = batches.get(id)!;
+      batch.polls++;
+      log.push(`retrieve ${id}`);
+      return { id, processing_status: batch.polls > (options.polls ?? 1) ? 'ended' : 'in_progress', created_at: options.createdAt ?? new Date().toISOString() };
+    },
+    results: async (id) =>
+      (async function* () {
+        for (const customId of batches.get(id)!.ids) {
+          yield {
+            custom_id: customId,
+            result: options.result?.(customId, attempts.get(customId)!) ?? { type: 'succeeded', message: message(`answer ${customId}`) },
+          };
+        }
+      })(),
+    cancel: async (id) => (log.push(`cancel ${id}`), {}),
+  };
+  return { api, log, batches };
+}
+
+const fast = { gatherMs: 5, pollMs: 5, pollMaxMs: 20 };
+const signal = () => new AbortController().signal;
+
+describe('batched calls', () => {
+  it('calls ready together go in one batch, noted before anything waits for it; each gets its own answer', async () => {
+    const { api, log } = fakeApi();
+    const notes: unknown[] = [];
+    const calls = new BatchCalls({ api, note: (e) => (notes.push(e), log.push('note')), submitted: () => undefined, ...fast });
+    const answers = await Promise.all([1, 2, 3].map((n) => calls.call(`id${n}`, request(n), signal())));
+    expect(answers.map((a) => [(a.response.content[0] as { text: string }).text, a.batch])).toEqual([
+      ['answer id1', 'b1'],
+      ['answer id2', 'b1'],
+      ['answer id3', 'b1'],
+    ]);
+    expect(log.slice(0, 3)).toEqual(['create b1 id1,id2,id3', 'note', 'retrieve b1']);
+    expect(notes).toEqual([{ type: 'batch_submitted', batch_id: 'b1', custom_ids: ['id1', 'id2', 'id3'] }]);
+  });
+
+  it('a call a recorded run already submitted polls that batch, submitting nothing', async () => {
+    const { api, log, batches } = fakeApi();
+    batches.set('old', { ids: ['id1'], polls: 0 });
+    const calls = new BatchCalls({ api, note: () => {}, submitted: (id) => (id === 'id1' ? 'old' : undefined), ...fast });
+    const answer = await calls.call('id1', request(1), signal());
+    expect(answer.batch).toBe('old');
+    expect(log.filter((l) => l.startsWith('create'))).toEqual([]);
+  });
+
+  it('an errored or expired request is sent again once, in a batch of its own; twice, it fails with its kind', async () => {
+    const { api, log } = fakeApi({
+      result: (id, attempt) =>
+        id === 'bad'
+          ? { type: 'errored', error: { type: 'error', error: { type: 'invalid_request_error', message: `no ${attempt}` } } }
+          : id === 'late' && attempt === 1
+            ? { type: 'expired' }
+            : { type: 'succeeded', message: message(`answer ${id}`) },
+    });
+    const calls = new BatchCalls({ api, note: () => {}, submitted: () => undefined, ...fast });
+    const [late, bad] = await Promise.allSettled([calls.call('late', request(1), signal()), calls.call('bad', request(2), signal())]);
+    expect(late).toMatchObject({ status: 'fulfilled', value: { batch: 'b2' } });
+    expect(bad.status).toBe('rejected');
+    const error = (bad as PromiseRejectedResult).reason as ProviderError;
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error.kind).toBe('request');
+    expect(error.message).toBe('a batched call failed twice: invalid_request_error: no 2');
+    expect(log.filter((l) => l.startsWith('create'))).toEqual(['create b1 late,bad', 'create b2 late,bad']);
+  });
+
+  it('polls while it is processing, telling the run each time; a call given up leaves; the last one gone cancels the batch, unless the run parks', async () => {
+    for (const parking of [false, true]) {
+      const { api, log } = fakeApi({ polls: 1_000 });
+      let told = 0;
+      const calls = new BatchCalls({ api, note: () => {}, submitted: () => undefined, ...fast, onWaiting: () => told++ });
+      const first = new AbortController();
+      const second = new AbortController();
+      const made = [calls.call('a', request(1), first.signal), calls.call('b', request(2), second.signal)];
+      while (told < 2) await new Promise((r) => setTimeout(r, 5));
+      expect(calls.waitingCalls).toBe(2);
+      expect(calls.waitedFor).toEqual(['b1']);
+      if (parking) calls.park();
+      first.abort();
+      await expect(made[0]).rejects.toBeInstanceOf(CallAborted);
+      expect(calls.waitingCalls).toBe(1);
+      expect(log).not.toContain('cancel b1');
+      second.abort();
+      await expect(made[1]).rejects.toBeInstanceOf(CallAborted);
+      expect(log.includes('cancel b1'), `parking: ${parking}`).toBe(!parking);
+      expect(calls.waitingCalls).toBe(0);
+    }
+  });
+
+  it('a batch not ended within the wait timeout stops the calls at that limit; a create that fails fails its calls', async () => {
+    const { api } = fakeApi({ polls: 1_000, createdAt: new Date(Date.now() - 3_600_000).toISOString() });
+    const calls = new BatchCalls({ api, note: () => {}, submitted: () => undefined, ...fast, waitTimeoutMs: 60_000 });
+    const limited = await calls.call('a', request(1), signal()).catch((e: unknown) => e);
+    expect(limited).toBeInstanceOf(LimitReached);
+    expect((limited as LimitReached).message).toBe('limit reached: wait_timeout (message batch b1 has not ended 1 min after it was submitted)');
+    const broken = new BatchCalls({
+      api: { ...api, create: () => Promise.reject(new ProviderError('overloaded', 'outage', 529)) },
+      note: () => {},
+      submitted: () => undefined,
+      ...fast,
+    });
+    await expect(broken.call('a', request(1), signal())).rejects.toThrow('overloaded');
+    const aborted = new AbortController();
+    aborted.abort();
+    await expect(broken.call('a', request(1), aborted.signal)).rejects.toBeInstanceOf(CallAborted);
+  });
+});
