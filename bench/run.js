@@ -99,7 +99,7 @@ results.push({
   benchmark: 'prompt cache: the same review (wall time)',
   measured: `${review.sharedWall.toFixed(0)} ms vs ${review.ownWall.toFixed(0)} ms`,
   ratio: Number(review.wallRatio.toFixed(3)),
-  target: `≤ ${review.allowedWallRatio.toFixed(3)} (one answer's start more)`,
+  target: `≤ ${review.allowedWallRatio.toFixed(3)} (one answer's start more, +10 % for timer noise)`,
   ok: review.wallRatio <= review.allowedWallRatio,
 });
 const batched = await batchedReview();
