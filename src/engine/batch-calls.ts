@@ -61,9 +61,9 @@ export class BatchCalls {
 
   constructor(private readonly options: BatchCallsOptions) {}
 
-  /** The calls waiting for a batch (gathered, or submitted and not answered). */
+  /** The calls waiting for a submitted batch (not those still being gathered): what parking leaves behind. */
   get waitingCalls(): number {
-    let n = this.gathering.filter((w) => !w.signal.aborted).length;
+    let n = 0;
     for (const id of this.waiting.keys()) n += this.live(id).length;
     return n;
   }

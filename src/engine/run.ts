@@ -269,6 +269,8 @@ export class Run {
     void this.takeTurn(name, turn).finally(() => {
       this.running.delete(name);
       this.pump();
+      // The turns left may all wait for batches now: park without waiting for their next poll.
+      this.parkIfStuck();
     });
   }
 
