@@ -202,14 +202,14 @@ export class BatchCalls {
   }
 }
 
-/** The waiters split at the API's limits on one batch: 100,000 requests, 256 MB. */
-function parts(waiters: Waiter[]): Waiter[][] {
-  const out: Waiter[][] = [];
-  let part: Waiter[] = [];
+/** Calls split at the API's limits on one batch: 100,000 requests, 256 MB. */
+export function parts<W extends { request: ModelRequest }>(waiters: W[], maxRequests = MAX_REQUESTS, maxBytes = MAX_BYTES): W[][] {
+  const out: W[][] = [];
+  let part: W[] = [];
   let bytes = 0;
   for (const w of waiters) {
     const size = Buffer.byteLength(JSON.stringify(w.request)) + 100;
-    if (part.length > 0 && (part.length >= MAX_REQUESTS || bytes + size > MAX_BYTES)) {
+    if (part.length > 0 && (part.length >= maxRequests || bytes + size > maxBytes)) {
       out.push(part);
       part = [];
       bytes = 0;
@@ -238,6 +238,6 @@ export function batchesOf(options: RunOptions, onWaiting: () => void): { batches
   };
 }
 
-function formatDuration(ms: number): string {
+export function formatDuration(ms: number): string {
   return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
 }

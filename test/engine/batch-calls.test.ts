@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BatchCalls } from '../../src/engine/batch-calls.js';
+import { BatchCalls, batchesOf, formatDuration, parts } from '../../src/engine/batch-calls.js';
+import { Journal } from '../../src/engine/journal.js';
+import type { RunOptions } from '../../src/engine/run-options.js';
 import { LimitReached } from '../../src/engine/ending.js';
 import type { BatchApi, BatchResult } from '../../src/provider/batch-api.js';
 import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
@@ -127,5 +129,80 @@ describe('batched calls', () => {
     const aborted = new AbortController();
     aborted.abort();
     await expect(broken.call('a', request(1), aborted.signal)).rejects.toBeInstanceOf(CallAborted);
+  });
+
+  it('tells the run each step of a batch: submitted, still processing, answered, with how many calls', async () => {
+    const { api } = fakeApi({ polls: 2 });
+    const events: unknown[] = [];
+    const calls = new BatchCalls({ api, note: () => {}, submitted: () => undefined, ...fast, progress: (e) => events.push(e) });
+    await Promise.all([calls.call('a', request(1), signal()), calls.call('b', request(2), signal())]);
+    expect(events).toEqual([
+      { type: 'batch', batch: 'b1', requests: 2, state: 'submitted' },
+      { type: 'batch', batch: 'b1', requests: 2, state: 'waiting' },
+      { type: 'batch', batch: 'b1', requests: 2, state: 'waiting' },
+      { type: 'batch', batch: 'b1', requests: 2, state: 'ended' },
+    ]);
+  });
+
+  it('says why a request failed twice: no result, an error without words, expired, cancelled; an outage unless the API refused the request', async () => {
+    const cases: [BatchResult | undefined, string][] = [
+      [undefined, 'message batch b2 has no result for the request'],
+      [{ type: 'errored', error: { type: 'error' } }, 'error: the request failed in message batch'],
+      [{ type: 'expired' }, 'the request expired in message batch b2'],
+      [{ type: 'canceled' }, 'the request was cancelled in message batch b2'],
+    ];
+    for (const [result, why] of cases) {
+      const { api } = fakeApi({ result: () => result as BatchResult });
+      const calls = new BatchCalls({
+        api: { ...api, results: result ? api.results : async () => (async function* () {})() },
+        note: () => {},
+        submitted: () => undefined,
+        ...fast,
+      });
+      const error = (await calls.call('x', request(1), signal()).catch((e: unknown) => e)) as ProviderError;
+      expect(error.message).toBe(`a batched call failed twice: ${why}`);
+      expect(error.kind).toBe('outage');
+    }
+  });
+
+  it('calls a recorded run put in one batch wait on one poll of it', async () => {
+    const { api, log, batches } = fakeApi();
+    batches.set('old', { ids: ['a', 'b'], polls: 0 });
+    const calls = new BatchCalls({ api, note: () => {}, submitted: () => 'old', ...fast });
+    const answers = await Promise.all([calls.call('a', request(1), signal()), calls.call('b', request(2), signal())]);
+    expect(answers.map((a) => a.batch)).toEqual(['old', 'old']);
+    expect(log.filter((l) => l === 'retrieve old')).toHaveLength(2); // one poll loop: in progress, then ended
+  });
+
+  it('splits a batch at the API limits: so many requests, so many bytes', () => {
+    const many = Array.from({ length: 5 }, (_, i) => ({ request: request(i) }));
+    expect(parts(many, 2).map((p) => p.length)).toEqual([2, 2, 1]);
+    const size = Buffer.byteLength(JSON.stringify(request(1))) + 100;
+    expect(parts(many, 100, size * 2).map((p) => p.length)).toEqual([2, 2, 1]);
+    expect(parts(many, 100, size * 2 - 1).map((p) => p.length)).toEqual([1, 1, 1, 1, 1]);
+    expect(parts([], 2)).toEqual([]);
+    expect(formatDuration(7_200_000)).toBe('2 h');
+    expect(formatDuration(120_000)).toBe('2 min');
+    expect(formatDuration(1_500)).toBe('1.5 s');
+  });
+
+  it("the run's batches: none without the API; the recorded submissions and the workflow's wait_timeout with it", async () => {
+    const journal = new Journal({ write: () => {}, sync: () => {}, lineOf: (e) => JSON.stringify(e) }, [
+      { seq: 1, type: 'batch_submitted', batch_id: 'old', custom_ids: ['a'] },
+    ] as never);
+    const options = (api?: BatchApi) =>
+      ({
+        answers: { batches: api },
+        recording: { journal },
+        progress: () => {},
+        workflow: { spec: { limits: { wait_timeout: '2m' } } },
+      }) as unknown as RunOptions;
+    expect(batchesOf(options(), () => {})).toEqual({});
+    const { api, log, batches: known } = fakeApi({ polls: 1_000, createdAt: new Date(Date.now() - 180_000).toISOString() });
+    known.set('old', { ids: ['a'], polls: 0 });
+    const { batches } = batchesOf(options(api), () => {});
+    const error = await batches!.call('a', request(1), signal()).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('limit reached: wait_timeout (message batch old has not ended 2 min after it was submitted)');
+    expect(log).toEqual(['retrieve old']);
   });
 });

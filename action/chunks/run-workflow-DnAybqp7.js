@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-workflow-C8G3b8mA.js";
