@@ -12,7 +12,7 @@ export interface CountedElsewhere {
 /**
  * Hands the rest of a command's output stream, once past its cap, to `wc -c`, which reads the
  * pipe itself: Node reading a gigabyte only to drop it allocates a buffer for every read, and a
- * Node 24 process grows by ~60 MB before its garbage collector takes them back (DESIGN §8: memory
+ * Node 24 process grows by ~60 MB before its garbage collector takes them back (docs/security.md, run_command: memory
  * follows the cap, not the output; docs/BENCHMARKS.md). Undefined when `wc` cannot be started:
  * the caller goes on reading the stream itself.
  */
