@@ -21,6 +21,8 @@ export interface PreambleInput {
   toolNames: readonly string[];
   /** The workflow's own instructions for this agent, interpolated. */
   instructions: string;
+  /** The workflow's documents with an owner (docs/workflow.md: documents). */
+  documents?: readonly { name: string; owner: string; mode: 'edit' | 'append' }[];
 }
 
 /**
@@ -58,12 +60,25 @@ function preamble(input: PreambleInput): string {
     `- Address agents by mentioning them: @name. @all reaches every agent. ${routing}`,
     '- Mentions inside `code` or code blocks do not count. Keep replies to what the recipients need.',
     '- To decide something together, open a proposal with propose; voters answer with vote.',
+    ...documentLines(input),
     '',
     `Your tools: ${input.toolNames.join(', ')}.`,
     ...(agent.isLead ? ['When the work is done, call complete with the status and a summary: that ends the run.'] : []),
     "- Each turn's message begins with a status line saying how many turns you and the team have left.",
   ];
   return lines.join('\n');
+}
+
+/** The team's documents, and what the agent does with those it owns. */
+function documentLines({ agent, documents = [] }: PreambleInput): string[] {
+  if (documents.length === 0) return [];
+  const listed = documents.map((d) => `"${d.name}" (${d.mode === 'append' ? 'append entries with append_document; ' : ''}owner @${d.owner})`);
+  const owned = documents.filter((d) => d.owner === agent.name && d.mode === 'edit').map((d) => `"${d.name}"`);
+  return [
+    `- Team documents: ${listed.join(', ')}. Read them with read_document; change them with edit_document, which waits for the owner's review ` +
+      'unless you are the owner.',
+    ...(owned.length ? [`- You own ${owned.join(', ')}: other agents' edits come to you as NAME#N, with a diff; answer each with review_edit.`] : []),
+  ];
 }
 
 /** The agent, its manager, its reports and its peers (named while they are few): what a large team's member needs first. */

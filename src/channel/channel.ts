@@ -2,6 +2,8 @@ import type { TeamGraph } from '../workflow/graph.js';
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
 import type { ChannelSnapshot, Delivery } from './channel-types.js';
+import { Documents, type DocumentView } from './documents.js';
+import type { DocumentSpec } from './document.js';
 import { Inboxes } from './inboxes.js';
 import { Members } from './members.js';
 import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.js';
@@ -22,6 +24,7 @@ import { route, unknownMentionNotice } from './routing.js';
 
 export type { ProposalView } from './proposal.js';
 export type { ChannelSnapshot, Delivery } from './channel-types.js';
+export type { DocumentView } from './documents.js';
 
 /**
  * One run's shared channel (docs/design.md: routing, turns): messages with recipients resolved when written,
@@ -33,6 +36,10 @@ export class Channel {
   private readonly messages: Message[] = [];
   private readonly inboxes: Inboxes;
   private readonly proposals = new ProposalBook();
+  private readonly documents = new Documents(
+    (event) => this.emit(event),
+    (text, recipients) => this.postSystem(text, recipients),
+  );
   private readonly lastBySender = new Map<string, Message>();
   private readonly pending = new Map<string, Delivery>();
   private turns = 0;
@@ -128,6 +135,39 @@ export class Channel {
     const p = this.proposals.require(proposalId);
     if (p.status === 'open') this.close(p, outcome(p, true)!);
     return viewOf(p);
+  }
+
+  // --- documents (docs/workflow.md: documents) ----------------------------------------------
+
+  /** A document of the workflow, at version 1; its owner must be an agent. */
+  openDocument(spec: DocumentSpec): void {
+    this.requireAgent(spec.owner);
+    this.documents.open(spec);
+  }
+
+  readDocument(agent: string, name: string): Record<string, unknown> {
+    this.requireAgent(agent);
+    return this.documents.read(agent, name);
+  }
+
+  editDocument(agent: string, name: string, version: number, text: string, why: string): Record<string, unknown> {
+    this.requireAgent(agent);
+    return this.documents.edit(agent, name, version, text, why);
+  }
+
+  reviewEdit(agent: string, edit: string, accept: boolean, why: string): Record<string, unknown> {
+    this.requireAgent(agent);
+    return this.documents.review(agent, edit, accept, why);
+  }
+
+  appendDocument(agent: string, name: string, text: string): Record<string, unknown> {
+    this.requireAgent(agent);
+    return this.documents.append(agent, name, text);
+  }
+
+  /** Every document as it stands, by name. */
+  finalDocuments(): Record<string, DocumentView> {
+    return this.documents.final();
   }
 
   // --- inboxes -------------------------------------------------------------------------------
@@ -264,6 +304,12 @@ export class Channel {
       case 'turn_counted':
         this.turns++;
         return;
+      case 'document_opened':
+      case 'document_changed':
+      case 'document_appended':
+      case 'edit_proposed':
+      case 'edit_closed':
+        return this.documents.apply(event);
       case 'agent_spawned':
         this.members.add({ name: event.agent, role: event.role, reportsTo: event.parent });
         this.inboxes.add(event.agent);

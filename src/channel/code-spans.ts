@@ -67,3 +67,13 @@ function findRun(text: string, from: number, length: number): number {
 function blank(text: string): string {
   return text.replace(/[^\n]/g, ' ');
 }
+
+/**
+ * Text shown as it is, in a fenced block whose fence is longer than any run of backticks in it:
+ * no line of it (a diff's `--- a/app.js`, a `</details>`, a fence of its own) can close the block.
+ */
+export function fenced(text: string, info = 'text'): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}${info}\n${text}\n${fence}`;
+}

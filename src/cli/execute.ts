@@ -257,6 +257,7 @@ function resultJson(result: RunResult, session: string) {
       Object.entries(result.agents).map(([name, a]) => [name, { turns: a.turns, calls: a.spend.calls, ...a.spend.usage, cost_usd: round(a.spend.costUsd) }]),
     ),
     proposals: result.proposals.map((p) => ({ id: p.id, question: p.question, status: p.status, winner: p.winner, tally: p.tally })),
+    ...(Object.keys(result.documents).length ? { documents: result.documents } : {}),
     session,
   };
 }

@@ -5,7 +5,17 @@ import { appendFileSync } from 'node:fs';
 import { END_GROUP, findingAnnotation, group, warningAnnotation } from './github.js';
 import { repoPath } from './sarif.js';
 import { printable } from './terminal-text.js';
-import { compactionsTable, fenced, findingsTable, inline, outputsTable, proposalsTable, timelineChart, usageTable } from './markdown-tables.js';
+import {
+  compactionsTable,
+  documentsSection,
+  fenced,
+  findingsTable,
+  inline,
+  outputsTable,
+  proposalsTable,
+  timelineChart,
+  usageTable,
+} from './markdown-tables.js';
 
 /** After a run in GitHub Actions: step outputs, the job summary, and each agent's messages in a log group. */
 export function reportToGitHub(
@@ -115,6 +125,7 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
   lines.push(
     ...findingsTable(s, '###'),
     ...proposalsTable(s, '###'),
+    ...documentsSection(s, '###'),
     ...compactionsTable(s, '###'),
     ...timelineChart(s, '###'),
     ...usageTable(s, '### Usage and cost'),

@@ -1,5 +1,5 @@
 import { PROVIDER_TITLE, type ProviderName } from '../provider/clouds.js';
-import { NO_AGENT_USAGE, type AgentUsage, type SessionSummary } from '../session/summary.js';
+import { NO_AGENT_USAGE, type AgentUsage, type DocumentStep, type SessionSummary } from '../session/summary.js';
 
 /**
  * Text that a model or a session file made, as it may stand inside one line of Markdown (a
@@ -11,15 +11,9 @@ export function inline(text: string): string {
   return cell(text).replace(/<br>/g, ' ');
 }
 
-/**
- * Text shown as it is, in a fenced block whose fence is longer than any run of backticks in it:
- * no line of a message (a diff's `--- a/app.js`, a `</details>`) can change the summary's structure.
- */
-export function fenced(text: string): string {
-  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(Math.max(3, longest + 1));
-  return `${fence}text\n${text}\n${fence}`;
-}
+import { fenced } from '../channel/code-spans.js';
+
+export { fenced };
 
 /** Such text for a Markdown table cell: as `inline`, with line breaks as <br>. */
 export function cell(text: string): string {
@@ -220,4 +214,47 @@ export function findingsTable(s: SessionSummary, heading: string): string[] {
       `${f.title ? `**${cell(f.title)}**: ` : ''}${cell(f.message)} | @${cell(f.agent)} |`,
   );
   return [`${heading} Findings`, '', '| level | where | finding | by |', '|---|---|---|---|', ...rows, ''];
+}
+
+/** What one step of a document's history says, for `show` and the job summary. */
+export function documentStepText(step: DocumentStep): string {
+  const edit = step.edit ?? '';
+  const why = step.why ? `: ${step.why}` : '';
+  switch (step.what) {
+    case 'opened':
+      return 'opened';
+    case 'edited':
+      return `@${step.agent} edited it${why}`;
+    case 'merged':
+      return `${edit} by @${step.agent} merged`;
+    case 'appended':
+      return `@${step.agent} appended an entry`;
+    case 'proposed':
+      return `@${step.agent} proposed ${edit}${why}`;
+    case 'conflict':
+      return `@${step.agent} accepted ${edit}, which conflicted and did not land${why}`;
+    default:
+      return `@${step.agent} ${step.what} ${edit}${why}`;
+  }
+}
+
+/** Each document's final text, folded, and its history: who changed what, accepted or rejected. */
+export function documentsSection(s: SessionSummary, heading: string): string[] {
+  if (s.documents.length === 0) return [];
+  const lines = [`${heading} Documents`, ''];
+  for (const d of s.documents) {
+    lines.push(
+      `<details><summary>${inline(d.name)}: version ${d.version}, owner @${inline(d.owner)}${d.mode === 'append' ? ', append' : ''}</summary>`,
+      '',
+      fenced(d.text),
+      '',
+      '| version | change |',
+      '|---|---|',
+      ...d.history.map((step) => `| ${step.version ?? ''} | ${cell(documentStepText(step))} |`),
+      '',
+      '</details>',
+      '',
+    );
+  }
+  return lines;
 }

@@ -7,6 +7,8 @@ import {
   agentTree,
   cacheLine,
   compactionsTable,
+  documentsSection,
+  documentStepText,
   dollars,
   fenced,
   findingsTable,
@@ -51,6 +53,12 @@ function text(s: SessionSummary): string {
       lines.push(`    @${voter}: ${v ? `${v.option}${v.reason ? ` — ${v.reason}` : ''}` : 'did not vote'}`);
     }
     for (const r of p.refused) lines.push(`    @${r.voter}: ${r.option} (not counted: ${r.why})`);
+  }
+  if (s.documents.length) lines.push('', 'Documents:');
+  for (const d of s.documents) {
+    lines.push(`  ${d.name} (owner @${d.owner}${d.mode === 'append' ? ', append' : ''}): version ${d.version}`);
+    for (const step of d.history) lines.push(`    ${step.version === null ? '   ' : `v${String(step.version).padEnd(2)}`} ${documentStepText(step)}`);
+    lines.push(`    text of version ${d.version}:`, ...d.text.split('\n').map((l) => `      ${l}`));
   }
   if (s.findings.length) lines.push('', 'Findings:');
   for (const f of s.findings) {
@@ -97,6 +105,13 @@ function markdown(s: SessionSummary): string {
   lines.push('## Transcript', '');
   // Each message in a fence longer than any run of backticks in it: no line of it is read as Markdown or HTML.
   for (const m of s.messages) lines.push(`**#${inline(String(m.id))} ${inline(from(m))} → ${inline(to(m))}**`, '', fenced(m.text), '');
-  lines.push(...findingsTable(s, '##'), ...proposalsTable(s, '##'), ...compactionsTable(s, '##'), ...timelineChart(s, '##'), ...usageTable(s, '## Usage'));
+  lines.push(
+    ...findingsTable(s, '##'),
+    ...proposalsTable(s, '##'),
+    ...documentsSection(s, '##'),
+    ...compactionsTable(s, '##'),
+    ...timelineChart(s, '##'),
+    ...usageTable(s, '## Usage'),
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -51,6 +51,8 @@ export class Journal {
   private readonly toolResults = new Map<string, number[]>();
   private readonly setups = new Map<string, number>();
   private readonly mcpListings = new Map<string, number>();
+  /** The first text of each document the recording opened, by name. */
+  private readonly documents = new Map<string, string>();
   /** The shared texts the recording keeps (by sha256): a resumed run does not keep them again. */
   private readonly texts = new Set<string>();
   /** The message batch each recorded batched request went in, by its custom id. */
@@ -73,6 +75,7 @@ export class Journal {
         this.toolResults.set(key, [...(this.toolResults.get(key) ?? []), index]);
       } else if (event.type === 'setup_finished') this.setups.set(event.id, index);
       else if (event.type === 'mcp_tools') this.mcpListings.set(event.server, index);
+      else if (event.type === 'document_opened') this.documents.set(event.document.name, event.document.text);
       else if (event.type === 'shared_text') this.texts.add(event.sha256);
       else if (event.type === 'batch_submitted') for (const id of event.custom_ids) this.batches.set(id, event.batch_id);
     });
@@ -83,6 +86,11 @@ export class Journal {
     if (this.texts.has(sha256)) return;
     this.texts.add(sha256);
     this.append({ type: 'shared_text', sha256, text });
+  }
+
+  /** The text a recorded run opened document `name` with, if it did. */
+  openedDocument(name: string): string | undefined {
+    return this.documents.get(name);
   }
 
   /** The message batch a recorded run submitted this request in (by its hash), if it did. */

@@ -1,4 +1,4 @@
-import type { ProposalView } from '../channel/channel.js';
+import type { DocumentView, ProposalView } from '../channel/channel.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate, UnresolvedValueError } from '../workflow/fill.js';
 import type { Limits } from '../workflow/limits.js';
@@ -12,6 +12,10 @@ import type { RunResult } from './run-options.js';
 export interface RunFacts {
   agents: Record<string, { last_message: string; turns: number; spend: Spend }>;
   proposals: ProposalView[];
+  /** The documents as the run ends with them. */
+  documents: Record<string, DocumentView>;
+  /** Writes the documents with `write_to` (not when the run stopped inside its recording); what could not be written. */
+  writeDocuments(documents: Record<string, DocumentView>): string[];
   total: Spend;
   paidUsd: number;
   cached: { calls: number; tokens: number };
@@ -33,6 +37,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
       result: { status: end.status, summary: end.summary },
       agents: Object.fromEntries(Object.entries(facts.agents).map(([n, a]) => [n, { last_message: a.last_message, turns: a.turns }])),
       proposals: Object.fromEntries(proposals.map((p) => [p.id, { question: p.question, status: p.status, winner: p.winner, tally: p.tally }])),
+      documents: Object.fromEntries(Object.entries(facts.documents).map(([name, d]) => [name, d.text])),
       usage: { input_tokens: total.usage.input_tokens, output_tokens: total.usage.output_tokens, cost_usd: Number(total.costUsd.toFixed(6)) },
     };
     // Typed outputs as the lead gave them: strings as they are, other values as JSON.
@@ -47,6 +52,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
       }
     }
   }
+  errors.push(...facts.writeDocuments(facts.documents));
   // A run whose outputs could not all be evaluated did not succeed, whatever the lead said: the
   // status says so as the exit code does (exit 1), in the result, --json and the Action's outputs.
   const failedOutputs = end.exitCode === 0 && errors.length > 0;
@@ -56,8 +62,8 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
       ? {
           status: 'error' as const,
           reason:
-            `${end.reason}, but ${errors.length === 1 ? 'an output' : `${errors.length} outputs`} could not be evaluated (fix the workflow's outputs: ` +
-            `the run's work is in the session)`,
+            `${end.reason}, but ${errors.length === 1 ? 'an output' : `${errors.length} outputs`} could not be evaluated or written (fix the workflow's ` +
+            `outputs or write_to: the run's work is in the session)`,
         }
       : {}),
     exitCode: failedOutputs ? 1 : end.exitCode,
@@ -66,6 +72,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     usage: total,
     agents: Object.fromEntries(Object.entries(facts.agents).map(([n, a]) => [n, { turns: a.turns, spend: a.spend }])),
     proposals,
+    documents: facts.documents,
     paidUsd: facts.paidUsd,
     cached: facts.cached,
     promptCache: facts.promptCache,

@@ -2,6 +2,7 @@ import type { AgentProfile } from '../agents/profile.js';
 import { FULL_ROSTER_UP_TO, systemPrompt, type TeamEntry } from '../agents/preamble.js';
 import { rosterTool } from '../agents/tools/roster.js';
 import { cancelProposal, channelHistory, completeTool, propose, vote } from '../agents/tools/coordination.js';
+import { DOCUMENT_TOOLS } from '../agents/tools/documents.js';
 import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { AgentTool } from '../agents/tools/tool.js';
 import type { McpToolbox } from '../agents/tools/mcp.js';
@@ -59,6 +60,10 @@ export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): 
   });
 }
 
+function documentsOf(spec: Workflow['spec']) {
+  return Object.entries(spec.documents ?? {}).map(([name, d]) => ({ name, owner: d.owner, mode: d.mode ?? ('edit' as const) }));
+}
+
 /** The workflow's `context:`, interpolated once for the whole team (empty text is no context). */
 export function teamContext(workflow: Workflow, scope: Scope): { context?: string } {
   const template = workflow.templates.get('context');
@@ -108,6 +113,7 @@ function profileOf(
     vote,
     cancelProposal,
     channelHistory,
+    ...(spec.documents ? DOCUMENT_TOOLS : []),
     ...roster,
     ...(agent.spawns?.length ? [spawnTool] : []),
     ...(agent.fork ? [forkTool] : []),
@@ -135,6 +141,7 @@ function profileOf(
         team,
         toolNames: tools.map((t) => t.definition.name),
         instructions: system ? fillTemplate(system, scope) : '',
+        ...(spec.documents ? { documents: documentsOf(spec) } : {}),
       },
       sources.context,
     ),

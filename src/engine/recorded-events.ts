@@ -19,6 +19,13 @@ export function ownerOf(event: SessionEvent): string | undefined {
       return event.voter;
     case 'agent_spawned':
       return event.parent;
+    case 'document_changed':
+    case 'document_appended':
+      return event.author;
+    case 'edit_proposed':
+      return event.edit.author;
+    case 'edit_closed':
+      return event.reviewer;
     default:
       return undefined;
   }

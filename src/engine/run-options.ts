@@ -1,5 +1,5 @@
 import type { ProviderName } from '../provider/clouds.js';
-import type { ProposalView } from '../channel/channel.js';
+import type { DocumentView, ProposalView } from '../channel/channel.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
@@ -94,6 +94,8 @@ export interface RunResult extends Ending {
   usage: Spend;
   agents: Record<string, { turns: number; spend: Spend }>;
   proposals: ProposalView[];
+  /** The documents as the run ended with them (docs/workflow.md: documents). */
+  documents: Record<string, DocumentView>;
   /** What this process's live calls cost (a resume or replay pays nothing for what was recorded). */
   paidUsd: number;
   /** Answers the response cache gave (not in `usage`: they cost nothing). */

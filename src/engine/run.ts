@@ -5,6 +5,7 @@ import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { Channel, type ProposalView } from '../channel/channel.js';
+import { openDocuments, writeDocuments } from './run-documents.js';
 import { totalTokens } from '../provider/pricing.js';
 import { ProviderError } from '../provider/provider-errors.js';
 import type { Scope } from '../workflow/evaluate.js';
@@ -164,6 +165,7 @@ export class Run {
           hasTurnsLeft: (n) => this.hasTurnsLeft(n),
         });
         this.reminders = new VoteReminders(this.channel);
+        await openDocuments(workflow, scope, this.workspace, journal, this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
       }
@@ -385,6 +387,8 @@ export class Run {
         names.map((n) => [n, { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.get(n)!, spend: this.accounting.of(n) }]),
       ),
       proposals: channel?.allProposals() ?? [],
+      documents: channel?.finalDocuments() ?? {},
+      writeDocuments: (documents) => (!journal.replaying && !journal.diverged ? writeDocuments(workflow, documents, this.workspace) : []),
       total: this.accounting.total,
       paidUsd: this.accounting.paidUsd,
       cached: this.accounting.cached,

@@ -125,6 +125,28 @@ export const EVENTS = {
     '`parent` spawned `agent`, an instance of `template` (`(fork)` for a fork of `parent`), `depth` levels below a declared agent; the next event is its ' +
       'task, a message from `parent` to it',
   ),
+  document_opened: event(
+    { document: object({ name: string(), owner: agentName(), mode: oneOf('edit', 'append'), text: string() }) },
+    "a document of the workflow's `documents:`, at version 1 with `text` (a `file:` as it was read when the run began: resume and replay use this)",
+  ),
+  document_changed: event(
+    { document: string(), version: integer(), author: agentName(), text: string(), why: string(), edit: nullable(string()) },
+    "`document` is now at `version`, whose whole text is `text`: its owner's edit (`edit` null), or edit `edit` by `author` that the owner accepted, " +
+      'merged into the version then current',
+  ),
+  document_appended: event(
+    { document: string(), version: integer(), author: agentName(), text: string() },
+    '`author` added the entry `text` (ending with a newline) to an append document, now at `version`',
+  ),
+  edit_proposed: event(
+    { edit: object({ id: string(), document: string(), author: agentName(), base: integer(), text: string(), why: string() }) },
+    'an agent that does not own the document edited it against version `base`: edit `id` (`NAME#N`) waits for the owner, who is told with a unified diff',
+  ),
+  edit_closed: event(
+    { edit: string(), status: oneOf('accepted', 'rejected', 'conflict'), reviewer: agentName(), why: string() },
+    'the owner reviewed an edit: `accepted` (a `document_changed` follows, unless the merge changed nothing), `rejected`, or `conflict` (accepted, but it ' +
+      'overlapped changes made since its base: not merged, its author told to edit again)',
+  ),
   turn_started: event({ ...AGENT_TURN, through: integer(), messages: array(integer()) }, "an agent's turn began with these unread messages (ids)"),
   shared_text: event(
     { sha256: string(), text: string() },

@@ -2,6 +2,7 @@ import type { SessionEvent, SessionHeader } from './format.js';
 import type { SessionRecord } from './reader.js';
 import { isObject } from './schema.js';
 import { timelineOf, type Timeline } from './timeline.js';
+import { appended } from '../channel/document.js';
 import { listCacheSavingUsd } from '../provider/pricing.js';
 import type { CacheTtl } from '../workflow/types.js';
 
@@ -28,6 +29,25 @@ export interface ProposalSummary {
   votes: Record<string, { option: string; reason: string }>;
   /** Votes the channel refused (cast after the proposal was decided, or not valid), with why. */
   refused: { voter: string; option: string; why: string }[];
+}
+
+/** A document with an owner (docs/workflow.md: documents): how it ends, and every change and review, in order. */
+export interface DocumentSummary {
+  name: string;
+  owner: string;
+  mode: string;
+  version: number;
+  text: string;
+  history: DocumentStep[];
+}
+
+/** One step of a document's history: `version` when it made one. */
+export interface DocumentStep {
+  version: number | null;
+  agent: string;
+  what: 'opened' | 'edited' | 'merged' | 'appended' | 'proposed' | 'accepted' | 'rejected' | 'conflict';
+  edit: string | null;
+  why: string;
 }
 
 export interface AgentUsage {
@@ -96,6 +116,7 @@ export interface SessionSummary {
   findings: Finding[];
   compactions: CompactionSummary[];
   proposals: ProposalSummary[];
+  documents: DocumentSummary[];
   agents: Record<string, AgentUsage>;
   total: AgentUsage;
   /** The run_ended event, if the run ended. */
@@ -121,6 +142,8 @@ export function summarize(record: SessionRecord): SessionSummary {
   const findings: Finding[] = [];
   const annotations = new Map<string, Record<string, unknown>>();
   const proposals = new Map<string, ProposalSummary>();
+  const documents = new Map<string, DocumentSummary>();
+  const editsOf = new Map<string, string>();
   const agents: Record<string, AgentUsage> = {};
   const spawned: Record<string, SpawnedAgent> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NO_AGENT_USAGE });
@@ -148,6 +171,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     findings,
     compactions,
     proposals: [...proposals.values()],
+    documents: [...documents.values()],
     agents,
     total,
     end,
@@ -186,6 +210,34 @@ export function summarize(record: SessionRecord): SessionSummary {
         if (p) Object.assign(p, { status: e.status, winner: e.winner, reason: e.reason });
         return;
       }
+      case 'document_opened': {
+        const { name, owner, mode, text } = e.document;
+        documents.set(name, { name, owner, mode, version: 1, text, history: [{ version: 1, agent: owner, what: 'opened', edit: null, why: '' }] });
+        return;
+      }
+      case 'document_changed':
+      case 'document_appended': {
+        const d = documents.get(e.document);
+        if (!d) return;
+        d.version = e.version;
+        d.text = e.type === 'document_changed' ? e.text : appended(d.text, e.text);
+        const what = e.type === 'document_appended' ? 'appended' : e.edit ? 'merged' : 'edited';
+        d.history.push({
+          version: e.version,
+          agent: e.author,
+          what,
+          edit: e.type === 'document_changed' ? e.edit : null,
+          why: e.type === 'document_changed' ? e.why : '',
+        });
+        return;
+      }
+      case 'edit_proposed':
+        editsOf.set(e.edit.id, e.edit.document);
+        documents.get(e.edit.document)?.history.push({ version: null, agent: e.edit.author, what: 'proposed', edit: e.edit.id, why: e.edit.why });
+        return;
+      case 'edit_closed':
+        documents.get(editsOf.get(e.edit) ?? '')?.history.push({ version: null, agent: e.reviewer, what: e.status, edit: e.edit, why: e.why });
+        return;
       case 'turn_started':
         usage(e.agent).turns++;
         return;

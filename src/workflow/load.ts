@@ -6,6 +6,7 @@ import { buildGraph, type AgentEntry, type TeamGraph } from './graph.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { textInFile, textInSource, type LocatedText } from './located.js';
 import { checkReferences, type Field } from './references.js';
+import { documentProblems } from './document-checks.js';
 import { outputProblems } from './typed-outputs.js';
 import { mcpServerProblems, toolNameProblems } from './tool-names.js';
 import {
@@ -81,7 +82,7 @@ function tooDeep(data: unknown): Path | undefined {
   return undefined;
 }
 
-const FIELDS_WITH_EXPRESSIONS = 'env, setup run, agent system and description, context, kickoff and outputs';
+const FIELDS_WITH_EXPRESSIONS = 'env, setup run, agent system and description, context, document text, kickoff and outputs';
 
 export function loadWorkflow(file: string): LoadResult {
   let text: string;
@@ -131,6 +132,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
     ...thinkingProblems(source, spec),
     ...compactAtProblems(source, spec),
     ...batchProblems(source, spec),
+    ...documentProblems(source, spec),
     ...toolsEnvProblems(source, spec),
     ...modelFormWarnings(source, spec),
   );
@@ -198,6 +200,7 @@ function collectTemplates(
   const inputs = Object.keys(recordOf(spec.inputs));
   const setupIds = (Array.isArray(spec.setup) ? spec.setup : []).map((s) => (isRecord(s) ? String(s.id) : ''));
   const agents = Object.keys(recordOf(spec.agents));
+  const documents = Object.keys(recordOf(spec.documents));
 
   const add = (located: LocatedText, field: Field, setupIndex?: number, item = false) => {
     const { parts, errors } = parseTemplate(located.text);
@@ -206,7 +209,7 @@ function collectTemplates(
     }
     for (const part of parts) {
       if (part.kind !== 'expr') continue;
-      for (const e of checkReferences(part.expr, { field, inputs, setupIds, setupIndex, agents, item })) {
+      for (const e of checkReferences(part.expr, { field, inputs, setupIds, setupIndex, agents, documents, item })) {
         diagnostics.push(at(located, part.start, part.end, part.exprStart + e.offset, e.message));
       }
       if (field === 'setup' && insideDoubleQuotes(located.text, part.start)) {
@@ -248,6 +251,8 @@ function collectTemplates(
     for (const field of ['system', 'description'] as const) if (isRecord(template)) addValue(['templates', name, field], 'prompt', template[field]);
   }
   addValue(['context'], 'prompt', spec.context);
+  for (const [name, document] of Object.entries(recordOf(spec.documents)))
+    if (isRecord(document)) addValue(['documents', name, 'text'], 'prompt', document.text);
   addValue(['kickoff'], 'prompt', spec.kickoff);
   for (const [key, value] of Object.entries(recordOf(spec.outputs))) addValue(['outputs', key], 'outputs', value);
   return templates;

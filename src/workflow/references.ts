@@ -12,6 +12,8 @@ export interface ReferenceScope {
   /** In a setup step: its index; it may read only the steps before it. */
   setupIndex?: number;
   agents: readonly string[];
+  /** The names of the workflow's documents. */
+  documents?: readonly string[];
   /** In the system or description of an agent with `for_each`: `item` and `item_index` are its instance's. */
   item?: boolean;
 }
@@ -21,9 +23,9 @@ export interface ReferenceError {
   message: string;
 }
 
-const ROOTS = ['inputs', 'env', 'setup', 'workflow', 'run', 'result', 'agents', 'proposals', 'usage', 'item', 'item_index'];
+const ROOTS = ['inputs', 'env', 'setup', 'workflow', 'run', 'result', 'agents', 'proposals', 'documents', 'usage', 'item', 'item_index'];
 const ITEM_ROOTS = ['item', 'item_index'];
-const RUN_END_ROOTS = new Set(['result', 'agents', 'proposals', 'usage']);
+const RUN_END_ROOTS = new Set(['result', 'agents', 'proposals', 'documents', 'usage']);
 const ALLOWED: Record<Field, readonly string[]> = {
   env: ['inputs', 'workflow'],
   setup: ['inputs', 'env', 'setup', 'workflow', 'run'],
@@ -101,6 +103,13 @@ function checkPath(path: PathExpr, scope: ReferenceScope): string | undefined {
         return unknownField(`agents.${first}`, String(second), AGENT_FIELDS);
       }
       return tooDeep(2);
+    case 'documents': {
+      if (first === undefined) return undefined;
+      const documents = scope.documents ?? [];
+      if (!documents.includes(String(first)))
+        return `no document is named "${first}"${didYouMean(String(first), documents) || (documents.length ? '' : '; declare it under documents:')}`;
+      return tooDeep(1);
+    }
     case 'proposals':
       if (second !== undefined && !PROPOSAL_FIELDS.includes(String(second))) {
         return unknownField(`proposals.${first}`, String(second), PROPOSAL_FIELDS);

@@ -127,9 +127,20 @@ export interface WorkflowSpec {
   /** What the whole team reads, first in every system prompt (docs/workflow.md: sharing the prompt cache). */
   context?: string;
   cache?: { ttl?: CacheTtl };
+  /** Shared documents with an owner (docs/workflow.md: documents). */
+  documents?: Record<string, DocumentDecl>;
   kickoff: string;
   /** An expression, or a typed declaration (a JSON Schema fragment) the lead fills. */
   outputs?: Record<string, string | TypedOutput>;
+}
+
+/** A document of `documents:`: its owner, its first text (`text` or `file`), its mode, and where its final text goes. */
+export interface DocumentDecl {
+  owner: string;
+  text?: string;
+  file?: string;
+  mode?: 'edit' | 'append';
+  write_to?: string;
 }
 
 /** A typed output: a JSON Schema (2020-12) fragment with a `type`. */

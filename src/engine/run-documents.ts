@@ -1,0 +1,82 @@
+import { closeSync, ftruncateSync, readSync, writeSync } from 'node:fs';
+import type { Channel, DocumentView } from '../channel/channel.js';
+import { MAX_DOCUMENT_CHARS, plural, type DocumentSpec } from '../channel/document.js';
+import { loadMergeTools } from '../channel/documents.js';
+import type { Workspace } from '../agents/tools/workspace-root.js';
+import type { Scope } from '../workflow/evaluate.js';
+import { fillTemplate } from '../workflow/fill.js';
+import type { Workflow } from '../workflow/load.js';
+import type { Journal } from './journal.js';
+import { SetupError } from './setup-error.js';
+
+/**
+ * The workflow's documents (docs/workflow.md: documents) at the start of a run and at its end:
+ * opened in the channel with their first text, and written to their `write_to` files.
+ */
+
+/**
+ * Opens each document at version 1: its `text` interpolated, or its `file` read from the workspace
+ * through the tool boundary. A resumed or replayed run takes the text its recording opened with,
+ * so a file changed since (by the agents, or by `write_to`) does not change the run.
+ */
+export async function openDocuments(workflow: Workflow, scope: Scope, workspace: Workspace, journal: Journal, channel: Channel): Promise<void> {
+  if (!workflow.spec.documents) return;
+  await loadMergeTools();
+  for (const [name, declared] of Object.entries(workflow.spec.documents ?? {})) {
+    const template = workflow.templates.get(`documents.${name}.text`);
+    const text =
+      journal.openedDocument(name) ?? (template ? fillTemplate(template, scope) : declared.file ? readDocumentFile(workspace, name, declared.file) : '');
+    if (text.length > MAX_DOCUMENT_CHARS)
+      throw new SetupError(
+        `documents.${name} starts ${plural(text.length, 'character')} long: a document holds at most ${plural(MAX_DOCUMENT_CHARS, 'character')}`,
+      );
+    const spec: DocumentSpec = { name, owner: declared.owner, mode: declared.mode ?? 'edit', text };
+    channel.openDocument(spec);
+  }
+}
+
+function readDocumentFile(workspace: Workspace, name: string, path: string): string {
+  try {
+    const file = workspace.openForReading(path);
+    try {
+      // One byte past the limit in characters is enough to know it is too long.
+      const limit = MAX_DOCUMENT_CHARS * 4 + 1;
+      const data = Buffer.alloc(Math.min(limit, file.stats.size + 1));
+      let read = 0;
+      for (let n = -1; n !== 0 && read < data.length; read += n) n = readSync(file.fd, data, read, data.length - read, read);
+      if (file.stats.size > read)
+        throw new SetupError(
+          `documents.${name}.file ${path} is ${plural(file.stats.size, 'byte')}: a document holds at most ${plural(MAX_DOCUMENT_CHARS, 'character')}`,
+        );
+      if (data.subarray(0, read).includes(0)) throw new SetupError(`documents.${name}.file ${path} is a binary file: a document is text`);
+      return data.subarray(0, read).toString('utf8');
+    } finally {
+      closeSync(file.fd);
+    }
+  } catch (e) {
+    if (e instanceof SetupError) throw e;
+    throw new SetupError(`documents.${name}.file: cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** Writes each document with `write_to` into the workspace, through the tool boundary; what could not be written, with why. */
+export function writeDocuments(workflow: Workflow, documents: Record<string, DocumentView>, workspace: Workspace): string[] {
+  const problems: string[] = [];
+  for (const [name, declared] of Object.entries(workflow.spec.documents ?? {})) {
+    const document = documents[name];
+    if (!declared.write_to || !document) continue;
+    try {
+      const content = Buffer.from(document.text);
+      const file = workspace.openForWriting(declared.write_to);
+      try {
+        ftruncateSync(file.fd, 0);
+        for (let written = 0; written < content.length; ) written += writeSync(file.fd, content, written);
+      } finally {
+        closeSync(file.fd);
+      }
+    } catch (e) {
+      problems.push(`documents.${name}.write_to: cannot write ${declared.write_to}: ${(e as Error).message}`);
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { ALICE_PLAN, edit, firstTurn, PLAN, PLAN_TEAM, reviewingLead, threeEdits, withLine } from '../fixtures/plan-team.js';
+import { BIN, conclave } from '../helpers/cli.js';
+import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let server: FakeAnthropic | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** The plan with alice's and bob's edits, and not carol's. */
+const BOTH = withLine(ALICE_PLAN, 4, '4. Drop the old table after a week');
+const FINDINGS = 'bob: step 4 cannot be undone\ncarol: nothing says how long step 2 takes\n';
+
+describe('documents with an owner', () => {
+  it("two edits of one version land, a third rejected never does, appends keep their order; the owner's notices name plan#1-3 with a diff", async () => {
+    server = await startFakeAnthropic(threeEdits());
+    const run = await runWorkflow(server, PLAN_TEAM());
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.outputs).toEqual({ plan: BOTH, findings: FINDINGS });
+    expect(run.json.documents).toEqual({
+      plan: { owner: 'lead', mode: 'edit', version: 3, text: BOTH },
+      findings: { owner: 'lead', mode: 'append', version: 3, text: FINDINGS },
+    });
+    // write_to: the final text, in the workspace.
+    expect(readFileSync(join(run.dir, 'out', 'PLAN.md'), 'utf8')).toBe(BOTH);
+
+    const notices = server.of('lead').map(lastUserText).join('\n');
+    for (const [id, author] of [['plan#1', 'alice'], ['plan#2', 'bob'], ['plan#3', 'carol']])
+      expect(notices).toContain(`Edit ${id} of document "plan" from @${author}, against version 1`);
+    expect(notices).toContain('-4. Drop the old table\n+4. Drop the old table after a week');
+    expect(notices).toContain('--- plan version 1\n+++ plan#3');
+    // Each author is told the outcome, and why.
+    expect(server.of('alice').map(lastUserText).join('\n')).toContain('Your edit plan#1 of "plan" was accepted by @lead: good.');
+    expect(server.of('carol').map(lastUserText).join('\n')).toContain(
+      'Your edit plan#3 of "plan" was rejected by @lead: keep step 2 as it is. It did not change the document.',
+    );
+    // Every change is a session event.
+    const changes = run.events.filter((e) => e.type === 'document_changed').map((e) => [e.version, e.author, e.edit]);
+    expect(changes).toEqual([
+      [2, 'alice', 'plan#1'],
+      [3, 'bob', 'plan#2'],
+    ]);
+    expect(run.events.filter((e) => e.type === 'edit_closed').map((e) => [e.edit, e.status])).toEqual([
+      ['plan#1', 'accepted'],
+      ['plan#2', 'accepted'],
+      ['plan#3', 'rejected'],
+    ]);
+
+    // show: each document's history, who changed what, accepted or rejected.
+    const session = run.json.session as unknown as string;
+    const shown = await conclave(['show', session], { cwd: run.dir });
+    expect(shown.stdout).toContain('plan (owner @lead): version 3');
+    expect(shown.stdout).toMatch(/v2 {2}plan#1 by @alice merged/);
+    expect(shown.stdout).toContain('@lead rejected plan#3: keep step 2 as it is');
+    expect(shown.stdout).toContain('findings (owner @lead, append): version 3');
+    const markdown = await conclave(['show', session, '--format', 'markdown'], { cwd: run.dir });
+    expect(markdown.stdout).toContain('## Documents');
+    expect(markdown.stdout).toContain('| 3 | plan#2 by @bob merged |');
+
+    // --replay, offline: the same documents.
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout).outputs).toEqual({ plan: BOTH, findings: FINDINGS });
+  });
+
+  it('an overlapping edit is refused with its conflict; its author, told, edits again against the current version', async () => {
+    const bobFirst = withLine(PLAN, 4, '4. Keep the old table');
+    const version2 = withLine(PLAN, 4, '4. Drop the old table after a week');
+    const bobAgain = withLine(version2, 3, '3. Switch reads, then watch errors');
+    server = await startFakeAnthropic({
+      lead: reviewingLead(() => true),
+      alice: firstTurn(edit(1, version2, 'keep a way back')),
+      bob: (request) => {
+        if (request.body.messages.length === 1) return { tools: [edit(1, bobFirst, 'never drop it')] };
+        return lastUserText(request).includes('could not be merged') ? { tools: [edit(2, bobAgain, 'watch the switch')] } : { text: '' };
+      },
+      carol: firstTurn(),
+    });
+    const run = await runWorkflow(server, PLAN_TEAM().replace('@alice @bob @carol', '@alice @bob'));
+    expect(run.code, run.stderr).toBe(0);
+    const told = server.of('bob').map(lastUserText).join('\n');
+    expect(told).toContain('Your edit plan#2 of "plan" could not be merged: it overlaps changes made since version 1, its base (the document is at version 2)');
+    expect(told).toContain('<<<<<<< version 2 (now)\n4. Drop the old table after a week\n||||||| version 1 (the edit\'s base)\n4. Drop the old table\n=======\n4. Keep the old table\n>>>>>>> plan#2');
+    const review = server.of('lead').map(lastUserText).join('\n');
+    expect(review).toContain('"status": "conflict"');
+    expect(run.events.filter((e) => e.type === 'edit_closed').map((e) => [e.edit, e.status])).toEqual([
+      ['plan#1', 'accepted'],
+      ['plan#2', 'conflict'],
+      ['plan#3', 'accepted'],
+    ]);
+    // The conflicting edit never landed; the one made again did.
+    expect(run.json.outputs.plan).toBe(bobAgain);
+    expect(run.json.outputs.plan).not.toContain('Keep the old table');
+  });
+
+  it('kill -9 after the first edit, then resume: the same final documents as a run left alone', async () => {
+    server = await startFakeAnthropic(threeEdits(1_500));
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-documents-'));
+    writeFileSync(join(dir, 'workflow.yml'), PLAN_TEAM());
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...process.env, ...env }, stdio: 'ignore' });
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    const sessions = join(dir, '.conclave', 'sessions');
+    const file = () => join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
+    const edited = () => existsSync(sessions) && readdirSync(sessions).length > 0 && readFileSync(file(), 'utf8').includes('"edit_proposed"');
+    while (!edited() && child.exitCode === null) await sleep(5);
+    child.kill('SIGKILL');
+    await closed;
+    const before = readFileSync(file(), 'utf8');
+    expect(before).toContain('"edit_proposed"');
+    expect(before).not.toContain('"run_ended"');
+    const resumed = await conclave(['resume', file(), '--json'], { cwd: dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const result = JSON.parse(resumed.stdout);
+    expect(result.outputs).toEqual({ plan: BOTH, findings: FINDINGS });
+    expect(result.documents.plan.version).toBe(3);
+    expect(readFileSync(join(dir, 'out', 'PLAN.md'), 'utf8')).toBe(BOTH);
+    // One edit_proposed per edit in the resumed file: nothing was proposed twice.
+    const events = readFileSync(file(), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l));
+    expect(events.filter((e) => e.type === 'edit_proposed').map((e) => e.edit.id)).toEqual(['plan#1', 'plan#2', 'plan#3']);
+    const replay = await conclave(['run', 'workflow.yml', '--replay', file(), '--json'], {
+      cwd: dir,
+      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout).outputs.plan).toBe(BOTH);
+  });
+});
