@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { conclave, NODE, ROOT } from '../helpers/cli.js';
 
-const examples = ['examples/issue-triage.yml', 'examples/pr-review.yml', 'examples/release-notes.yml'];
+const examples = ['examples/issue-triage.yml', 'examples/migration-plan.yml', 'examples/pr-review.yml', 'examples/release-notes.yml'];
 
 describe("the start's compile cache", () => {
   it("keeps the compiled code in the user's cache directory on Node 22 and later, and starts without one it cannot write", async () => {
@@ -32,7 +32,7 @@ describe('conclave validate', () => {
     const result = await conclave(['validate', ...examples]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`${examples.map((e) => `${e}: ok`).join('\n')}\n3 files: 3 valid, 0 with errors\n`);
+    expect(result.stdout).toBe(`${examples.map((e) => `${e}: ok`).join('\n')}\n4 files: 4 valid, 0 with errors\n`);
   });
 
   it('lists the errors of every file, not only the first file with errors', async () => {

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { ALICE_PLAN, edit, firstTurn, PLAN, PLAN_TEAM, reviewingLead, threeEdits, withLine } from '../fixtures/plan-team.js';
-import { BIN, conclave } from '../helpers/cli.js';
+import { ALICE_PLAN, BOB_PLAN, CAROL_PLAN, edit, finding, firstTurn, PLAN, PLAN_TEAM, reviewingLead, threeEdits, withLine } from '../fixtures/plan-team.js';
+import { BIN, conclave, ROOT } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -34,7 +34,11 @@ describe('documents with an owner', () => {
     expect(readFileSync(join(run.dir, 'out', 'PLAN.md'), 'utf8')).toBe(BOTH);
 
     const notices = server.of('lead').map(lastUserText).join('\n');
-    for (const [id, author] of [['plan#1', 'alice'], ['plan#2', 'bob'], ['plan#3', 'carol']])
+    for (const [id, author] of [
+      ['plan#1', 'alice'],
+      ['plan#2', 'bob'],
+      ['plan#3', 'carol'],
+    ])
       expect(notices).toContain(`Edit ${id} of document "plan" from @${author}, against version 1`);
     expect(notices).toContain('-4. Drop the old table\n+4. Drop the old table after a week');
     expect(notices).toContain('--- plan version 1\n+++ plan#3');
@@ -92,7 +96,9 @@ describe('documents with an owner', () => {
     expect(run.code, run.stderr).toBe(0);
     const told = server.of('bob').map(lastUserText).join('\n');
     expect(told).toContain('Your edit plan#2 of "plan" could not be merged: it overlaps changes made since version 1, its base (the document is at version 2)');
-    expect(told).toContain('<<<<<<< version 2 (now)\n4. Drop the old table after a week\n||||||| version 1 (the edit\'s base)\n4. Drop the old table\n=======\n4. Keep the old table\n>>>>>>> plan#2');
+    expect(told).toContain(
+      "<<<<<<< version 2 (now)\n4. Drop the old table after a week\n||||||| version 1 (the edit's base)\n4. Drop the old table\n=======\n4. Keep the old table\n>>>>>>> plan#2",
+    );
     const review = server.of('lead').map(lastUserText).join('\n');
     expect(review).toContain('"status": "conflict"');
     expect(run.events.filter((e) => e.type === 'edit_closed').map((e) => [e.edit, e.status])).toEqual([
@@ -113,8 +119,9 @@ describe('documents with an owner', () => {
     const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...process.env, ...env }, stdio: 'ignore' });
     const closed = new Promise((resolve) => child.on('close', resolve));
     const sessions = join(dir, '.conclave', 'sessions');
-    const file = () => join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
-    const edited = () => existsSync(sessions) && readdirSync(sessions).length > 0 && readFileSync(file(), 'utf8').includes('"edit_proposed"');
+    const name = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
+    const file = () => join(sessions, name()!);
+    const edited = () => name() !== undefined && readFileSync(file(), 'utf8').includes('"edit_proposed"');
     while (!edited() && child.exitCode === null) await sleep(5);
     child.kill('SIGKILL');
     await closed;
@@ -128,7 +135,11 @@ describe('documents with an owner', () => {
     expect(result.documents.plan.version).toBe(3);
     expect(readFileSync(join(dir, 'out', 'PLAN.md'), 'utf8')).toBe(BOTH);
     // One edit_proposed per edit in the resumed file: nothing was proposed twice.
-    const events = readFileSync(file(), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l));
+    const events = readFileSync(file(), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l));
     expect(events.filter((e) => e.type === 'edit_proposed').map((e) => e.edit.id)).toEqual(['plan#1', 'plan#2', 'plan#3']);
     const replay = await conclave(['run', 'workflow.yml', '--replay', file(), '--json'], {
       cwd: dir,
@@ -136,5 +147,80 @@ describe('documents with an owner', () => {
     });
     expect(replay.code, replay.stderr).toBe(0);
     expect(JSON.parse(replay.stdout).outputs.plan).toBe(BOTH);
+  });
+
+  it('reads file: at start, writes write_to through the tool boundary, says a limit as a tool error, and puts the documents in the job summary', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-documents-'));
+    const outside = mkdtempSync(join(tmpdir(), 'conclave-outside-'));
+    symlinkSync(outside, join(dir, 'link'));
+    writeFileSync(join(dir, 'PLAN.md'), PLAN);
+    writeFileSync(join(dir, 'summary.md'), '');
+    const workflow = PLAN_TEAM()
+      .replace(
+        / {2}plan:\n[\s\S]*?(?= {2}findings:)/,
+        '  plan: { owner: lead, file: PLAN.md, write_to: PLAN.md }\n  notes: { owner: lead, text: kept, write_to: link/notes.md }\n',
+      )
+      .replace('@alice @bob @carol', '@alice');
+    server = await startFakeAnthropic({
+      lead: reviewingLead(() => true),
+      alice: (request) =>
+        request.body.messages.length === 1 ? { tools: [edit(1, 'x'.repeat(100_001), 'too long'), edit(1, ALICE_PLAN, 'bounded')] } : { text: '' },
+      bob: [],
+      carol: [],
+    });
+    const run = await runWorkflow(server, workflow, [], { dir, env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: join(dir, 'summary.md') } });
+    const results = server.of('alice')[1]!.body.messages.at(-1)!.content as { is_error?: boolean; content: string }[];
+    expect(results[0]).toMatchObject({ is_error: true, content: 'the text is 100,001 characters long: a document holds at most 100,000 characters' });
+    expect(run.json.documents).toMatchObject({ plan: { version: 2, text: ALICE_PLAN }, notes: { version: 1, text: 'kept' } });
+    // The plan went back to its file; the notes were refused a way out of the workspace, and the run says so.
+    expect(readFileSync(join(dir, 'PLAN.md'), 'utf8')).toBe(ALICE_PLAN);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(run.code).toBe(1);
+    expect(run.json.output_errors).toEqual([expect.stringMatching(/^documents\.notes\.write_to: cannot write link\/notes\.md: .*link/)]);
+    const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+    expect(summary).toContain('### Documents');
+    expect(summary).toContain('<summary>plan: version 2, owner @lead</summary>');
+    expect(summary).toContain('| 2 | plan#1 by @alice merged |');
+
+    // A resume takes the first text the run opened with, not the file as it is now.
+    const session = join(dir, run.json.session as unknown as string);
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], {
+      cwd: dir,
+      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
+    expect(JSON.parse(replay.stdout).documents.plan).toMatchObject({ version: 2, text: ALICE_PLAN });
+  });
+
+  it('refuses a first text past the limit before any turn, and a file: that is no file', async () => {
+    server = await startFakeAnthropic({ lead: [], alice: [], bob: [], carol: [] });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-documents-'));
+    writeFileSync(join(dir, 'BIG.md'), 'y'.repeat(100_001));
+    mkdirSync(join(dir, 'sub'));
+    const big = PLAN_TEAM().replace(/ {2}plan:\n[\s\S]*?(?= {2}findings:)/, '  plan: { owner: lead, file: BIG.md }\n');
+    const run = await runWorkflow(server, big, [], { dir });
+    expect(run.code).toBe(1);
+    expect(run.json.reason).toContain('documents.plan starts 100,001 characters long: a document holds at most 100,000 characters');
+    expect(server.requests).toHaveLength(0);
+    const missing = await runWorkflow(server, big.replace('BIG.md', 'sub'), [], { dir });
+    expect(missing.json.reason).toMatch(/^documents\.plan\.file: cannot read sub: sub is a directory/);
+  });
+
+  it('examples/migration-plan.yml: the reviewers refine MIGRATION.md through the lead, and the accepted plan is written back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-documents-'));
+    writeFileSync(join(dir, 'MIGRATION.md'), PLAN);
+    writeFileSync(join(dir, 'workflow.yml'), readFileSync(join(ROOT, 'examples', 'migration-plan.yml'), 'utf8'));
+    server = await startFakeAnthropic({
+      lead: reviewingLead(() => true),
+      safety: firstTurn(edit(1, BOB_PLAN, 'keep a way back'), finding('safety: the old table is the only backup', 'risks')),
+      performance: firstTurn(edit(1, CAROL_PLAN, 'the table is large')),
+      operations: firstTurn(finding('operations: nobody watches the switch', 'risks')),
+    });
+    const run = await conclave(['run', 'workflow.yml', '--json'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(run.code, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout);
+    const refined = withLine(BOB_PLAN, 2, '2. Copy the table in batches');
+    expect(result.outputs.plan).toBe(refined);
+    expect(result.outputs.risks.split('\n').sort()).toEqual(['', 'operations: nobody watches the switch', 'safety: the old table is the only backup']);
+    expect(readFileSync(join(dir, 'MIGRATION.md'), 'utf8')).toBe(refined);
   });
 });
