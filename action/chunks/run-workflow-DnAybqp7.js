@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-C8G3b8mA.js";
