@@ -148,7 +148,8 @@ function checkWorkflow(file: string, text: string): LoadResult {
   diagnostics.push(...strayExpressions(source, data, templates));
   const graph = graphOf(source, spec, diagnostics);
 
-  const prompts = [...templates.values()].filter((t) => t.field === 'prompt');
+  // A document's text is read with read_document, never posted: a mention in it routes nothing.
+  const prompts = [...templates.values()].filter((t) => t.field === 'prompt' && !t.label.startsWith('documents.'));
   const named = { agents: Object.keys(recordOf(spec.agents)), madeAtRun: madeAtRun(spec) };
   if (hasErrors(diagnostics) || !graph) return { diagnostics, prompts, ...named };
   const systemTemplates = Object.fromEntries(Object.keys(spec.agents).map((name) => [name, templates.get(system.get(name)?.label ?? '')]));
