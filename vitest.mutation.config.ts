@@ -10,6 +10,7 @@ export default defineConfig({
       'test/units/**/*.test.ts',
       'test/channel/mentions.test.ts',
       'test/channel/proposals.test.ts',
+      'test/channel/documents.test.ts',
       'test/engine/*.test.ts',
       'test/workflow/expression.test.ts',
     ],

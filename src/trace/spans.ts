@@ -155,6 +155,18 @@ export class SpanBuilder {
         if (span) Object.assign(span.attributes, { 'conclave.proposal.status': e.status, ...(e.winner ? { 'conclave.proposal.winner': e.winner } : {}) });
         return span ? [span] : [];
       }
+      case 'edit_proposed':
+        this.span(`edit\0${e.edit.id}`, this.workflow.spanId, `edit ${e.edit.id}`, at, 'internal', {
+          'conclave.document.name': e.edit.document,
+          'conclave.edit.author': e.edit.author,
+          'conclave.edit.base_version': e.edit.base,
+        });
+        return [];
+      case 'edit_closed': {
+        const span = this.close(`edit\0${e.edit}`, at, { code: 'unset' });
+        if (span) Object.assign(span.attributes, { 'conclave.edit.status': e.status, 'conclave.edit.reviewer': e.reviewer });
+        return span ? [span] : [];
+      }
       case 'turn_ended':
         return this.endTurn(e.agent, e.turn, at, { code: 'unset' });
       case 'turn_failed': {

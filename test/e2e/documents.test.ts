@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { ALICE_PLAN, BOB_PLAN, CAROL_PLAN, edit, finding, firstTurn, PLAN, PLAN_TEAM, reviewingLead, threeEdits, withLine } from '../fixtures/plan-team.js';
 import { BIN, conclave, ROOT } from '../helpers/cli.js';
+import { fromJson } from '../helpers/otlp-receiver.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -69,6 +70,15 @@ describe('documents with an owner', () => {
     const markdown = await conclave(['show', session, '--format', 'markdown'], { cwd: run.dir });
     expect(markdown.stdout).toContain('## Documents');
     expect(markdown.stdout).toContain('| 3 | plan#2 by @bob merged |');
+
+    // Traces: a span per edit, from proposed to reviewed.
+    const traced = await conclave(['trace', session, '--format', 'json'], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
+    const edits = fromJson(JSON.parse(traced.stdout)).filter((span) => span.name.startsWith('edit '));
+    expect(edits.map((span) => [span.name, span.attributes['conclave.edit.author'], span.attributes['conclave.edit.status']])).toEqual([
+      ['edit plan#1', 'alice', 'accepted'],
+      ['edit plan#2', 'bob', 'accepted'],
+      ['edit plan#3', 'carol', 'rejected'],
+    ]);
 
     // --replay, offline: the same documents.
     const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], {
