@@ -92,4 +92,89 @@ describe('documents with an owner', () => {
     expect(again.finalDocuments().plan).toEqual({ owner: 'lead', mode: 'edit', version: 2, text: PLAN.replace('two', 'TWO') });
     expect(() => again.reviewEdit('lead', 'plan#2', true, '')).toThrow('edit plan#2 is closed already (conflict)');
   });
+
+  it('says in full what the owner and the author are told, and what each tool returns', () => {
+    const { channel } = withDocuments();
+    channel.editDocument('lead', 'plan', 1, PLAN.replace('one', 'ONE'), '');
+    expect(channel.editDocument('a', 'plan', 1, PLAN.replace('five', 'FIVE'), 'shout')).toEqual({
+      edit: 'plan#1',
+      status: "waiting for @lead's review: you will be told the outcome",
+    });
+    expect(inbox(channel, 'lead')).toEqual([
+      'Edit plan#1 of document "plan" from @a, against version 1 (the document is at version 2 now): shout\n' +
+        '```diff\n--- plan version 1\n+++ plan#1\n@@ -2,4 +2,4 @@\n two\n three\n four\n-five\n+FIVE\n```\n' +
+        'You own "plan": accept or reject it with review_edit {"edit": "plan#1", "accept": true or false, "why": "…"}.',
+    ]);
+    channel.acknowledge('lead');
+    expect(channel.reviewEdit('lead', 'plan#1', false, 'too loud')).toEqual({ edit: 'plan#1', status: 'rejected' });
+    expect(channel.readDocument('lead', 'plan')).toEqual({ document: 'plan', owner: 'lead', mode: 'edit', version: 2, text: PLAN.replace('one', 'ONE') });
+    expect(channel.readDocument('a', 'plan').note).toBe("only @lead changes it: your edit_document waits for @lead's review");
+    expect(inbox(channel, 'a')).toEqual(['Your edit plan#1 of "plan" was rejected by @lead: too loud. It did not change the document.']);
+    channel.acknowledge('a');
+    channel.editDocument('b', 'plan', 1, PLAN.replace('one', 'uno'), '');
+    expect(channel.reviewEdit('lead', 'plan#2', true, '')).toEqual({
+      edit: 'plan#2',
+      status: 'conflict',
+      note: 'not merged; @b is told to edit again against version 2',
+      conflict: "<<<<<<< version 2 (now)\nONE\n||||||| version 1 (the edit's base)\none\n=======\nuno\n>>>>>>> plan#2",
+    });
+    expect(inbox(channel, 'b')).toEqual([
+      'Your edit plan#2 of "plan" could not be merged: it overlaps changes made since version 1, its base (the document is at version 2). It did not ' +
+        'change the document: read it with read_document and edit again against version 2. The conflict:\n' +
+        "```text\n<<<<<<< version 2 (now)\nONE\n||||||| version 1 (the edit's base)\none\n=======\nuno\n>>>>>>> plan#2\n```",
+    ]);
+    expect(channel.appendDocument('c', 'log', 'x')).toEqual({ document: 'log', version: 2 });
+  });
+
+  it('lists only the open edits of the document read, and names the open ones when an edit is unknown', () => {
+    const { channel } = withDocuments();
+    channel.editDocument('a', 'plan', 1, PLAN.replace('one', '1'), '');
+    channel.editDocument('b', 'plan', 1, PLAN.replace('five', '5'), '');
+    channel.reviewEdit('lead', 'plan#1', true, '');
+    expect(channel.readDocument('lead', 'plan').open_edits).toEqual([{ edit: 'plan#2', author: 'b', base: 1, why: '' }]);
+    expect(channel.readDocument('lead', 'log').open_edits).toBeUndefined();
+    expect(() => channel.reviewEdit('lead', 'plan#3', true, '')).toThrow('there is no edit "plan#3"; open edits: plan#2');
+    expect(() => channel.openDocument({ name: 'plan', owner: 'lead', mode: 'edit', text: '' })).toThrow('document "plan" is open already');
+  });
+
+  it('holds each limit at its edge, and merges several changes, or shows several conflicts', () => {
+    const { channel } = withDocuments();
+    expect(channel.editDocument('lead', 'plan', 1, 'x'.repeat(MAX_DOCUMENT_CHARS), 'w'.repeat(MAX_WHY_CHARS))).toMatchObject({ version: 2 });
+    expect(() => channel.editDocument('a', 'plan', 0, 'y', '')).toThrow('"plan" has no version 0: its versions are 1 to 2');
+    expect(() => channel.editDocument('a', 'plan', 1.5, 'y', '')).toThrow('"plan" has no version 1.5');
+    expect(() => channel.editDocument('a', 'plan', 3, 'y', '')).toThrow('"plan" has no version 3');
+    expect(() => channel.reviewEdit('lead', 'plan#1', true, 'w'.repeat(MAX_WHY_CHARS + 1))).toThrow('there is no edit "plan#1"');
+    channel.appendDocument('a', 'log', 'z'.repeat(MAX_DOCUMENT_CHARS - 1));
+    expect(() => channel.appendDocument('a', 'log', 'z')).toThrow(
+      'this entry would make "log" 100,002 characters long: a document holds at most 100,000 characters',
+    );
+    // The merged text is held to the limit too: the edit stays open.
+    const other = withDocuments().channel;
+    other.editDocument('a', 'plan', 1, `${'y'.repeat(MAX_DOCUMENT_CHARS - 30)}\n${PLAN.slice(4)}`, '');
+    other.editDocument('lead', 'plan', 1, PLAN.replace('five', 'f'.repeat(30)), '');
+    expect(() => other.reviewEdit('lead', 'plan#1', true, '')).toThrow('the merged text is 100,017 characters long');
+    expect(other.readDocument('lead', 'plan').open_edits).toHaveLength(1);
+    expect(() => other.reviewEdit('lead', 'plan#1', true, 'w'.repeat(MAX_WHY_CHARS + 1))).toThrow('"why" is 2,001 characters long: keep it within 2,000 characters');
+  });
+
+  it('merges changes on either side of an untouched line, and shows each conflict of an edit', async () => {
+    const { mergeEdit, unifiedDiff } = await import('../../src/channel/merge.js');
+    const labels = { current: 'now', base: 'base', edit: 'edit' };
+    expect(mergeEdit(PLAN, PLAN, 'new\n', labels)).toEqual({ text: 'new\n' });
+    expect(mergeEdit(PLAN.replace('one', '1'), PLAN, PLAN.replace('five', '5'), labels)).toEqual({ text: '1\ntwo\nthree\nfour\n5\n' });
+    expect(mergeEdit(PLAN.replace('one', '1').replace('five', '5'), PLAN, PLAN.replace('one', 'I').replace('five', 'V'), labels)).toEqual({
+      conflict: '<<<<<<< now\n1\n||||||| base\none\n=======\nI\n>>>>>>> edit\n…\n<<<<<<< now\n5\n||||||| base\nfive\n=======\nV\n>>>>>>> edit',
+    });
+    const long = Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n');
+    expect(unifiedDiff('a', long, 'b', long.replace('line 10', 'LINE 10'))).toBe(
+      '--- a\n+++ b\n@@ -8,7 +8,7 @@\n line 7\n line 8\n line 9\n-line 10\n+LINE 10\n line 11\n line 12\n line 13',
+    );
+  });
+
+  it('refuses events out of order when it is rebuilt', () => {
+    const { events } = withDocuments();
+    expect(() => Channel.replay(team(), [...events, { type: 'document_changed', document: 'plan', version: 3, author: 'a', text: '', why: '', edit: null }])).toThrow(
+      'document "plan" version 3 out of order: expected 2',
+    );
+  });
 });
