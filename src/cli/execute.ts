@@ -178,6 +178,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     },
     recording: { journal, limits: options.limits, limitsOnLive: options.limitsOnLive, onLive: options.onLive, elapsedBeforeMs: options.elapsedBeforeMs },
     servers: { start: options.replayOf === undefined, mask: (text) => options.masker.loose(text) },
+    replay: options.replayOf !== undefined,
     park: options.park === true,
     progress: options.quiet
       ? () => {}

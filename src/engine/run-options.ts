@@ -83,6 +83,8 @@ export interface RunOptions {
   /** MCP servers: false for --replay (their tools come from the recording); what hides secrets in their answers. */
   servers?: { start?: boolean; mask?: (text: string) => string };
   progress: ProgressListener;
+  /** --replay: the recording answers everything, and the workspace is left as it is (no document is written to its `write_to`). */
+  replay?: boolean;
   /** --park: stop as `waiting` (exit 75) when nothing can go on until a message batch ends. */
   park?: boolean;
 }

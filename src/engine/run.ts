@@ -388,7 +388,7 @@ export class Run {
       ),
       proposals: channel?.allProposals() ?? [],
       documents: channel?.finalDocuments() ?? {},
-      writeDocuments: (documents) => (!journal.replaying && !journal.diverged ? writeDocuments(workflow, documents, this.workspace) : []),
+      writeDocuments: (documents) => (this.options.replay || journal.replaying || journal.diverged ? [] : writeDocuments(workflow, documents, this.workspace)),
       total: this.accounting.total,
       paidUsd: this.accounting.paidUsd,
       cached: this.accounting.cached,

@@ -192,13 +192,16 @@ describe('documents with an owner', () => {
     expect(summary).toContain('<summary>plan: version 2, owner @lead</summary>');
     expect(summary).toContain('| 2 | plan#1 by @alice merged |');
 
-    // A resume takes the first text the run opened with, not the file as it is now.
+    // A replay takes the first text the run opened with, not the file as it is now, and leaves the workspace as it is.
+    writeFileSync(join(dir, 'PLAN.md'), 'changed by hand\n');
     const session = join(dir, run.json.session as unknown as string);
     const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], {
       cwd: dir,
       env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY },
     });
     expect(JSON.parse(replay.stdout).documents.plan).toMatchObject({ version: 2, text: ALICE_PLAN });
+    expect(readFileSync(join(dir, 'PLAN.md'), 'utf8')).toBe('changed by hand\n');
+    expect(replay.code, replay.stderr).toBe(0);
   });
 
   it('refuses a first text past the limit before any turn, and a file: that is no file', async () => {
