@@ -47,7 +47,12 @@ function inputFor(rand: () => number, tool: string, channel: Channel, edits: str
     tool === 'read_document'
       ? { name }
       : tool === 'edit_document'
-        ? { name, version: rand() < 0.7 ? Math.max(1, version - Math.floor(rand() * 3)) : pick(rand, [0, -1, 1.5, 99, '1', null]), text: textOf(rand, current), why: 'w' }
+        ? {
+            name,
+            version: rand() < 0.7 ? Math.max(1, version - Math.floor(rand() * 3)) : pick(rand, [0, -1, 1.5, 99, '1', null]),
+            text: textOf(rand, current),
+            why: 'w',
+          }
         : tool === 'review_edit'
           ? { edit: edits.length && rand() < 0.85 ? pick(rand, edits) : pick(rand, ['plan#0', 'plan#99', '', 'log#1']), accept: rand() < 0.7, why: '' }
           : { name, text: rand() < 0.9 ? pick(rand, LINES.filter(Boolean)) : pick(rand, ['', '  ', 'z'.repeat(MAX_DOCUMENT_CHARS)]) };

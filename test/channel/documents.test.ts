@@ -154,7 +154,9 @@ describe('documents with an owner', () => {
     other.editDocument('lead', 'plan', 1, PLAN.replace('five', 'f'.repeat(30)), '');
     expect(() => other.reviewEdit('lead', 'plan#1', true, '')).toThrow('the merged text is 100,017 characters long');
     expect(other.readDocument('lead', 'plan').open_edits).toHaveLength(1);
-    expect(() => other.reviewEdit('lead', 'plan#1', true, 'w'.repeat(MAX_WHY_CHARS + 1))).toThrow('"why" is 2,001 characters long: keep it within 2,000 characters');
+    expect(() => other.reviewEdit('lead', 'plan#1', true, 'w'.repeat(MAX_WHY_CHARS + 1))).toThrow(
+      '"why" is 2,001 characters long: keep it within 2,000 characters',
+    );
   });
 
   it('merges changes on either side of an untouched line, and shows each conflict of an edit', async () => {
@@ -173,8 +175,8 @@ describe('documents with an owner', () => {
 
   it('refuses events out of order when it is rebuilt', () => {
     const { events } = withDocuments();
-    expect(() => Channel.replay(team(), [...events, { type: 'document_changed', document: 'plan', version: 3, author: 'a', text: '', why: '', edit: null }])).toThrow(
-      'document "plan" version 3 out of order: expected 2',
-    );
+    expect(() =>
+      Channel.replay(team(), [...events, { type: 'document_changed', document: 'plan', version: 3, author: 'a', text: '', why: '', edit: null }]),
+    ).toThrow('document "plan" version 3 out of order: expected 2');
   });
 });

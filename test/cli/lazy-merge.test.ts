@@ -25,7 +25,10 @@ describe('the diff and merge libraries of documents', () => {
     // Our merge, with jsdiff and node-diff3 beside it.
     expect(readFileSync(join(dir, merge[0]!), 'utf8')).toContain('<<<<<<<');
     for (const entry of chunks.filter((c) => /^(run-workflow|show|load-checked)-/.test(c))) {
-      expect([...staticClosure(dir, entry)].filter((c) => c.startsWith('merge-')), entry).toEqual([]);
+      expect(
+        [...staticClosure(dir, entry)].filter((c) => c.startsWith('merge-')),
+        entry,
+      ).toEqual([]);
     }
     // …and it is imported when needed.
     expect(chunks.some((c) => readFileSync(join(dir, c), 'utf8').includes(`import(\`./${merge[0]}\`)`))).toBe(true);

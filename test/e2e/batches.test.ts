@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server
 import { REVIEW, reviewScript } from '../fixtures/review-team.js';
 import { BIN, conclave } from '../helpers/cli.js';
 import { fromJson } from '../helpers/otlp-receiver.js';
-import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+import { runUntilKilled, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -55,15 +55,9 @@ describe('batch: true', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-batch-'));
     writeFileSync(join(dir, 'workflow.yml'), REVIEW(true));
     const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
-    const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...process.env, ...env }, stdio: 'ignore' });
-    const closed = new Promise((resolve) => child.on('close', resolve));
-    const sessions = join(dir, '.conclave', 'sessions');
-    const file = () => join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
     // Killed once the reviewers' batch is noted, while it is still being processed.
-    const noted = () => existsSync(sessions) && readdirSync(sessions).length > 0 && readFileSync(file(), 'utf8').split('"batch_submitted"').length - 1 >= 2;
-    while (!noted() && child.exitCode === null) await sleep(5);
-    child.kill('SIGKILL');
-    await closed;
+    const session = await runUntilKilled(server, dir, (text) => text.split('"batch_submitted"').length - 1 >= 2);
+    const file = () => session;
     expect(server.batches.map((b) => b.requests.length)).toEqual([1, 8]);
     const resumed = await conclave(['resume', file(), '--json'], { cwd: dir, env });
     expect(resumed.code, resumed.stderr).toBe(0);

@@ -1,15 +1,12 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lastToolResult, lastUserText, startFakeAnthropic } from '../fake-anthropic/server.js';
 import { isSummaryRequest, pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
-import { BIN, conclave } from '../helpers/cli.js';
-import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+import { conclave } from '../helpers/cli.js';
+import { runUntilKilled, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 import { readEvents } from '../helpers/session.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('long conversations stay inside the context window', () => {
   it('2,000-character ping-pong runs its 400 team turns to max_turns, compacting on the way', async () => {
@@ -112,19 +109,8 @@ describe('long conversations stay inside the context window', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-compact-kill-'));
     writeFileSync(join(dir, 'workflow.yml'), workflow);
     const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
-    const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...process.env, ...env }, stdio: 'ignore' });
-    const closed = new Promise((resolve) => child.on('close', resolve));
-    const sessions = join(dir, '.conclave', 'sessions');
-    const name = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
-    const file = () => join(sessions, name()!);
-    const compacted = () =>
-      name() !== undefined &&
-      readFileSync(file(), 'utf8')
-        .split('\n')
-        .filter((l) => l.includes('"context_compacted"')).length >= 2;
-    while (!compacted() && child.exitCode === null) await sleep(2);
-    child.kill('SIGKILL');
-    await closed;
+    const session = await runUntilKilled(server, dir, (text) => text.split('\n').filter((l) => l.includes('"context_compacted"')).length >= 2, 2);
+    const file = () => session;
     try {
       const before = readEvents(file());
       expect(

@@ -1,15 +1,12 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { ALICE_PLAN, BOB_PLAN, CAROL_PLAN, edit, finding, firstTurn, PLAN, PLAN_TEAM, reviewingLead, threeEdits, withLine } from '../fixtures/plan-team.js';
-import { BIN, conclave, ROOT } from '../helpers/cli.js';
+import { conclave, ROOT } from '../helpers/cli.js';
 import { fromJson } from '../helpers/otlp-receiver.js';
-import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { runUntilKilled, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 let server: FakeAnthropic | undefined;
 afterEach(async () => {
@@ -126,15 +123,8 @@ describe('documents with an owner', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-documents-'));
     writeFileSync(join(dir, 'workflow.yml'), PLAN_TEAM());
     const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
-    const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...process.env, ...env }, stdio: 'ignore' });
-    const closed = new Promise((resolve) => child.on('close', resolve));
-    const sessions = join(dir, '.conclave', 'sessions');
-    const name = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
-    const file = () => join(sessions, name()!);
-    const edited = () => name() !== undefined && readFileSync(file(), 'utf8').includes('"edit_proposed"');
-    while (!edited() && child.exitCode === null) await sleep(5);
-    child.kill('SIGKILL');
-    await closed;
+    const session = await runUntilKilled(server, dir, (text) => text.includes('"edit_proposed"'));
+    const file = () => session;
     const before = readFileSync(file(), 'utf8');
     expect(before).toContain('"edit_proposed"');
     expect(before).not.toContain('"run_ended"');

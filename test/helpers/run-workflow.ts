@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FakeAnthropic } from '../fake-anthropic/server.js';
-import { conclave, type CliResult } from './cli.js';
+import { BIN, conclave, type CliResult } from './cli.js';
 
 export const TEST_API_KEY = 'sk-ant-test-0123456789abcdef';
 
@@ -76,4 +77,21 @@ export function channelOf(run: WorkflowRun): [string, string[], string][] {
       const m = e.message as { sender: string; recipients: string[]; text: string };
       return [m.sender, m.recipients, m.text];
     });
+}
+
+/**
+ * Starts `conclave run workflow.yml` in `dir` against the fake API and kills it with SIGKILL as
+ * soon as its session file's text satisfies `reached` (or it ends first); the session file's path.
+ */
+export async function runUntilKilled(server: FakeAnthropic, dir: string, reached: (session: string) => boolean, pollMs = 5): Promise<string> {
+  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+  const child = spawn(process.execPath, [BIN, 'run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...process.env, ...env }, stdio: 'ignore' });
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  const sessions = join(dir, '.conclave', 'sessions');
+  const name = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
+  while (child.exitCode === null && !(name() !== undefined && reached(readFileSync(join(sessions, name()!), 'utf8'))))
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  child.kill('SIGKILL');
+  await closed;
+  return join(sessions, name()!);
 }
