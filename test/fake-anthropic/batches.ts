@@ -40,7 +40,7 @@ export class FakeBatches {
   constructor(
     private readonly options: BatchOptions,
     /** The result of one request of a batch, as an ordinary call of the same request would answer. */
-    private readonly answer: (params: Record<string, unknown>, customId: string, batchId: string) => BatchResult,
+    private readonly answer: (params: Record<string, unknown>, batchId: string) => BatchResult,
   ) {}
 
   /** Answers a request to the batch endpoints; false when the request is for another endpoint. */
@@ -73,7 +73,7 @@ export class FakeBatches {
         createdAt: now,
         endsAt: now + (this.options.endsAfterMs ?? 0),
         requests,
-        results: new Map(requests.map((r) => [r.custom_id, this.answer(r.params, r.custom_id, batchId)])),
+        results: new Map(requests.map((r) => [r.custom_id, this.answer(r.params, batchId)])),
         retrieved: 0,
       };
       this.batches.push(batch);

@@ -68,7 +68,7 @@ export class PromptCache {
     let readAt = -1;
     for (let i = units.length - 1; i >= 0; i--) {
       const entry = this.entries.get(hashes[i]!);
-      if (entry && entry.visible && now - entry.usedAt <= entry.ttlMs) {
+      if (entry?.visible && now - entry.usedAt <= entry.ttlMs) {
         entry.usedAt = now;
         readAt = i;
         break;

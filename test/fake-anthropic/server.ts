@@ -129,7 +129,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
 
   let url = '';
   /** A request of a batch, answered as the same call would be: recorded, and its reply taken from the script. */
-  const batchAnswer = (params: Record<string, unknown>, customId: string, batchId: string): BatchResult => {
+  const batchAnswer = (params: Record<string, unknown>, batchId: string): BatchResult => {
     const body = params as unknown as RecordedRequest['body'];
     const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
     const agent = AGENT.exec(systemText)?.[1] ?? '(unknown)';
