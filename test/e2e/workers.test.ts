@@ -13,6 +13,7 @@ import { RELAY, relayScript } from '../fixtures/relay.js';
 import { pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
 import { CANCEL_TEAM, cancellingLead, SPAWNING_MANAGER } from '../fixtures/cancel-team.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
+import { ALICE_PLAN, PLAN_TEAM, threeEdits, withLine } from '../fixtures/plan-team.js';
 import { missingStores, startRedis, type StoreServer } from '../helpers/stores.js';
 import { checkout, filesOf, otherVersionBuild, startConclave, startWorker, until, type Background } from '../helpers/workers.js';
 
@@ -175,6 +176,27 @@ describe.skipIf(missing !== undefined)('--workers: turns on worker processes thr
     expect(filesOf(home, 'done-'), 'the replay ran no tool either').toEqual([]);
     const shown = await conclave(['show', result.session], { cwd: home });
     expect(shown.stdout).toContain('reviewer-4 reviewed');
+  }, 90_000);
+
+  it("documents with remote turns: edits and reviews act on the coordinator's channel, and write_to writes in the coordinator's checkout", async () => {
+    server = await startFakeAnthropic(threeEdits());
+    const {
+      queue,
+      home,
+      dirs: [one],
+    } = setUp(PLAN_TEAM(), 1);
+    const run = runOn(queue, home);
+    expect(await run.exited, run.output()).toBe(0);
+    const result = resultOf(run) as ReturnType<typeof resultOf> & { outputs: Record<string, string> };
+    const both = withLine(ALICE_PLAN, 4, '4. Drop the old table after a week');
+    expect(result.outputs).toEqual({ plan: both, findings: 'bob: step 4 cannot be undone\ncarol: nothing says how long step 2 takes\n' });
+    expect(readFileSync(join(home, 'out', 'PLAN.md'), 'utf8')).toBe(both);
+    expect(existsSync(join(one!, 'out')), 'the worker wrote no document').toBe(false);
+    expect(
+      events(home, result.session)
+        .filter((e) => e.type === 'edit_closed')
+        .map((e) => e.status),
+    ).toEqual(['accepted', 'accepted', 'rejected']);
   }, 90_000);
 
   /** Kills -9 the worker that took the helper's turn, once `moment` holds; returns the other one. */
