@@ -170,6 +170,11 @@ export class Channel {
     return this.documents.final();
   }
 
+  /** The edits that wait for their document's owner. */
+  openEdits(): { id: string; document: string; author: string; owner: string }[] {
+    return this.documents.openEdits();
+  }
+
   // --- inboxes -------------------------------------------------------------------------------
 
   /**

@@ -45,6 +45,8 @@ export interface DocumentView {
   mode: DocumentMode;
   version: number;
   text: string;
+  /** Edits still waiting for the owner's review. */
+  open_edits: string[];
 }
 
 /**
@@ -189,9 +191,24 @@ export class Documents {
   }
 
   final(): Record<string, DocumentView> {
+    const open = this.openEdits();
     return Object.fromEntries(
-      [...this.documents].map(([name, d]) => [name, { owner: d.spec.owner, mode: d.spec.mode, version: d.versions.length, text: current(d) }]),
+      [...this.documents].map(([name, d]) => [
+        name,
+        {
+          owner: d.spec.owner,
+          mode: d.spec.mode,
+          version: d.versions.length,
+          text: current(d),
+          open_edits: open.filter((e) => e.document === name).map((e) => e.id),
+        },
+      ]),
     );
+  }
+
+  /** The edits that wait for their owner, in the order they were made, with the owner. */
+  openEdits(): (EditSpec & { owner: string })[] {
+    return [...this.edits.values()].filter((e) => e.status === 'open').map((e) => ({ ...e, owner: this.require(e.document).spec.owner }));
   }
 
   private merged(d: DocumentState, version: number, text: string, editLabel: string) {

@@ -244,7 +244,8 @@ export function documentsSection(s: SessionSummary, heading: string): string[] {
   const lines = [`${heading} Documents`, ''];
   for (const d of s.documents) {
     lines.push(
-      `<details><summary>${inline(d.name)}: version ${d.version}, owner @${inline(d.owner)}${d.mode === 'append' ? ', append' : ''}</summary>`,
+      `<details><summary>${inline(d.name)}: version ${d.version}, owner @${inline(d.owner)}${d.mode === 'append' ? ', append' : ''}` +
+        `${d.open_edits.length ? `, ${d.open_edits.length} never reviewed (${inline(d.open_edits.join(', '))})` : ''}</summary>`,
       '',
       fenced(d.text),
       '',

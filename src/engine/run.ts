@@ -22,6 +22,7 @@ import { runSetup, type ToolSetup } from './setup.js';
 import { toolHooks } from './tool-calls.js';
 import { compactionHook } from './compactions.js';
 import { VoteReminders } from './vote-reminders.js';
+import { EditReminders } from './edit-reminders.js';
 import { SpawnBudgetReached, Spawner } from './spawner.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
@@ -51,6 +52,7 @@ export class Run {
   private readonly turns = new Map<string, number>();
   private readonly running = new Set<string>();
   private reminders: VoteReminders | undefined;
+  private editReminders: EditReminders | undefined;
   private readonly shownProposals = new Set<string>();
   private channel: Channel | undefined;
   private spawner: Spawner | undefined;
@@ -165,6 +167,7 @@ export class Run {
           hasTurnsLeft: (n) => this.hasTurnsLeft(n),
         });
         this.reminders = new VoteReminders(this.channel);
+        this.editReminders = new EditReminders(this.channel);
         await openDocuments(workflow, scope, this.workspace, journal, this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
@@ -252,6 +255,7 @@ export class Run {
     }
     const canTakeTurn = (v: string) => this.hasTurnsLeft(v) && this.teamTurns < this.limits.current.maxTurns;
     if (this.reminders!.settle(canTakeTurn, (p) => this.reportProposal(p))) return this.pump();
+    if (this.editReminders!.settle(canTakeTurn)) return this.pump();
     this.stop(ending('idle', 'ended idle: no agent has anything left to do'));
   }
 

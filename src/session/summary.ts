@@ -39,6 +39,8 @@ export interface DocumentSummary {
   version: number;
   text: string;
   history: DocumentStep[];
+  /** Edits that were never reviewed. */
+  open_edits: string[];
 }
 
 /** One step of a document's history: `version` when it made one. */
@@ -212,7 +214,8 @@ export function summarize(record: SessionRecord): SessionSummary {
       }
       case 'document_opened': {
         const { name, owner, mode, text } = e.document;
-        documents.set(name, { name, owner, mode, version: 1, text, history: [{ version: 1, agent: owner, what: 'opened', edit: null, why: '' }] });
+        const history: DocumentStep[] = [{ version: 1, agent: owner, what: 'opened', edit: null, why: '' }];
+        documents.set(name, { name, owner, mode, version: 1, text, history, open_edits: [] });
         return;
       }
       case 'document_changed':
@@ -231,13 +234,21 @@ export function summarize(record: SessionRecord): SessionSummary {
         });
         return;
       }
-      case 'edit_proposed':
+      case 'edit_proposed': {
+        const d = documents.get(e.edit.document);
+        if (!d) return;
         editsOf.set(e.edit.id, e.edit.document);
-        documents.get(e.edit.document)?.history.push({ version: null, agent: e.edit.author, what: 'proposed', edit: e.edit.id, why: e.edit.why });
+        d.history.push({ version: null, agent: e.edit.author, what: 'proposed', edit: e.edit.id, why: e.edit.why });
+        d.open_edits.push(e.edit.id);
         return;
-      case 'edit_closed':
-        documents.get(editsOf.get(e.edit) ?? '')?.history.push({ version: null, agent: e.reviewer, what: e.status, edit: e.edit, why: e.why });
+      }
+      case 'edit_closed': {
+        const d = documents.get(editsOf.get(e.edit) ?? '');
+        if (!d) return;
+        d.history.push({ version: null, agent: e.reviewer, what: e.status, edit: e.edit, why: e.why });
+        d.open_edits = d.open_edits.filter((id) => id !== e.edit);
         return;
+      }
       case 'turn_started':
         usage(e.agent).turns++;
         return;

@@ -89,7 +89,7 @@ describe('documents with an owner', () => {
     channel.appendDocument('c', 'log', 'entry');
     const again = Channel.replay(team(), events);
     expect(again.finalDocuments()).toEqual(channel.finalDocuments());
-    expect(again.finalDocuments().plan).toEqual({ owner: 'lead', mode: 'edit', version: 2, text: PLAN.replace('two', 'TWO') });
+    expect(again.finalDocuments().plan).toEqual({ owner: 'lead', mode: 'edit', version: 2, text: PLAN.replace('two', 'TWO'), open_edits: [] });
     expect(() => again.reviewEdit('lead', 'plan#2', true, '')).toThrow('edit plan#2 is closed already (conflict)');
   });
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
 import { ALICE_PLAN, BOB_PLAN, CAROL_PLAN, edit, finding, firstTurn, PLAN, PLAN_TEAM, reviewingLead, threeEdits, withLine } from '../fixtures/plan-team.js';
 import { conclave, ROOT } from '../helpers/cli.js';
 import { fromJson } from '../helpers/otlp-receiver.js';
@@ -25,8 +25,8 @@ describe('documents with an owner', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.json.outputs).toEqual({ plan: BOTH, findings: FINDINGS });
     expect(run.json.documents).toEqual({
-      plan: { owner: 'lead', mode: 'edit', version: 3, text: BOTH },
-      findings: { owner: 'lead', mode: 'append', version: 3, text: FINDINGS },
+      plan: { owner: 'lead', mode: 'edit', version: 3, text: BOTH, open_edits: [] },
+      findings: { owner: 'lead', mode: 'append', version: 3, text: FINDINGS, open_edits: [] },
     });
     // write_to: the final text, in the workspace.
     expect(readFileSync(join(run.dir, 'out', 'PLAN.md'), 'utf8')).toBe(BOTH);
@@ -225,5 +225,38 @@ describe('documents with an owner', () => {
     expect(result.outputs.plan).toBe(refined);
     expect(result.outputs.risks.split('\n').sort()).toEqual(['', 'operations: nobody watches the switch', 'safety: the old table is the only backup']);
     expect(readFileSync(join(dir, 'MIGRATION.md'), 'utf8')).toBe(refined);
+  });
+
+  it('an owner that lets an edit wait is reminded once when nothing else runs; one never reviewed ends the run open', async () => {
+    // The lead ignores its notice; it reviews only when reminded.
+    const remindedLead = (request: RecordedRequest): Reply =>
+      lastUserText(request).includes('still waits for your review')
+        ? { tools: [{ name: 'review_edit', input: { edit: 'plan#1', accept: true, why: 'fine' } }] }
+        : { text: '' };
+    server = await startFakeAnthropic({ lead: remindedLead, alice: firstTurn(edit(1, ALICE_PLAN, 'bound it')), bob: [], carol: [] });
+    const team = PLAN_TEAM().replace('@alice @bob @carol', '@alice');
+    const run = await runWorkflow(server, team);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.outputs.plan).toBe(ALICE_PLAN);
+    const reminders = run.events.filter((e) => e.type === 'message' && String((e.message as { text: string }).text).includes('still waits'));
+    expect(reminders.map((e) => e.message)).toEqual([
+      expect.objectContaining({
+        sender: 'system',
+        recipients: ['lead'],
+        text: 'Edit plan#1 of "plan" from @alice still waits for your review: accept or reject it with review_edit (read_document shows the edits that wait).',
+      }),
+    ]);
+    await server.close();
+
+    // An owner that never reviews: reminded once, then the run ends idle with the edit open.
+    server = await startFakeAnthropic({ lead: () => ({ text: '' }), alice: firstTurn(edit(1, ALICE_PLAN, 'bound it')), bob: [], carol: [] });
+    const left = await runWorkflow(server, team);
+    expect(left.code, left.stderr).toBe(0);
+    expect(left.json.status).toBe('idle');
+    expect(left.json.documents).toMatchObject({ plan: { version: 1, text: PLAN, open_edits: ['plan#1'] } });
+    expect(server.of('lead')).toHaveLength(2);
+    const shown = await conclave(['show', left.json.session as unknown as string], { cwd: left.dir });
+    expect(shown.stdout).toContain('@alice proposed plan#1: bound it');
+    expect(shown.stdout).toContain('open edits: plan#1');
   });
 });
