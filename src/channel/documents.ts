@@ -127,6 +127,11 @@ export class Documents {
           `your edit overlaps changes made since version ${version} (the document is at version ${d.versions.length}): nothing changed. Read it ` +
             `and edit again against version ${d.versions.length}. The conflict:\n${fenced(merged.conflict)}`,
         );
+      if ('tooCostly' in merged)
+        throw new ChannelError(
+          `your edit cannot be merged with the changes made since version ${version}: ${merged.tooCostly}. Nothing changed: read it and edit ` +
+            `again against version ${d.versions.length}`,
+        );
       this.change(d, agent, merged.text, why, null);
       return { document: name, version: d.versions.length, applied: true };
     }
@@ -135,7 +140,7 @@ export class Documents {
     const at = d.versions.length === version ? '' : ` (the document is at version ${d.versions.length} now)`;
     this.tell(
       `Edit ${id} of document "${name}" from @${agent}, against version ${version}${at}: ${why || '(no reason given)'}\n` +
-        `${fenced(merging().unifiedDiff(`${name} version ${version}`, base, id, text), 'diff')}\n` +
+        `${shownChange(name, version, base, id, text)}\n` +
         `You own "${name}": accept or reject it with review_edit {"edit": "${id}", "accept": true or false, "why": "…"}.`,
       [owner],
     );
@@ -157,16 +162,18 @@ export class Documents {
       return { edit: id, status: 'rejected' };
     }
     const merged = this.merged(d, edit.base, edit.text, id);
-    if ('conflict' in merged) {
+    if (!('text' in merged)) {
       const now = d.versions.length;
       this.emit({ type: 'edit_closed', edit: id, status: 'conflict', reviewer: agent, why });
-      const conflict = fenced(merged.conflict);
+      const since = `changes made since version ${edit.base}, its base (the document is at version ${now})`;
       this.tell(
-        `Your edit ${id} of "${edit.document}" could not be merged: it overlaps changes made since version ${edit.base}, its base (the document is at ` +
-          `version ${now}). It did not change the document: read it with read_document and edit again against version ${now}. The conflict:\n${conflict}`,
+        `Your edit ${id} of "${edit.document}" could not be merged: ${'conflict' in merged ? `it overlaps ${since}` : `with the ${since}, ${merged.tooCostly}`}. ` +
+          `It did not change the document: read it with read_document and edit again against version ${now}.` +
+          `${'conflict' in merged ? ` The conflict:\n${fenced(merged.conflict)}` : ''}`,
         [edit.author],
       );
-      return { edit: id, status: 'conflict', note: `not merged; @${edit.author} is told to edit again against version ${now}`, conflict: merged.conflict };
+      const note = `not merged; @${edit.author} is told to edit again against version ${now}`;
+      return { edit: id, status: 'conflict', note, ...('conflict' in merged ? { conflict: merged.conflict } : { why: merged.tooCostly }) };
     }
     this.emit({ type: 'edit_closed', edit: id, status: 'accepted', reviewer: agent, why });
     if (merged.text !== current(d)) this.change(d, edit.author, merged.text, edit.why, id);
@@ -245,6 +252,13 @@ export class Documents {
     if (version !== d.versions.length + 1) throw new Error(`document "${name}" version ${version} out of order: expected ${d.versions.length + 1}`);
     return d;
   }
+}
+
+/** The owner's view of an edit: a unified diff from its base, or, for a change too large to diff, the edit's whole text. */
+function shownChange(name: string, version: number, base: string, id: string, text: string): string {
+  const diff = merging().unifiedDiff(`${name} version ${version}`, base, id, text);
+  if (diff !== undefined) return fenced(diff, 'diff');
+  return `It changes too many lines to show as a diff; its whole text:\n${fenced(text)}`;
 }
 
 function current(d: DocumentState): string {

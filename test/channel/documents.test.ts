@@ -133,6 +133,13 @@ describe('documents with an owner', () => {
     channel.reviewEdit('lead', 'plan#1', true, '');
     expect(channel.readDocument('lead', 'plan').open_edits).toEqual([{ edit: 'plan#2', author: 'b', base: 1, why: '' }]);
     expect(channel.readDocument('lead', 'log').open_edits).toBeUndefined();
+    channel.openDocument({ name: 'notes', owner: 'sub', mode: 'edit', text: '' });
+    channel.editDocument('d', 'notes', 1, 'n\n', '');
+    expect(Object.fromEntries(Object.entries(channel.finalDocuments()).map(([name, d]) => [name, d.open_edits]))).toEqual({
+      plan: ['plan#2'],
+      log: [],
+      notes: ['notes#1'],
+    });
     expect(() => channel.reviewEdit('lead', 'plan#3', true, '')).toThrow('there is no edit "plan#3"; open edits: plan#2');
     expect(() => channel.openDocument({ name: 'plan', owner: 'lead', mode: 'edit', text: '' })).toThrow('document "plan" is open already');
   });
@@ -167,6 +174,13 @@ describe('documents with an owner', () => {
     expect(mergeEdit(PLAN.replace('one', '1').replace('five', '5'), PLAN, PLAN.replace('one', 'I').replace('five', 'V'), labels)).toEqual({
       conflict: '<<<<<<< now\n1\n||||||| base\none\n=======\nI\n>>>>>>> edit\n…\n<<<<<<< now\n5\n||||||| base\nfive\n=======\nV\n>>>>>>> edit',
     });
+    // Texts node-diff3 takes whole are aligned as it aligns them: here the deleted "a" is the first, and both changes merge.
+    expect(mergeEdit('c\na\nx\n\nb', 'a\na\nx\n\nb', 'a\nx\n\nb', labels)).toEqual({ text: 'c\na\nx\n\nb' });
+    // Past the bound, the lines alike at both ends are set aside; what is left must still be small enough.
+    const blanks = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 ? '' : `p${i}`));
+    const wide = [...blanks(6_000), 'end'].join('\n');
+    expect(mergeEdit(`${wide}\nmine`, wide, `${wide}\ntheirs`, labels)).toEqual({ conflict: '<<<<<<< now\nmine\n||||||| base\n=======\ntheirs\n>>>>>>> edit' });
+    expect(mergeEdit(`mine\n${wide}`, wide, `${wide}\ntheirs`, labels)).toMatchObject({ tooCostly: expect.stringMatching(/^the 6,001 lines between/) });
     const long = Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n');
     expect(unifiedDiff('a', long, 'b', long.replace('line 10', 'LINE 10'))).toBe(
       '--- a\n+++ b\n@@ -8,7 +8,7 @@\n line 7\n line 8\n line 9\n-line 10\n+LINE 10\n line 11\n line 12\n line 13',
@@ -178,5 +192,38 @@ describe('documents with an owner', () => {
     expect(() =>
       Channel.replay(team(), [...events, { type: 'document_changed', document: 'plan', version: 3, author: 'a', text: '', why: '', edit: null }]),
     ).toThrow('document "plan" version 3 out of order: expected 2');
+  });
+
+  it('bounds the work of a merge and of a diff: a large document of repeated lines is refused a merge it would take seconds over, not frozen on', () => {
+    // 5,000 lines, every other one blank, as Markdown has them: node-diff3 alone takes about 30 s over two changes at either end.
+    const big = `${Array.from({ length: 5_000 }, (_, i) => (i % 2 ? '' : `paragraph ${i}`)).join('\n')}\n`;
+    const change = (text: string, from: string, to: string) => text.replace(`${from}\n`, `${to}\n`);
+    const { channel } = withDocuments();
+    channel.editDocument('lead', 'plan', 1, big, 'the long plan');
+    const started = Date.now();
+    channel.editDocument('a', 'plan', 2, change(big, 'paragraph 2000', 'PARAGRAPH 2000'), '');
+    channel.editDocument('b', 'plan', 2, change(big, 'paragraph 2010', 'PARAGRAPH 2010'), '');
+    channel.editDocument('c', 'plan', 2, change(big, 'paragraph 10', 'PARAGRAPH 10'), '');
+    expect(channel.reviewEdit('lead', 'plan#1', true, '')).toMatchObject({ status: 'accepted', version: 3 });
+    // Two changes ten lines apart merge: the lines alike at both ends are set aside.
+    expect(channel.reviewEdit('lead', 'plan#2', true, '')).toMatchObject({ status: 'accepted', version: 4 });
+    expect(channel.readDocument('lead', 'plan').text).toBe(change(change(big, 'paragraph 2000', 'PARAGRAPH 2000'), 'paragraph 2010', 'PARAGRAPH 2010'));
+    // A change 2,000 lines from the others: too many lines alike between them.
+    const refused = channel.reviewEdit('lead', 'plan#3', true, '');
+    expect(refused).toMatchObject({ status: 'conflict', note: 'not merged; @c is told to edit again against version 4' });
+    expect(refused.why).toMatch(/^the 2,001 lines between the changes hold too many equal lines to merge here \(.* steps, past 2\.5e\+8\)$/);
+    expect(inbox(channel, 'c').at(-1)).toMatch(
+      /could not be merged: with the changes made since version 2, its base .*too many equal lines.*edit again against version 4\.$/s,
+    );
+    // The owner's own stale edit is held to the same bound.
+    expect(() => channel.editDocument('lead', 'plan', 2, change(big, 'paragraph 4990', 'P'), '')).toThrow(
+      /^your edit cannot be merged with the changes made since version 2: the .* lines between/,
+    );
+    // A rewrite of every line is shown whole, not as a diff of 5,000 lines.
+    channel.editDocument('c', 'plan', 4, big.replaceAll('paragraph', 'section'), 'rename');
+    expect(inbox(channel, 'lead').at(-1)).toMatch(
+      /^Edit plan#4 of document "plan" from @c, against version 4: rename\nIt changes too many lines to show as a diff; its whole text:\n```text\nsection 0\n/,
+    );
+    expect(Date.now() - started, 'the merges and diffs took their bounded time, not seconds each').toBeLessThan(20_000);
   });
 });
