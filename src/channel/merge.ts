@@ -49,9 +49,7 @@ export function mergeEdit(current: string, base: string, edited: string, labels:
     if (region.ok) out.push(...region.ok);
     else if (region.conflict) {
       const { a: mine, o: original, b: theirs } = region.conflict;
-      conflicts.push(
-        [`<<<<<<< ${labels.current}`, ...mine, `||||||| ${labels.base}`, ...original, '=======', ...theirs, `>>>>>>> ${labels.edit}`].join('\n'),
-      );
+      conflicts.push([`<<<<<<< ${labels.current}`, ...mine, `||||||| ${labels.base}`, ...original, '=======', ...theirs, `>>>>>>> ${labels.edit}`].join('\n'));
     }
   }
   if (conflicts.length) return { conflict: conflicts.join('\n…\n') };
