@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-workflow-Dbv3CjT1.js";
