@@ -166,8 +166,9 @@ export class Documents {
       const now = d.versions.length;
       this.emit({ type: 'edit_closed', edit: id, status: 'conflict', reviewer: agent, why });
       const since = `changes made since version ${edit.base}, its base (the document is at version ${now})`;
+      const cause = 'conflict' in merged ? `it overlaps ${since}` : `with the ${since}, ${merged.tooCostly}`;
       this.tell(
-        `Your edit ${id} of "${edit.document}" could not be merged: ${'conflict' in merged ? `it overlaps ${since}` : `with the ${since}, ${merged.tooCostly}`}. ` +
+        `Your edit ${id} of "${edit.document}" could not be merged: ${cause}. ` +
           `It did not change the document: read it with read_document and edit again against version ${now}.` +
           `${'conflict' in merged ? ` The conflict:\n${fenced(merged.conflict)}` : ''}`,
         [edit.author],
