@@ -51,8 +51,8 @@ function textOf(rand: () => number, base: string): string {
 /** Mostly a well-formed input; now and then a field of the wrong shape or missing. */
 function inputFor(rand: () => number, tool: string, channel: Channel, edits: string[]): Record<string, unknown> {
   const name = rand() < 0.85 ? pick(rand, ['plan', 'plan', 'log']) : pick(rand, NAMES);
-  const current = (channel.finalDocuments()[name]?.text as string | undefined) ?? '';
-  const version = channel.finalDocuments()[name]?.version ?? 1;
+  const current = (channel.documents.final()[name]?.text as string | undefined) ?? '';
+  const version = channel.documents.final()[name]?.version ?? 1;
   const input: Record<string, unknown> =
     tool === 'read_document'
       ? { name }
@@ -83,8 +83,8 @@ describe(`the document tools under fuzzing (FUZZ_SEED=${SEED})`, () => {
     for (let c = 0; c < CASES; c++) {
       const events: ChannelEvent[] = [];
       const channel = new Channel(team(), (e) => events.push(e));
-      channel.openDocument({ name: 'plan', owner: 'lead', mode: 'edit', text: 'one\ntwo\nthree\nfour\nfive\n' });
-      channel.openDocument({ name: 'log', owner: 'sub', mode: 'append', text: '' });
+      channel.documents.open({ name: 'plan', owner: 'lead', mode: 'edit', text: 'one\ntwo\nthree\nfour\nfive\n' });
+      channel.documents.open({ name: 'log', owner: 'sub', mode: 'append', text: '' });
       const edits: string[] = [];
       for (let i = 0; i < CALLS; i++) {
         const tool = pick(rand, DOCUMENT_TOOLS);
@@ -109,13 +109,13 @@ describe(`the document tools under fuzzing (FUZZ_SEED=${SEED})`, () => {
           if (e.type === 'document_changed' || e.type === 'document_appended') changes++;
         }
       }
-      const final = channel.finalDocuments();
+      const final = channel.documents.final();
       for (const [name, d] of Object.entries(final)) {
         expect(d.text.length).toBeLessThanOrEqual(MAX_DOCUMENT_CHARS);
         const made = events.filter((e) => (e.type === 'document_changed' || e.type === 'document_appended') && e.document === name).length;
         expect(d.version, `seed ${SEED}, case ${c}: ${name}`).toBe(made + 1);
       }
-      expect(Channel.replay(team(), events).finalDocuments()).toEqual(final);
+      expect(Channel.replay(team(), events).documents.final()).toEqual(final);
     }
     console.log(`document fuzz: ${changes} changes, ${errors} refusals, edits closed ${JSON.stringify(closed)}`);
     // The fuzzing reached both sides.

@@ -2,8 +2,7 @@ import type { TeamGraph } from '../workflow/graph.js';
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
 import type { ChannelSnapshot, Delivery } from './channel-types.js';
-import { Documents, type DocumentView } from './documents.js';
-import type { DocumentSpec } from './document.js';
+import { Documents } from './documents.js';
 import { Inboxes } from './inboxes.js';
 import { Members } from './members.js';
 import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.js';
@@ -36,9 +35,10 @@ export class Channel {
   private readonly messages: Message[] = [];
   private readonly inboxes: Inboxes;
   private readonly proposals = new ProposalBook();
-  private readonly documents = new Documents(
+  private readonly docs = new Documents(
     (event) => this.emit(event),
     (text, recipients) => this.postSystem(text, recipients),
+    (agent) => this.requireAgent(agent),
   );
   private readonly lastBySender = new Map<string, Message>();
   private readonly pending = new Map<string, Delivery>();
@@ -137,42 +137,9 @@ export class Channel {
     return viewOf(p);
   }
 
-  // --- documents (docs/workflow.md: documents) ----------------------------------------------
-
-  /** A document of the workflow, at version 1; its owner must be an agent. */
-  openDocument(spec: DocumentSpec): void {
-    this.requireAgent(spec.owner);
-    this.documents.open(spec);
-  }
-
-  readDocument(agent: string, name: string): Record<string, unknown> {
-    this.requireAgent(agent);
-    return this.documents.read(agent, name);
-  }
-
-  editDocument(agent: string, name: string, version: number, text: string, why: string): Record<string, unknown> {
-    this.requireAgent(agent);
-    return this.documents.edit(agent, name, version, text, why);
-  }
-
-  reviewEdit(agent: string, edit: string, accept: boolean, why: string): Record<string, unknown> {
-    this.requireAgent(agent);
-    return this.documents.review(agent, edit, accept, why);
-  }
-
-  appendDocument(agent: string, name: string, text: string): Record<string, unknown> {
-    this.requireAgent(agent);
-    return this.documents.append(agent, name, text);
-  }
-
-  /** Every document as it stands, by name. */
-  finalDocuments(): Record<string, DocumentView> {
-    return this.documents.final();
-  }
-
-  /** The edits that wait for their document's owner. */
-  openEdits(): { id: string; document: string; author: string; owner: string }[] {
-    return this.documents.openEdits();
+  /** The documents with an owner (docs/workflow.md: documents): their changes are this channel's events. */
+  get documents(): Documents {
+    return this.docs;
   }
 
   // --- inboxes -------------------------------------------------------------------------------
@@ -314,7 +281,7 @@ export class Channel {
       case 'document_appended':
       case 'edit_proposed':
       case 'edit_closed':
-        return this.documents.apply(event);
+        return this.docs.apply(event);
       case 'agent_spawned':
         this.members.add({ name: event.agent, role: event.role, reportsTo: event.parent });
         this.inboxes.add(event.agent);

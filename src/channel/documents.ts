@@ -61,6 +61,8 @@ export class Documents {
   constructor(
     private readonly emit: (event: DocumentEvent) => void,
     private readonly tell: (text: string, recipients: string[]) => void,
+    /** Throws a ChannelError unless `agent` is one of the channel's. */
+    private readonly requireAgent: (agent: string) => void,
   ) {}
 
   apply(event: DocumentEvent): void {
@@ -91,11 +93,13 @@ export class Documents {
   }
 
   open(spec: DocumentSpec): void {
+    this.requireAgent(spec.owner);
     if (this.documents.has(spec.name)) throw new ChannelError(`document "${spec.name}" is open already`);
     this.emit({ type: 'document_opened', document: spec });
   }
 
   read(agent: string, name: string): Record<string, unknown> {
+    this.requireAgent(agent);
     const d = this.require(name);
     const open = [...this.edits.values()].filter((e) => e.document === name && e.status === 'open');
     return {
@@ -111,6 +115,7 @@ export class Documents {
 
   /** `agent`'s whole new text for `name`, made against `version`: the owner's applies at once, another agent's waits for the owner. */
   edit(agent: string, name: string, version: number, text: string, why: string): Record<string, unknown> {
+    this.requireAgent(agent);
     const d = this.require(name);
     const { owner, mode } = d.spec;
     if (mode === 'append' && agent !== owner)
@@ -149,6 +154,7 @@ export class Documents {
 
   /** The owner's review of an open edit: accepted edits are merged into the current version; one that overlaps later changes is refused with its conflict. */
   review(agent: string, id: string, accept: boolean, why: string): Record<string, unknown> {
+    this.requireAgent(agent);
     const edit = this.requireEdit(id);
     const d = this.require(edit.document);
     const { owner } = d.spec;
@@ -185,6 +191,7 @@ export class Documents {
 
   /** An entry added to an append document, by anyone. */
   append(agent: string, name: string, text: string): Record<string, unknown> {
+    this.requireAgent(agent);
     const d = this.require(name);
     if (d.spec.mode !== 'append') throw new ChannelError(`"${name}" is not an append document: change it with edit_document`);
     if (text.trim() === '') throw new ChannelError('the entry is empty');

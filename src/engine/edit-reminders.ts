@@ -13,7 +13,7 @@ export class EditReminders {
 
   settle(canTakeTurn: (agent: string) => boolean): boolean {
     const byOwner = new Map<string, { id: string; document: string; author: string }[]>();
-    for (const edit of this.channel.openEdits()) {
+    for (const edit of this.channel.documents.openEdits()) {
       if (this.reminded.has(edit.id) || !canTakeTurn(edit.owner)) continue;
       this.reminded.add(edit.id);
       byOwner.set(edit.owner, [...(byOwner.get(edit.owner) ?? []), edit]);

@@ -1,8 +1,8 @@
-import { closeSync, ftruncateSync, readSync, writeSync } from 'node:fs';
 import type { Channel, DocumentView } from '../channel/channel.js';
 import { MAX_DOCUMENT_CHARS, plural, type DocumentSpec } from '../channel/document.js';
 import { loadMergeTools } from '../channel/documents.js';
 import type { Workspace } from '../agents/tools/workspace-root.js';
+import { readStart, writeWhole } from '../agents/tools/workspace.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import type { Workflow } from '../workflow/load.js';
@@ -31,32 +31,22 @@ export async function openDocuments(workflow: Workflow, scope: Scope, workspace:
         `documents.${name} starts ${plural(text.length, 'character')} long: a document holds at most ${plural(MAX_DOCUMENT_CHARS, 'character')}`,
       );
     const spec: DocumentSpec = { name, owner: declared.owner, mode: declared.mode ?? 'edit', text };
-    channel.openDocument(spec);
+    channel.documents.open(spec);
   }
 }
 
 function readDocumentFile(workspace: Workspace, name: string, path: string): string {
+  let read: { data: Buffer; size: number };
   try {
-    const file = workspace.openForReading(path);
-    try {
-      // One byte past the limit in characters is enough to know it is too long.
-      const limit = MAX_DOCUMENT_CHARS * 4 + 1;
-      const data = Buffer.alloc(Math.min(limit, file.stats.size + 1));
-      let read = 0;
-      for (let n = -1; n !== 0 && read < data.length; read += n) n = readSync(file.fd, data, read, data.length - read, read);
-      if (file.stats.size > read)
-        throw new SetupError(
-          `documents.${name}.file ${path} is ${plural(file.stats.size, 'byte')}: a document holds at most ${plural(MAX_DOCUMENT_CHARS, 'character')}`,
-        );
-      if (data.subarray(0, read).includes(0)) throw new SetupError(`documents.${name}.file ${path} is a binary file: a document is text`);
-      return data.subarray(0, read).toString('utf8');
-    } finally {
-      closeSync(file.fd);
-    }
+    // One byte past the limit in characters is enough to know it is too long.
+    read = readStart(workspace, path, MAX_DOCUMENT_CHARS * 4 + 1);
   } catch (e) {
-    if (e instanceof SetupError) throw e;
     throw new SetupError(`documents.${name}.file: cannot read ${path}: ${(e as Error).message}`);
   }
+  if (read.size > read.data.length)
+    throw new SetupError(`documents.${name}.file ${path} is ${plural(read.size, 'byte')}: a document holds at most ${plural(MAX_DOCUMENT_CHARS, 'character')}`);
+  if (read.data.includes(0)) throw new SetupError(`documents.${name}.file ${path} is a binary file: a document is text`);
+  return read.data.toString('utf8');
 }
 
 /** Writes each document with `write_to` into the workspace, through the tool boundary; what could not be written, with why. */
@@ -66,14 +56,7 @@ export function writeDocuments(workflow: Workflow, documents: Record<string, Doc
     const document = documents[name];
     if (!declared.write_to || !document) continue;
     try {
-      const content = Buffer.from(document.text);
-      const file = workspace.openForWriting(declared.write_to);
-      try {
-        ftruncateSync(file.fd, 0);
-        for (let written = 0; written < content.length; ) written += writeSync(file.fd, content, written);
-      } finally {
-        closeSync(file.fd);
-      }
+      writeWhole(workspace, declared.write_to, document.text);
     } catch (e) {
       problems.push(`documents.${name}.write_to: cannot write ${declared.write_to}: ${(e as Error).message}`);
     }

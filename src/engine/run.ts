@@ -391,7 +391,7 @@ export class Run {
         names.map((n) => [n, { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.get(n)!, spend: this.accounting.of(n) }]),
       ),
       proposals: channel?.allProposals() ?? [],
-      documents: channel?.finalDocuments() ?? {},
+      documents: channel?.documents.final() ?? {},
       writeDocuments: (documents) => (this.options.replay || journal.replaying || journal.diverged ? [] : writeDocuments(workflow, documents, this.workspace)),
       total: this.accounting.total,
       paidUsd: this.accounting.paidUsd,

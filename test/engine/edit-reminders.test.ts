@@ -8,11 +8,11 @@ beforeAll(() => loadMergeTools());
 
 function channelWithEdits() {
   const channel = new Channel(team());
-  channel.openDocument({ name: 'plan', owner: 'lead', mode: 'edit', text: 'one\ntwo\n' });
-  channel.openDocument({ name: 'notes', owner: 'sub', mode: 'edit', text: '' });
-  channel.editDocument('a', 'plan', 1, 'ONE\ntwo\n', '');
-  channel.editDocument('b', 'plan', 1, 'one\nTWO\n', '');
-  channel.editDocument('d', 'notes', 1, 'x\n', '');
+  channel.documents.open({ name: 'plan', owner: 'lead', mode: 'edit', text: 'one\ntwo\n' });
+  channel.documents.open({ name: 'notes', owner: 'sub', mode: 'edit', text: '' });
+  channel.documents.edit('a', 'plan', 1, 'ONE\ntwo\n', '');
+  channel.documents.edit('b', 'plan', 1, 'one\nTWO\n', '');
+  channel.documents.edit('d', 'notes', 1, 'x\n', '');
   for (const agent of ['lead', 'sub']) {
     channel.deliver(agent);
     channel.acknowledge(agent);
@@ -37,8 +37,8 @@ describe('reminding owners of the edits that wait', () => {
 
   it('reminds no owner who cannot take a turn, and none of an edit reviewed', () => {
     const channel = channelWithEdits();
-    channel.reviewEdit('lead', 'plan#1', false, '');
-    channel.reviewEdit('lead', 'plan#2', false, '');
+    channel.documents.review('lead', 'plan#1', false, '');
+    channel.documents.review('lead', 'plan#2', false, '');
     const reminders = new EditReminders(channel);
     expect(reminders.settle((agent) => agent !== 'sub')).toBe(false);
     expect(channel.hasUnread('sub')).toBe(false);

@@ -16,7 +16,7 @@ export const readDocument = defineTool({
   readOnly: true,
   external: false,
   input: { name: input.string({ description: 'The document, as the workflow names it.' }) },
-  run: ({ name }, { agent, channel }) => json(channel.readDocument(agent, name)),
+  run: ({ name }, { agent, channel }) => json(channel.documents.read(agent, name)),
 });
 
 export const editDocument = defineTool({
@@ -33,7 +33,7 @@ export const editDocument = defineTool({
     text: input.string({ description: 'The whole new text.' }),
     why: input.string({ description: 'Why, in a sentence or two: the owner reads it.' }),
   },
-  run: ({ name, version, text, why }, { agent, channel }) => json(channel.editDocument(agent, name, version, text, why)),
+  run: ({ name, version, text, why }, { agent, channel }) => json(channel.documents.edit(agent, name, version, text, why)),
 });
 
 export const reviewEdit = defineTool({
@@ -48,7 +48,7 @@ export const reviewEdit = defineTool({
     accept: input.boolean({ description: 'true to accept, false to reject.' }),
     why: input.string({ description: 'Why, for the author.' }),
   },
-  run: ({ edit, accept, why }, { agent, channel }) => json(channel.reviewEdit(agent, edit, accept, why)),
+  run: ({ edit, accept, why }, { agent, channel }) => json(channel.documents.review(agent, edit, accept, why)),
 });
 
 export const appendDocument = defineTool({
@@ -60,7 +60,7 @@ export const appendDocument = defineTool({
     name: input.string({ description: 'The document.' }),
     text: input.string({ description: 'The entry.' }),
   },
-  run: ({ name, text }, { agent, channel }) => json(channel.appendDocument(agent, name, text)),
+  run: ({ name, text }, { agent, channel }) => json(channel.documents.append(agent, name, text)),
 });
 
 export const DOCUMENT_TOOLS: readonly AgentTool[] = [readDocument, editDocument, reviewEdit, appendDocument];

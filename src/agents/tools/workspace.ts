@@ -1,6 +1,7 @@
 import { closeSync, ftruncateSync, lstatSync, readdirSync, readSync, writeSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { defineTool, input } from './define-tool.js';
+import type { Workspace } from './workspace-root.js';
 
 export const OUTPUT_CAP = 64 * 1024;
 const LIST_CAP = 1000;
@@ -22,20 +23,24 @@ export const readFile = defineTool({
   },
   run: ({ path, max_bytes }, { workspace }) => {
     const limit = Math.max(1, Math.min(max_bytes ?? OUTPUT_CAP, OUTPUT_CAP));
-    const file = workspace.openForReading(path);
-    try {
-      // Only what is returned is read: memory follows max_bytes, not the file.
-      const data = Buffer.alloc(limit);
-      let read = 0;
-      for (let n = -1; n !== 0 && read < limit; read += n) n = readSync(file.fd, data, read, limit - read, read);
-      if (data.subarray(0, read).includes(0)) return { content: `${path} is a binary file of ${file.stats.size} bytes` };
-      const size = file.stats.size;
-      return { content: `${data.subarray(0, read).toString('utf8')}${size > read ? `\n[… cut at ${read} bytes of ${size}]` : ''}` };
-    } finally {
-      closeSync(file.fd);
-    }
+    const { data, size } = readStart(workspace, path, limit);
+    if (data.includes(0)) return { content: `${path} is a binary file of ${size} bytes` };
+    return { content: `${data.toString('utf8')}${size > data.length ? `\n[… cut at ${data.length} bytes of ${size}]` : ''}` };
   },
 });
+
+/** At most the first `limit` bytes of a workspace file, through the tool boundary, and its size: memory follows the limit, not the file. */
+export function readStart(workspace: Workspace, path: string, limit: number): { data: Buffer; size: number } {
+  const file = workspace.openForReading(path);
+  try {
+    const data = Buffer.alloc(Math.min(limit, file.stats.size));
+    let read = 0;
+    for (let n = -1; n !== 0 && read < data.length; read += n) n = readSync(file.fd, data, read, data.length - read, read);
+    return { data: data.subarray(0, read), size: file.stats.size };
+  } finally {
+    closeSync(file.fd);
+  }
+}
 
 export const writeFile = defineTool({
   name: 'write_file',
@@ -44,17 +49,23 @@ export const writeFile = defineTool({
   external: true,
   input: { path: input.string({ description: 'Relative to the workspace.' }), content: input.string() },
   run: ({ path, content: text }, { workspace }) => {
-    const content = Buffer.from(text);
-    const file = workspace.openForWriting(path);
-    try {
-      ftruncateSync(file.fd, 0);
-      for (let written = 0; written < content.length; ) written += writeSync(file.fd, content, written);
-    } finally {
-      closeSync(file.fd);
-    }
-    return { content: `wrote ${content.length} bytes to ${workspace.show(file.full)}` };
+    const { bytes, full } = writeWhole(workspace, path, text);
+    return { content: `wrote ${bytes} bytes to ${workspace.show(full)}` };
   },
 });
+
+/** Replaces a workspace file's content with `text` (created with its parents), through the tool boundary: its full path and size. */
+export function writeWhole(workspace: Workspace, path: string, text: string): { full: string; bytes: number } {
+  const content = Buffer.from(text);
+  const file = workspace.openForWriting(path);
+  try {
+    ftruncateSync(file.fd, 0);
+    for (let written = 0; written < content.length; ) written += writeSync(file.fd, content, written);
+  } finally {
+    closeSync(file.fd);
+  }
+  return { full: file.full, bytes: content.length };
+}
 
 export const listFiles = defineTool({
   name: 'list_files',
