@@ -2,9 +2,11 @@ import type { SessionEvent, SessionHeader } from './format.js';
 import type { SessionRecord } from './reader.js';
 import { isObject } from './schema.js';
 import { timelineOf, type Timeline } from './timeline.js';
-import { appended } from '../channel/document.js';
+import { DocumentHistories, type DocumentSummary } from './document-history.js';
 import { listCacheSavingUsd } from '../provider/pricing.js';
 import type { CacheTtl } from '../workflow/types.js';
+
+export type { DocumentStep, DocumentSummary } from './document-history.js';
 
 export interface TranscriptMessage {
   id: number;
@@ -29,27 +31,6 @@ export interface ProposalSummary {
   votes: Record<string, { option: string; reason: string }>;
   /** Votes the channel refused (cast after the proposal was decided, or not valid), with why. */
   refused: { voter: string; option: string; why: string }[];
-}
-
-/** A document with an owner (docs/workflow.md: documents): how it ends, and every change and review, in order. */
-export interface DocumentSummary {
-  name: string;
-  owner: string;
-  mode: string;
-  version: number;
-  text: string;
-  history: DocumentStep[];
-  /** Edits that were never reviewed. */
-  open_edits: string[];
-}
-
-/** One step of a document's history: `version` when it made one. */
-export interface DocumentStep {
-  version: number | null;
-  agent: string;
-  what: 'opened' | 'edited' | 'merged' | 'appended' | 'proposed' | 'accepted' | 'rejected' | 'conflict';
-  edit: string | null;
-  why: string;
 }
 
 export interface AgentUsage {
@@ -144,8 +125,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   const findings: Finding[] = [];
   const annotations = new Map<string, Record<string, unknown>>();
   const proposals = new Map<string, ProposalSummary>();
-  const documents = new Map<string, DocumentSummary>();
-  const editsOf = new Map<string, string>();
+  const documents = new DocumentHistories();
   const agents: Record<string, AgentUsage> = {};
   const spawned: Record<string, SpawnedAgent> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NO_AGENT_USAGE });
@@ -173,7 +153,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     findings,
     compactions,
     proposals: [...proposals.values()],
-    documents: [...documents.values()],
+    documents: documents.all(),
     agents,
     total,
     end,
@@ -212,43 +192,13 @@ export function summarize(record: SessionRecord): SessionSummary {
         if (p) Object.assign(p, { status: e.status, winner: e.winner, reason: e.reason });
         return;
       }
-      case 'document_opened': {
-        const { name, owner, mode, text } = e.document;
-        const history: DocumentStep[] = [{ version: 1, agent: owner, what: 'opened', edit: null, why: '' }];
-        documents.set(name, { name, owner, mode, version: 1, text, history, open_edits: [] });
-        return;
-      }
+      case 'document_opened':
       case 'document_changed':
-      case 'document_appended': {
-        const d = documents.get(e.document);
-        if (!d) return;
-        d.version = e.version;
-        d.text = e.type === 'document_changed' ? e.text : appended(d.text, e.text);
-        const what = e.type === 'document_appended' ? 'appended' : e.edit ? 'merged' : 'edited';
-        d.history.push({
-          version: e.version,
-          agent: e.author,
-          what,
-          edit: e.type === 'document_changed' ? e.edit : null,
-          why: e.type === 'document_changed' ? e.why : '',
-        });
+      case 'document_appended':
+      case 'edit_proposed':
+      case 'edit_closed':
+        documents.apply(e);
         return;
-      }
-      case 'edit_proposed': {
-        const d = documents.get(e.edit.document);
-        if (!d) return;
-        editsOf.set(e.edit.id, e.edit.document);
-        d.history.push({ version: null, agent: e.edit.author, what: 'proposed', edit: e.edit.id, why: e.edit.why });
-        d.open_edits.push(e.edit.id);
-        return;
-      }
-      case 'edit_closed': {
-        const d = documents.get(editsOf.get(e.edit) ?? '');
-        if (!d) return;
-        d.history.push({ version: null, agent: e.reviewer, what: e.status, edit: e.edit, why: e.why });
-        d.open_edits = d.open_edits.filter((id) => id !== e.edit);
-        return;
-      }
       case 'turn_started':
         usage(e.agent).turns++;
         return;
