@@ -1,8 +1,35 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, unlinkSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  unlinkSync,
+  type Stats,
+} from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolInputError } from './tool.js';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
+
+/**
+ * Linux names an open directory by its descriptor: `/proc/self/fd/N/name` is `name` inside the
+ * directory N is, wherever that directory now is and whatever link now stands at its old path
+ * (openat(2) without the call). Elsewhere a directory is named by its path.
+ */
+const BY_DESCRIPTOR = existsSync('/proc/self/fd');
+
+/** A directory of the workspace held open: what is below it is reached through it. */
+interface OpenDir {
+  fd: number;
+  /** Its path as the tool walked it (for messages and the protected-files check). */
+  full: string;
+}
 
 export interface WorkspaceOptions {
   /** Files never written wherever they are (the session file given with --session, the response cache's file). */
@@ -21,11 +48,14 @@ export interface OpenFile {
 }
 
 /**
- * The directory the workspace tools are confined to (docs/design.md: the tool boundary). A path is resolved without
- * following a symbolic link at any step; only regular files and directories are used; a file
- * with another hard link (which may be outside) is refused. Files are opened with O_NOFOLLOW
- * and O_NONBLOCK (a FIFO swapped in cannot block), then checked again through the descriptor,
- * so a link swapped in between the check and the use is caught.
+ * The directory the workspace tools are confined to (docs/security.md, "The tool boundary"). A
+ * path is resolved without following a symbolic link at any step; only regular files and
+ * directories are used; a file with another hard link (which may be outside) is refused.
+ * Files are read and written through a chain of open directories: each step is opened inside the
+ * one before with O_NOFOLLOW, never by its path again, so a directory swapped for a link while
+ * the tool works (renameat2 RENAME_EXCHANGE in a loop) is refused, not followed. The names
+ * protected from writing are checked on the opened file's real path and the protected files on
+ * its inode, and nothing is ever unlinked by a path that could have changed.
  */
 export class Workspace {
   readonly root: string;
@@ -46,37 +76,68 @@ export class Workspace {
 
   /** The full path of an existing file or directory, every step checked; a credential file is refused. */
   existing(path: string): { full: string; stats: Stats } {
-    const full = this.walk(path, true)!;
+    const full = this.walk(path);
     if (this.secretFiles.has(full)) throw new ToolInputError(`${path} holds a credential of this run's model provider; the workspace tools do not read it`);
     const stats = lstatSync(full);
     this.checkKind(path, stats);
     return { full, stats };
   }
 
-  /** An existing regular file, opened for reading. */
+  /** An existing regular file, opened for reading through its directories' descriptors. */
   openForReading(path: string): OpenFile {
     this.checkReadable(path);
-    const { full, stats } = this.existing(path);
-    if (stats.isDirectory()) throw new ToolInputError(`${path} is a directory; use list_files`);
-    return this.verify(path, openSync(full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK), full, false);
+    const parts = this.partsOf(path);
+    if (parts.length === 0) throw new ToolInputError(`${path} is a directory; use list_files`);
+    const name = parts.at(-1)!;
+    const dir = this.openParents(path, parts, false);
+    try {
+      const fd = this.openLast(path, dir, name, O_RDONLY);
+      try {
+        const file = this.verify(path, fd, join(dir.full, name));
+        if (file.stats.isDirectory()) throw new ToolInputError(`${path} is a directory; use list_files`);
+        this.checkReadable(relative(this.root, realOf(fd, file.full)), path);
+        if (this.isOneOf(this.secretFiles, file))
+          throw new ToolInputError(`${path} holds a credential of this run's model provider; the workspace tools do not read it`);
+        return file;
+      } catch (e) {
+        closeSync(fd);
+        throw e;
+      }
+    } finally {
+      closeSync(dir.fd);
+    }
   }
 
   /** A file opened for writing (created with its parent directories when missing); not yet truncated. */
   openForWriting(path: string): OpenFile {
     this.checkWritable(path);
-    const full = this.walk(path, false, true)!;
-    if (this.protectedFiles.has(full))
-      throw new ToolInputError(
-        `${path} is one of this run's own files (its session file, the response cache, or their lock or journal); the workspace tools do not write there`,
-      );
-    let existed = true;
+    const parts = this.partsOf(path);
+    if (parts.length === 0) throw new ToolInputError(`${path} is a directory`);
+    const name = parts.at(-1)!;
+    const dir = this.openParents(path, parts, true);
+    const full = join(dir.full, name);
     try {
-      this.checkKind(path, lstatSync(full));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      existed = false;
+      let created = true;
+      let fd: number;
+      try {
+        fd = this.openLast(path, dir, name, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        created = false;
+        fd = this.openLast(path, dir, name, O_WRONLY);
+      }
+      try {
+        const file = this.verify(path, fd, full);
+        this.checkWritableResolved(path, file);
+        return file;
+      } catch (e) {
+        if (created) this.removeCreated(dir, name, fd);
+        closeSync(fd);
+        throw e;
+      }
+    } finally {
+      closeSync(dir.fd);
     }
-    return this.verify(path, openSync(full, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o644), full, !existed);
   }
 
   /** A path relative to the workspace, as tools show it. */
@@ -85,10 +146,10 @@ export class Workspace {
   }
 
   /**
-   * Each step of `path` from the root, with lstat: a link at any step is refused. With `mustExist`
-   * false the last steps may be missing; with `makeParents` the missing directories are made.
+   * Each step of `path` from the root, with lstat: a link at any step is refused (for listing and
+   * searching; files are opened through their directories' descriptors instead).
    */
-  private walk(path: string, mustExist: boolean, makeParents = false): string {
+  private walk(path: string): string {
     const parts = this.partsOf(path);
     let full = this.root;
     for (const [i, part] of parts.entries()) {
@@ -99,9 +160,7 @@ export class Workspace {
         stats = lstatSync(full);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-        if (mustExist) throw new ToolInputError(`${path}: no such file or directory in the workspace`);
-        if (!last && makeParents) mkdirSync(full);
-        continue;
+        throw new ToolInputError(`${path}: no such file or directory in the workspace`);
       }
       const what = last ? path : `${path}: ${this.show(full)}`;
       if (stats.isSymbolicLink()) throw new ToolInputError(`${what} is a symbolic link; the workspace tools do not follow links`);
@@ -116,20 +175,116 @@ export class Workspace {
     if (stats.isFile() && stats.nlink > 1) throw new ToolInputError(`${path} has ${stats.nlink} hard links, which may reach outside the workspace; refused`);
   }
 
-  /** Checks an opened file through its descriptor: a regular file, one link, and really inside the workspace. */
-  private verify(path: string, fd: number, full: string, created: boolean): OpenFile {
+  /** Checks an opened file through its descriptor: a regular file or directory, one link, and really inside the workspace. */
+  private verify(path: string, fd: number, full: string): OpenFile {
+    const stats = fstatSync(fd);
+    this.checkKind(path, stats);
+    if (!isWithin(this.root, realOf(fd, full))) throw new ToolInputError(`${path}: leads outside the workspace (a link was swapped in); refused`);
+    return { fd, full, stats };
+  }
+
+  /**
+   * The directories above a path's last step, each opened inside the one before without following
+   * a link; with `makeParents`, missing ones are made there. The caller closes the last.
+   */
+  private openParents(path: string, parts: readonly string[], makeParents: boolean): OpenDir {
+    let dir: OpenDir = { fd: openSync(this.root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW), full: this.root };
     try {
-      const stats = fstatSync(fd);
-      this.checkKind(path, stats);
-      const real = realOf(fd, full);
-      if (!isWithin(this.root, real)) {
-        if (created) unlinkSync(real);
-        throw new ToolInputError(`${path}: leads outside the workspace (a link was swapped in); refused`);
+      for (const part of parts.slice(0, -1)) {
+        const full = join(dir.full, part);
+        const fd = this.openDirectory(path, dir, part, full, makeParents);
+        closeSync(dir.fd);
+        dir = { fd, full };
       }
-      return { fd, full, stats };
+      return dir;
     } catch (e) {
-      closeSync(fd);
+      closeSync(dir.fd);
       throw e;
+    }
+  }
+
+  private openDirectory(path: string, dir: OpenDir, part: string, full: string, makeParents: boolean): number {
+    const at = inside(dir, part);
+    try {
+      return openSync(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        if (!makeParents) throw new ToolInputError(`${path}: no such file or directory in the workspace`);
+        try {
+          mkdirSync(at);
+        } catch (made) {
+          if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
+        }
+        return this.openDirectory(path, dir, part, full, false);
+      }
+      if (code === 'ENOTDIR' || code === 'ELOOP') throw this.notFollowed(`${path}: ${this.show(full)}`, at, 'is not a directory');
+      throw e;
+    }
+  }
+
+  /** The last step of a path, opened inside its directory without following a link (O_NONBLOCK: a FIFO swapped in cannot block). */
+  private openLast(path: string, dir: OpenDir, name: string, flags: number, mode?: number): number {
+    const at = inside(dir, name);
+    try {
+      return openSync(at, flags | O_NOFOLLOW | O_NONBLOCK, mode);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new ToolInputError(`${path}: no such file or directory in the workspace`);
+      if (code === 'ELOOP') throw this.notFollowed(path, at, 'cannot be opened');
+      if (code === 'EISDIR') throw new ToolInputError(`${path} is a directory`);
+      if (code === 'ENXIO') throw new ToolInputError(`${path} is not a regular file or directory (a FIFO, socket or device); refused`);
+      throw e;
+    }
+  }
+
+  /** The error for a step that could not be opened as wanted: a link is named as one. */
+  private notFollowed(what: string, at: string, otherwise: string): ToolInputError {
+    let link = false;
+    try {
+      link = lstatSync(at).isSymbolicLink();
+    } catch {
+      // gone again: said as not what was wanted
+    }
+    return new ToolInputError(link ? `${what} is a symbolic link; the workspace tools do not follow links` : `${what} ${otherwise}`);
+  }
+
+  /**
+   * The protected names checked again on where the opened file really is (a directory renamed
+   * into place after the path was checked), and the run's own files compared by inode.
+   */
+  private checkWritableResolved(path: string, file: OpenFile): void {
+    if (file.stats.isDirectory()) throw new ToolInputError(`${path} is a directory`);
+    const real = realOf(file.fd, file.full);
+    this.checkWritable(relative(this.root, real) || '.', path);
+    if (this.protectedFiles.has(file.full) || this.protectedFiles.has(real) || this.isOneOf(this.protectedFiles, file))
+      throw new ToolInputError(
+        `${path} is one of this run's own files (its session file, the response cache, or their lock or journal); the workspace tools do not write there`,
+      );
+  }
+
+  /** Whether an open file is one of `files` (compared by device and inode: no path of it counts). */
+  private isOneOf(files: ReadonlySet<string>, file: OpenFile): boolean {
+    for (const other of files) {
+      try {
+        const stats = statSync(other);
+        if (stats.ino === file.stats.ino && stats.dev === file.stats.dev) return true;
+      } catch {
+        // not there: cannot be this one
+      }
+    }
+    return false;
+  }
+
+  /** Removes a file this tool has just created and then refused, through its directory, only while the name is still that file. */
+  private removeCreated(dir: OpenDir, name: string, fd: number): void {
+    try {
+      const at = inside(dir, name);
+      const now = lstatSync(at);
+      const mine = fstatSync(fd);
+      if (now.ino === mine.ino && now.dev === mine.dev) unlinkSync(at);
+    } catch {
+      // gone or changed: left as it is
     }
   }
 
@@ -138,10 +293,10 @@ export class Workspace {
    * `.git/config` runs with the job's next git command), conclave's (the session, the cache, the
    * locks), and the repository's GitHub workflows unless the workflow allows it.
    */
-  private checkWritable(path: string): void {
+  private checkWritable(path: string, shown = path): void {
     const parts = this.partsOf(path).map((p) => p.toLowerCase());
     const refuse = (why: string) => {
-      throw new ToolInputError(`${path}: ${why}; the workspace tools do not write there`);
+      throw new ToolInputError(`${shown}: ${why}; the workspace tools do not write there`);
     };
     if (parts.some((p) => p === '.git')) refuse("it is inside a .git directory (git's configuration and hooks run code)");
     if (parts.some((p) => p === '.conclave')) refuse("it is inside .conclave (conclave's sessions, cache and locks)");
@@ -153,11 +308,11 @@ export class Workspace {
    * What the tools never read: git's own files. `actions/checkout` keeps the job's token in
    * `.git/config` (an `extraheader`), which a model could quote into a comment or an output.
    */
-  checkReadable(path: string): void {
+  checkReadable(path: string, shown = path): void {
     const parts = this.partsOf(path).map((p) => p.toLowerCase());
     if (parts.includes('.git'))
       throw new ToolInputError(
-        `${path}: it is inside a .git directory (its config may hold the job's token); the workspace tools do not read there: run git through run_command`,
+        `${shown}: it is inside a .git directory (its config may hold the job's token); the workspace tools do not read there: run git through run_command`,
       );
   }
 
@@ -180,6 +335,11 @@ export class Workspace {
 /** Whether `path` is `root` or below it: compared with the separator, so that a sibling `/ws-evil` is not inside `/ws`. */
 export function isWithin(root: string, path: string): boolean {
   return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/** `name` inside an open directory: through its descriptor where the system allows it. */
+function inside(dir: OpenDir, name: string): string {
+  return BY_DESCRIPTOR ? `/proc/self/fd/${dir.fd}/${name}` : join(dir.full, name);
 }
 
 /** A file's path with its directory's links resolved, as `walk` builds paths under the real root. */
