@@ -73,7 +73,17 @@ function blank(text: string): string {
  * no line of it (a diff's `--- a/app.js`, a `</details>`, a fence of its own) can close the block.
  */
 export function fenced(text: string, info = 'text'): string {
-  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(Math.max(3, longest + 1));
+  const fence = '`'.repeat(Math.max(3, longestRun(text) + 1));
   return `${fence}${info}\n${text}\n${fence}`;
+}
+
+/** The length of the longest run of backticks in `text`: counted in one pass, whatever the number of runs (no argument list to overflow). */
+export function longestRun(text: string): number {
+  let longest = 0;
+  for (let i = text.indexOf('`'); i !== -1; ) {
+    const run = runLength(text, i);
+    if (run > longest) longest = run;
+    i = text.indexOf('`', i + run);
+  }
+  return longest;
 }

@@ -46,7 +46,7 @@ export function mergeEdit(current: string, base: string, edited: string, labels:
   const out: string[] = [];
   const conflicts: string[] = [];
   for (const region of diff3Merge(am, om, bm)) {
-    if (region.ok) out.push(...region.ok);
+    if (region.ok) for (const line of region.ok) out.push(line);
     else if (region.conflict) {
       const { a: mine, o: original, b: theirs } = region.conflict;
       conflicts.push([`<<<<<<< ${labels.current}`, ...mine, `||||||| ${labels.base}`, ...original, '=======', ...theirs, `>>>>>>> ${labels.edit}`].join('\n'));

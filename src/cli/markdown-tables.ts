@@ -11,7 +11,7 @@ export function inline(text: string): string {
   return cell(text).replace(/<br>/g, ' ');
 }
 
-import { fenced } from '../channel/code-spans.js';
+import { fenced, longestRun } from '../channel/code-spans.js';
 
 export { fenced };
 
@@ -28,7 +28,7 @@ export function cell(text: string): string {
 /** Such text as a code span in a table cell: a fence longer than any run of backticks in it, pipes escaped, on one line. */
 export function codeCell(text: string): string {
   const flat = text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' ').replace(/\|/g, '\\|');
-  const fence = '`'.repeat(Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length)) + 1);
+  const fence = '`'.repeat(longestRun(flat) + 1);
   return flat.startsWith('`') || flat.endsWith('`') ? `${fence} ${flat} ${fence}` : `${fence}${flat}${fence}`;
 }
 

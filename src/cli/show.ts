@@ -40,7 +40,7 @@ function text(s: SessionSummary): string {
   lines.push('');
   for (const m of s.messages) {
     lines.push(`#${m.id} ${from(m)} → ${to(m)}`);
-    lines.push(...m.text.split('\n').map((l) => `    ${l}`));
+    lines.push(indented(m.text));
   }
   if (s.proposals.length) lines.push('', 'Proposals:');
   for (const p of s.proposals) {
@@ -72,7 +72,7 @@ function text(s: SessionSummary): string {
       `  @${c.agent} turn ${c.turn}: ${c.tokens_before} → ${c.tokens_after} tokens ` +
         `(${what}${c.reason === 'too_long' ? '; the API said the prompt was too long' : ''})`,
     );
-    if (c.summary !== null) lines.push(...c.summary.split('\n').map((l) => `    ${l}`));
+    if (c.summary !== null) lines.push(indented(c.summary));
   }
   lines.push('', 'Usage:');
   const usageLine = (label: string, u: SessionSummary['total'], after = '') =>
@@ -115,4 +115,9 @@ function markdown(s: SessionSummary): string {
     ...usageTable(s, '## Usage'),
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** Text indented under its heading line, as one string (a text of many lines is no argument list). */
+function indented(text: string): string {
+  return `    ${text.replaceAll('\n', '\n    ')}`;
 }

@@ -1,10 +1,10 @@
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
 import { fresh } from '../helpers/attack.js';
 import { conclave } from '../helpers/cli.js';
-import { TEST_API_KEY } from '../helpers/run-workflow.js';
+import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 import { sandboxForTests } from '../helpers/sandbox.js';
 
 /**
@@ -107,4 +107,78 @@ kickoff: "@lead @writer go"
     },
     180_000,
   );
+});
+
+describe('texts made of backticks', () => {
+  it('a conflict between three documents of 50,000 backtick runs each is shown, and the run goes on (no stack overflow)', async () => {
+    const ticks = (c: string) => `\`${c}`.repeat(50_000);
+    let reviewed = false;
+    server = await startFakeAnthropic({
+      lead: (r) => {
+        if (r.call === 1) return { tools: [{ name: 'edit_document', input: { name: 'plan', version: 1, text: ticks('b'), why: 'mine' } }] };
+        if (!reviewed && lastUserText(r).includes('plan#1')) {
+          reviewed = true;
+          return { tools: [{ name: 'review_edit', input: { edit: 'plan#1', accept: true, why: 'ok' } }] };
+        }
+        return reviewed ? { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] } : { text: 'edited' };
+      },
+      alice: [
+        { delayMs: 1000, tools: [{ name: 'edit_document', input: { name: 'plan', version: 1, text: ticks('c'), why: 'theirs' } }] },
+        { text: 'proposed' },
+        { text: 'seen' },
+      ],
+    });
+    const run = await runWorkflow(
+      server,
+      `name: ticks
+documents:
+  plan: { owner: lead, file: plan.md }
+agents:
+  lead: { role: manager }
+  alice: { role: worker }
+kickoff: "@lead @alice go"
+`,
+      [],
+      { files: { 'plan.md': ticks('a') }, env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: '' } },
+    );
+    expect(run.stderr).not.toMatch(/RangeError|Maximum call stack|\n\s+at /);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.status).toBe('success');
+    // The owner's review answers with the conflict; the edit is closed as one.
+    const reviewedWith = server.of('lead').map(lastUserText).join('\n');
+    expect(reviewedWith).toContain('"status": "conflict"');
+    expect(run.events.filter((e) => e.type === 'edit_closed').map((e) => e.status)).toEqual(['conflict']);
+    const session = join(run.dir, run.json.session as unknown as string);
+    for (const format of ['text', 'markdown', 'json']) {
+      const shown = await conclave(['show', session, '--format', format], { cwd: run.dir });
+      expect(shown.code, `${format}: ${shown.stderr}`).toBe(0);
+    }
+  }, 60_000);
+
+  it('a kickoff of 160,000 backtick runs: the job summary is written and conclave exits as the run ended; show --format markdown reads it', async () => {
+    server = await startFakeAnthropic({ lead: [{ text: 'read it' }] });
+    const dir = fresh('ticks-summary');
+    writeFileSync(join(dir, 'summary.md'), '');
+    const run = await runWorkflow(
+      server,
+      `name: ticks
+setup:
+  - id: ticks
+    run: cat ticks.txt
+agents:
+  lead: { role: manager }
+kickoff: "$<< setup.ticks >>"
+`,
+      [],
+      { dir, files: { 'ticks.txt': '`x'.repeat(160_000) }, env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: join(dir, 'summary.md') } },
+    );
+    expect(run.stderr).not.toMatch(/RangeError|Maximum call stack|\n\s+at /);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.status).toBe('idle');
+    const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+    expect(summary).toContain('### Transcript');
+    const shown = await conclave(['show', join(dir, run.json.session as unknown as string), '--format', 'markdown'], { cwd: dir });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('## Transcript');
+  }, 60_000);
 });
