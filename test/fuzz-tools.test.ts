@@ -11,7 +11,7 @@ import { Workspace } from '../src/agents/tools/workspace-root.js';
 import type { ModelResponse } from '../src/provider/client.js';
 import { withBoundedInputs } from '../src/provider/input-depth.js';
 import { Masker } from '../src/session/masker.js';
-import { isModelResponse } from '../src/session/response-shape.js';
+import { isModelResponse } from '../src/provider/response-shape.js';
 
 /**
  * Seeded fuzzing of what a hostile model and a poisoned cache hand conclave (docs/security.md):

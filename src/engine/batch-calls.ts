@@ -4,7 +4,8 @@ import type { EventInput } from './journal.js';
 import type { RunOptions } from './run-options.js';
 import { LimitReached } from './ending.js';
 import { durationMs } from '../workflow/limits.js';
-import type { BatchApi, BatchResult } from '../provider/batch-api.js';
+import type { BatchApi } from '../provider/batch-api.js';
+import { responseProblem } from '../provider/response-shape.js';
 
 export interface BatchCallsOptions {
   api: BatchApi;
@@ -38,6 +39,8 @@ interface Waiter {
   signal: AbortSignal;
   /** Sent again once already, after an errored or expired result. */
   again: boolean;
+  /** Its batch was created: from now on its request may be billed. */
+  onSubmitted?: () => void;
   resolve(answer: { response: ModelResponse; batch: string }): void;
   reject(error: Error): void;
 }
@@ -58,6 +61,8 @@ export class BatchCalls {
 
   /** Parking: the calls given up now leave their batches running, for a resume to poll. */
   private parking = false;
+  /** Batches being created and cancels being sent: a run that stops waits for them (bounded), see `settled`. */
+  private readonly underway = new Set<Promise<unknown>>();
 
   constructor(private readonly options: BatchCallsOptions) {}
 
@@ -78,10 +83,11 @@ export class BatchCalls {
     this.parking = true;
   }
 
-  call(customId: string, request: ModelRequest, signal: AbortSignal): Promise<{ response: ModelResponse; batch: string }> {
+  /** One call; `onSubmitted` is told when its batch is created (a recorded batch: at once). */
+  call(customId: string, request: ModelRequest, signal: AbortSignal, onSubmitted?: () => void): Promise<{ response: ModelResponse; batch: string }> {
     if (signal.aborted) return Promise.reject(new CallAborted());
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { customId, request, signal, again: false, resolve, reject };
+      const waiter: Waiter = { customId, request, signal, again: false, onSubmitted, resolve, reject };
       const onAbort = () => this.giveUp(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
       const settle =
@@ -93,8 +99,10 @@ export class BatchCalls {
       waiter.resolve = settle(resolve);
       waiter.reject = settle(reject);
       const recorded = this.options.submitted(customId);
-      if (recorded) this.wait(recorded, [waiter]);
-      else this.gather(waiter);
+      if (recorded) {
+        onSubmitted?.();
+        this.wait(recorded, [waiter]);
+      } else this.gather(waiter);
     });
   }
 
@@ -104,11 +112,19 @@ export class BatchCalls {
       this.gatherTimer = undefined;
       const ready = this.gathering.filter((w) => !w.signal.aborted);
       this.gathering = [];
-      for (const part of parts(ready)) void this.submit(part);
+      for (const part of parts(ready)) this.track(this.submit(part));
     }, this.options.gatherMs ?? 200);
   }
 
+  /**
+   * Creates a batch of `waiters`' requests. The intent is noted first: a process killed while the
+   * batch is created leaves a session that says a batch may exist. A run stopped meanwhile waits
+   * for the creation (`settled`), notes the batch and cancels it, so that its resume, which sends
+   * the requests again, is not billed twice.
+   */
   private async submit(waiters: Waiter[]): Promise<void> {
+    const customIds = waiters.map((w) => w.customId);
+    this.options.note({ type: 'batch_creating', custom_ids: customIds });
     let id: string;
     try {
       ({ id } = await this.options.api.create({ requests: waiters.map((w) => ({ custom_id: w.customId, params: w.request })) }));
@@ -116,9 +132,33 @@ export class BatchCalls {
       for (const w of waiters) w.reject(e instanceof Error ? e : new Error(String(e)));
       return;
     }
-    this.options.note({ type: 'batch_submitted', batch_id: id, custom_ids: waiters.map((w) => w.customId) });
+    this.options.note({ type: 'batch_submitted', batch_id: id, custom_ids: customIds });
+    for (const w of waiters) w.onSubmitted?.();
+    if (waiters.every((w) => w.signal.aborted)) {
+      if (!this.parking) this.cancel(id);
+      return;
+    }
     this.options.progress?.({ type: 'batch', batch: id, requests: waiters.length, state: 'submitted' });
     this.wait(id, waiters);
+  }
+
+  /** Waits, at most `ms`, for the batches being created and the cancels being sent: what a stopping run must not leave unsaid. */
+  async settled(ms = 10_000): Promise<void> {
+    const until = Date.now() + ms;
+    while (this.underway.size > 0 && Date.now() < until) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.underway]), new Promise((resolve) => (timer = setTimeout(resolve, until - Date.now())))]);
+      clearTimeout(timer);
+    }
+  }
+
+  private track(work: Promise<unknown>): void {
+    const tracked = work.catch(() => {}).finally(() => this.underway.delete(tracked));
+    this.underway.add(tracked);
+  }
+
+  private cancel(id: string): void {
+    this.track(this.options.api.cancel(id));
   }
 
   /** Polls batch `id` until it ends (1 s, doubling to 60 s), then hands each waiter its answer. */
@@ -150,8 +190,9 @@ export class BatchCalls {
         delay = Math.min(max, delay * 2);
         if (this.live(id).length === 0) return void this.waiting.delete(id);
       }
-      const results = new Map<string, BatchResult>();
-      for await (const line of await this.options.api.results(id)) results.set(line.custom_id, line.result);
+      const results = new Map<string, unknown>();
+      for await (const line of await this.options.api.results(id))
+        if (isObject(line) && typeof line.custom_id === 'string') results.set(line.custom_id, line.result);
       const waiters = this.live(id);
       this.waiting.delete(id);
       this.options.progress?.({ type: 'batch', batch: id, requests: waiters.length, state: 'ended' });
@@ -159,25 +200,28 @@ export class BatchCalls {
     } catch (e) {
       const waiters = this.live(id);
       this.waiting.delete(id);
-      for (const w of waiters) w.reject(e instanceof Error ? e : new Error(String(e)));
+      // A batch the API no longer knows (its results are kept 29 days; another key; a session edited
+      // by hand): its requests are sent again once, as an expired request is.
+      if (e instanceof ProviderError && e.status === 404) {
+        for (const w of waiters) this.answer(w, id, { type: 'gone' });
+        return;
+      }
+      const error =
+        e instanceof LimitReached || e instanceof ProviderError ? e : new ProviderError(`message batch ${id}: ${messageOf(e)}`, 'outage', undefined, e);
+      for (const w of waiters) w.reject(error);
     }
   }
 
-  private answer(waiter: Waiter, batch: string, result: BatchResult | undefined): void {
-    if (result?.type === 'succeeded') return waiter.resolve({ response: result.message, batch });
-    const why =
-      result === undefined
-        ? `message batch ${batch} has no result for the request`
-        : result.type === 'errored'
-          ? `${result.error.error?.type ?? 'error'}: ${result.error.error?.message ?? 'the request failed in message batch'}`
-          : `the request ${result.type === 'expired' ? 'expired' : 'was cancelled'} in message batch ${batch}`;
+  /** Hands a waiter its result, or sends its request again once; a result of any shape is read with care (the API is outside). */
+  private answer(waiter: Waiter, batch: string, result: unknown): void {
+    const { why, kind } = resultProblem(result, batch);
+    if (why === undefined) return waiter.resolve({ response: (result as { message: ModelResponse }).message, batch });
     // A cancelled request here was cancelled by an earlier process of the run (stopped by a limit
     // or a signal): the calls still waiting are this process's, so it is sent again too.
     if (!waiter.again) {
       waiter.again = true;
       return this.gather(waiter);
     }
-    const kind = result?.type === 'errored' && result.error.error?.type === 'invalid_request_error' ? 'request' : 'outage';
     waiter.reject(new ProviderError(`a batched call failed twice: ${why}`, kind));
   }
 
@@ -196,10 +240,44 @@ export class BatchCalls {
       if (!waiters.includes(waiter)) continue;
       if (waiters.every((w) => w.signal.aborted)) {
         this.waiting.delete(id);
-        if (!this.parking) void this.options.api.cancel(id).catch(() => {});
+        if (!this.parking) this.cancel(id);
       }
     }
   }
+}
+
+/** Why a batch's result for a request cannot be used (undefined when it can), and whose failure that is. */
+function resultProblem(result: unknown, batch: string): { why?: string; kind: 'request' | 'outage' } {
+  const outage = (why: string) => ({ why, kind: 'outage' as const });
+  if (result === undefined) return outage(`message batch ${batch} has no result for the request`);
+  if (!isObject(result)) return outage(`message batch ${batch} gave a result conclave cannot read`);
+  switch (result.type) {
+    case 'succeeded': {
+      const problem = responseProblem(result.message);
+      return problem ? outage(`message batch ${batch} answered with a response conclave cannot use: ${problem}`) : { kind: 'outage' };
+    }
+    case 'errored': {
+      const error = isObject(result.error) && isObject(result.error.error) ? result.error.error : {};
+      const type = typeof error.type === 'string' ? error.type : 'error';
+      const message = typeof error.message === 'string' ? error.message : 'the request failed in message batch';
+      return { why: `${type}: ${message}`, kind: type === 'invalid_request_error' ? 'request' : 'outage' };
+    }
+    case 'expired':
+    case 'canceled':
+      return outage(`the request ${result.type === 'expired' ? 'expired' : 'was cancelled'} in message batch ${batch}`);
+    case 'gone':
+      return outage(`message batch ${batch} is gone (the API answered 404 for it)`);
+    default:
+      return outage(`message batch ${batch} gave a result conclave cannot read`);
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 /** Calls split at the API's limits on one batch: 100,000 requests, 256 MB. */
@@ -226,6 +304,14 @@ export function batchesOf(options: RunOptions, onWaiting: () => void): { batches
   const api = options.answers.batches;
   const { journal } = options.recording;
   if (!api) return {};
+  const inDoubt = journal.batchesInDoubt;
+  if (inDoubt > 0)
+    options.progress({
+      type: 'warning',
+      message:
+        `the process before this one was stopped while it created a message batch for ${inDoubt} call${inDoubt === 1 ? '' : 's'}: ` +
+        'if the API had created it, those calls are sent again now and may be billed twice (the Console lists the batches)',
+    });
   return {
     batches: new BatchCalls({
       api,

@@ -8,7 +8,15 @@ export class DivergenceError extends ConclaveError {}
 
 export type EventInput = EventBody;
 /** Events a re-execution does not produce again: a resume's limit changes, notes of what live calls met (rate limits, spend pools), shared texts. */
-const NOT_PRODUCED = new Set<SessionEvent['type']>(['limits_changed', 'rate_waited', 'spend_pools', 'call_abandoned', 'shared_text', 'batch_submitted']);
+const NOT_PRODUCED = new Set<SessionEvent['type']>([
+  'limits_changed',
+  'rate_waited',
+  'spend_pools',
+  'call_abandoned',
+  'shared_text',
+  'batch_creating',
+  'batch_submitted',
+]);
 /** How long re-execution may make no progress before the recording is judged unable to answer. */
 const STALL_MS = 1500;
 
@@ -57,6 +65,8 @@ export class Journal {
   private readonly texts = new Set<string>();
   /** The message batch each recorded batched request went in, by its custom id. */
   private readonly batches = new Map<string, string>();
+  /** Requests whose batch was being created when the recorded process stopped, with no batch noted for them. */
+  private readonly creating = new Set<string>();
   private releaseScheduled = false;
   private watchdog: NodeJS.Timeout | undefined;
   private listener: JournalListener = {};
@@ -77,7 +87,12 @@ export class Journal {
       else if (event.type === 'mcp_tools') this.mcpListings.set(event.server, index);
       else if (event.type === 'document_opened') this.documents.set(event.document.name, event.document.text);
       else if (event.type === 'shared_text') this.texts.add(event.sha256);
-      else if (event.type === 'batch_submitted') for (const id of event.custom_ids) this.batches.set(id, event.batch_id);
+      else if (event.type === 'batch_creating') for (const id of event.custom_ids) this.creating.add(id);
+      else if (event.type === 'batch_submitted')
+        for (const id of event.custom_ids) {
+          this.batches.set(id, event.batch_id);
+          this.creating.delete(id);
+        }
     });
   }
 
@@ -91,6 +106,11 @@ export class Journal {
   /** The text a recorded run opened document `name` with, if it did. */
   openedDocument(name: string): string | undefined {
     return this.documents.get(name);
+  }
+
+  /** How many recorded requests may be in a batch that no event names (the process was killed while creating it). */
+  get batchesInDoubt(): number {
+    return this.creating.size;
   }
 
   /** The message batch a recorded run submitted this request in (by its hash), if it did. */

@@ -7,7 +7,7 @@ import type { Accounting } from './accounting.js';
 import { NoRecordedAnswer } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
 import { DivergenceError, type Journal } from './journal.js';
-import { isModelResponse } from '../session/response-shape.js';
+import { isModelResponse } from '../provider/response-shape.js';
 import { RequestDeltas } from './request-delta.js';
 import { SpawnBudgetReached } from './spawner.js';
 import type { ProviderName } from '../provider/clouds.js';
@@ -85,7 +85,8 @@ export class ModelCalls {
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
-      if (event.type === 'call_interrupted') throw this.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0);
+      if (event.type === 'call_interrupted')
+        throw this.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, this.options.batchOf?.(agent) === true);
       if (event.type === 'call_failed')
         throw this.failed(
           agent,
@@ -155,15 +156,18 @@ export class ModelCalls {
       let batch: string | undefined;
       if (batches) this.options.progress({ type: 'batched', agent });
       const made = batches
-        ? batches.call(hash, request, callSignal).then((answer) => ((batch = answer.batch), answer.response))
+        ? batches.call(hash, request, callSignal, () => (requestLeft = true)).then((answer) => ((batch = answer.batch), answer.response))
         : (how.via ?? this.options.callModel)(request, callSignal, listeners, provider);
       const response = await made.catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {
-          const error = this.interrupted(agent, turn, step, request, provider, true, requestLeft ? inputTokens : 0);
+          // A batched request has left once its batch was created: the batch goes on, and the API bills it.
+          const error = this.interrupted(agent, turn, step, request, provider, true, requestLeft ? inputTokens : 0, batches !== undefined);
           costUsd += error.costUsd;
           throw error;
         }
-        if (signal.aborted && requestLeft) costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'aborted');
+        // A batched call given up by a stopping run is not counted here: a parked run's batch is
+        // answered and recorded on resume, any other's is cancelled.
+        if (signal.aborted && requestLeft && !batches) costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'aborted');
         const tooLong = PromptTooLong.of(e);
         if (tooLong) throw this.tooLong(agent, turn, step, tooLong);
         if (e instanceof ProviderError) e.call ??= { step, model: request.model };
@@ -224,9 +228,10 @@ export class ModelCalls {
     provider: ProviderName,
     live: boolean,
     inputTokens = inputTokensAtMost(requestBytes(request)),
+    batched = false,
   ): CallInterrupted {
     const usage = { ...NO_USAGE, input_tokens: inputTokens };
-    const spend = this.options.accounting.record(agent, request.model, usage, live, provider);
+    const spend = this.options.accounting.record(agent, request.model, usage, live, provider, batched);
     this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });
     return new CallInterrupted(spend.costUsd);
   }

@@ -178,6 +178,8 @@ export class Run {
     }
     this.settle();
     await this.done;
+    // A batch being created when the run stopped is noted (and cancelled) before the session closes.
+    await this.calls.batches?.settled();
     await this.tools.mcp?.close();
     this.limits.stop();
     journal.close();

@@ -4,7 +4,8 @@ import type { ModelRequest, ModelResponse } from './client.js';
 export interface BatchApi {
   create(body: { requests: { custom_id: string; params: ModelRequest }[] }): Promise<{ id: string }>;
   retrieve(id: string): Promise<{ id: string; processing_status: string; created_at: string }>;
-  results(id: string): Promise<AsyncIterable<{ custom_id: string; result: BatchResult }>>;
+  /** The results file's lines, as the API sent them: each is checked before it is read (engine/batch-calls.ts). */
+  results(id: string): Promise<AsyncIterable<unknown>>;
   cancel(id: string): Promise<unknown>;
 }
 

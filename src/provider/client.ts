@@ -8,6 +8,7 @@ import { cloudModelId, type ProviderName } from './clouds.js';
 import type { Connection, MessagesClient } from './connect.js';
 import type { BatchApi } from './batch-api.js';
 import { httpFetch, type Fetch } from './http-fetch.js';
+import { responseProblem } from './response-shape.js';
 import { SendSlices } from './send-slices.js';
 
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, 'stream'>;
@@ -113,7 +114,10 @@ export class Provider {
           if (call.admission && call.need && !(e instanceof APIError && e.status !== undefined)) this.options.pacer?.settle(call.admission, call.need);
           throw e;
         }
-        if (call.admission) this.options.pacer?.settle(call.admission, message.usage);
+        // An answer whose figures cannot be trusted is settled as having used all it asked for, and retried as a broken stream is.
+        const problem = responseProblem(message);
+        if (call.admission) this.options.pacer?.settle(call.admission, problem ? call.need! : message.usage);
+        if (problem) throw new Error(`the API answered with a response conclave cannot use: ${problem}`);
         return withBoundedInputs(message);
       } catch (e) {
         if (signal.aborted) throw new CallAborted();
@@ -130,11 +134,16 @@ export class Provider {
   batchApi(): BatchApi | undefined {
     const batches = this.clients.get('anthropic')?.messages.batches;
     if (!batches) return undefined;
+    // Its errors are the provider's errors, classified as a call's are (exit 4 for an outage, one sentence).
+    const classified = <T>(made: () => Promise<T>): Promise<T> =>
+      made().catch((e: unknown) => {
+        throw classify(e);
+      });
     return {
-      create: (body) => batches.create(body as Parameters<typeof batches.create>[0]),
-      retrieve: (id) => batches.retrieve(id),
-      results: async (id) => (await batches.results(id)) as unknown as AsyncIterable<{ custom_id: string; result: never }>,
-      cancel: (id) => batches.cancel(id),
+      create: (body) => classified(() => batches.create(body as Parameters<typeof batches.create>[0])),
+      retrieve: (id) => classified(() => batches.retrieve(id)),
+      results: (id) => classified(async () => (await batches.results(id)) as unknown as AsyncIterable<unknown>),
+      cancel: (id) => classified(() => batches.cancel(id)),
     };
   }
 

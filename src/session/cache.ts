@@ -1,7 +1,7 @@
 import { ConclaveError } from '../conclave-error.js';
 import type { ModelResponse } from '../provider/client.js';
 import { CacheError, cacheStore, withoutCredentials } from './cache-store.js';
-import { isModelResponse } from './response-shape.js';
+import { isModelResponse } from '../provider/response-shape.js';
 
 export { CacheError, DEFAULT_CACHE } from './cache-store.js';
 

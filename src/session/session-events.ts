@@ -153,6 +153,11 @@ export const EVENTS = {
     "a long block of a system prompt (the workflow's `context:`, or a long instruction beside it), kept once: a `model_call`'s `request.system` " +
       'writes it as `[shared_text SHA256]`; a note: resume and replay skip it',
   ),
+  batch_creating: event(
+    { custom_ids: array(string()) },
+    'calls of agents with `batch: true` are about to be submitted as one message batch: written before the batch is created, so that a ' +
+      'session whose process was killed meanwhile says that a batch may exist for them (a resume says so); a note: resume and replay skip it',
+  ),
   batch_submitted: event(
     { batch_id: string(), custom_ids: array(string()) },
     "calls of agents with `batch: true` were submitted as message batch `batch_id`, each `custom_id` a request's `request_sha256`; written before " +

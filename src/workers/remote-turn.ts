@@ -5,7 +5,7 @@ import { outcomeUnknown } from '../engine/tool-calls.js';
 import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
 import type { ProviderName } from '../provider/clouds.js';
 import { CallAborted } from '../provider/provider-errors.js';
-import { isModelResponse } from '../session/response-shape.js';
+import { isModelResponse } from '../provider/response-shape.js';
 import { errorFromWire, WorkerFailure, type Down, type Operation, type TurnJob, type Up } from './wire.js';
 
 /** What a remote turn needs of the coordinator: its job queued and taken back, and a word to the worker holding it. */

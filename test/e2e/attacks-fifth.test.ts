@@ -1,10 +1,12 @@
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
 import { fresh } from '../helpers/attack.js';
-import { conclave } from '../helpers/cli.js';
-import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
+import { REVIEW, reviewScript } from '../fixtures/review-team.js';
+import { BIN, conclave, NODE } from '../helpers/cli.js';
+import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 import { sandboxForTests } from '../helpers/sandbox.js';
 
 /**
@@ -181,4 +183,263 @@ kickoff: "$<< setup.ticks >>"
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain('## Transcript');
   }, 60_000);
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Every reader of a session accepts it: show (three formats), trace, and --replay offline. */
+async function expectReadable(run: WorkflowRun): Promise<void> {
+  const session = join(run.dir, run.json.session as unknown as string);
+  for (const format of ['text', 'markdown', 'json']) {
+    const shown = await conclave(['show', session, '--format', format], { cwd: run.dir });
+    expect(shown.code, `show --format ${format}: ${shown.stderr}`).toBe(0);
+  }
+  const traced = await conclave(['trace', session, '--format', 'json'], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
+  expect(traced.code, traced.stderr).toBe(0);
+  const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+  expect(replay.stderr).not.toMatch(/must be a whole number|internal error|\n\s+at /);
+  expect([0, 1, 3, 4], replay.stdout.slice(0, 300)).toContain(replay.code);
+}
+
+describe('usage figures from the API', () => {
+  const ONE = 'name: usage\nagents:\n  lead: { role: manager }\nkickoff: Go.\n';
+  for (const [what, figure] of [
+    ['a fraction', 1.5],
+    ['a negative count', -2_000_000],
+    ['1e300', 1e300],
+  ] as const)
+    it(`input_tokens ${what} (${figure}): retried as a broken answer, then a provider failure (exit 4); nothing written that a reader refuses`, async () => {
+      server = await startFakeAnthropic({ lead: () => ({ text: 'done', usage: { input_tokens: figure, output_tokens: 10 } }) });
+      const run = await runWorkflow(server, ONE);
+      expect(run.code, run.stderr).toBe(4);
+      expect(run.json.status).toBe('provider_error');
+      expect(run.json.reason).toContain(`cannot use: its usage.input_tokens is ${JSON.stringify(figure)}, not a whole number of tokens`);
+      // Retried as the API's errors are, then given up: never recorded, never counted.
+      expect(server.of('lead').length).toBeGreaterThan(1);
+      expect(run.events.filter((e) => e.type === 'model_call')).toHaveLength(0);
+      expect((run.json.usage as { cost_usd: number }).cost_usd).toBe(0);
+      await expectReadable(run);
+    }, 60_000);
+
+  it('one bad answer, then a good one: the run goes on with the good one', async () => {
+    server = await startFakeAnthropic({ lead: [{ text: 'bad', usage: { input_tokens: -5, output_tokens: 1 } }, { text: 'done' }] });
+    const run = await runWorkflow(server, ONE);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.events.filter((e) => e.type === 'model_call').map((e) => (e.response as { content: { text: string }[] }).content[0]!.text)).toEqual(['done']);
+  }, 30_000);
+});
+
+describe('hostile Message Batches answers', () => {
+  for (const [what, result] of [
+    ['message: null', { type: 'succeeded', message: null }],
+    ['a string', 'hello'],
+    ['a message whose content is a string', { type: 'succeeded', message: { content: 'hi' } }],
+    ['usage of -1 tokens', { type: 'succeeded', message: { content: [{ type: 'text', text: 'x' }], stop_reason: 'end_turn', usage: { input_tokens: -1 } } }],
+    ['an errored result with no error', { type: 'errored' }],
+  ] as const)
+    it(`a result of ${what}: sent again once; twice, a provider failure (exit 4) in one sentence; the session stays readable`, async () => {
+      const script = reviewScript(8);
+      script['reviewer-3'] = [{ batchResult: result }, { text: 'Part 3: no problem found.' }];
+      server = await startFakeAnthropic(script, { batches: { endsAfterMs: 200 } });
+      const run = await runWorkflow(server, REVIEW(true));
+      expect(run.code, run.stderr).toBe(0);
+      expect(server.batches.map((b) => b.requests.length)).toEqual([1, 8, 1, 1]);
+      await expectReadable(run);
+      await server.close();
+
+      const twice = reviewScript(8);
+      twice['reviewer-3'] = [{ batchResult: result }, { batchResult: result }];
+      server = await startFakeAnthropic(twice, { batches: { endsAfterMs: 200 } });
+      const failed = await runWorkflow(server, REVIEW(true));
+      expect(failed.code, failed.stderr).toBe(4);
+      expect(failed.json.reason).toContain('@reviewer-3 failed: a batched call failed twice: ');
+      expect(failed.stderr).not.toMatch(/TypeError|internal error|\n\s+at /);
+      expect(failed.events.filter((e) => e.type === 'model_call' && e.agent === 'reviewer-3')).toHaveLength(0);
+      await expectReadable(failed);
+    }, 60_000);
+
+  it('a parked run whose batch is gone (404): resume submits its requests again once, and the run finishes', async () => {
+    server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 1_500 } });
+    const parked = await runWorkflow(server, REVIEW(true), ['--park']);
+    expect(parked.code, parked.stderr).toBe(75);
+    const gone = server.batches.splice(0).map((b) => b.id);
+    const resume = () => conclave(['resume', parked.json.session as unknown as string, '--json'], { cwd: parked.dir, env: env() });
+    const first = await resume();
+    expect(first.stderr).not.toMatch(/NotFoundError|internal error|\n\s+at /);
+    expect([0, 75]).toContain(first.code);
+    // The gone batch's request, submitted again in a new batch.
+    expect(server.batches.length).toBeGreaterThan(0);
+    expect(server.batches.map((b) => b.id)).not.toContain(gone[0]);
+    const codes = [first.code];
+    for (let i = 0; i < 10 && codes.at(-1) !== 0; i++) {
+      await sleep(1_000);
+      codes.push((await resume()).code);
+    }
+    expect(codes.at(-1)).toBe(0);
+  }, 60_000);
+
+  it('a 529 from the batch API: a provider failure, exit 4, one sentence', async () => {
+    server = await startFakeAnthropic(reviewScript(8), { batches: { failWith: { status: 529, type: 'overloaded_error' } } });
+    const run = await runWorkflow(server, REVIEW(true));
+    expect(run.code, run.stderr).toBe(4);
+    expect(run.json.status).toBe('provider_error');
+    expect(run.json.reason).toContain('529 overloaded_error');
+    expect(run.stderr).not.toMatch(/internal error|\n\s+at /);
+  }, 60_000);
+});
+
+describe('a batch and a stopping run', () => {
+  it('SIGTERM while a batch is being created: the creation is awaited, noted and cancelled; the resume is not billed twice', async () => {
+    server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 60_000, createDelayMs: 2_500 } });
+    const dir = fresh('batch-upload');
+    writeFileSync(join(dir, 'workflow.yml'), REVIEW(true));
+    const child = spawn(NODE, [BIN, 'run', 'workflow.yml', '--json'], { cwd: dir, env: { ...process.env, ...env() } });
+    let stdout = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const sessions = join(dir, '.conclave', 'sessions');
+    const session = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
+    for (let i = 0; i < 400; i++) {
+      const name = session();
+      if (name && readFileSync(join(sessions, name), 'utf8').includes('"batch_creating"')) break;
+      await sleep(25);
+    }
+    expect(server.batches).toHaveLength(0);
+    child.kill('SIGTERM');
+    const code = await closed;
+    expect(code).toBe(143);
+    // The batch was created after the signal: noted in the session, and cancelled.
+    expect(server.batches).toHaveLength(1);
+    expect(server.batches[0]!.canceledAt).toBeDefined();
+    const text = readFileSync(join(sessions, session()!), 'utf8');
+    expect(text).toContain(`"batch_submitted","batch_id":"${server.batches[0]!.id}"`);
+    expect(JSON.parse(stdout).status).toBe('interrupted');
+  }, 60_000);
+
+  it('queue: interrupt abandons a batched call whose batch goes on: its prompt is counted (at the batch price), not free', async () => {
+    server = await startFakeAnthropic(
+      {
+        lead: (r) => (JSON.stringify(r.body.messages).includes('found the bug') ? { text: 'Interrupted: a found it.' } : { text: 'slow answer' }),
+        a: [{ text: 'I found the bug', delayMs: 1_500 }],
+        b: [{ text: 'b done' }],
+      },
+      { batches: { endsAfterMs: 4_000 } },
+    );
+    const run = await runWorkflow(
+      server,
+      `name: interrupt-batch
+agents:
+  lead: { role: manager, queue: interrupt, batch: true }
+  a: { role: worker }
+  b: { role: worker, batch: true }
+kickoff: "@lead @a @b start"
+`,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const interrupted = run.events.filter((e) => e.type === 'call_interrupted');
+    // a's message interrupts the lead's first call (and b's answer, when the batch ends, its next).
+    expect(interrupted.length).toBeGreaterThan(0);
+    expect(interrupted.every((e) => e.agent === 'lead' && Number(e.cost_usd) > 0)).toBe(true);
+    // The first batch held the lead's and b's calls, and went on for b.
+    expect(server.batches[0]!.requests).toHaveLength(2);
+    expect(server.batches[0]!.canceledAt).toBeUndefined();
+    const paid = run.events.filter((e) => e.type === 'model_call' || e.type === 'call_interrupted').reduce((sum, e) => sum + Number(e.cost_usd), 0);
+    expect((run.json.usage as { cost_usd: number }).cost_usd).toBeCloseTo(paid, 5);
+  }, 60_000);
+});
+
+describe('long document diffs', () => {
+  it("12 edits of a 33,000-line document: each owner's diff is bounded by its work, so limits.timeout fires on time", async () => {
+    const plan = Array.from({ length: 33_000 }, (_, i) => `l${i}`).join('\n');
+    // Every third line changed: far more edits than a diff shown to the owner may hold.
+    const edited = (k: number) =>
+      plan
+        .split('\n')
+        .map((line, i) => (i % 3 === k % 3 ? `e${k}.${i}` : line))
+        .join('\n');
+    const edits = Array.from({ length: 12 }, (_, k) => ({ name: 'edit_document', input: { name: 'plan', version: 1, text: edited(k), why: `edit ${k}` } }));
+    server = await startFakeAnthropic({ lead: (r) => ({ text: 'waiting', delayMs: r.call === 1 ? 0 : 60_000 }), alice: [{ tools: edits }, { text: 'sent' }] });
+    const started = Date.now();
+    const run = await runWorkflow(
+      server,
+      `name: diffs
+limits: { timeout: 5s }
+documents:
+  plan: { owner: lead, file: plan.md }
+agents:
+  lead: { role: manager }
+  alice: { role: worker }
+kickoff: "@alice edit the plan"
+`,
+      [],
+      { files: { 'plan.md': plan } },
+    );
+    const wall = Date.now() - started;
+    expect(run.code, run.stderr.slice(-2000)).toBe(3);
+    expect(run.json.reason).toMatch(/^limit reached: timeout/);
+    // 5 s of run, and the start and end of a process: not the 45 s late of a diff that held the thread.
+    expect(wall).toBeLessThan(15_000);
+    expect(run.events.filter((e) => e.type === 'edit_proposed')).toHaveLength(12);
+  }, 60_000);
+});
+
+describe('what rounds two and three left', () => {
+  it('a sequence of sequences 2,300 deep under agents.editor: validate says where, exit 2, no stack trace', async () => {
+    const dir = fresh('deep-sequences');
+    const levels = Array.from({ length: 2300 }, (_, i) => `${' '.repeat(4 + 2 * i)}- `).join('\n');
+    writeFileSync(
+      join(dir, 'deep.yml'),
+      `name: deep\nkickoff: hi\nagents:\n  editor:\n    role: worker\n    tools:\n${levels}\n${' '.repeat(4 + 2 * 2300)}x\n`,
+    );
+    for (const args of [
+      ['validate', 'deep.yml'],
+      ['graph', 'deep.yml'],
+    ]) {
+      const r = await conclave(args, { cwd: dir });
+      expect(r.stderr + r.stdout).not.toMatch(/RangeError|internal error|\n\s+at /);
+      expect(r.code).toBe(2);
+      expect(r.stdout + r.stderr).toMatch(/deep\.yml:\d+:\d+: .*nested/);
+    }
+  }, 60_000);
+
+  it('20,000 chained spawns with usage on each: show (text, markdown, json) and trace print them, no stack overflow', async () => {
+    const dir = fresh('spawn-chain');
+    const header = {
+      type: 'header',
+      format: 1,
+      run_id: 'r',
+      conclave_version: '0.1.0',
+      workflow: { path: 'w.yml', sha256: 'x' },
+      inputs: {},
+      session: 's.jsonl',
+      started_at: '2026-11-25T00:00:00Z',
+    };
+    const events: Record<string, unknown>[] = [
+      { type: 'run_started', workflow: 'w', limits: { timeoutMs: 1, maxTurns: 1, maxTurnsPerAgent: 1, budgetUsd: 1, maxTokensTotal: null, concurrency: 1 } },
+    ];
+    for (let i = 0; i < 20_000; i++) {
+      const agent = `a${i + 1}`;
+      events.push({ type: 'agent_spawned', agent, template: 't', role: 'manager', parent: i === 0 ? 'lead' : `a${i}`, depth: i + 1 });
+      events.push({
+        type: 'model_call',
+        agent,
+        turn: 1,
+        step: 1,
+        request: {},
+        request_sha256: `h${i}`,
+        response: { content: [{ type: 'text', text: 'x' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } },
+        cost_usd: 0.0001,
+      });
+    }
+    const file = join(dir, 's.jsonl');
+    writeFileSync(file, `${[header, ...events.map((e, i) => ({ seq: i + 1, ...e }))].map((l) => JSON.stringify(l)).join('\n')}\n`);
+    for (const format of ['text', 'markdown', 'json']) {
+      const shown = await conclave(['show', '--format', format, file]);
+      expect(shown.stderr).not.toMatch(/RangeError|internal error/);
+      expect(shown.code, `${format}: ${shown.stderr.slice(0, 500)}`).toBe(0);
+    }
+    const traced = await conclave(['trace', '--format', 'json', file], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
+    expect(traced.stderr).not.toMatch(/RangeError|internal error/);
+    expect(traced.code, traced.stderr.slice(0, 500)).toBe(0);
+  }, 120_000);
 });

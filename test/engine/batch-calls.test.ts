@@ -8,7 +8,7 @@ import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
 import { CallAborted, ProviderError } from '../../src/provider/provider-errors.js';
 
 const request = (n: number): ModelRequest => ({ model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user', content: `call ${n}` }] });
-const message = (text: string) => ({ type: 'message', content: [{ type: 'text', text }] }) as unknown as ModelResponse;
+const message = (text: string) => ({ type: 'message', content: [{ type: 'text', text }], stop_reason: 'end_turn' }) as unknown as ModelResponse;
 
 /** An in-memory Message Batches API: each batch ends after `polls` retrievals; `results` decides each answer. */
 function fakeApi(options: { polls?: number; result?: (customId: string, attempt: number) => BatchResult; createdAt?: string } = {}) {
@@ -57,8 +57,12 @@ describe('batched calls', () => {
       ['answer id2', 'b1'],
       ['answer id3', 'b1'],
     ]);
-    expect(log.slice(0, 3)).toEqual(['create b1 id1,id2,id3', 'note', 'retrieve b1']);
-    expect(notes).toEqual([{ type: 'batch_submitted', batch_id: 'b1', custom_ids: ['id1', 'id2', 'id3'] }]);
+    // The intent first, then the batch, noted before anything waits for it.
+    expect(log.slice(0, 4)).toEqual(['note', 'create b1 id1,id2,id3', 'note', 'retrieve b1']);
+    expect(notes).toEqual([
+      { type: 'batch_creating', custom_ids: ['id1', 'id2', 'id3'] },
+      { type: 'batch_submitted', batch_id: 'b1', custom_ids: ['id1', 'id2', 'id3'] },
+    ]);
   });
 
   it('a call a recorded run already submitted polls that batch, submitting nothing', async () => {
@@ -204,5 +208,74 @@ describe('batched calls', () => {
     const error = await batches!.call('a', request(1), signal()).catch((e: unknown) => e);
     expect((error as Error).message).toBe('limit reached: wait_timeout (message batch old has not ended 2 min after it was submitted)');
     expect(log).toEqual(['retrieve old']);
+  });
+
+  it('a batch the API no longer knows (404) is submitted again once; a second 404 fails the call as an outage', async () => {
+    const { api, log } = fakeApi();
+    const gone = {
+      ...api,
+      retrieve: async (id: string) => (id === 'old' ? Promise.reject(new ProviderError('404 not_found_error', 'request', 404)) : api.retrieve(id)),
+    };
+    const calls = new BatchCalls({ api: gone, note: () => {}, submitted: () => 'old', ...fast });
+    const answer = await calls.call('id1', request(1), signal());
+    expect(answer.batch).toBe('b1');
+    expect(log.filter((l) => l.startsWith('create'))).toEqual(['create b1 id1']);
+    const never = new BatchCalls({
+      api: { ...api, retrieve: async () => Promise.reject(new ProviderError('404', 'request', 404)) },
+      note: () => {},
+      submitted: () => 'old',
+      ...fast,
+    });
+    const error = (await never.call('id2', request(2), signal()).catch((e: unknown) => e)) as ProviderError;
+    expect(error.message).toMatch(/^a batched call failed twice: message batch b\d is gone \(the API answered 404 for it\)$/);
+    expect(error.kind).toBe('outage');
+  });
+
+  it('results of any shape: read with care, sent again once, never handed on as an answer', async () => {
+    for (const result of [
+      0,
+      'hello',
+      { type: 'succeeded', message: null },
+      { type: 'succeeded', message: { content: 'hi' } },
+      { type: 'errored' },
+      { type: 'what' },
+    ]) {
+      const { api } = fakeApi({ result: (_id, attempt) => (attempt === 1 ? (result as BatchResult) : { type: 'succeeded', message: message('fine') }) });
+      const calls = new BatchCalls({ api, note: () => {}, submitted: () => undefined, ...fast });
+      const answer = await calls.call('id1', request(1), signal());
+      expect((answer.response.content[0] as { text: string }).text, JSON.stringify(result)).toBe('fine');
+    }
+    // Lines that are no result line at all are skipped: the request has no result, and is sent again.
+    const { api } = fakeApi();
+    const odd = {
+      ...api,
+      results: async (id: string) =>
+        (async function* () {
+          yield null;
+          yield 'x';
+          yield* await api.results(id);
+        })(),
+    };
+    const answer = await new BatchCalls({ api: odd, note: () => {}, submitted: () => undefined, ...fast }).call('id1', request(1), signal());
+    expect((answer.response.content[0] as { text: string }).text).toBe('answer id1');
+  });
+
+  it('a run stopped while its batch is created: settled() waits for the creation, which is noted and cancelled', async () => {
+    const { api, log } = fakeApi();
+    let finish!: () => void;
+    const slow = { ...api, create: async (body: Parameters<BatchApi['create']>[0]) => (await new Promise<void>((r) => (finish = r)), api.create(body)) };
+    const notes: { type: string }[] = [];
+    const calls = new BatchCalls({ api: slow, note: (e) => notes.push(e), submitted: () => undefined, ...fast });
+    const controller = new AbortController();
+    const call = calls.call('id1', request(1), controller.signal).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(notes.map((n) => n.type)).toEqual(['batch_creating']);
+    controller.abort();
+    expect(await call).toBeInstanceOf(CallAborted);
+    const settled = calls.settled(5_000);
+    finish();
+    await settled;
+    expect(notes.map((n) => n.type)).toEqual(['batch_creating', 'batch_submitted']);
+    expect(log).toEqual(['create b1 id1', 'cancel b1']);
   });
 });

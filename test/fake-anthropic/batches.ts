@@ -10,6 +10,10 @@ export interface BatchOptions {
   endsAfterMs?: number;
   /** The API's limits on one batch: refused with 400 past them. */
   maxRequests?: number;
+  /** Every batch endpoint answers this error (with a short retry-after, so that the SDK's retries are quick). */
+  failWith?: { status: number; type: string };
+  /** How long creating a batch takes (an upload of many requests): the batch exists, and is answered, only then. */
+  createDelayMs?: number;
 }
 
 /** One request's result, as the results file gives it. */
@@ -35,6 +39,8 @@ const CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export class FakeBatches {
   readonly batches: FakeBatch[] = [];
+  /** Batches whose creation is under way (\`createDelayMs\`). */
+  creating = 0;
   private ids = 0;
 
   constructor(
@@ -55,6 +61,10 @@ export class FakeBatches {
       return true;
     };
     const refuse = (status: number, type: string, message: string): true => send(status, { type: 'error', error: { type, message } });
+    if (this.options.failWith) {
+      res.setHeader('retry-after-ms', '20');
+      return refuse(this.options.failWith.status, this.options.failWith.type, 'the batch API fails here');
+    }
     if (id === undefined) {
       if (req.method !== 'POST') return refuse(405, 'invalid_request_error', `${req.method} /v1/messages/batches is not served here`);
       let body: { requests?: unknown };
@@ -66,19 +76,42 @@ export class FakeBatches {
       const problem = requestsProblem(body.requests, this.options.maxRequests ?? 100_000);
       if (problem) return refuse(400, 'invalid_request_error', problem);
       const requests = body.requests as FakeBatch['requests'];
-      const now = Date.now();
-      const batchId = `msgbatch_${String(++this.ids).padStart(4, '0')}`;
-      const batch: FakeBatch = {
-        id: batchId,
-        createdAt: now,
-        endsAt: now + (this.options.endsAfterMs ?? 0),
-        requests,
-        results: new Map(requests.map((r) => [r.custom_id, this.answer(r.params, batchId)])),
-        retrieved: 0,
-      };
-      this.batches.push(batch);
-      return send(200, this.view(batch, baseUrl));
+      if (!this.options.createDelayMs) return send(200, this.view(this.create(requests), baseUrl));
+      this.creating++;
+      setTimeout(() => {
+        this.creating--;
+        send(200, this.view(this.create(requests), baseUrl));
+      }, this.options.createDelayMs);
+      return true;
     }
+    return this.handleBatch(req, res, baseUrl, path, id, action, send, refuse);
+  }
+
+  private create(requests: FakeBatch['requests']): FakeBatch {
+    const now = Date.now();
+    const batchId = `msgbatch_${String(++this.ids).padStart(4, '0')}`;
+    const batch: FakeBatch = {
+      id: batchId,
+      createdAt: now,
+      endsAt: now + (this.options.endsAfterMs ?? 0),
+      requests,
+      results: new Map(requests.map((r) => [r.custom_id, this.answer(r.params, batchId)])),
+      retrieved: 0,
+    };
+    this.batches.push(batch);
+    return batch;
+  }
+
+  private handleBatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    baseUrl: string,
+    path: string,
+    id: string,
+    action: string | undefined,
+    send: (status: number, body: unknown) => true,
+    refuse: (status: number, type: string, message: string) => true,
+  ): boolean {
     const batch = this.batches.find((b) => b.id === id);
     if (!batch) return refuse(404, 'not_found_error', `no message batch ${id}`);
     if (action === 'cancel' && req.method === 'POST') {

@@ -31,6 +31,8 @@ export interface Reply {
   hang?: boolean;
   /** In a message batch: the request expired (the batch's 24 hours passed before it was answered). */
   expired?: boolean;
+  /** In a message batch: this result line's \`result\` as it is, whatever its shape (a hostile API's). */
+  batchResult?: unknown;
 }
 
 export interface RecordedRequest {
@@ -155,6 +157,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
         error: { type: 'error', error: { type: 'invalid_request_error', message: `fake server: no scripted reply left for @${agent}` } },
       };
     if (reply.expired) return { type: 'expired' };
+    if ('batchResult' in reply) return reply.batchResult as BatchResult;
     if (reply.error) return { type: 'errored', error: { type: 'error', error: { type: reply.error.type, message: reply.error.message ?? reply.error.type } } };
     const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, bytes);
     recorded.responseId = message.id;
