@@ -3,7 +3,7 @@ import { MAX_INPUT_DEPTH, TOO_DEEP } from '../provider/input-depth.js';
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { formatForAgent, type Message } from '../channel/message.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
-import { CallInterrupted, PromptTooLong } from '../provider/provider-errors.js';
+import { CallAborted, CallInterrupted, PromptTooLong } from '../provider/provider-errors.js';
 import { keepWithin, type Compaction } from './compaction.js';
 import { afterCall, CHARS_PER_TOKEN, fixedTokens, type Conversation } from './context.js';
 import type { AgentProfile } from './profile.js';
@@ -168,7 +168,17 @@ export async function runTurn(
     if (!cut && uses.length === 0) return { text: reply(), conversation: current, steps: step, completion };
 
     const results: ContentBlockParam[] = [];
-    for (const use of uses) results.push(await runTool(use, step));
+    let since = Date.now();
+    for (const use of uses) {
+      // Many quick tools in one answer (a thousand writes, a dozen long diffs) still let a signal
+      // or the run's timeout in between them, and stop there once the run stops.
+      if (Date.now() - since >= YIELD_AFTER_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        since = Date.now();
+      }
+      if (context.signal.aborted) throw new CallAborted();
+      results.push(await runTool(use, step));
+    }
     if (cut) {
       continuations++;
       carried.push(text);
@@ -211,6 +221,9 @@ export async function runTurn(
     return { type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) };
   }
 }
+
+/** How long a turn's tools may run one after another before the event loop is let in (signals, timers). */
+const YIELD_AFTER_MS = 50;
 
 /** A tool's result cut to what is left of the turn's output budget (`room`, in characters). */
 function withinBudget(result: ToolResult, room: number, budgetTokens: number): ToolResult {

@@ -12,8 +12,12 @@ import { diff3Merge } from 'node-diff3';
 
 /** The most steps one LCS of a merge may take (about a quarter of a second here). */
 export const MERGE_WORK_LIMIT = 250_000_000;
-/** The most lines a diff shown to the owner may add or remove (about a third of a second for two 50,000-line texts). */
-export const DIFF_EDIT_LIMIT = 2_000;
+/**
+ * The most lines a diff shown to the owner may add or remove. jsdiff's work grows with its square:
+ * 2,000 took about 0.3 s for two 50,000-line texts here (a dozen edits in one answer held the run
+ * for seconds); 500 takes 40 ms at most. A larger change is shown whole.
+ */
+export const DIFF_EDIT_LIMIT = 500;
 
 export type Merge = { text: string } | { conflict: string } | { tooCostly: string };
 

@@ -3,16 +3,60 @@ import type { Diagnostic, Position } from './diagnostic.js';
 
 export type Path = readonly (string | number)[];
 
+const TOO_DEEP = 'the file nests too deeply to read (lists or mappings inside each other thousands of levels deep)';
+
+/** The most levels of block nesting a file may have before it is parsed (a workflow needs a few; validate refuses more than 64). */
+export const MAX_PARSED_DEPTH = 1000;
+
+/**
+ * Where a text's block nesting first passes `limit`, counted without parsing: each line's depth is
+ * the number of indentations open above it plus the "- " and "? " markers it starts with (compact
+ * lists). Blank and comment lines do not count. An estimate that never undercounts the shapes
+ * that nest deeply (a level per line, or many on one line); undefined when the text stays within.
+ */
+export function tooDeepAt(text: string, limit = MAX_PARSED_DEPTH): number | undefined {
+  const open: number[] = [];
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    const [, spaces = '', markers = '', rest = ''] = /^( *)((?:[-?](?: +|$))*)(.*)$/.exec(line) ?? [];
+    if (markers !== '' || (rest !== '' && !rest.startsWith('#'))) {
+      while (open.length > 0 && open[open.length - 1]! >= spaces.length) open.pop();
+      open.push(spaces.length);
+      if (open.length + (markers.match(/[-?]/g)?.length ?? 0) > limit) return offset + spaces.length;
+    }
+    offset += line.length + 1;
+  }
+  return undefined;
+}
+
 /** A parsed workflow file that can say where any of its values stands in the text. */
 export class WorkflowSource {
   readonly doc: Document.Parsed;
   private readonly lines = new LineCounter();
 
+  /** Why the text was not parsed: it nests deeper than the parser can follow. */
+  private readonly tooDeep: Diagnostic | undefined;
+
   constructor(
     readonly file: string,
     readonly text: string,
   ) {
-    this.doc = parseDocument(text, { lineCounter: this.lines, prettyErrors: false });
+    // The parser recurses once per level: a file nested thousands deep is refused before it
+    // starts, and a stack that runs out anyway is a diagnostic, never an internal error.
+    const deepAt = tooDeepAt(text);
+    let doc: Document.Parsed | undefined;
+    if (deepAt === undefined) {
+      try {
+        doc = parseDocument(text, { lineCounter: this.lines, prettyErrors: false });
+      } catch (e) {
+        if (!(e instanceof RangeError)) throw e;
+      }
+    }
+    this.doc = doc ?? parseDocument('', { lineCounter: this.lines });
+    if (!doc) {
+      for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) this.lines.addNewLine(at + 1);
+      this.tooDeep = this.error(this.positionAt(deepAt ?? 0), TOO_DEEP);
+    }
   }
 
   positionAt(offset: number): Position {
@@ -30,6 +74,7 @@ export class WorkflowSource {
 
   /** YAML syntax errors, and aliases that name no anchor. */
   syntaxErrors(): Diagnostic[] {
+    if (this.tooDeep) return [this.tooDeep];
     // A tab in indentation sets off a cascade of errors that are all the tab: report the tab alone.
     const tabs = this.doc.errors.filter((e) => e.code === 'TAB_AS_INDENT');
     const errors = tabs.length > 0 ? tabs : this.doc.errors;
@@ -58,7 +103,7 @@ export class WorkflowSource {
     if (/Nested mappings are not allowed in compact mappings/.test(e.message)) {
       return 'this value holds ": ", which YAML reads as the start of a mapping; put the whole value in quotes ("…")';
     }
-    if (/call stack/i.test(e.message)) return 'the file nests too deeply to read (lists or mappings inside each other thousands of levels deep)';
+    if (/call stack/i.test(e.message)) return TOO_DEEP;
     return e.message;
   }
 
