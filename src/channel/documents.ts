@@ -23,6 +23,11 @@ export async function loadMergeTools(): Promise<void> {
   mergeTools ??= await import('./merge.js');
 }
 
+/** The real text of a resumed run's document, where it can be restored (merge.ts). */
+export function unmaskedText(...args: Parameters<MergeTools['unmaskedText']>): ReturnType<MergeTools['unmaskedText']> {
+  return merging().unmaskedText(...args);
+}
+
 function merging(): MergeTools {
   if (!mergeTools) throw new Error('the merge tools were not loaded (loadMergeTools)');
   return mergeTools;

@@ -1,4 +1,4 @@
-import { createTwoFilesPatch } from 'diff';
+import { createTwoFilesPatch, diffArrays } from 'diff';
 import { diff3Merge } from 'node-diff3';
 
 /**
@@ -93,6 +93,44 @@ function lcsWork(x: string[], y: string[]): number {
   let pairs = 0;
   for (const line of y) pairs += counts.get(line) ?? 0;
   return pairs * Math.min(x.length, y.length);
+}
+
+/** The mask the session file writes in place of a secret. */
+const MASK = '***';
+
+/**
+ * The real text of a document that a resumed run rebuilt from its masked recording, or why it
+ * cannot be known. `recordedFirst` is the first text as recorded (masked), `realFirst` the same
+ * text as the run reads it now, `final` the text the run ended with (rebuilt from masked events).
+ * The lines of `final` that came unchanged from the first text take their real form; a line the
+ * agents wrote that holds the mask may have held a secret, and cannot be restored. The result,
+ * masked, must be `final` again.
+ */
+export function unmaskedText(
+  realFirst: string | undefined,
+  recordedFirst: string,
+  final: string,
+  mask: (text: string) => string,
+): { text: string } | { lost: string } {
+  if (!final.includes(MASK)) return { text: final };
+  if (realFirst === undefined || mask(realFirst) !== recordedFirst)
+    return { lost: 'its first text is no longer what the run began with, so the secrets the session masks in it cannot be restored' };
+  const real = lines(realFirst);
+  const recorded = lines(recordedFirst);
+  if (real.length !== recorded.length) return { lost: 'a secret in its first text spans lines, so its masked lines cannot be restored' };
+  const parts = diffArrays(recorded, lines(final), { maxEditLength: DIFF_EDIT_LIMIT });
+  if (!parts) return { lost: 'it changed too much since its first text to restore the secrets the session masks in it' };
+  const out: string[] = [];
+  let at = 0;
+  for (const part of parts) {
+    if (part.removed) at += part.value.length;
+    else if (part.added) {
+      if (part.value.some((line) => line.includes(MASK))) return { lost: "an agent's change holds a secret the session masks, which cannot be restored" };
+      for (const line of part.value) out.push(line);
+    } else for (let i = 0; i < part.value.length; i++) out.push(real[at++]!);
+  }
+  const text = out.join('\n');
+  return mask(text) === final ? { text } : { lost: 'the secrets the session masks in it cannot be restored line by line' };
 }
 
 /** A unified diff from `before` to `after`, with its two names as headers; undefined when it would add or remove more than DIFF_EDIT_LIMIT lines. */

@@ -1,6 +1,6 @@
 import type { Channel, DocumentView } from '../channel/channel.js';
 import { MAX_DOCUMENT_CHARS, plural, type DocumentSpec } from '../channel/document.js';
-import { loadMergeTools } from '../channel/documents.js';
+import { loadMergeTools, unmaskedText } from '../channel/documents.js';
 import type { Workspace } from '../agents/tools/workspace-root.js';
 import { readStart, writeWhole } from '../agents/tools/workspace.js';
 import type { Scope } from '../workflow/evaluate.js';
@@ -19,19 +19,35 @@ import { SetupError } from './setup-error.js';
  * through the tool boundary. A resumed or replayed run takes the text its recording opened with,
  * so a file changed since (by the agents, or by `write_to`) does not change the run.
  */
-export async function openDocuments(workflow: Workflow, scope: Scope, workspace: Workspace, journal: Journal, channel: Channel): Promise<void> {
-  if (!workflow.spec.documents) return;
+export async function openDocuments(workflow: Workflow, scope: Scope, workspace: Workspace, journal: Journal, channel: Channel): Promise<FirstTexts> {
+  const firsts: FirstTexts = new Map();
+  if (!workflow.spec.documents) return firsts;
   await loadMergeTools();
   for (const [name, declared] of Object.entries(workflow.spec.documents ?? {})) {
     const template = workflow.templates.get(`documents.${name}.text`);
-    const text =
-      journal.openedDocument(name) ?? (template ? fillTemplate(template, scope) : declared.file ? readDocumentFile(workspace, name, declared.file) : '');
+    const read = () => (template ? fillTemplate(template, scope) : declared.file ? readDocumentFile(workspace, name, declared.file) : '');
+    const recorded = journal.openedDocument(name);
+    // A resumed run's recorded first text is masked: the real one is read again for write_to.
+    if (recorded !== undefined && declared.write_to) firsts.set(name, { recorded, real: attempt(read) });
+    const text = recorded ?? read();
     if (text.length > MAX_DOCUMENT_CHARS)
       throw new SetupError(
         `documents.${name} starts ${plural(text.length, 'character')} long: a document holds at most ${plural(MAX_DOCUMENT_CHARS, 'character')}`,
       );
     const spec: DocumentSpec = { name, owner: declared.owner, mode: declared.mode ?? 'edit', text };
     channel.documents.open(spec);
+  }
+  return firsts;
+}
+
+/** The first texts of a resumed run's documents that are written back: as recorded (masked), and as read again now. */
+export type FirstTexts = Map<string, { recorded: string; real: string | undefined }>;
+
+function attempt(read: () => string): string | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
   }
 }
 
@@ -49,14 +65,30 @@ function readDocumentFile(workspace: Workspace, name: string, path: string): str
   return read.data.toString('utf8');
 }
 
-/** Writes each document with `write_to` into the workspace, through the tool boundary; what could not be written, with why. */
-export function writeDocuments(workflow: Workflow, documents: Record<string, DocumentView>, workspace: Workspace): string[] {
+/**
+ * Writes each document with `write_to` into the workspace, through the tool boundary; what could
+ * not be written, with why. A resumed run rebuilt its documents from a recording whose secrets
+ * are masked: it writes the real text, restored from the first text read again, or nothing.
+ */
+export function writeDocuments(
+  workflow: Workflow,
+  documents: Record<string, DocumentView>,
+  workspace: Workspace,
+  firsts: FirstTexts = new Map(),
+  mask?: (text: string) => string,
+): string[] {
   const problems: string[] = [];
   for (const [name, declared] of Object.entries(workflow.spec.documents ?? {})) {
     const document = documents[name];
     if (!declared.write_to || !document) continue;
+    const first = firsts.get(name);
+    const real = first && mask ? unmaskedText(first.real, first.recorded, document.text, mask) : { text: document.text };
+    if ('lost' in real) {
+      problems.push(`documents.${name}.write_to: not written to ${declared.write_to}: ${real.lost} (the session holds its text, masked)`);
+      continue;
+    }
     try {
-      writeWhole(workspace, declared.write_to, document.text);
+      writeWhole(workspace, declared.write_to, real.text);
     } catch (e) {
       problems.push(`documents.${name}.write_to: cannot write ${declared.write_to}: ${(e as Error).message}`);
     }

@@ -79,6 +79,8 @@ export interface RunOptions {
     onLive?: () => void;
     /** Time the run had already used before it was resumed, for limits.timeout. */
     elapsedBeforeMs?: number;
+    /** Secrets masked in a text as the session file writes it: what a resumed run rebuilt from its recording is checked against it. */
+    mask?: (text: string) => string;
   };
   /** MCP servers: false for --replay (their tools come from the recording); what hides secrets in their answers. */
   servers?: { start?: boolean; mask?: (text: string) => string };

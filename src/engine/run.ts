@@ -5,7 +5,7 @@ import { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { Channel, type ProposalView } from '../channel/channel.js';
-import { openDocuments, writeDocuments } from './run-documents.js';
+import { openDocuments, writeDocuments, type FirstTexts } from './run-documents.js';
 import { totalTokens } from '../provider/pricing.js';
 import { ProviderError } from '../provider/provider-errors.js';
 import type { Scope } from '../workflow/evaluate.js';
@@ -60,6 +60,8 @@ export class Run {
   /** What arrives for an agent during its turn, by its queue mode. */
   private readonly queues: QueueModes;
   private readonly workspace: Workspace;
+  /** A resumed run's documents' first texts, for writing their real text back (run-documents.ts). */
+  private firstTexts: FirstTexts = new Map();
   private tools: ToolSetup = { env: {} };
   private teamTurns = 0;
   private readonly startedAt = Date.now();
@@ -168,7 +170,7 @@ export class Run {
         });
         this.reminders = new VoteReminders(this.channel);
         this.editReminders = new EditReminders(this.channel);
-        await openDocuments(workflow, scope, this.workspace, journal, this.channel);
+        this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
       }
@@ -394,7 +396,10 @@ export class Run {
       ),
       proposals: channel?.allProposals() ?? [],
       documents: channel?.documents.final() ?? {},
-      writeDocuments: (documents) => (this.options.replay || journal.replaying || journal.diverged ? [] : writeDocuments(workflow, documents, this.workspace)),
+      writeDocuments: (documents) =>
+        this.options.replay || journal.replaying || journal.diverged
+          ? []
+          : writeDocuments(workflow, documents, this.workspace, this.firstTexts, this.options.recording.mask),
       total: this.accounting.total,
       paidUsd: this.accounting.paidUsd,
       cached: this.accounting.cached,

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lastUserText, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
 import { fresh } from '../helpers/attack.js';
+import { ALICE_PLAN, PLAN_TEAM, threeEdits, withLine } from '../fixtures/plan-team.js';
 import { REVIEW, reviewScript } from '../fixtures/review-team.js';
 import { BIN, conclave, NODE } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
@@ -446,4 +447,52 @@ describe('what rounds two and three left', () => {
     expect(traced.stderr).not.toMatch(/RangeError|internal error/);
     expect(traced.code, traced.stderr.slice(0, 500)).toBe(0);
   }, 120_000);
+});
+
+describe('a resumed run writes back the real text of its documents, never the mask', () => {
+  /**
+   * Runs the plan team with `secret` as a secret-looking variable, kills it -9 once every edit is
+   * closed (the lead's later turns are slow), and resumes it: the documents are rebuilt whole from
+   * the recording, whose secrets are masked.
+   */
+  async function killedAndResumed(secret: string) {
+    const script = threeEdits();
+    const reviewing = script.lead as (r: RecordedRequest) => Reply;
+    script.lead = (r) => {
+      const reply = reviewing(r);
+      return reply.tools ? reply : { text: '', delayMs: 2_500 };
+    };
+    server = await startFakeAnthropic(script);
+    const dir = fresh('masked-documents');
+    writeFileSync(join(dir, 'workflow.yml'), PLAN_TEAM());
+    const withSecret = { ...env(), DB_PASSWORD: secret };
+    const child = spawn(NODE, [BIN, 'run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...process.env, ...withSecret }, stdio: 'ignore' });
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    const sessions = join(dir, '.conclave', 'sessions');
+    const name = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
+    const closedEdits = () => (name() ? readFileSync(join(sessions, name()!), 'utf8').split('"edit_closed"').length - 1 : 0);
+    while (child.exitCode === null && closedEdits() < 3) await sleep(5);
+    child.kill('SIGKILL');
+    await closed;
+    const session = join(sessions, name()!);
+    const resumed = await conclave(['resume', session, '--json'], { cwd: dir, env: withSecret });
+    return { dir, session, resumed, result: JSON.parse(resumed.stdout) as { output_errors: string[]; documents: Record<string, { version: number }> } };
+  }
+
+  it('a secret in lines nobody changed: the resumed run writes them as they are (the session keeps them masked)', async () => {
+    const { dir, session, resumed, result } = await killedAndResumed('Switch reads');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(result.documents.plan!.version).toBe(3);
+    expect(readFileSync(join(dir, 'out', 'PLAN.md'), 'utf8')).toBe(withLine(ALICE_PLAN, 4, '4. Drop the old table after a week'));
+    expect(readFileSync(session, 'utf8')).not.toContain('Switch reads');
+  }, 60_000);
+
+  it("a secret in an agent's accepted change: not written (an output error says why), the file not overwritten with the mask", async () => {
+    const { dir, resumed, result } = await killedAndResumed('old table');
+    expect(resumed.code).toBe(1);
+    expect(result.output_errors).toEqual([
+      "documents.plan.write_to: not written to out/PLAN.md: an agent's change holds a secret the session masks, which cannot be restored (the session holds its text, masked)",
+    ]);
+    expect(existsSync(join(dir, 'out', 'PLAN.md'))).toBe(false);
+  }, 60_000);
 });
