@@ -204,23 +204,28 @@ async function expectReadable(run: WorkflowRun): Promise<void> {
 
 describe('usage figures from the API', () => {
   const ONE = 'name: usage\nagents:\n  lead: { role: manager }\nkickoff: Go.\n';
-  for (const [what, figure] of [
-    ['a fraction', 1.5],
-    ['a negative count', -2_000_000],
-    ['1e300', 1e300],
-  ] as const)
-    it(`input_tokens ${what} (${figure}): retried as a broken answer, then a provider failure (exit 4); nothing written that a reader refuses`, async () => {
-      server = await startFakeAnthropic({ lead: () => ({ text: 'done', usage: { input_tokens: figure, output_tokens: 10 } }) });
-      const run = await runWorkflow(server, ONE);
-      expect(run.code, run.stderr).toBe(4);
-      expect(run.json.status).toBe('provider_error');
-      expect(run.json.reason).toContain(`cannot use: its usage.input_tokens is ${JSON.stringify(figure)}, not a whole number of tokens`);
-      // Retried as the API's errors are, then given up: never recorded, never counted.
-      expect(server.of('lead').length).toBeGreaterThan(1);
-      expect(run.events.filter((e) => e.type === 'model_call')).toHaveLength(0);
-      expect((run.json.usage as { cost_usd: number }).cost_usd).toBe(0);
-      await expectReadable(run);
-    }, 60_000);
+
+  it('input_tokens 1.5, -2000000 or 1e300: retried as a broken answer, then a provider failure (exit 4); nothing written that a reader refuses', async () => {
+    // The three at once: each waits out the retries' backoff.
+    await Promise.all(
+      [1.5, -2_000_000, 1e300].map(async (figure) => {
+        const fake = await startFakeAnthropic({ lead: () => ({ text: 'done', usage: { input_tokens: figure, output_tokens: 10 } }) });
+        try {
+          const run = await runWorkflow(fake, ONE);
+          expect(run.code, run.stderr).toBe(4);
+          expect(run.json.status).toBe('provider_error');
+          expect(run.json.reason).toContain(`cannot use: its usage.input_tokens is ${JSON.stringify(figure)}, not a whole number of tokens`);
+          // Retried as the API's errors are, then given up: never recorded, never counted.
+          expect(fake.of('lead').length).toBeGreaterThan(1);
+          expect(run.events.filter((e) => e.type === 'model_call')).toHaveLength(0);
+          expect((run.json.usage as { cost_usd: number }).cost_usd).toBe(0);
+          await expectReadable(run);
+        } finally {
+          await fake.close();
+        }
+      }),
+    );
+  }, 60_000);
 
   it('one bad answer, then a good one: the run goes on with the good one', async () => {
     server = await startFakeAnthropic({ lead: [{ text: 'bad', usage: { input_tokens: -5, output_tokens: 1 } }, { text: 'done' }] });
@@ -231,33 +236,43 @@ describe('usage figures from the API', () => {
 });
 
 describe('hostile Message Batches answers', () => {
-  for (const [what, result] of [
-    ['message: null', { type: 'succeeded', message: null }],
-    ['a string', 'hello'],
-    ['a message whose content is a string', { type: 'succeeded', message: { content: 'hi' } }],
-    ['usage of -1 tokens', { type: 'succeeded', message: { content: [{ type: 'text', text: 'x' }], stop_reason: 'end_turn', usage: { input_tokens: -1 } } }],
-    ['an errored result with no error', { type: 'errored' }],
-  ] as const)
-    it(`a result of ${what}: sent again once; twice, a provider failure (exit 4) in one sentence; the session stays readable`, async () => {
-      const script = reviewScript(8);
-      script['reviewer-3'] = [{ batchResult: result }, { text: 'Part 3: no problem found.' }];
-      server = await startFakeAnthropic(script, { batches: { endsAfterMs: 200 } });
-      const run = await runWorkflow(server, REVIEW(true));
-      expect(run.code, run.stderr).toBe(0);
-      expect(server.batches.map((b) => b.requests.length)).toEqual([1, 8, 1, 1]);
-      await expectReadable(run);
-      await server.close();
-
-      const twice = reviewScript(8);
-      twice['reviewer-3'] = [{ batchResult: result }, { batchResult: result }];
-      server = await startFakeAnthropic(twice, { batches: { endsAfterMs: 200 } });
-      const failed = await runWorkflow(server, REVIEW(true));
-      expect(failed.code, failed.stderr).toBe(4);
-      expect(failed.json.reason).toContain('@reviewer-3 failed: a batched call failed twice: ');
-      expect(failed.stderr).not.toMatch(/TypeError|internal error|\n\s+at /);
-      expect(failed.events.filter((e) => e.type === 'model_call' && e.agent === 'reviewer-3')).toHaveLength(0);
-      await expectReadable(failed);
-    }, 60_000);
+  it('results of message: null, a string, content that is a string, usage of -1, an error without error: sent again once; twice, exit 4 in one sentence; sessions readable', async () => {
+    const shapes: unknown[] = [
+      { type: 'succeeded', message: null },
+      'hello',
+      { type: 'succeeded', message: { content: 'hi' } },
+      { type: 'succeeded', message: { content: [{ type: 'text', text: 'x' }], stop_reason: 'end_turn', usage: { input_tokens: -1 } } },
+      { type: 'errored' },
+    ];
+    await Promise.all(
+      shapes.map(async (result) => {
+        const once = reviewScript(8);
+        once['reviewer-3'] = [{ batchResult: result }, { text: 'Part 3: no problem found.' }];
+        const fake = await startFakeAnthropic(once, { batches: { endsAfterMs: 200 } });
+        try {
+          const run = await runWorkflow(fake, REVIEW(true));
+          expect(run.code, `${JSON.stringify(result)}: ${run.stderr}`).toBe(0);
+          expect(fake.batches.map((b) => b.requests.length)).toEqual([1, 8, 1, 1]);
+          await expectReadable(run);
+        } finally {
+          await fake.close();
+        }
+        const twice = reviewScript(8);
+        twice['reviewer-3'] = [{ batchResult: result }, { batchResult: result }];
+        const failing = await startFakeAnthropic(twice, { batches: { endsAfterMs: 200 } });
+        try {
+          const failed = await runWorkflow(failing, REVIEW(true));
+          expect(failed.code, failed.stderr).toBe(4);
+          expect(failed.json.reason).toContain('@reviewer-3 failed: a batched call failed twice: ');
+          expect(failed.stderr).not.toMatch(/TypeError|internal error|\n\s+at /);
+          expect(failed.events.filter((e) => e.type === 'model_call' && e.agent === 'reviewer-3')).toHaveLength(0);
+          await expectReadable(failed);
+        } finally {
+          await failing.close();
+        }
+      }),
+    );
+  }, 90_000);
 
   it('a parked run whose batch is gone (404): resume submits its requests again once, and the run finishes', async () => {
     server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 1_500 } });
