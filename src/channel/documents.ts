@@ -142,6 +142,8 @@ export class Documents {
           `your edit cannot be merged with the changes made since version ${version}: ${merged.tooCostly}. Nothing changed: read it and edit ` +
             `again against version ${d.versions.length}`,
         );
+      if (merged.text === current(d))
+        throw new ChannelError(`your edit makes no change to version ${d.versions.length} of "${name}" (what it changes is there already): nothing changed`);
       this.change(d, agent, merged.text, why, null);
       return { document: name, version: d.versions.length, applied: true };
     }

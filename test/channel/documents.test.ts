@@ -30,6 +30,16 @@ describe('documents with an owner', () => {
     );
   });
 
+  it('an owner’s edit against an older version that makes again a change already made adds no version', () => {
+    const { channel, events } = withDocuments();
+    channel.documents.edit('lead', 'plan', 1, PLAN.replace('one', 'ONE'), 'caps');
+    expect(() => channel.documents.edit('lead', 'plan', 1, PLAN.replace('one', 'ONE'), 'caps again')).toThrow(
+      'your edit makes no change to version 2 of "plan" (what it changes is there already): nothing changed',
+    );
+    expect(channel.documents.read('a', 'plan')).toMatchObject({ version: 2 });
+    expect(events.filter((e) => e.type === 'document_changed')).toHaveLength(1);
+  });
+
   it('numbers other agents’ edits per document, tells the owner, and lists them open', () => {
     const { channel } = withDocuments();
     expect(channel.documents.edit('a', 'plan', 1, PLAN.replace('two', 'TWO'), 'louder')).toMatchObject({ edit: 'plan#1' });
