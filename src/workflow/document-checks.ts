@@ -31,7 +31,7 @@ export function documentProblems(source: WorkflowSource, spec: WorkflowSpec): Di
     for (const key of ['file', 'write_to'] as const) {
       const path = document[key];
       if (typeof path !== 'string') continue;
-      const problem = pathProblem(path);
+      const problem = pathProblem(path) ?? (key === 'write_to' ? protectedProblem(path, spec.edit_github_workflows === true) : undefined);
       if (problem) out.push(source.error(at(key), `documents.${name}.${key} ${JSON.stringify(path)} ${problem}`));
     }
     if (typeof document.write_to === 'string') {
@@ -48,5 +48,22 @@ function pathProblem(path: string): string | undefined {
   if (path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path)) return 'is absolute: give a path inside the workspace, relative to it';
   if (path.split(/[\\/]/).includes('..')) return 'goes up with "..": give a path inside the workspace';
   if (path.endsWith('/')) return 'names a directory: give a file';
+  return undefined;
+}
+
+/**
+ * Where the workspace tools never write (docs/security.md), said before a run is paid for rather
+ * than as an output error at its end: git's and conclave's own folders, and the GitHub workflows
+ * unless the workflow sets edit_github_workflows.
+ */
+function protectedProblem(path: string, githubWorkflows: boolean): string | undefined {
+  const parts = path
+    .toLowerCase()
+    .split(/[\\/]+/)
+    .filter((p) => p !== '' && p !== '.');
+  if (parts.includes('.git')) return "is inside a .git directory, which conclave never writes (git's configuration and hooks run code)";
+  if (parts.includes('.conclave')) return "is inside .conclave, conclave's own sessions, cache and locks, which it never writes";
+  if (!githubWorkflows && parts[0] === '.github' && parts[1] === 'workflows')
+    return 'is a GitHub workflow, which conclave writes only with edit_github_workflows: true';
   return undefined;
 }
