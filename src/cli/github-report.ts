@@ -2,6 +2,7 @@ import type { SessionSummary, TranscriptMessage } from '../session/summary.js';
 import type { RunResult } from '../engine/run.js';
 import * as core from '@actions/core';
 import { appendFileSync } from 'node:fs';
+import { EXIT } from '../exit-codes.js';
 import { END_GROUP, findingAnnotation, group, warningAnnotation } from './github.js';
 import { repoPath } from './sarif.js';
 import { printable } from './terminal-text.js';
@@ -92,7 +93,8 @@ export function jobSummary(s: SessionSummary, result: RunResult): string {
 }
 
 function render(s: SessionSummary, result: RunResult, cut: number): string {
-  const icon = result.exitCode === 0 ? '✅' : '❌';
+  // A parked run (exit 75) is a green step, waiting to be resumed: not a failure.
+  const icon = result.exitCode === 0 ? '✅' : result.exitCode === EXIT.waiting ? '⏸️' : '❌';
   const lines = [`## ${icon} conclave: ${inline(s.header.workflow.path)}`, '', `**${result.status}** (exit ${result.exitCode}): ${inline(result.reason)}`, ''];
   if (result.summary) lines.push(fenced(result.summary), '');
   lines.push(...outputsTable(result.outputs, '###'));

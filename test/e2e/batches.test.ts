@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -118,6 +118,18 @@ describe('batch: true', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(server.requests.every((r) => r.batch !== undefined)).toBe(true);
   }, 60_000);
+
+  it('--park in GitHub Actions: the job summary is headed as waiting (⏸️), not as failed', async () => {
+    server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 60_000 } });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-batch-'));
+    writeFileSync(join(dir, 'summary.md'), '');
+    const parked = await runWorkflow(server, REVIEW(true), ['--park'], { dir, env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: join(dir, 'summary.md') } });
+    expect(parked.code, parked.stderr).toBe(75);
+    const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+    expect(summary).toContain('## ⏸️ conclave: workflow.yml');
+    expect(summary).toContain('**waiting** (exit 75)');
+    expect(summary).not.toContain('❌');
+  });
 
   it('an expired request is sent again once, in the next batch; an errored one twice fails the turn', async () => {
     const script = reviewScript(8);
