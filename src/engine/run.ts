@@ -276,12 +276,19 @@ export class Run {
     this.teamTurns++;
     const turn = this.turns.get(name)! + 1;
     this.turns.set(name, turn);
-    void this.takeTurn(name, turn).finally(() => {
-      this.running.delete(name);
-      this.pump();
-      // The turns left may all wait for batches now: park without waiting for their next poll.
-      this.parkIfStuck();
-    });
+    void this.takeTurn(name, turn)
+      // What its own error path could not handle (the session file failing again as a spawned
+      // agent's ending is recorded) stops the run; it never escapes as an unhandled rejection.
+      .catch((e: unknown) => {
+        const end = endingOfError(e, name);
+        if (end) this.stop(end);
+      })
+      .finally(() => {
+        this.running.delete(name);
+        this.pump();
+        // The turns left may all wait for batches now: park without waiting for their next poll.
+        this.parkIfStuck();
+      });
   }
 
   private async takeTurn(name: string, turn: number): Promise<void> {

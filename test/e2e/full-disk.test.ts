@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -43,6 +43,33 @@ describe('a full disk', () => {
         /^(@\w+ failed: )?cannot write the session file small\/s\.jsonl: the disk is full; free space, then continue the run with conclave resume small\/s\.jsonl$/,
       );
       expect(run.stderr).not.toMatch(/\n\s+at |internal error|holds this delivery/);
+    } finally {
+      await server.close();
+      unmount();
+    }
+  });
+
+  it("a spawned agent's turn that fails on it stops the run with the same sentence: no unhandled rejection, --json printed, the lock released", async (context) => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-full-'));
+    const unmount = smallDisk(dir);
+    if (!unmount) return context.skip();
+    const server = await startFakeAnthropic({
+      lead: (r) => (r.call === 1 ? { tools: [{ name: 'spawn', input: { template: 'helper', task: 'write a lot' } }] } : { text: 'waiting' }),
+      'helper-1': () => ({ text: `@lead ${'y'.repeat(60_000)}` }),
+    });
+    try {
+      writeFileSync(
+        join(dir, 'workflow.yml'),
+        'name: full\ntemplates:\n  helper: { role: worker, system: "You are a helper." }\nagents:\n  lead: { role: manager, spawns: [helper] }\nkickoff: Go.\n',
+      );
+      const run = await conclave(['run', 'workflow.yml', '--session', 'small/s.jsonl', '--json'], {
+        cwd: dir,
+        env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+      });
+      expect(run.stderr).not.toMatch(/\n\s+at |internal error|Unhandled|unhandled/);
+      expect(run.code, run.stderr).toBe(1);
+      expect(JSON.parse(run.stdout).reason).toMatch(/cannot write the session file small\/s\.jsonl: the disk is full/);
+      expect(existsSync(join(dir, 'small', 's.jsonl.lock'))).toBe(false);
     } finally {
       await server.close();
       unmount();
