@@ -170,6 +170,14 @@ export function batchProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
   );
 }
 
+/** Whether any agent or template makes its calls through Message Batches (`batch: true`, its own or the defaults'). */
+export function usesBatches(spec: WorkflowSpec): boolean {
+  const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};
+  return (['agents', 'templates'] as const).some((group) =>
+    Object.values(recordOf(spec[group])).some((agent) => isRecord(agent) && (agent.batch ?? defaults.batch) === true),
+  );
+}
+
 /** The agents and templates with `batch: true` whose provider is a cloud, where the batch setting is written. */
 export function batchOnCloud(spec: WorkflowSpec, override?: string): { path: (string | number)[]; provider: string }[] {
   const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};

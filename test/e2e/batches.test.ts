@@ -119,6 +119,20 @@ describe('batch: true', () => {
     expect(server.requests.every((r) => r.batch !== undefined)).toBe(true);
   }, 60_000);
 
+  it('--park without any batched agent says so once, and the run goes on as without it', async () => {
+    server = await startFakeAnthropic(reviewScript(8));
+    const run = await runWorkflow(server, REVIEW(false), ['--park']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      'conclave: warning: --park parks a run while its calls wait for a message batch, and no agent of this workflow has batch: true',
+    );
+    await server.close();
+    server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 60_000 } });
+    const batched = await runWorkflow(server, REVIEW(true), ['--park']);
+    expect(batched.code, batched.stderr).toBe(75);
+    expect(batched.stderr).not.toContain('no agent of this workflow has batch: true');
+  });
+
   it('--park in GitHub Actions: the job summary is headed as waiting (⏸️), not as failed', async () => {
     server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 60_000 } });
     const dir = mkdtempSync(join(tmpdir(), 'conclave-batch-'));
