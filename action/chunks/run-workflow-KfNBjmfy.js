@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-workflow-DiVI1o2W.js";
