@@ -304,22 +304,28 @@ describe('hostile Message Batches answers', () => {
   }, 60_000);
 });
 
+/**
+ * Starts `conclave ARGS` in `dir` and waits until its session file holds `count` lines with
+ * `marker` (or it ended): the running child, its stdout so far, its end, and its session's path.
+ */
+async function startUntil(dir: string, args: string[], marker: string, extraEnv: NodeJS.ProcessEnv = {}, count = 1) {
+  const child = spawn(NODE, [BIN, ...args], { cwd: dir, env: { ...process.env, ...env(), ...extraEnv } });
+  const out = { stdout: '' };
+  child.stdout.on('data', (c) => (out.stdout += c));
+  const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const sessions = join(dir, '.conclave', 'sessions');
+  const session = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
+  const seen = () => (session() ? readFileSync(join(sessions, session()!), 'utf8').split(marker).length - 1 : 0);
+  for (let i = 0; i < 3_000 && child.exitCode === null && seen() < count; i++) await sleep(10);
+  return { child, out, closed, session: () => join(sessions, session()!) };
+}
+
 describe('a batch and a stopping run', () => {
   it('SIGTERM while a batch is being created: the creation is awaited, noted and cancelled; the resume is not billed twice', async () => {
     server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 60_000, createDelayMs: 2_500 } });
     const dir = fresh('batch-upload');
     writeFileSync(join(dir, 'workflow.yml'), REVIEW(true));
-    const child = spawn(NODE, [BIN, 'run', 'workflow.yml', '--json'], { cwd: dir, env: { ...process.env, ...env() } });
-    let stdout = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const sessions = join(dir, '.conclave', 'sessions');
-    const session = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
-    for (let i = 0; i < 400; i++) {
-      const name = session();
-      if (name && readFileSync(join(sessions, name), 'utf8').includes('"batch_creating"')) break;
-      await sleep(25);
-    }
+    const { child, out, closed, session } = await startUntil(dir, ['run', 'workflow.yml', '--json'], '"batch_creating"');
     expect(server.batches).toHaveLength(0);
     child.kill('SIGTERM');
     const code = await closed;
@@ -327,9 +333,9 @@ describe('a batch and a stopping run', () => {
     // The batch was created after the signal: noted in the session, and cancelled.
     expect(server.batches).toHaveLength(1);
     expect(server.batches[0]!.canceledAt).toBeDefined();
-    const text = readFileSync(join(sessions, session()!), 'utf8');
+    const text = readFileSync(session(), 'utf8');
     expect(text).toContain(`"batch_submitted","batch_id":"${server.batches[0]!.id}"`);
-    expect(JSON.parse(stdout).status).toBe('interrupted');
+    expect(JSON.parse(out.stdout).status).toBe('interrupted');
   }, 60_000);
 
   it('queue: interrupt abandons a batched call whose batch goes on: its prompt is counted (at the batch price), not free', async () => {
@@ -383,23 +389,13 @@ describe('long document diffs', () => {
       join(dir, 'workflow.yml'),
       'name: diffs\nlimits: { budget_usd: 1000 }\ndocuments:\n  plan: { owner: lead, file: plan.md }\nagents:\n  lead: { role: manager }\n  alice: { role: worker }\nkickoff: "@alice edit the plan"\n',
     );
-    const child = spawn(NODE, [BIN, 'run', 'workflow.yml', '--json'], { cwd: dir, env: { ...process.env, ...env() } });
-    let stdout = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const sessions = join(dir, '.conclave', 'sessions');
-    const session = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
-    for (let i = 0; i < 1_000; i++) {
-      const name = session();
-      if (name && readFileSync(join(sessions, name), 'utf8').includes('"edit_proposed"')) break;
-      await sleep(10);
-    }
+    const { child, out, closed } = await startUntil(dir, ['run', 'workflow.yml', '--json'], '"edit_proposed"');
     const signalled = Date.now();
     child.kill('SIGTERM');
     expect(await closed).toBe(143);
     // A dozen diffs of 0.3 s each held the signal for seconds; now the next tool call lets it in.
     expect(Date.now() - signalled).toBeLessThan(3_000);
-    expect(JSON.parse(stdout).status).toBe('interrupted');
+    expect(JSON.parse(out.stdout).status).toBe('interrupted');
   }, 60_000);
 });
 
@@ -481,15 +477,10 @@ describe('a resumed run writes back the real text of its documents, never the ma
     const dir = fresh('masked-documents');
     writeFileSync(join(dir, 'workflow.yml'), PLAN_TEAM());
     const withSecret = { ...env(), DB_PASSWORD: secret };
-    const child = spawn(NODE, [BIN, 'run', 'workflow.yml', '--quiet'], { cwd: dir, env: { ...process.env, ...withSecret }, stdio: 'ignore' });
-    const closed = new Promise((resolve) => child.on('close', resolve));
-    const sessions = join(dir, '.conclave', 'sessions');
-    const name = () => (existsSync(sessions) ? readdirSync(sessions).find((f) => f.endsWith('.jsonl')) : undefined);
-    const closedEdits = () => (name() ? readFileSync(join(sessions, name()!), 'utf8').split('"edit_closed"').length - 1 : 0);
-    while (child.exitCode === null && closedEdits() < 3) await sleep(5);
-    child.kill('SIGKILL');
-    await closed;
-    const session = join(sessions, name()!);
+    const started = await startUntil(dir, ['run', 'workflow.yml', '--quiet'], '"edit_closed"', withSecret, 3);
+    started.child.kill('SIGKILL');
+    await started.closed;
+    const session = started.session();
     const resumed = await conclave(['resume', session, '--json'], { cwd: dir, env: withSecret });
     return { dir, session, resumed, result: JSON.parse(resumed.stdout) as { output_errors: string[]; documents: Record<string, { version: number }> } };
   }
