@@ -75,8 +75,11 @@ describe('spawn', () => {
     ).toEqual([['lead'], ['lead'], ['lead']]);
     expect(Object.keys(run.json.agents as object)).toEqual(['lead', 'reviewer-1', 'reviewer-2', 'reviewer-3']);
 
-    // resume --at crosses the spawn: a fork taken after reviewer-2 answered re-runs only what came after.
-    const answered = run.events.find((e) => e.type === 'turn_ended' && e.agent === 'reviewer-2')!;
+    // resume --at crosses the spawn: a fork taken once reviewer-1 and reviewer-2 answered re-runs only
+    // what came after. (They run at once: on a busy machine either may end first.)
+    const answered = run.events
+      .filter((e) => e.type === 'turn_ended' && (e.agent === 'reviewer-1' || e.agent === 'reviewer-2'))
+      .reduce((last, e) => (e.seq > last.seq ? e : last));
     const before = server.requests.length;
     const fork = await conclave(['resume', String(run.json.session), '--at', String(answered.seq), '--out', 'fork.jsonl', '--json'], {
       cwd: run.dir,
