@@ -13,7 +13,6 @@ import { durationMs, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { Scalar, WorkflowSpec } from '../workflow/types.js';
-import { usesBatches } from '../workflow/value-checks.js';
 import { addMask, inGitHubActions } from './github.js';
 import { printableJson, writeCommand } from './command-guard.js';
 import type { LimitFlags } from './limit-flags.js';
@@ -124,8 +123,6 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   // From here on (after the ::add-mask:: lines, which must name the secrets), every write is masked.
   const unmask = maskStreams(options.masker);
   const warnOnce = repeatedWarningsOnce();
-  if (options.park && !options.replayOf && !usesBatches(workflow.spec))
-    warning('--park parks a run while its calls wait for a message batch, and no agent of this workflow has batch: true: the run goes on as without it');
   const provider =
     options.connections && !options.offline
       ? new Provider({ connections: options.connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })

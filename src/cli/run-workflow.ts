@@ -12,6 +12,7 @@ import { missingRequiredSandbox } from '../agents/tools/sandbox.js';
 import { formatDiagnostic } from '../workflow/diagnostic.js';
 import { toolsGiven } from '../workflow/tool-names.js';
 import type { Workflow } from '../workflow/load.js';
+import { usesBatches } from '../workflow/value-checks.js';
 import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions, writeInvalidSummary } from './github.js';
 import { writeCommand } from './command-guard.js';
@@ -96,6 +97,8 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   const workspace = options.workspace ?? process.cwd();
   if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
 
+  if (options.park && !options.replay && !usesBatches(workflow.spec))
+    warning('--park parks a run while its calls wait for a message batch, and no agent of this workflow has batch: true: the run goes on as without it');
   const cache = await cacheOf(options);
   const runId = newRunId();
   const organisation = recording || options.offline ? undefined : await organisationOf(options, workflow.spec, runId, warning);
