@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-DiVI1o2W.js";
