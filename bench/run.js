@@ -9,7 +9,7 @@ import { spawnFanOut, AGENTS } from './spawn-fan-out.js';
 import { toolMemory } from './tool-memory.js';
 import { COMMAND_MS, TEAM, workersSpread } from './workers.js';
 import { LATENCY_MS, LIMIT, ONE_RUN_REVIEWERS, REVIEWERS, RUNS, sharedPacing } from './shared-pacing.js';
-import { CONTEXT_TOKENS, LATENCY_MS as REVIEW_LATENCY_MS, sharedContext } from './shared-context.js';
+import { CONTEXT_TOKENS, contextInBatches, LATENCY_MS as REVIEW_LATENCY_MS, sharedContext } from './shared-context.js';
 import { batchedReview } from './batches.js';
 
 const results = [];
@@ -109,6 +109,16 @@ results.push({
   ratio: Number(batched.ratio.toFixed(3)),
   target: '≤ 0.55, 10 calls in 3 batches, no ordinary call',
   ok: batched.ratio <= 0.55 && batched.batched.batches.join() === '1,8,1' && batched.batched.ordinary === 0,
+});
+const inBatches = await contextInBatches();
+results.push({
+  benchmark: 'batches and the prompt cache: the lead + 16 review as context: with batch: true vs context: alone (cost)',
+  measured:
+    `$${inBatches.batchedCost.toFixed(4)} vs $${inBatches.sharedCost.toFixed(4)} (diff in each system: $${inBatches.ownCost.toFixed(4)}, ` +
+    `${(inBatches.ofOwn * 100).toFixed(1)} % of it); cache ${inBatches.batchedCache.read_tokens.toLocaleString('en')} read`,
+  ratio: Number(inBatches.ratio.toFixed(3)),
+  target: '≤ 0.55 (≤ 13 % of the diff in each system)',
+  ok: inBatches.ratio <= 0.55 && inBatches.ofOwn <= 0.13,
 });
 const history = await historyGrowth();
 results.push({

@@ -15,8 +15,8 @@ export const CONTEXT_TOKENS = 20_000;
 const ROUNDS = 3;
 
 /** One review: its wall time, and what --json says it cost and what the prompt cache did. */
-async function review(workflow) {
-  const server = await startFakeAnthropic(reviewScript(), { latencyMs: LATENCY_MS, promptCache: { minTokens: 1024 } });
+async function review(workflow, batches) {
+  const server = await startFakeAnthropic(reviewScript(), { latencyMs: LATENCY_MS, promptCache: { minTokens: 1024 }, ...(batches ? { batches } : {}) });
   try {
     const { wallMs, result } = await runCliJson(workflow, server, { 'change.diff': diffOf(CONTEXT_TOKENS) });
     return { wallMs, costUsd: result.usage.cost_usd, cache: result.prompt_cache };
@@ -51,4 +51,24 @@ export async function sharedContext() {
   };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(await sharedContext());
+/**
+ * The same review as `context:` with every agent's calls batched (`batch: true`), against the
+ * fake API serving cache reads in batches (what was written before a batch was created), its
+ * batches ending 200 ms after they are submitted: against `context:` alone, and the diff in each
+ * system prompt, all three measured in this one run.
+ */
+export async function contextInBatches() {
+  const own = await review(OWN);
+  const shared = await review(SHARED);
+  const batched = await review(SHARED.replace('name: review\n', 'name: review\ndefaults: { batch: true }\n'), { endsAfterMs: 200 });
+  return {
+    ownCost: own.costUsd,
+    sharedCost: shared.costUsd,
+    batchedCost: batched.costUsd,
+    ratio: batched.costUsd / shared.costUsd,
+    ofOwn: batched.costUsd / own.costUsd,
+    batchedCache: batched.cache,
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(await sharedContext(), await contextInBatches());

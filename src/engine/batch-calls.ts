@@ -6,6 +6,7 @@ import { LimitReached } from './ending.js';
 import { durationMs } from '../workflow/limits.js';
 import type { BatchApi } from '../provider/batch-api.js';
 import { isObject, resultProblem } from './batch-results.js';
+import type { CacheWarming } from './cache-warming.js';
 
 export interface BatchCallsOptions {
   api: BatchApi;
@@ -22,6 +23,8 @@ export interface BatchCallsOptions {
   pollMaxMs?: number;
   /** A poll found a batch still being processed: the run may park (--park) when nothing else can go on. */
   onWaiting?: () => void;
+  /** The shared prefix of a request that nobody wrote to the prompt cache yet (cache-warming.ts), as a key. */
+  coldPrefix?: (request: ModelRequest) => object | undefined;
   /** A batch is being waited for (`waiting`), or its answers came (`ended`). */
   progress?: (event: { type: 'batch'; batch: string; requests: number; state: 'submitted' | 'waiting' | 'ended' }) => void;
 }
@@ -33,6 +36,9 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 24 * 3_600_000;
 const MAX_REQUESTS = 100_000;
 const MAX_BYTES = 256 * 1024 * 1024;
 
+/** What a batched call gets: its answer, and the batch that gave it. */
+export type BatchAnswer = { response: ModelResponse; batch: string };
+
 interface Waiter {
   customId: string;
   request: ModelRequest;
@@ -41,8 +47,10 @@ interface Waiter {
   again: boolean;
   /** Its batch was created: from now on its request may be billed. */
   onSubmitted?: () => void;
-  resolve(answer: { response: ModelResponse; batch: string }): void;
+  resolve(answer: BatchAnswer): void;
   reject(error: Error): void;
+  /** Settled when the call has its answer, fails, or is given up. */
+  settled: Promise<void>;
 }
 
 /**
@@ -63,12 +71,16 @@ export class BatchCalls {
   private parking = false;
   /** Batches being created and cancels being sent: a run that stops waits for them (bounded), see `settled`. */
   private readonly underway = new Set<Promise<unknown>>();
+  /** The call writing each cold shared prefix (by the warming's key), until it is answered. */
+  private readonly writers = new Map<object, Promise<void>>();
+  /** Calls held until the call writing their prefix is answered. */
+  private held = 0;
 
   constructor(private readonly options: BatchCallsOptions) {}
 
-  /** The calls waiting for a submitted batch (not those still being gathered): what parking leaves behind. */
+  /** The calls waiting for a submitted batch, or held for one (not those still being gathered): what parking leaves behind. */
   get waitingCalls(): number {
-    let n = 0;
+    let n = this.held;
     for (const id of this.waiting.keys()) n += this.live(id).length;
     return n;
   }
@@ -84,10 +96,12 @@ export class BatchCalls {
   }
 
   /** One call; `onSubmitted` is told when its batch is created (a recorded batch: at once). */
-  call(customId: string, request: ModelRequest, signal: AbortSignal, onSubmitted?: () => void): Promise<{ response: ModelResponse; batch: string }> {
+  call(customId: string, request: ModelRequest, signal: AbortSignal, onSubmitted?: () => void): Promise<BatchAnswer> {
     if (signal.aborted) return Promise.reject(new CallAborted());
+    let settled!: () => void;
+    const done = new Promise<void>((resolve) => (settled = resolve));
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { customId, request, signal, again: false, onSubmitted, resolve, reject };
+      const waiter: Waiter = { customId, request, signal, again: false, onSubmitted, resolve, reject, settled: done };
       const onAbort = () => this.giveUp(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
       const settle =
@@ -95,12 +109,16 @@ export class BatchCalls {
         (value: T) => {
           signal.removeEventListener('abort', onAbort);
           f(value);
+          settled();
         };
       waiter.resolve = settle(resolve);
       waiter.reject = settle(reject);
       const recorded = this.options.submitted(customId);
       if (recorded) {
         onSubmitted?.();
+        // A resumed run's batch may be the one writing a shared prefix: the calls that share it wait for it.
+        const prefix = this.options.coldPrefix?.(request);
+        if (prefix && !this.writers.has(prefix)) this.writes(prefix, waiter);
         this.wait(recorded, [waiter]);
       } else this.gather(waiter);
     });
@@ -112,8 +130,46 @@ export class BatchCalls {
       this.gatherTimer = undefined;
       const ready = this.gathering.filter((w) => !w.signal.aborted);
       this.gathering = [];
-      for (const part of parts(ready)) this.track(this.submit(part));
+      this.track(this.flush(ready));
     }, this.options.gatherMs ?? 200);
+  }
+
+  /**
+   * Sends the calls gathered. Warm first, for batches (docs/workflow.md: the shared context in
+   * batches): the requests of one batch are processed together, and read only what the prompt
+   * cache held before it. So of the calls that share a prefix nobody wrote, one goes, and the
+   * others are held until it is answered (its batch wrote the prefix); they then read it, at the
+   * batch's price too.
+   */
+  private flush(ready: Waiter[]): Promise<void> {
+    const now: Waiter[] = [];
+    for (const w of ready) {
+      const prefix = w.again ? undefined : this.options.coldPrefix?.(w.request);
+      const writer = prefix && this.writers.get(prefix);
+      if (writer) this.hold(w, writer);
+      else {
+        if (prefix) this.writes(prefix, w);
+        now.push(w);
+      }
+    }
+    return Promise.all(parts(now).map((part) => this.submit(part))).then(() => {});
+  }
+
+  /** `waiter` writes `prefix`: the calls that share it wait for its answer. */
+  private writes(prefix: object, waiter: Waiter): void {
+    this.writers.set(prefix, waiter.settled);
+    void waiter.settled.then(() => {
+      if (this.writers.get(prefix) === waiter.settled) this.writers.delete(prefix);
+    });
+  }
+
+  /** Held until `writer` is answered (or fails, or is given up: then one of those held writes the prefix). */
+  private hold(waiter: Waiter, writer: Promise<void>): void {
+    this.held++;
+    void writer.then(() => {
+      this.held--;
+      if (!waiter.signal.aborted) this.gather(waiter);
+    });
   }
 
   /**
@@ -270,7 +326,7 @@ export function parts<W extends { request: ModelRequest }>(waiters: W[], maxRequ
 }
 
 /** The run's batched calls, when it can make any (a live run on Anthropic's API). */
-export function batchesOf(options: RunOptions, onWaiting: () => void): { batches?: BatchCalls } {
+export function batchesOf(options: RunOptions, onWaiting: () => void, warming?: CacheWarming): { batches?: BatchCalls } {
   const api = options.answers.batches;
   const { journal } = options.recording;
   if (!api) return {};
@@ -289,6 +345,7 @@ export function batchesOf(options: RunOptions, onWaiting: () => void): { batches
       submitted: (customId) => journal.submittedBatch(customId),
       progress: (event) => options.progress(event),
       onWaiting,
+      ...(warming ? { coldPrefix: (request: ModelRequest) => warming.coldPrefix(request, 'anthropic') } : {}),
       ...(options.workflow.spec.limits?.wait_timeout !== undefined ? { waitTimeoutMs: durationMs(options.workflow.spec.limits.wait_timeout) } : {}),
     }),
   };

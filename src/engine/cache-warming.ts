@@ -3,6 +3,8 @@ import type { ModelRequest } from '../provider/client.js';
 import type { ProviderName } from '../provider/clouds.js';
 import { modelInfo } from '../provider/models.js';
 import type { CacheTtl } from '../workflow/types.js';
+import { usesBatches } from '../workflow/value-checks.js';
+import type { RunOptions } from './run-options.js';
 
 /** The longest a call waits for another to write the prefix it would read: then it goes anyway. */
 export const WARM_RELEASE_MS = 5_000;
@@ -69,6 +71,21 @@ export class CacheWarming {
     return { streaming: () => (prefix.warmUntil = this.now() + TTL_MS[this.ttl] - TTL_MARGIN_MS), done() {} };
   }
 
+  /**
+   * The request's shared prefix when nobody wrote it and nobody is writing it: calls of a batch
+   * that share one go after one of them, unbatched, has written it (batch-calls.ts).
+   */
+  coldPrefix(request: ModelRequest, provider: ProviderName): object | undefined {
+    const prefix = this.prefixOf(request, provider);
+    return prefix?.cacheable && !prefix.writing && this.now() >= prefix.warmUntil ? prefix : undefined;
+  }
+
+  /** A batched request was answered: what it wrote (or read, which keeps it) is in the cache for a ttl. */
+  answered(request: ModelRequest, provider: ProviderName): void {
+    const prefix = this.prefixOf(request, provider);
+    if (prefix?.cacheable) prefix.warmUntil = Math.max(prefix.warmUntil, this.now() + TTL_MS[this.ttl] - TTL_MARGIN_MS);
+  }
+
   private written(prefix: Prefix, writing: NonNullable<Prefix['writing']>): void {
     prefix.warmUntil = this.now() + TTL_MS[this.ttl] - TTL_MARGIN_MS;
     if (prefix.writing === writing) delete prefix.writing;
@@ -106,4 +123,15 @@ function waitFor(released: Promise<void>, signal: AbortSignal): Promise<void> {
       resolve();
     }
   });
+}
+
+/**
+ * How long the prompt cache keeps the run's writes: the workflow's `cache.ttl`; else what the
+ * recorded run chose (a resume must send the same requests); else an hour for a run that parks
+ * while its batches wait (`--park` with batched agents: it goes on when a later job resumes it,
+ * later than 5 minutes), 5 minutes for any other.
+ */
+export function cacheTtlOf(options: Pick<RunOptions, 'workflow' | 'park' | 'recording'>): CacheTtl {
+  const { spec } = options.workflow;
+  return spec.cache?.ttl ?? options.recording.journal.recordedCacheTtl ?? (options.park && usesBatches(spec) ? '1h' : '5m');
 }

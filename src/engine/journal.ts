@@ -2,6 +2,7 @@ import { ConclaveError } from '../conclave-error.js';
 import type { EventBody, EventOf, RecordedLimits, SessionEvent } from '../session/format.js';
 import { describeEvent, divergence, ownerOf, sameEvent } from './recorded-events.js';
 import { CallAborted } from '../provider/provider-errors.js';
+import type { CacheTtl } from '../workflow/types.js';
 
 /** The run no longer produces what the session recorded: the workflow, inputs or environment differ. */
 export class DivergenceError extends ConclaveError {}
@@ -67,6 +68,10 @@ export class Journal {
   private readonly batches = new Map<string, string>();
   /** Requests whose batch was being created when the recorded process stopped, with no batch noted for them. */
   private readonly creating = new Set<string>();
+  /** Where each recorded turn started, by agent and turn. */
+  private readonly turnStarts = new Map<string, number>();
+  /** The prompt cache's ttl the recorded run kept its writes for, if a run was recorded. */
+  readonly recordedCacheTtl: CacheTtl | undefined;
   private releaseScheduled = false;
   private watchdog: NodeJS.Timeout | undefined;
   private listener: JournalListener = {};
@@ -75,10 +80,13 @@ export class Journal {
     private readonly options: JournalOptions,
     private readonly recording: readonly SessionEvent[] = [],
   ) {
+    const started = recording.find((event): event is EventOf<'run_started'> => event.type === 'run_started');
+    this.recordedCacheTtl = started ? (started.cache_ttl ?? '5m') : undefined;
     recording.forEach((event, index) => {
       if (event.type === 'model_call' || event.type === 'context_exceeded' || event.type === 'call_failed' || event.type === 'call_interrupted')
         this.responses.set(callKey(event.agent, event.turn, event.step), index);
       else if (event.type === 'steered') this.responses.set(callKey(event.agent, event.turn, `steer ${event.step}`), index);
+      else if (event.type === 'turn_started') this.turnStarts.set(callKey(event.agent, event.turn, 'start'), index);
       else if (event.type === 'tool_call') this.toolCalls.set(callKey(event.agent, event.turn, event.tool_use_id), index);
       else if (event.type === 'tool_result') {
         const key = callKey(event.agent, event.turn, event.tool_use_id);
@@ -212,6 +220,18 @@ export class Journal {
 
   private recorded<T extends SessionEvent['type']>(index: number | undefined, signal: AbortSignal): Promise<EventOf<T>> | undefined {
     return index === undefined ? undefined : this.at(index, signal).then(() => this.recording[index] as EventOf<T>);
+  }
+
+  /**
+   * A turn about to start while the run re-executes its recording: it starts when the run reaches
+   * the recorded start (undefined when it may start now: not replaying, or the start is next). A slot freed when one agent's turn ended
+   * may have been taken later in the recorded run than now, once other agents' answers of the same
+   * batch were handled: what the turn is handed depends on when it starts.
+   */
+  turnStart(agent: string, turn: number, signal: AbortSignal): Promise<void> | undefined {
+    if (!this.replaying || this.broken) return undefined;
+    const index = this.turnStarts.get(callKey(agent, turn, 'start'));
+    return index === undefined || index <= this.cursor ? undefined : this.at(index, signal);
   }
 
   /** Resolves when the recording is used up: anything not recorded happens after that. */

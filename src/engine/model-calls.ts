@@ -156,7 +156,12 @@ export class ModelCalls {
       let batch: string | undefined;
       if (batches) this.options.progress({ type: 'batched', agent });
       const made = batches
-        ? batches.call(hash, request, callSignal, () => (requestLeft = true)).then((answer) => ((batch = answer.batch), answer.response))
+        ? batches.call(hash, request, callSignal, () => (requestLeft = true)).then((answer) => {
+            // What the batch wrote to the prompt cache, or read (which keeps it), is there now.
+            this.options.warming?.answered(request, provider);
+            batch = answer.batch;
+            return answer.response;
+          })
         : (how.via ?? this.options.callModel)(request, callSignal, listeners, provider);
       const response = await made.catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {

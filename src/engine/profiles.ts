@@ -13,7 +13,7 @@ import { fillTemplate } from '../workflow/fill.js';
 import { defaultMaxTokens, modelInfo } from '../provider/models.js';
 import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
-import type { AgentSpec, ModelSettings, TemplateSpec, WorkspaceTool } from '../workflow/types.js';
+import type { AgentSpec, CacheTtl, ModelSettings, TemplateSpec, WorkspaceTool } from '../workflow/types.js';
 import type { LocatedTemplate } from '../workflow/load.js';
 import { cancelTool, forkTool, spawnTool } from '../agents/tools/spawn.js';
 import type { ProviderName } from '../provider/clouds.js';
@@ -28,6 +28,8 @@ export interface ProfileSources {
   mcp?: McpToolbox;
   /** The workflow's `context:`, interpolated once after setup. */
   context?: string;
+  /** How long the prompt cache keeps the run's writes: the workflow's `cache.ttl`, or the run's choice (cache-warming.ts). */
+  cacheTtl?: CacheTtl;
 }
 
 /**
@@ -145,7 +147,7 @@ function profileOf(
       },
       sources.context,
     ),
-    cacheTtl: spec.cache?.ttl ?? '5m',
+    cacheTtl: sources.cacheTtl ?? spec.cache?.ttl ?? '5m',
     batch: settings.batch === true,
   };
 }

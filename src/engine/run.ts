@@ -29,7 +29,8 @@ import { expandTeam } from './for-each.js';
 import { QueueModes } from './queue-modes.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 import { Reservations } from './reservation.js';
-import { CacheWarming } from './cache-warming.js';
+import { CacheWarming, cacheTtlOf } from './cache-warming.js';
+import type { CacheTtl } from '../workflow/types.js';
 import { batchesOf } from './batch-calls.js';
 
 export type { EndStatus } from '../exit-codes.js';
@@ -69,7 +70,11 @@ export class Run {
   private settled!: () => void;
   private readonly done = new Promise<void>((resolve) => (this.settled = resolve));
 
+  /** How long the prompt cache keeps the run's writes (cacheTtlOf). */
+  private readonly cacheTtl: CacheTtl;
+
   constructor(private readonly options: RunOptions) {
+    this.cacheTtl = cacheTtlOf(options);
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
     this.queues = new QueueModes(options.recording.journal);
@@ -91,8 +96,9 @@ export class Run {
             `in the workflow`,
         }),
       options.place.env.CLOUD_ML_REGION,
-      options.workflow.spec.cache?.ttl,
+      this.cacheTtl,
     );
+    const warming = new CacheWarming(this.cacheTtl);
     this.calls = new ModelCalls({
       journal: options.recording.journal,
       accounting: this.accounting,
@@ -106,8 +112,8 @@ export class Run {
       reservations: this.reservations,
       carvesOf: (agent) => this.spawner?.ceilingsOf(agent) ?? [],
       providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
-      warming: new CacheWarming(options.workflow.spec.cache?.ttl ?? '5m'),
-      ...batchesOf(options, () => this.parkIfStuck()),
+      warming,
+      ...batchesOf(options, () => this.parkIfStuck(), warming),
       batchOf: (agent) => this.profiles.get(agent)?.batch === true,
     });
     this.workspace = new Workspace(options.place.workspace, {
@@ -138,7 +144,7 @@ export class Run {
         type: 'run_started',
         workflow: workflow.spec.name,
         limits: recordOf(this.limits.current),
-        ...(workflow.spec.cache?.ttl === '1h' ? { cache_ttl: '1h' as const } : {}),
+        ...(this.cacheTtl === '1h' ? { cache_ttl: '1h' as const } : {}),
       });
       const setup = await runSetup({ ...this.options, cwd: this.workspace.root, signal: this.controller.signal, progress: (event) => this.progress(event) });
       scope = setup.scope;
@@ -150,6 +156,7 @@ export class Run {
           modelOverride: this.options.answers.modelOverride,
           providerOverride: this.options.answers.providerOverride,
           mcp: this.tools.mcp,
+          cacheTtl: this.cacheTtl,
           ...teamContext(workflow, scope),
         };
         const team = expandTeam(workflow, scope);
@@ -273,10 +280,15 @@ export class Run {
 
   private startTurn(name: string): void {
     this.running.add(name);
-    this.teamTurns++;
     const turn = this.turns.get(name)! + 1;
-    this.turns.set(name, turn);
-    void this.takeTurn(name, turn)
+    const begin = () => {
+      this.teamTurns++;
+      this.turns.set(name, turn);
+      return this.takeTurn(name, turn);
+    };
+    // Re-executing a recording, a turn the recorded run started later than now starts there (journal.ts).
+    const later = this.options.recording.journal.turnStart(name, turn, this.controller.signal);
+    void (later ? later.then(begin) : begin())
       // What its own error path could not handle (the session file failing again as a spawned
       // agent's ending is recorded) stops the run; it never escapes as an unhandled rejection.
       .catch((e: unknown) => {

@@ -47,6 +47,8 @@ export class FakeBatches {
     private readonly options: BatchOptions,
     /** The result of one request of a batch, as an ordinary call of the same request would answer. */
     private readonly answer: (params: Record<string, unknown>, batchId: string) => BatchResult,
+    /** Every request of a new batch was answered. */
+    private readonly created: () => void = () => {},
   ) {}
 
   /** Answers a request to the batch endpoints; false when the request is for another endpoint. */
@@ -98,6 +100,7 @@ export class FakeBatches {
       results: new Map(requests.map((r) => [r.custom_id, this.answer(r.params, batchId)])),
       retrieved: 0,
     };
+    this.created();
     this.batches.push(batch);
     return batch;
   }

@@ -130,7 +130,15 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   const promptCache = options.promptCache ? new PromptCache(options.promptCache) : undefined;
 
   let url = '';
-  /** A request of a batch, answered as the same call would be: recorded, and its reply taken from the script. */
+  /** What the batch being created wrote to the prompt cache: readable once every request of it was read (see below). */
+  let batchWrites: (() => void)[] = [];
+  /**
+   * A request of a batch, answered as the same call would be: recorded, and its reply taken from
+   * the script. With `promptCache`, it reads what earlier calls and batches wrote, as the API serves
+   * cache hits in batches; the requests of one batch are processed together, so none reads what
+   * another of the same batch writes (the API's hits inside a batch are best effort: the fake
+   * gives none).
+   */
   const batchAnswer = (params: Record<string, unknown>, batchId: string): BatchResult => {
     const body = params as unknown as RecordedRequest['body'];
     const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
@@ -159,12 +167,20 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     if (reply.expired) return { type: 'expired' };
     if ('batchResult' in reply) return reply.batchResult as BatchResult;
     if (reply.error) return { type: 'errored', error: { type: 'error', error: { type: reply.error.type, message: reply.error.message ?? reply.error.type } } };
-    const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, bytes);
+    const cacheUse = reply.usage ? undefined : promptCache?.use(body);
+    if (cacheUse) {
+      recorded.cache = { read: cacheUse.read, written: cacheUse.written, written1h: cacheUse.written1h, writes: cacheUse.writes };
+      batchWrites.push(cacheUse.started);
+    }
+    const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, bytes, cacheUse);
     recorded.responseId = message.id;
     recorded.answeredAt = Date.now();
     return { type: 'succeeded', message };
   };
-  const batches = new FakeBatches(options.batches ?? {}, batchAnswer);
+  const batches = new FakeBatches(options.batches ?? {}, batchAnswer, () => {
+    for (const written of batchWrites) written();
+    batchWrites = [];
+  });
 
   const server = createServer(async (req, res) => {
     const raw = await readBody(req);
