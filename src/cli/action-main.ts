@@ -2,7 +2,7 @@ import { EXIT } from '../exit-codes.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as core from '@actions/core';
 import { parse } from 'yaml';
@@ -80,9 +80,19 @@ export async function run(): Promise<void> {
   const input = (name: string) => core.getInput(name);
   // The key is masked by conclave itself, in its first line: announcing it here too printed it twice.
   const cwd = resolve(process.env.GITHUB_WORKSPACE ?? '.', input('working-directory') || '.');
+  if (!existsSync(cwd)) return fail(`the working-directory ${input('working-directory')} does not exist`);
+  if (input('list-parked').trim() === 'true') return end(await (await import('./action-sessions.js')).listParked(input('github-token')));
   const args = actionArgs(input);
-  if (typeof args === 'string' || !existsSync(cwd))
-    return fail(typeof args === 'string' ? args : `the working-directory ${input('working-directory')} does not exist`);
+  if (typeof args === 'string') return fail(args);
+  if (args[0] === 'resume') {
+    const sessions = await import('./action-sessions.js');
+    const file = sessions.sessionFileOf(resolve(cwd, args[1]!));
+    if (typeof file !== 'string') return fail(file.error);
+    // As the step outputs will name it (session-file): relative to the working directory, as upload-artifact takes it.
+    args[1] = relative(cwd, file).startsWith('..') ? file : relative(cwd, file);
+    const done = await sessions.beforeResume(file, input('github-token'), cwd);
+    if (done) return end(done);
+  }
   // The CLI bundled beside this entry (action/conclave.js), or, run from source, the package's build.
   const cli = ['./conclave.js', '../../dist/conclave.js'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find((f) => existsSync(f));
   if (!cli) return fail('conclave is not built: run npm run build first');
@@ -99,6 +109,7 @@ export async function run(): Promise<void> {
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
   const outputs = readOutputs(outputsFile);
   rmSync(outputsDir, { recursive: true, force: true });
+  if (args[0] !== 'worker') Object.assign(outputs, (await import('./action-sessions.js')).publishedAs(outputs['session-file'] && resolve(cwd, outputs['session-file'])));
   for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
   // A workflow refused before it ran writes no outputs: say how the step ended all the same.
   if (outputs['exit-code'] === undefined) {
@@ -109,6 +120,14 @@ export async function run(): Promise<void> {
   if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'));
   // A parked run (75) is a step that did its part: a later job resumes the session.
   process.exitCode = code === EXIT.waiting ? 0 : code;
+}
+
+/** The step ends without running conclave (a list of parked runs, a run already done, a stale copy): its outputs, and a line that says why. */
+function end(step: import('./action-sessions.js').StepEnd): void {
+  for (const [name, value] of Object.entries(step.outputs)) core.setOutput(name, value);
+  if (step.error) core.error(step.error);
+  if (step.notice) core.notice(step.notice);
+  process.exitCode = step.exitCode;
 }
 
 /** The step refused before conclave ran: an error, and outputs that say so. */
@@ -145,7 +164,7 @@ async function comment(session: string, token: string): Promise<void> {
       import('./pr-comment.js'),
     ]);
     const summary = summarize(readSession(session));
-    const url = await upsertComment(token.trim(), commentBody(summary), commentMarker(summary.header.workflow.path));
+    const url = await upsertComment(token.trim(), commentBody(summary), commentMarker(summary.header.workflow.path), summary.header.github?.pull_request);
     core.info(`conclave: the pull request comment is at ${url}`);
   } catch (e) {
     core.warning(`conclave could not comment on the pull request: ${(e as Error).message}`);

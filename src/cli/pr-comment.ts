@@ -71,9 +71,10 @@ export function inert(text: string): string {
  * Keeps one comment of this workflow on the pull request up to date: updated when it is there,
  * created otherwise. Through the GitHub REST API (GITHUB_API_URL honoured). Returns its URL.
  */
-export async function upsertComment(token: string, body: string, marker: string): Promise<string> {
+export async function upsertComment(token: string, body: string, marker: string, recordedPull?: number): Promise<string> {
   const { context } = github;
-  const number = context.payload.pull_request?.number ?? context.payload.issue?.number;
+  // A scheduled job that resumes a parked run has no pull request of its own: the session says which.
+  const number = context.payload.pull_request?.number ?? context.payload.issue?.number ?? recordedPull;
   if (!number) throw new Error('comment: true needs a pull_request (or issue) event: this run has no pull request to comment on');
   const octokit = github.getOctokit(token);
   const where = { owner: context.repo.owner, repo: context.repo.repo };

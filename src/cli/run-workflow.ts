@@ -1,3 +1,4 @@
+import { githubOrigin } from './github-origin.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -122,6 +123,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
         session: sessionPath,
         started_at: new Date().toISOString(),
         ...(options.replay ? { note: `a replay of ${options.replay}` } : {}),
+        ...githubOrigin(process.env),
       },
       masker,
     ),

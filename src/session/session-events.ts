@@ -36,6 +36,7 @@ export const HEADER = object({
   started_at: string(),
   forked_from: optional(object({ path: string(), seq: integer() })),
   note: optional(string()),
+  github: optional(object({ repository: string(), commit: string(), pull_request: optional(integer()) })),
 });
 
 export const LIMITS = object({

@@ -11,9 +11,22 @@ export interface FakeComment {
 /** Who a test token is, as GitHub says of GITHUB_TOKEN. */
 export const BOT_LOGIN = 'github-actions[bot]';
 
+/** An artifact a workflow run uploaded (actions/upload-artifact), with the files it holds. */
+export interface FakeArtifact {
+  id: number;
+  name: string;
+  workflowRun: number;
+  headSha: string;
+  createdAt: string;
+  expired: boolean;
+  files: Record<string, string>;
+}
+
 export interface FakeGitHub {
   url: string;
   comments: FakeComment[];
+  /** The repository's artifacts, newest last: a test uploads and downloads them as the artifact actions would. */
+  artifacts: FakeArtifact[];
   requests: { method: string; path: string; authorization: string | undefined }[];
   close(): Promise<void>;
 }
@@ -24,6 +37,7 @@ export interface FakeGitHub {
  */
 export async function startFakeGitHub(repository: string, issue: number, existing: (string | { body: string; login: string })[] = []): Promise<FakeGitHub> {
   const comments: FakeComment[] = [];
+  const artifacts: FakeArtifact[] = [];
   const requests: FakeGitHub['requests'] = [];
   let ids = 100;
   let server: ReturnType<typeof createServer>;
@@ -46,6 +60,29 @@ export async function startFakeGitHub(repository: string, issue: number, existin
       };
       if (!/^(token|Bearer) ghs_test_/.test(req.headers.authorization ?? '')) return send(401, { message: 'Bad credentials' });
       if (req.method === 'POST' && path === '/graphql') return send(200, { data: { viewer: { login: BOT_LOGIN } } });
+      if (req.method === 'GET' && path === `/repos/${repository}/actions/artifacts`) {
+        // Newest first, as GitHub lists them, a page at a time.
+        const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+        const perPage = Math.min(100, Number(query.get('per_page') ?? 30));
+        const page = Number(query.get('page') ?? 1);
+        const all = [...artifacts].reverse();
+        const slice = all.slice((page - 1) * perPage, page * perPage);
+        const next = page * perPage < all.length ? `<${url}${path}?per_page=${perPage}&page=${page + 1}>; rel="next"` : undefined;
+        res.writeHead(200, { 'content-type': 'application/json', ...(next ? { link: next } : {}) });
+        return res.end(
+          JSON.stringify({
+            total_count: all.length,
+            artifacts: slice.map((a) => ({
+              id: a.id,
+              name: a.name,
+              expired: a.expired,
+              created_at: a.createdAt,
+              size_in_bytes: Object.values(a.files).reduce((n, f) => n + f.length, 0),
+              workflow_run: { id: a.workflowRun, head_sha: a.headSha },
+            })),
+          }),
+        );
+      }
       const list = `/repos/${repository}/issues/${issue}/comments`;
       if (req.method === 'GET' && path === list) return send(200, comments);
       if (req.method === 'POST' && path === list) return send(201, add(JSON.parse(raw).body));
@@ -59,9 +96,11 @@ export async function startFakeGitHub(repository: string, issue: number, existin
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     comments,
+    artifacts,
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -1,0 +1,117 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import * as core from '@actions/core';
+import { readSession } from '../session/reader.js';
+import { endOf, isFinished } from '../session/recording.js';
+import { artifactName, generationOf, newerCopy, parkedRuns, sessionCopies } from './parked-runs.js';
+
+/**
+ * The Action's part in the parked-run recipe (docs/github-action.md): the runs to resume, the
+ * session a resume is given (a downloaded artifact's folder), the copy that is not the newest,
+ * the run that has already ended, and the name under which each job publishes its session.
+ */
+
+/** How the step ends without running conclave, and the outputs that say so. */
+export interface StepEnd {
+  outputs: Record<string, string>;
+  exitCode: number;
+  error?: string;
+  notice?: string;
+}
+
+/** `list-parked: true`: the runs whose newest copy is parked, as the matrix of the jobs that resume them. */
+export async function listParked(token: string): Promise<StepEnd> {
+  if (!token.trim()) return { outputs: { status: 'invalid', 'exit-code': '2' }, exitCode: 2, error: 'list-parked needs a github-token that may read the repository\'s artifacts (actions: read)' };
+  try {
+    const parked = parkedRuns(await sessionCopies(token.trim()));
+    return {
+      outputs: { status: 'success', 'exit-code': '0', parked: JSON.stringify(parked) },
+      exitCode: 0,
+      notice: `conclave: ${parked.length} parked run${parked.length === 1 ? '' : 's'} to resume${parked.length ? `: ${parked.map((p) => p.run).join(', ')}` : ''}`,
+    };
+  } catch (e) {
+    return { outputs: { status: 'error', 'exit-code': '1' }, exitCode: 1, error: `conclave could not list the repository's artifacts: ${(e as Error).message}` };
+  }
+}
+
+/** `resume-from` as a session file: a folder (download-artifact's `path`) holding exactly one `.jsonl` is that file. */
+export function sessionFileOf(path: string): string | { error: string } {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    return path; // conclave says what is wrong with it
+  }
+  if (!isDirectory) return path;
+  const sessions = readdirSync(path).filter((f) => f.endsWith('.jsonl'));
+  if (sessions.length !== 1)
+    return { error: `resume-from ${path} is a folder with ${sessions.length} session files (.jsonl): give the file, or a folder holding exactly one` };
+  return join(path, sessions[0]!);
+}
+
+/**
+ * Before a resume: a run that has already ended is done (status `already-done`, the step green,
+ * nothing paid); a copy older than one published since is stale (status `stale`, exit 2), for
+ * resuming it would make again, and pay again for, what the newer copy already holds.
+ */
+export async function beforeResume(file: string, token: string, cwd: string): Promise<StepEnd | undefined> {
+  let record: ReturnType<typeof readSession>;
+  try {
+    record = readSession(file);
+  } catch {
+    return undefined; // conclave says what is wrong with it
+  }
+  const sessionFile = relative(cwd, file) || file;
+  const generation = generationOf(record);
+  const end = endOf(record);
+  if (isFinished(record) && end) {
+    return {
+      outputs: {
+        ...end.outputs,
+        status: 'already-done',
+        'exit-code': '0',
+        'session-file': sessionFile,
+        'cost-usd': (end.usage?.costUsd ?? 0).toFixed(6),
+        outputs: JSON.stringify(end.outputs),
+        'run-id': record.header.run_id,
+        generation: String(generation),
+      },
+      exitCode: 0,
+      notice: `conclave: run ${record.header.run_id} already ended (${end.status}: ${end.reason}); nothing was run or paid`,
+    };
+  }
+  if (!token.trim() || !process.env.GITHUB_REPOSITORY) return undefined;
+  let newer: ReturnType<typeof newerCopy>;
+  try {
+    newer = newerCopy(await sessionCopies(token.trim()), record.header.run_id, generation);
+  } catch (e) {
+    core.warning(`conclave could not look for a newer copy of this session among the artifacts (${(e as Error).message}); it goes on with this one`);
+    return undefined;
+  }
+  if (!newer) return undefined;
+  return {
+    outputs: { status: 'stale', 'exit-code': '2', 'session-file': sessionFile, 'run-id': record.header.run_id, generation: String(generation) },
+    exitCode: 2,
+    error:
+      `${sessionFile} is generation ${generation} of run ${record.header.run_id}, and generation ${newer.generation} (${newer.status}) was published ` +
+      `since, by workflow run ${newer.workflowRun} as artifact ${newer.name}: resuming this copy would make and pay for again what that one holds. ` +
+      `Resume the newest copy${newer.status === 'waiting' ? '' : ' (it has ended: nothing is left to do)'}`,
+  };
+}
+
+/** After conclave ran: the run, the session's generation, and the artifact name to publish it under (empty when no session was written). */
+export function publishedAs(file: string | undefined): Record<string, string> {
+  if (!file) return { 'artifact-name': '' };
+  try {
+    const record = readSession(file);
+    const generation = generationOf(record);
+    const status = endOf(record)?.status ?? 'interrupted';
+    return {
+      'run-id': record.header.run_id,
+      generation: String(generation),
+      'artifact-name': artifactName(record.header.run_id, generation, status, record.header.github?.commit),
+    };
+  } catch {
+    return { 'artifact-name': '' };
+  }
+}

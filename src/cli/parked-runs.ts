@@ -1,0 +1,83 @@
+import * as github from '@actions/github';
+import type { SessionRecord } from '../session/reader.js';
+
+/**
+ * The copies of runs' sessions that the parked-run recipe keeps as artifacts
+ * (docs/github-action.md: half price batches, without holding a runner). Each job that ran a run
+ * publishes its session as an artifact named after the run, its generation (1 for the first job,
+ * one more for each resume), how that job ended, and the commit the run began on: so the jobs
+ * that resume parked runs find them by name alone, and a stale copy is known without reading it.
+ */
+export interface SessionCopy {
+  name: string;
+  runId: string;
+  generation: number;
+  status: string;
+  commit: string;
+  /** The workflow run that uploaded it (download-artifact's `run-id`). */
+  workflowRun: number;
+  expired: boolean;
+  createdAt: string;
+}
+
+const NAME = /^conclave-(\d{8}T\d{6}Z-[0-9a-f]{6})-g(\d{1,6})-([a-z_]{1,20})-([0-9a-f]{40}|none)$/;
+
+/** The artifact name of a session's copy. */
+export function artifactName(runId: string, generation: number, status: string, commit: string | undefined): string {
+  return `conclave-${runId}-g${generation}-${status}-${commit ?? 'none'}`;
+}
+
+/** How many jobs wrote the session: the first, and one for each resume that went on from it. */
+export function generationOf(record: SessionRecord): number {
+  return 1 + record.events.filter((e) => e.type === 'resumed').length;
+}
+
+/** Every session copy among the repository's artifacts (GITHUB_API_URL, GITHUB_REPOSITORY), newest first as the API lists them; at most 5,000 artifacts are read. */
+export async function sessionCopies(token: string): Promise<SessionCopy[]> {
+  const octokit = github.getOctokit(token);
+  const { owner, repo } = github.context.repo;
+  const copies: SessionCopy[] = [];
+  let page = 0;
+  for await (const response of octokit.paginate.iterator(octokit.rest.actions.listArtifactsForRepo, { owner, repo, per_page: 100 })) {
+    for (const artifact of response.data) {
+      const match = NAME.exec(artifact.name);
+      if (!match) continue;
+      copies.push({
+        name: artifact.name,
+        runId: match[1]!,
+        generation: Number(match[2]),
+        status: match[3]!,
+        commit: match[4]!,
+        workflowRun: artifact.workflow_run?.id ?? 0,
+        expired: artifact.expired,
+        createdAt: artifact.created_at ?? '',
+      });
+    }
+    if (++page >= 50) break;
+  }
+  return copies;
+}
+
+/** Each run's newest copy. */
+function newest(copies: readonly SessionCopy[]): Map<string, SessionCopy> {
+  const byRun = new Map<string, SessionCopy>();
+  for (const copy of copies) {
+    const known = byRun.get(copy.runId);
+    if (!known || copy.generation > known.generation || (copy.generation === known.generation && copy.createdAt > known.createdAt)) byRun.set(copy.runId, copy);
+  }
+  return byRun;
+}
+
+/** The runs whose newest copy is parked (`waiting`) and can still be downloaded: a matrix for the jobs that resume them (GitHub's matrix holds 256). */
+export function parkedRuns(copies: readonly SessionCopy[]): { artifact: string; 'run-id': number; commit: string; generation: number; run: string }[] {
+  return [...newest(copies).values()]
+    .filter((c) => c.status === 'waiting' && !c.expired && c.workflowRun > 0)
+    .slice(0, 256)
+    .map((c) => ({ artifact: c.name, 'run-id': c.workflowRun, commit: c.commit, generation: c.generation, run: c.runId }));
+}
+
+/** A copy of run `runId` newer than generation `generation`, if one was published. */
+export function newerCopy(copies: readonly SessionCopy[], runId: string, generation: number): SessionCopy | undefined {
+  const latest = newest(copies.filter((c) => c.runId === runId)).get(runId);
+  return latest && latest.generation > generation ? latest : undefined;
+}
