@@ -30,16 +30,18 @@ export function actionArgs(input: (name: string) => string): string[] | string {
     for (const [name, v] of Object.entries(map)) args.push('-i', `${name}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
   }
   if (value('session-file') && !value('resume-from')) args.push('--session', value('session-file'));
-  const cache = value('cache');
-  if (cache === 'true') args.push('--cache');
-  else if (cache && cache !== 'false') args.push('--cache', cache);
+  // `response-cache`, once `cache` (kept): "cache" also names the workflow's prompt cache.
+  const cache = value('response-cache') || value('cache');
+  if (cache === 'true') args.push('--response-cache');
+  else if (cache && cache !== 'false') args.push('--response-cache', cache);
+  const cacheTtl = value('response-cache-ttl') || value('cache-ttl');
+  if (cacheTtl) args.push('--response-cache-ttl', cacheTtl);
   for (const [name, flag] of [
     ['budget-usd', '--budget-usd'],
     ['max-turns', '--max-turns'],
     ['max-turns-per-agent', '--max-turns-per-agent'],
     ['max-tokens-total', '--max-tokens-total'],
     ['timeout', '--timeout'],
-    ['cache-ttl', '--cache-ttl'],
     ['sarif', '--sarif'],
     ['rate-limit', '--rate-limit'],
     ['coordinate', '--coordinate'],
@@ -109,7 +111,8 @@ export async function run(): Promise<void> {
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
   const outputs = readOutputs(outputsFile);
   rmSync(outputsDir, { recursive: true, force: true });
-  if (args[0] !== 'worker') Object.assign(outputs, (await import('./action-sessions.js')).publishedAs(outputs['session-file'] && resolve(cwd, outputs['session-file'])));
+  if (args[0] !== 'worker')
+    Object.assign(outputs, (await import('./action-sessions.js')).publishedAs(outputs['session-file'] && resolve(cwd, outputs['session-file'])));
   for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
   // A workflow refused before it ran writes no outputs: say how the step ended all the same.
   if (outputs['exit-code'] === undefined) {

@@ -21,16 +21,25 @@ export interface StepEnd {
 
 /** `list-parked: true`: the runs whose newest copy is parked, as the matrix of the jobs that resume them. */
 export async function listParked(token: string): Promise<StepEnd> {
-  if (!token.trim()) return { outputs: { status: 'invalid', 'exit-code': '2' }, exitCode: 2, error: 'list-parked needs a github-token that may read the repository\'s artifacts (actions: read)' };
+  if (!token.trim())
+    return {
+      outputs: { status: 'invalid', 'exit-code': '2' },
+      exitCode: 2,
+      error: "list-parked needs a github-token that may read the repository's artifacts (actions: read)",
+    };
   try {
     const parked = parkedRuns(await sessionCopies(token.trim()));
     return {
       outputs: { status: 'success', 'exit-code': '0', parked: JSON.stringify(parked) },
       exitCode: 0,
-      notice: `conclave: ${parked.length} parked run${parked.length === 1 ? '' : 's'} to resume${parked.length ? `: ${parked.map((p) => p.run).join(', ')}` : ''}`,
+      notice: `conclave: ${parked.length} parked run${parked.length === 1 ? '' : 's'} to resume${parked.map((p, i) => `${i ? ',' : ':'} ${p.run}`).join('')}`,
     };
   } catch (e) {
-    return { outputs: { status: 'error', 'exit-code': '1' }, exitCode: 1, error: `conclave could not list the repository's artifacts: ${(e as Error).message}` };
+    return {
+      outputs: { status: 'error', 'exit-code': '1' },
+      exitCode: 1,
+      error: `conclave could not list the repository's artifacts: ${(e as Error).message}`,
+    };
   }
 }
 

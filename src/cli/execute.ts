@@ -48,8 +48,9 @@ export function warning(message: string): void {
 /** Opens --cache before anything is written; a UsageError when it cannot be opened. */
 export async function cacheOf(options: OutputOptions & { replay?: string }): Promise<ResponseCache | undefined> {
   if (options.offline && options.cache === undefined && !options.replay)
-    throw new UsageError('--offline answers only from --cache or --replay: give one of them');
-  if (options.cacheTtl !== undefined && options.cache === undefined) throw new UsageError('--cache-ttl is for entries of --cache: give --cache too');
+    throw new UsageError('--offline answers only from --response-cache or --replay: give one of them');
+  if (options.cacheTtl !== undefined && options.cache === undefined)
+    throw new UsageError('--response-cache-ttl is for entries of --response-cache: give --response-cache too');
   if (options.cache === undefined) return undefined;
   const ttlMs = options.cacheTtl === undefined ? undefined : cacheTtlMs(options.cacheTtl);
   const { openCache, CacheError } = await import('../session/cache.js');
@@ -69,7 +70,7 @@ function cacheTtlMs(value: string): number {
   } catch {
     // refused below
   }
-  if (!(ms >= 1000)) throw new UsageError(`--cache-ttl must be a duration of at least 1s, such as 12h or 7d; got ${JSON.stringify(value)}`);
+  if (!(ms >= 1000)) throw new UsageError(`--response-cache-ttl must be a duration of at least 1s, such as 12h or 7d; got ${JSON.stringify(value)}`);
   return ms;
 }
 
@@ -261,6 +262,15 @@ function resultJson(result: RunResult, session: string) {
     paid_usd: round(result.paidUsd),
     from_cache: { answers: result.cached.calls, tokens: result.cached.tokens },
     prompt_cache: { ...result.promptCache, saved_usd: round(result.promptCache.saved_usd) },
+    ...(result.batches
+      ? {
+          batches: {
+            ...result.batches,
+            saved_usd: round(result.batches.saved_usd),
+            ...(result.batches.reserved_usd !== undefined ? { reserved_usd: round(result.batches.reserved_usd) } : {}),
+          },
+        }
+      : {}),
     agents: Object.fromEntries(
       Object.entries(result.agents).map(([name, a]) => [name, { turns: a.turns, calls: a.spend.calls, ...a.spend.usage, cost_usd: round(a.spend.costUsd) }]),
     ),

@@ -3,7 +3,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import { EXIT } from '../exit-codes.js';
 import { guardStreams, writeCommand } from './command-guard.js';
 import { errorAnnotation, inGitHubActions } from './github.js';
-import { ConclaveError } from '../conclave-error.js';
+import { ConclaveError, UsageError } from '../conclave-error.js';
 import { maskStreams } from './masked-streams.js';
 import { processSecrets } from './process-secrets.js';
 import { Masker } from '../session/masker.js';
@@ -72,7 +72,7 @@ withRunOptions(
     .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
     .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
     .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs')
-    .option('--offline', 'call no model: answer only from --cache or --replay, and fail on a miss'),
+    .option('--offline', 'call no model: answer only from --response-cache or --replay, and fail on a miss'),
 ).action(async (file: string, options: import('./run-workflow.js').RunCommandOptions) => {
   const { runCommand } = await import('./run-workflow.js');
   process.exitCode = await runCommand(file, options);
@@ -93,7 +93,7 @@ withRunOptions(
     .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
     .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
     .option('--out <file>', 'the new session file of a fork')
-    .option('--offline', 'call no model: answer what the session did not record only from --cache, and fail on a miss'),
+    .option('--offline', 'call no model: answer what the session did not record only from --response-cache, and fail on a miss'),
 ).action(async (file: string, options: import('./resume.js').ResumeOptions) => {
   const { resumeCommand } = await import('./resume.js');
   process.exitCode = await resumeCommand(file, options);
@@ -148,35 +148,60 @@ program
 
 /** The options `run` and `resume` share. */
 function withRunOptions(command: Command): Command {
-  return command
-    .option('--model <model>', 'use this model for every agent')
-    .option('--provider <provider>', 'reach Claude through this provider for every agent: anthropic, bedrock, vertex or foundry (docs/providers.md)')
-    .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
-    .option('--cache [store]', 'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL')
-    .option('--cache-ttl <duration>', 'how long the cache keeps a response, such as 12h or 7d (default: for good)')
-    .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
-    .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
-    .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
-    .option('--max-tokens-total <n>', 'set limits.max_tokens_total (on resume: raise the recorded one)')
-    .option('--timeout <duration>', 'set limits.timeout, such as 90s, 15m, 1h (on resume: from the time already used)')
-    .option('--rate-limit <limits>', 'pace calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000 (others are learned from the API)')
-    .option('--coordinate <url>', 'a redis:// or postgres:// server every runner of the organisation shares: rate limits and spend pools are kept there')
-    .option(
-      '--spend-pool <pool>',
-      'a ceiling across runs, kept in --coordinate, such as org=200/day (repeatable)',
-      (value: string, all: string[]) => [...all, value],
-      [] as string[],
-    )
-    .option(
-      '--workers <redis-url>',
-      "run each turn's model calls and workspace tools on `conclave worker` processes that take them from this Redis (docs/workers.md)",
-    )
-    .option('--queue <name>', 'with --workers: the queue, one per run (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)')
-    .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
-    .option('--park', 'when nothing can go on until a message batch ends (batch: true), write the session and exit 75; resume it later')
-    .option('--trace-content', 'with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, completions and tool input and output in the spans (masked)')
-    .option('--json', 'print one JSON object with the result at the end')
-    .option('--quiet', 'print only the result');
+  return (
+    command
+      .option('--model <model>', 'use this model for every agent')
+      .option('--provider <provider>', 'reach Claude through this provider for every agent: anthropic, bedrock, vertex or foundry (docs/providers.md)')
+      .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
+      .option(
+        '--response-cache [store]',
+        'keep model responses across runs: an SQLite file (default .conclave/cache.sqlite), or a redis:// or postgres:// URL (not the prompt cache)',
+      )
+      .option('--response-cache-ttl <duration>', 'how long the response cache keeps a response, such as 12h or 7d (default: for good)')
+      // The old names, kept: "cache" also names the workflow's prompt cache (`cache: { ttl }`).
+      .addOption(new Option('--cache [store]').hideHelp())
+      .addOption(new Option('--cache-ttl <duration>').hideHelp())
+      .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
+      .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
+      .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
+      .option('--max-tokens-total <n>', 'set limits.max_tokens_total (on resume: raise the recorded one)')
+      .option('--timeout <duration>', 'set limits.timeout, such as 90s, 15m, 1h (on resume: from the time already used)')
+      .option(
+        '--rate-limit <limits>',
+        'pace calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000 (others are learned from the API)',
+      )
+      .option('--coordinate <url>', 'a redis:// or postgres:// server every runner of the organisation shares: rate limits and spend pools are kept there')
+      .option(
+        '--spend-pool <pool>',
+        'a ceiling across runs, kept in --coordinate, such as org=200/day (repeatable)',
+        (value: string, all: string[]) => [...all, value],
+        [] as string[],
+      )
+      .option(
+        '--workers <redis-url>',
+        "run each turn's model calls and workspace tools on `conclave worker` processes that take them from this Redis (docs/workers.md)",
+      )
+      .option('--queue <name>', 'with --workers: the queue, one per run (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)')
+      .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
+      .option('--park', 'when nothing can go on until a message batch ends (batch: true), write the session and exit 75; resume it later')
+      .option('--trace-content', 'with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, completions and tool input and output in the spans (masked)')
+      .option('--json', 'print one JSON object with the result at the end')
+      .option('--quiet', 'print only the result')
+      .hook('preAction', (action) => {
+        for (const [old, now] of [
+          ['cache', 'responseCache'],
+          ['cacheTtl', 'responseCacheTtl'],
+        ] as const) {
+          const options = action.opts();
+          if (options[old] === undefined) action.setOptionValue(old, options[now]);
+          else if (options[now] === undefined)
+            process.stderr.write(
+              `conclave: --${old === 'cache' ? 'cache' : 'cache-ttl'} is now --response-${old === 'cache' ? 'cache' : 'cache-ttl'}; the old name still works\n`,
+            );
+          else throw new UsageError(`give --response-${old === 'cache' ? 'cache' : 'cache-ttl'} or its old name, not both`);
+        }
+      })
+  );
 }
 
 try {

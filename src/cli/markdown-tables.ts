@@ -87,7 +87,7 @@ export function usageTable(s: SessionSummary, title: string): string[] {
     `| **total** | ${t.turns} | ${t.calls} | ${t.input_tokens} | ${t.cache_read_input_tokens} | ${t.cache_creation_input_tokens} | ${t.output_tokens} | ` +
       `${dollars(t.cost_usd)} | |`,
   );
-  const shared = [cacheLine(s), ...sharedLimitLines(s)].filter(Boolean).map((line) => `${line}  `);
+  const shared = [cacheLine(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean).map((line) => `${line}  `);
   const head = '| agent | turns | calls | input tokens | cache read | cache written | output tokens | cost | with the agents it spawned |';
   return [title, '', head, '|---|---|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
 }
@@ -99,6 +99,13 @@ export function cacheLine(s: SessionSummary): string {
   const saved = saved_usd >= 0 ? `${dollars(saved_usd)} saved against no cache` : `${dollars(-saved_usd)} more than with no cache`;
   const tokens = (n: number) => n.toLocaleString('en-US');
   return `Prompt cache: ${tokens(read_tokens)} input tokens read from it, ${tokens(written_tokens)} written; ${saved} (list prices)`;
+}
+
+/** What the Message Batches API's half price saved, when batches answered any call. */
+export function batchLine(s: SessionSummary): string {
+  const { calls, saved_usd } = s.batches;
+  if (calls === 0) return '';
+  return `Message batches: ${calls} call${calls === 1 ? '' : 's'} answered at half price, ${dollars(saved_usd)} saved against the same calls one by one`;
 }
 
 /**

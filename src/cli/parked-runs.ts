@@ -32,7 +32,10 @@ export function generationOf(record: SessionRecord): number {
   return 1 + record.events.filter((e) => e.type === 'resumed').length;
 }
 
-/** Every session copy among the repository's artifacts (GITHUB_API_URL, GITHUB_REPOSITORY), newest first as the API lists them; at most 5,000 artifacts are read. */
+/**
+ * Every session copy among the repository's artifacts (GITHUB_API_URL, GITHUB_REPOSITORY), newest
+ * first as the API lists them; at most 5,000 artifacts are read.
+ */
 export async function sessionCopies(token: string): Promise<SessionCopy[]> {
   const octokit = github.getOctokit(token);
   const { owner, repo } = github.context.repo;

@@ -14,10 +14,15 @@ const FLAG_OF: Partial<Record<LimitName, string>> = {
 /** The run's result as a person reads it at the end of the output. */
 export function resultText(result: RunResult, session: string, replayOf?: string): string {
   const lines = [`conclave: ${result.status} — ${result.reason}`];
-  if (result.summary) lines.push('', result.summary.trim(), '');
-  for (const [name, value] of Object.entries(result.outputs)) lines.push(`output ${name}: ${value.includes('\n') ? `\n${value}` : value}`);
+  // A parked run has no result yet: its summary and outputs would be empty or half made.
+  const parked = result.status === 'waiting';
+  if (result.summary && !parked) lines.push('', result.summary.trim(), '');
+  for (const [name, value] of Object.entries(parked ? {} : result.outputs)) lines.push(`output ${name}: ${value.includes('\n') ? `\n${value}` : value}`);
   for (const error of result.outputErrors) lines.push(`output error: ${error}`);
   const { usage, costUsd } = result.usage;
+  const batched = result.batches?.calls ?? 0;
+  if (batched > 0)
+    lines.push(`message batches: ${batched} call${batched === 1 ? '' : 's'} answered at half price, ${formatUsd(result.batches!.saved_usd)} saved`);
   lines.push(
     `usage: ${usage.input_tokens} input + ${usage.output_tokens} output tokens (prompt cache: ${usage.cache_read_input_tokens} read, ` +
       `${usage.cache_creation_input_tokens} written${savedNote(result)}) · ${formatUsd(costUsd)} of ${formatUsd(result.limits.budgetUsd)}${paidNote(result)}`,
@@ -37,6 +42,8 @@ export function resultText(result: RunResult, session: string, replayOf?: string
 function savedNote(result: RunResult): string {
   const saved = result.promptCache.saved_usd;
   if (result.promptCache.read_tokens + result.promptCache.written_tokens === 0) return '';
+  // Parked, a prefix is written before the calls that read it are answered: no saving to tell yet.
+  if (saved < 0 && result.status === 'waiting') return ', the reads of what was written come with the batch';
   return saved >= 0 ? `, ${formatUsd(saved)} saved against no cache` : `, ${formatUsd(-saved)} more than with no cache`;
 }
 

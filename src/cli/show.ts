@@ -5,6 +5,7 @@ import { summarize, type SessionSummary, type TranscriptMessage } from '../sessi
 import { EXIT } from '../exit-codes.js';
 import {
   agentTree,
+  batchLine,
   cacheLine,
   compactionsTable,
   documentsSection,
@@ -75,9 +76,13 @@ function text(s: SessionSummary): string {
     if (c.summary !== null) lines.push(indented(c.summary));
   }
   lines.push('', 'Usage:');
+  // The prompt cache's columns when it was used: "53 in" alone does not explain a cost.
+  const cached = s.cache.read_tokens + s.cache.written_tokens > 0;
+  const cacheColumns = (u: SessionSummary['total']) =>
+    cached ? `${String(u.cache_read_input_tokens).padStart(9)} cache read ${String(u.cache_creation_input_tokens).padStart(8)} cache written ` : '';
   const usageLine = (label: string, u: SessionSummary['total'], after = '') =>
     `  ${label.padEnd(16)} ${String(u.turns).padStart(3)} turns ${String(u.calls).padStart(4)} calls ${String(u.input_tokens).padStart(9)} in ` +
-    `${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}${after}`;
+    `${cacheColumns(u)}${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}${after}`;
   for (const { name, depth, usage, below } of agentTree(s)) {
     const ended = s.spawned[name]?.ended;
     lines.push(
@@ -89,7 +94,7 @@ function text(s: SessionSummary): string {
     );
   }
   lines.push(usageLine('total', s.total));
-  for (const line of [cacheLine(s), ...sharedLimitLines(s)].filter(Boolean)) lines.push(`  ${line}`);
+  for (const line of [cacheLine(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean)) lines.push(`  ${line}`);
   if (s.end) {
     lines.push('', `Ended: ${s.end.status} (exit ${s.end.exit_code}) — ${s.end.reason}`);
     for (const [k, v] of Object.entries(s.end.outputs)) lines.push(`  output ${k}: ${v}`);

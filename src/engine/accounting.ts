@@ -11,6 +11,7 @@ import {
   worstCaseCost,
   type Price,
   type TokenUsage,
+  BATCH_PRICE,
 } from '../provider/pricing.js';
 import type { Limits } from '../workflow/limits.js';
 import { LimitReached } from './ending.js';
@@ -30,8 +31,17 @@ export interface PromptCacheUse {
   saved_usd: number;
 }
 
-/** A call answered through the Message Batches API costs this share of its price, every token of it. */
-export const BATCH_PRICE = 0.5;
+/**
+ * The calls batches answered and what the batch price saved against the same calls one by one;
+ * with the calls still waiting for a batch when the run stopped (parked), and the most they can
+ * cost, which their reservations hold.
+ */
+export interface BatchUse {
+  calls: number;
+  saved_usd: number;
+  waiting_calls?: number;
+  reserved_usd?: number;
+}
 
 const NOTHING: Spend = { calls: 0, usage: NO_USAGE, costUsd: 0 };
 
@@ -86,6 +96,9 @@ export class Accounting {
   /** What the prompt cache read and wrote over the run, and what that saved against no cache. */
   promptCache: PromptCacheUse = { read_tokens: 0, written_tokens: 0, saved_usd: 0 };
 
+  /** Calls answered through the Message Batches API, and what the batch price saved against the same calls made one by one. */
+  batched: BatchUse = { calls: 0, saved_usd: 0 };
+
   /** Answers the response cache gave: their tokens, which cost nothing and count against no limit. */
   cached: { calls: number; tokens: number } = { calls: 0, tokens: 0 };
 
@@ -97,6 +110,8 @@ export class Accounting {
     const price = this.priceOf(model, provider, batch);
     const call: Spend = { calls: 1, usage, costUsd: costOf(usage, price) };
     if (live) this.paidUsd += call.costUsd;
+    if (batch)
+      this.batched = { calls: this.batched.calls + 1, saved_usd: this.batched.saved_usd + costOf(usage, this.priceOf(model, provider)) - call.costUsd };
     this.promptCache = {
       read_tokens: this.promptCache.read_tokens + usage.cache_read_input_tokens,
       written_tokens: this.promptCache.written_tokens + usage.cache_creation_input_tokens,

@@ -14,6 +14,8 @@ export interface BatchCallsOptions {
   note(event: EventInput): void;
   /** The batch a recorded run already submitted this request in (by its hash), if it did. */
   submitted(customId: string): string | undefined;
+  /** The requests a recorded run submitted and has no answer to, with their batches (a parked run's). */
+  unanswered?: Map<string, string>;
   /** How long calls that become ready together are gathered into one batch. */
   gatherMs?: number;
   /** The longest a batch is waited for from its creation (limits.wait_timeout). */
@@ -51,6 +53,8 @@ interface Waiter {
   reject(error: Error): void;
   /** Settled when the call has its answer, fails, or is given up. */
   settled: Promise<void>;
+  /** The most the call can cost, which its reservation holds. */
+  worstUsd: number;
 }
 
 /**
@@ -74,15 +78,25 @@ export class BatchCalls {
   /** The call writing each cold shared prefix (by the warming's key), until it is answered. */
   private readonly writers = new Map<object, Promise<void>>();
   /** Calls held until the call writing their prefix is answered. */
-  private held = 0;
+  private readonly heldWaiters = new Set<Waiter>();
+  /** What the run left waiting when it parked. */
+  private leftAtPark: { waiting_calls: number; reserved_usd: number } | undefined;
 
   constructor(private readonly options: BatchCallsOptions) {}
 
   /** The calls waiting for a submitted batch, or held for one (not those still being gathered): what parking leaves behind. */
   get waitingCalls(): number {
-    let n = this.held;
+    let n = [...this.heldWaiters].filter((w) => !w.signal.aborted).length;
     for (const id of this.waiting.keys()) n += this.live(id).length;
     return n;
+  }
+
+  /**
+   * The calls a parked run left waiting for a batch (submitted, or held for one) and the most
+   * they can cost: what it has under way. Nothing for a run that did not park.
+   */
+  reserved(): { waiting_calls?: number; reserved_usd?: number } {
+    return this.leftAtPark ?? {};
   }
 
   /** The batches waited for now, by id. */
@@ -90,18 +104,32 @@ export class BatchCalls {
     return [...this.waiting.keys()].filter((id) => this.live(id).length > 0);
   }
 
+  /**
+   * A call about to be sent in a new batch while requests a recorded run submitted are still
+   * unanswered: when the workflow changed (--allow-changed-workflow), its request is not the one
+   * submitted, and that batch's answer is paid and unused. The batch, if so; claims a recorded one.
+   */
+  resubmits(customId: string): string | undefined {
+    const unanswered = this.options.unanswered;
+    if (!unanswered || unanswered.size === 0) return undefined;
+    if (unanswered.delete(customId)) return undefined;
+    return [...new Set(unanswered.values())].join(', ');
+  }
+
   /** The run parks: the calls about to be given up keep their batches (no cancel). */
   park(): void {
     this.parking = true;
+    const left = [...[...this.waiting.keys()].flatMap((id) => this.live(id)), ...[...this.heldWaiters].filter((w) => !w.signal.aborted)];
+    this.leftAtPark = { waiting_calls: left.length, reserved_usd: left.reduce((sum, w) => sum + w.worstUsd, 0) };
   }
 
   /** One call; `onSubmitted` is told when its batch is created (a recorded batch: at once). */
-  call(customId: string, request: ModelRequest, signal: AbortSignal, onSubmitted?: () => void): Promise<BatchAnswer> {
+  call(customId: string, request: ModelRequest, signal: AbortSignal, worstUsd: number, onSubmitted?: () => void): Promise<BatchAnswer> {
     if (signal.aborted) return Promise.reject(new CallAborted());
     let settled!: () => void;
     const done = new Promise<void>((resolve) => (settled = resolve));
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { customId, request, signal, again: false, onSubmitted, resolve, reject, settled: done };
+      const waiter: Waiter = { customId, request, signal, again: false, onSubmitted, resolve, reject, settled: done, worstUsd };
       const onAbort = () => this.giveUp(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
       const settle =
@@ -145,8 +173,8 @@ export class BatchCalls {
     const now: Waiter[] = [];
     for (const w of ready) {
       const prefix = w.again ? undefined : this.options.coldPrefix?.(w.request);
-      const writer = prefix && this.writers.get(prefix);
-      if (writer) this.hold(w, writer);
+      const writer = prefix ? this.writers.get(prefix) : undefined;
+      if (writer !== undefined) this.hold(w, writer);
       else {
         if (prefix) this.writes(prefix, w);
         now.push(w);
@@ -165,9 +193,9 @@ export class BatchCalls {
 
   /** Held until `writer` is answered (or fails, or is given up: then one of those held writes the prefix). */
   private hold(waiter: Waiter, writer: Promise<void>): void {
-    this.held++;
+    this.heldWaiters.add(waiter);
     void writer.then(() => {
-      this.held--;
+      this.heldWaiters.delete(waiter);
       if (!waiter.signal.aborted) this.gather(waiter);
     });
   }
@@ -343,6 +371,7 @@ export function batchesOf(options: RunOptions, onWaiting: () => void, warming?: 
       api,
       note: (event) => journal.append(event),
       submitted: (customId) => journal.submittedBatch(customId),
+      unanswered: journal.unansweredBatched(),
       progress: (event) => options.progress(event),
       onWaiting,
       ...(warming ? { coldPrefix: (request: ModelRequest) => warming.coldPrefix(request, 'anthropic') } : {}),

@@ -121,6 +121,15 @@ export class Journal {
     return this.creating.size;
   }
 
+  /**
+   * The requests a recorded run submitted in a batch and has no answer to, by custom id (the
+   * request hash), each with its batch: what a parked run waits for.
+   */
+  unansweredBatched(): Map<string, string> {
+    const answered = new Set(this.recording.flatMap((e) => (e.type === 'model_call' ? [e.request_sha256] : [])));
+    return new Map([...this.batches].filter(([id]) => !answered.has(id)));
+  }
+
   /** The message batch a recorded run submitted this request in (by its hash), if it did. */
   submittedBatch(customId: string): string | undefined {
     return this.batches.get(customId);

@@ -2,6 +2,7 @@ import type { CallListeners, ModelRequest, ModelResponse } from '../provider/cli
 import { CallAborted, CallInterrupted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
 import { costOf, inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
 import { requestBytes, requestHash } from '../provider/request-hash.js';
+import { formatUsd } from '../provider/money.js';
 import type { ResponseCache } from '../session/cache.js';
 import type { Accounting } from './accounting.js';
 import { NoRecordedAnswer } from './ending.js';
@@ -133,9 +134,11 @@ export class ModelCalls {
     const batches = this.options.batchOf?.(agent) ? this.options.batches : undefined;
     const warm = (batches ? undefined : await this.options.warming?.before(request, provider, signal)) ?? { streaming() {}, done() {} };
     let settle: Reservation;
+    let worstUsd = 0;
     try {
       if (signal.aborted) throw new CallAborted();
       const worst = this.options.accounting.worstOf(request.model, inputTokens, request.max_tokens, provider, batches !== undefined);
+      worstUsd = worst.usd;
       settle = await this.reserve(agent, worst, signal);
     } catch (e) {
       warm.done();
@@ -145,7 +148,8 @@ export class ModelCalls {
     // What it costs follows whether a request left, not which signal stopped it: a prompt sent is billed.
     let requestLeft = false;
     try {
-      this.options.progress({ type: 'thinking', agent, step });
+      // A batched call says nothing of its own: its batch's lines say it, once for all its calls.
+      if (!batches) this.options.progress({ type: 'thinking', agent, step });
       const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
       const listeners: CallListeners = {
         ...this.listeners(agent, turn, step, inputTokens),
@@ -155,13 +159,24 @@ export class ModelCalls {
       };
       let batch: string | undefined;
       if (batches) this.options.progress({ type: 'batched', agent });
+      const resubmitted = batches?.resubmits(hash);
+      if (resubmitted)
+        this.options.progress({
+          type: 'warning',
+          message:
+            `@${agent}'s request is not one the run submitted before it stopped (in message batch ${resubmitted}): the workflow or what the run ` +
+            `was given changed. It goes in a new batch, at most ${formatUsd(worstUsd)}; an answer of the earlier batch to a request that is not made again ` +
+            'is paid and not used',
+        });
       const made = batches
-        ? batches.call(hash, request, callSignal, () => (requestLeft = true)).then((answer) => {
-            // What the batch wrote to the prompt cache, or read (which keeps it), is there now.
-            this.options.warming?.answered(request, provider);
-            batch = answer.batch;
-            return answer.response;
-          })
+        ? batches
+            .call(hash, request, callSignal, worstUsd, () => (requestLeft = true))
+            .then((answer) => {
+              // What the batch wrote to the prompt cache, or read (which keeps it), is there now.
+              this.options.warming?.answered(request, provider);
+              batch = answer.batch;
+              return answer.response;
+            })
         : (how.via ?? this.options.callModel)(request, callSignal, listeners, provider);
       const response = await made.catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {

@@ -3,7 +3,7 @@ import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate, UnresolvedValueError } from '../workflow/fill.js';
 import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
-import type { PromptCacheUse, Spend } from './accounting.js';
+import type { BatchUse, PromptCacheUse, Spend } from './accounting.js';
 import type { Ending } from './ending.js';
 import { SessionWriteError } from '../session/writer.js';
 import type { Journal } from './journal.js';
@@ -20,6 +20,7 @@ export interface RunFacts {
   paidUsd: number;
   cached: { calls: number; tokens: number };
   promptCache: PromptCacheUse;
+  batches?: BatchUse;
   limits: Limits;
 }
 
@@ -76,6 +77,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     paidUsd: facts.paidUsd,
     cached: facts.cached,
     promptCache: facts.promptCache,
+    ...(facts.batches ? { batches: facts.batches } : {}),
     limits: facts.limits,
   };
 }

@@ -4,7 +4,7 @@ import type { ResponseCache } from '../session/cache.js';
 import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
-import type { PromptCacheUse, Spend } from './accounting.js';
+import type { BatchUse, PromptCacheUse, Spend } from './accounting.js';
 import type { Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
@@ -106,6 +106,8 @@ export interface RunResult extends Ending {
   cached: { calls: number; tokens: number };
   /** What the prompt cache read, wrote and saved over the run. */
   promptCache: PromptCacheUse;
+  /** What batches answered and saved, and what still waits for one (a parked run): when the run has batched agents. */
+  batches?: BatchUse;
   /** The limits in force when the run ended. */
   limits: Limits;
 }

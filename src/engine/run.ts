@@ -7,6 +7,7 @@ import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import { openDocuments, writeDocuments, type FirstTexts } from './run-documents.js';
 import { totalTokens } from '../provider/pricing.js';
+import { formatUsd } from '../provider/money.js';
 import { ProviderError } from '../provider/provider-errors.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
@@ -204,7 +205,14 @@ export class Run {
     if (!this.options.park || this.ending || !batches || this.running.size === 0 || batches.waitingCalls < this.running.size) return;
     const ids = batches.waitedFor;
     batches.park();
-    this.stop(ending('waiting', `parked: waiting for message batch${ids.length === 1 ? '' : 'es'} ${ids.join(', ')}`));
+    const { waiting_calls: calls = 0, reserved_usd: usd = 0 } = batches.reserved();
+    this.stop(
+      ending(
+        'waiting',
+        `parked: waiting for message batch${ids.length === 1 ? '' : 'es'} ${ids.join(', ')} (${calls} call${calls === 1 ? '' : 's'}, ` +
+          `at most ${formatUsd(usd)} at the batch price, held against the budget)`,
+      ),
+    );
   }
 
   private addAgent(profile: AgentProfile, messages?: MessageParam[]): void {
@@ -214,8 +222,26 @@ export class Run {
   }
 
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143. */
+  /**
+   * A signal stops the run. Calls waiting for a message batch: Ctrl-C (SIGINT, a person at a
+   * terminal) leaves their batches running, as parking does, so that a resume takes their answers
+   * instead of paying for them again; SIGTERM (a cancelled CI job, which may never be resumed)
+   * cancels them. Either way the reason says which.
+   */
   interrupt(signal: 'SIGINT' | 'SIGTERM'): void {
-    this.stop(interrupted(signal));
+    const batches = this.calls.batches;
+    const ids = this.ending ? [] : (batches?.waitedFor ?? []);
+    const end = interrupted(signal);
+    if (ids.length === 0) return this.stop(end);
+    const which = `message batch${ids.length === 1 ? '' : 'es'} ${ids.join(', ')}`;
+    if (signal === 'SIGINT') batches!.park();
+    this.stop({
+      ...end,
+      reason:
+        signal === 'SIGINT'
+          ? `${end.reason}; ${which} left running: a resume takes ${ids.length === 1 ? 'its' : 'their'} answers, paying nothing again`
+          : `${end.reason}; ${which} cancelled: a resume sends ${ids.length === 1 ? 'its' : 'their'} calls again`,
+    });
   }
 
   // --- scheduling ----------------------------------------------------------------------------
@@ -288,7 +314,7 @@ export class Run {
     };
     // Re-executing a recording, a turn the recorded run started later than now starts there (journal.ts).
     const later = this.options.recording.journal.turnStart(name, turn, this.controller.signal);
-    void (later ? later.then(begin) : begin())
+    void (later !== undefined ? later.then(begin) : begin())
       // What its own error path could not handle (the session file failing again as a spawned
       // agent's ending is recorded) stops the run; it never escapes as an unhandled rejection.
       .catch((e: unknown) => {
@@ -423,6 +449,7 @@ export class Run {
       paidUsd: this.accounting.paidUsd,
       cached: this.accounting.cached,
       promptCache: this.accounting.promptCache,
+      ...(this.calls.batches ? { batches: { ...this.accounting.batched, ...this.calls.batches.reserved() } } : {}),
       limits: this.limits.current,
     });
     if (!journal.replaying && !journal.diverged) this.spawner?.stopAll(result.reason);

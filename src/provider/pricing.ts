@@ -40,6 +40,9 @@ export function priceAtTtl(price: Price, ttl: CacheTtl): Price {
   return { ...hour(price), ...(price.long ? { long: { ...hour(price.long), over: price.long.over } } : {}) };
 }
 
+/** A call answered through the Message Batches API costs this share of its price, every token of it. */
+export const BATCH_PRICE = 0.5;
+
 export interface TokenUsage {
   input_tokens: number;
   output_tokens: number;

@@ -77,7 +77,7 @@ export async function cacheStore(spec: string | true, cwd: string): Promise<Cach
       shown,
     };
   }
-  throw new CacheError(`--cache takes a file, an sqlite://, redis:// or postgres:// URL; got ${shown}`);
+  throw new CacheError(`--response-cache takes a file, an sqlite://, redis:// or postgres:// URL; got ${shown}`);
 }
 
 type AdapterClass = new (...args: unknown[]) => unknown;
@@ -96,7 +96,7 @@ async function adapter(name: string, shown: string, cwd: string, instead = ''): 
     if (typeof found !== 'function') throw new CacheError(`${name} at ${path} has no default export: is it a keyv adapter?`);
     return found;
   }
-  throw new CacheError(`--cache ${shown} needs the keyv adapter ${name}: ${instead}npm install ${name}`);
+  throw new CacheError(`--response-cache ${shown} needs the keyv adapter ${name}: ${instead}npm install ${name}`);
 }
 
 /** node:sqlite's DatabaseSync, or undefined on a Node without it (before 22.5, or 22.x without the flag). */

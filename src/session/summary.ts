@@ -3,7 +3,7 @@ import type { SessionRecord } from './reader.js';
 import { isObject } from './schema.js';
 import { timelineOf, type Timeline } from './timeline.js';
 import { DocumentHistories, type DocumentSummary } from './document-history.js';
-import { listCacheSavingUsd } from '../provider/pricing.js';
+import { BATCH_PRICE, listCacheSavingUsd } from '../provider/pricing.js';
 import type { CacheTtl } from '../workflow/types.js';
 
 export type { DocumentStep, DocumentSummary } from './document-history.js';
@@ -91,6 +91,8 @@ export interface SessionSummary {
   providers: Record<string, { calls: number; cost_usd: number }>;
   /** Tokens read from the prompt cache and written to it, and what it saved against no cache (list prices; negative: it cost more). */
   cache: { read_tokens: number; written_tokens: number; saved_usd: number };
+  /** Calls answered through the Message Batches API, and what the batch price saved against the same calls one by one. */
+  batches: { calls: number; saved_usd: number };
   /** A bar per turn and per wait, by agent (docs/traces.md). */
   timeline: Timeline;
   /** The agents spawned at run time, in the order they were spawned. */
@@ -137,6 +139,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   const paced = { calls: 0, ms: 0 };
   const providers: SessionSummary['providers'] = {};
   const cache = { read_tokens: 0, written_tokens: 0, saved_usd: 0 };
+  const batches = { calls: 0, saved_usd: 0 };
   let cacheTtl: CacheTtl = '5m';
   const models = new Map<string, string>();
   for (const e of record.effective) apply(e);
@@ -147,6 +150,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     paced,
     providers,
     cache,
+    batches,
     timeline: timelineOf(record.effective),
     spawned,
     messages,
@@ -259,6 +263,10 @@ export function summarize(record: SessionRecord): SessionSummary {
         cache.read_tokens += read;
         cache.written_tokens += written;
         cache.saved_usd += listCacheSavingUsd(r, models.get(e.agent) ?? String((e.response as { model?: unknown }).model ?? ''), cacheTtl);
+        if (e.batch !== undefined) {
+          batches.calls++;
+          batches.saved_usd += e.cost_usd * (1 / BATCH_PRICE - 1);
+        }
         const by = (providers[e.provider ?? 'anthropic'] ??= { calls: 0, cost_usd: 0 });
         by.calls++;
         by.cost_usd += e.cost_usd;

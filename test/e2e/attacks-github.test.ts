@@ -105,7 +105,7 @@ describe("git, conclave and GitHub workflow files are out of the tools' reach", 
         { name: 'write_file', input: { path: 'responses.sqlite', content: 'forged' } },
       ],
       workflow('write_file'),
-      { args: ['--session', 'out/session.jsonl', '--cache', 'responses.sqlite'] },
+      { args: ['--session', 'out/session.jsonl', '--response-cache', 'responses.sqlite'] },
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.results.map((x) => x.is_error ?? false)).toEqual([true, true, true, true, true, true, false, true]);
@@ -360,7 +360,7 @@ describe('the response cache holds no secret and trusts no entry', () => {
     const dir = fresh('cache-masked');
     writeFileSync(join(dir, 'workflow.yml'), yml);
     const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
-    const args = ['run', 'workflow.yml', '--json', '--cache', '-i', `token=${SECRET_INPUT}`];
+    const args = ['run', 'workflow.yml', '--json', '--response-cache', '-i', `token=${SECRET_INPUT}`];
     const first = await conclave(args, { cwd: dir, env });
     expect(first.code, first.stderr).toBe(0);
     const file = join(dir, '.conclave', 'cache.sqlite');
@@ -391,7 +391,7 @@ describe('the response cache holds no secret and trusts no entry', () => {
     const dir = fresh('cache-url');
     writeFileSync(join(dir, 'workflow.yml'), 'name: x\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
     for (const url of ['redis://user:p@ss-w0rd-7x@127.0.0.1:1/0', 'postgres://conclave@127.0.0.1:1/db?password=hunter2-s3cret&sslmode=disable']) {
-      const r = await conclave(['run', 'workflow.yml', '--cache', url], { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+      const r = await conclave(['run', 'workflow.yml', '--response-cache', url], { cwd: dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain('cannot be used');
       for (const part of ['p@ss-w0rd-7x', 'ss-w0rd-7x', 'hunter2-s3cret']) expect(r.stderr).not.toContain(part);

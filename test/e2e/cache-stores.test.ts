@@ -64,22 +64,22 @@ describe.skipIf(missing !== undefined)('the response cache on real Redis and Pos
     const url = `${store.url}${kind === 'redis' ? '/3' : ''}`;
     const server = await relayServer();
     try {
-      const first = await timedRun(server, ['--cache', url]);
+      const first = await timedRun(server, ['--response-cache', url]);
       expect(first.code, first.stderr).toBe(0);
       expect(server.requests).toHaveLength(3);
       expect(costOf(first)).toBeGreaterThan(0);
-      const second = await timedRun(server, ['--cache', url]);
+      const second = await timedRun(server, ['--response-cache', url]);
       expect(second.code, second.stderr).toBe(0);
       expect(server.requests, 'the second run is answered from the shared cache').toHaveLength(3);
       expect(costOf(second)).toBe(0);
       expect(second.json.outputs).toEqual(first.json.outputs);
 
       const other = RELAY.replace('What is 2 + 2?', 'What is 3 + 3?');
-      const together = await Promise.all([1, 2].map(() => runWorkflow(server, other, ['--cache', url])));
+      const together = await Promise.all([1, 2].map(() => runWorkflow(server, other, ['--response-cache', url])));
       for (const run of together) expect(run.code, run.stderr).toBe(0);
       const afterTogether = server.requests.length;
       expect(afterTogether - 3, 'two runs at once pay at most twice').toBeLessThanOrEqual(6);
-      const third = await runWorkflow(server, other, ['--cache', url]);
+      const third = await runWorkflow(server, other, ['--response-cache', url]);
       expect(third.code).toBe(0);
       expect(server.requests).toHaveLength(afterTogether);
     } finally {
@@ -97,7 +97,7 @@ describe.skipIf(missing !== undefined)('the response cache on real Redis and Pos
         stopping = store.kill();
       });
       try {
-        const run = await timedRun(server, ['--cache', store.url, '--timeout', '60s']);
+        const run = await timedRun(server, ['--response-cache', store.url, '--timeout', '60s']);
         await stopping;
         expect(run.code, run.stderr).toBe(0);
         expect(run.ms, 'within its limits, and far less').toBeLessThan(20_000);
@@ -158,7 +158,7 @@ describe.skipIf(missing !== undefined)('the response cache on real Redis and Pos
     ];
     try {
       for (const [url, message] of cases) {
-        const run = await timedRun(server, ['--cache', url]);
+        const run = await timedRun(server, ['--response-cache', url]);
         expect(run.code, `${url}: ${run.stderr}`).toBe(2);
         expect(run.stderr, url).toMatch(message);
         expect(run.stderr).not.toMatch(/wrong-password|the-redis-password|cache-test-password/);
@@ -180,7 +180,7 @@ describe('the response cache in an SQLite file it cannot use', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-store-'));
     writeFileSync(join(dir, 'corrupt.sqlite'), 'this is not an SQLite database, only text pretending to be one.\n'.repeat(100));
     try {
-      const run = await timedRun(server, ['--cache', 'corrupt.sqlite'], dir);
+      const run = await timedRun(server, ['--response-cache', 'corrupt.sqlite'], dir);
       expect(run.code).toBe(2);
       expect(run.stderr).toBe('conclave: the response cache corrupt.sqlite cannot be used: SQLITE_NOTADB: file is not a database\n');
       expect(server.requests).toHaveLength(0);
@@ -196,7 +196,7 @@ describe('the response cache in an SQLite file it cannot use', () => {
     mkdirSync(cache);
     try {
       // A filled cache, then its file system made read-only (root writes through file modes).
-      const filled = await timedRun(server, ['--cache', 'ro/cache.sqlite'], dir);
+      const filled = await timedRun(server, ['--response-cache', 'ro/cache.sqlite'], dir);
       expect(filled.code).toBe(0);
       const requests = server.requests.length;
       const readOnly = readOnlyMount(cache);
@@ -205,7 +205,7 @@ describe('the response cache in an SQLite file it cannot use', () => {
         return context.skip();
       }
       try {
-        const run = await timedRun(server, ['--cache', 'ro/cache.sqlite'], dir);
+        const run = await timedRun(server, ['--response-cache', 'ro/cache.sqlite'], dir);
         expect(run.code, run.stderr).toBe(2);
         expect(run.stderr).toMatch(/^conclave: the response cache ro\/cache\.sqlite cannot be used: SQLITE_(READONLY|CANTOPEN)\b.*\n$/);
         expect(server.requests).toHaveLength(requests);

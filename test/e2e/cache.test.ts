@@ -16,11 +16,11 @@ describe('the response cache', () => {
   it('answers a rerun from the cache: no request, no cost, the same channel', async () => {
     server = await startFakeAnthropic(relayScript());
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
-    const first = await runWorkflow(server, RELAY, ['--cache', 'responses.sqlite'], { dir });
+    const first = await runWorkflow(server, RELAY, ['--response-cache', 'responses.sqlite'], { dir });
     expect(first.code, first.stderr).toBe(0);
     expect(server.requests).toHaveLength(3);
     expect((first.json.usage as { cost_usd: number }).cost_usd).toBeGreaterThan(0);
-    const second = await runWorkflow(server, RELAY, ['--cache', 'responses.sqlite'], { dir });
+    const second = await runWorkflow(server, RELAY, ['--response-cache', 'responses.sqlite'], { dir });
     expect(second.code, second.stderr).toBe(0);
     expect(server.requests).toHaveLength(3);
     expect(second.json.outputs).toEqual(first.json.outputs);
@@ -73,10 +73,10 @@ outputs:
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
     // Two paid runs into two caches, the answers arriving last-to-first, then first-to-last.
     server = await fresh((i) => 40 * (workers.length - i));
-    const backwards = await runWorkflow(server, FAN, ['--cache', 'one.sqlite'], { dir });
+    const backwards = await runWorkflow(server, FAN, ['--response-cache', 'one.sqlite'], { dir });
     await server.close();
     server = await fresh((i) => 40 * i);
-    const forwards = await runWorkflow(server, FAN, ['--cache', 'two.sqlite'], { dir });
+    const forwards = await runWorkflow(server, FAN, ['--response-cache', 'two.sqlite'], { dir });
     expect(arrival(backwards)).toBe('fedcba');
     expect(arrival(forwards)).toBe('abcdef');
     expect(fanIn(forwards), 'the lead reads the fan-in the same way, whatever the arrival order').toEqual(fanIn(backwards));
@@ -85,25 +85,25 @@ outputs:
     for (let i = 0; i < 3; i++) {
       await server.close();
       server = await fresh(() => Math.floor(Math.random() * 200));
-      const again = await runWorkflow(server, FAN, ['--cache', 'one.sqlite'], { dir });
+      const again = await runWorkflow(server, FAN, ['--response-cache', 'one.sqlite'], { dir });
       expect(again.code, again.stderr).toBe(0);
       expect(server.requests, 'every call of the rerun is a cache hit').toHaveLength(0);
       expect(again.json.outputs).toEqual(backwards.json.outputs);
     }
   });
 
-  it('--cache-ttl: an entry older than its time to live is paid for again', async () => {
+  it('--response-cache-ttl: an entry older than its time to live is paid for again', async () => {
     server = await startFakeAnthropic(relayScript());
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
     // Within an hour the entries answer; a second after an entry of 1 s was written, it is gone. No
     // bound on how fast a run starts: on a loaded machine a run can take longer than a second.
-    const hour = ['--cache', 'hour.sqlite', '--cache-ttl', '1h'];
+    const hour = ['--response-cache', 'hour.sqlite', '--response-cache-ttl', '1h'];
     expect((await runWorkflow(server, RELAY, hour, { dir })).code).toBe(0);
     expect((await runWorkflow(server, RELAY, hour, { dir })).code).toBe(0);
     expect(server.requests, 'within its time to live, the entry answers').toHaveLength(3);
     await server.close();
     server = await startFakeAnthropic(relayScript());
-    const second = ['--cache', 'second.sqlite', '--cache-ttl', '1s'];
+    const second = ['--response-cache', 'second.sqlite', '--response-cache-ttl', '1s'];
     expect((await runWorkflow(server, RELAY, second, { dir })).code).toBe(0);
     expect(server.requests).toHaveLength(3);
     await new Promise((r) => setTimeout(r, 1_200));
@@ -117,11 +117,11 @@ outputs:
   it('--offline runs from a filled cache with no API key, and fails on a miss', async () => {
     server = await startFakeAnthropic(relayScript());
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
-    await runWorkflow(server, RELAY, ['--cache', 'filled.sqlite'], { dir });
-    const offline = await runWorkflow(server, RELAY, ['--offline', '--cache', 'filled.sqlite'], { dir, env: { ANTHROPIC_API_KEY: '' } });
+    await runWorkflow(server, RELAY, ['--response-cache', 'filled.sqlite'], { dir });
+    const offline = await runWorkflow(server, RELAY, ['--offline', '--response-cache', 'filled.sqlite'], { dir, env: { ANTHROPIC_API_KEY: '' } });
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.json.outputs).toEqual({ answer: '4' });
-    const miss = await runWorkflow(server, RELAY, ['--offline', '--cache', 'empty.sqlite'], { dir, env: { ANTHROPIC_API_KEY: '' } });
+    const miss = await runWorkflow(server, RELAY, ['--offline', '--response-cache', 'empty.sqlite'], { dir, env: { ANTHROPIC_API_KEY: '' } });
     expect(miss.code, 'a miss under --offline is a refusal, as for a usage error').toBe(2);
     expect(miss.json.reason).toMatch(
       /^offline: the cache holds no response for @lead's turn 1, call 1 \(request [0-9a-f]{12}\); run without --offline to fill it$/,
@@ -133,13 +133,13 @@ outputs:
     server = await startFakeAnthropic({});
     const alone = await runWorkflow(server, RELAY, ['--offline']);
     expect(alone.code).toBe(2);
-    expect(alone.stderr).toBe('conclave: --offline answers only from --cache or --replay: give one of them\n');
-    const ttl = await runWorkflow(server, RELAY, ['--cache-ttl', '7d']);
-    expect(ttl.stderr).toBe('conclave: --cache-ttl is for entries of --cache: give --cache too\n');
-    const badTtl = await runWorkflow(server, RELAY, ['--cache', '--cache-ttl', 'soon']);
-    expect(badTtl.stderr).toBe('conclave: --cache-ttl must be a duration of at least 1s, such as 12h or 7d; got "soon"\n');
-    const scheme = await runWorkflow(server, RELAY, ['--cache', 'mongodb://user:pw@127.0.0.1/x']);
-    expect(scheme.stderr).toBe('conclave: --cache takes a file, an sqlite://, redis:// or postgres:// URL; got mongodb://***@127.0.0.1/x\n');
+    expect(alone.stderr).toBe('conclave: --offline answers only from --response-cache or --replay: give one of them\n');
+    const ttl = await runWorkflow(server, RELAY, ['--response-cache-ttl', '7d']);
+    expect(ttl.stderr).toBe('conclave: --response-cache-ttl is for entries of --response-cache: give --response-cache too\n');
+    const badTtl = await runWorkflow(server, RELAY, ['--response-cache', '--response-cache-ttl', 'soon']);
+    expect(badTtl.stderr).toBe('conclave: --response-cache-ttl must be a duration of at least 1s, such as 12h or 7d; got "soon"\n');
+    const scheme = await runWorkflow(server, RELAY, ['--response-cache', 'mongodb://user:pw@127.0.0.1/x']);
+    expect(scheme.stderr).toBe('conclave: --response-cache takes a file, an sqlite://, redis:// or postgres:// URL; got mongodb://***@127.0.0.1/x\n');
     // The user's project has its own @keyv/redis (as the Action's docs install it): that one is used.
     const dir = mkdtempSync(join(tmpdir(), 'conclave-project-'));
     const shim = join(dir, 'node_modules', '@keyv', 'redis');
@@ -149,7 +149,7 @@ outputs:
       join(shim, 'index.js'),
       `require('node:fs').writeFileSync(${JSON.stringify(join(dir, 'used'))}, 'yes');\nmodule.exports = class { constructor() { throw new Error('the project adapter was used'); } };\n`,
     );
-    const project = await runWorkflow(server, RELAY, ['--cache', 'redis://user:pw@127.0.0.1:1/0'], { dir });
+    const project = await runWorkflow(server, RELAY, ['--response-cache', 'redis://user:pw@127.0.0.1:1/0'], { dir });
     expect(project.code).toBe(2);
     expect(project.stderr).toBe('conclave: cannot open the response cache: the project adapter was used\n');
     expect(readFileSync(join(dir, 'used'), 'utf8')).toBe('yes');
@@ -169,7 +169,7 @@ describe.skipIf(!on24.node)('the response cache on Node 24', () => {
     // Asynchronously: the fake API answers from this process.
     const run = (node: string) =>
       new Promise<string>((done, fail) =>
-        execFile(node, [BIN, 'run', 'workflow.yml', '--json', '--cache'], { cwd: dir, env }, (e, stdout, stderr) =>
+        execFile(node, [BIN, 'run', 'workflow.yml', '--json', '--response-cache'], { cwd: dir, env }, (e, stdout, stderr) =>
           e ? fail(new Error(`${e.message}\n${stderr}`)) : done(stdout),
         ),
       );

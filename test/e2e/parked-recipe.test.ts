@@ -43,7 +43,9 @@ function inputsOf(step: Step, context: Record<string, unknown>): Record<string, 
     if (found === undefined) throw new Error(`the test has no value for \${{ ${path} }}`);
     return String(found);
   };
-  return Object.fromEntries(Object.entries(step.with ?? {}).map(([name, v]) => [name, String(v).replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_, path: string) => value(path))]));
+  return Object.fromEntries(
+    Object.entries(step.with ?? {}).map(([name, v]) => [name, String(v).replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_, path: string) => value(path))]),
+  );
 }
 
 /** The conclave step of a job, run by local-action in `workspace` as workflow run `runId` of event `event`. */
@@ -53,7 +55,12 @@ async function conclaveStep(step: Step, context: Record<string, unknown>, worksp
   const eventFile = join(workspace, '..', `event-${runId}.json`);
   writeFileSync(eventFile, JSON.stringify(event.payload));
   const dotenv = join(workspace, '..', `env-${runId}-${step.id}`);
-  writeFileSync(dotenv, `${Object.entries(inputs).map(([name, v]) => `INPUT_${name.toUpperCase()}=${v}`).join('\n')}\nGITHUB_WORKSPACE=${workspace}\n`);
+  writeFileSync(
+    dotenv,
+    `${Object.entries(inputs)
+      .map(([name, v]) => `INPUT_${name.toUpperCase()}=${v}`)
+      .join('\n')}\nGITHUB_WORKSPACE=${workspace}\n`,
+  );
   const env = {
     ...process.env,
     GITHUB_ACTIONS: '',
@@ -69,8 +76,11 @@ async function conclaveStep(step: Step, context: Record<string, unknown>, worksp
     ANTHROPIC_BASE_URL: anthropic!.url,
   };
   const result = await new Promise<{ code: number; stdout: string }>((done) =>
-    execFile(join(ROOT, 'node_modules/.bin/local-action'), ['run', '.', 'src/cli/action-main.ts', dotenv], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 }, (e, stdout) =>
-      done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
+    execFile(
+      join(ROOT, 'node_modules/.bin/local-action'),
+      ['run', '.', 'src/cli/action-main.ts', dotenv],
+      { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
+      (e, stdout) => done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
     ),
   );
   const table = result.stdout.slice(result.stdout.lastIndexOf('Action Outputs'));

@@ -212,9 +212,9 @@ describe('every cloud that serves Claude', () => {
   it('keeps the response cache apart per provider', async () => {
     server = await startFakeAnthropic({ lead: () => ({ tools: [{ name: 'complete', input: { status: 'success', summary: 'ok' } }] }) });
     const env = { ...cloudEnv(server), ANTHROPIC_API_KEY: 'sk-ant-test-cache' };
-    const anthropic = await runWorkflow(server, TEAM(), ['--cache'], { env });
-    const foundry = await runWorkflow(server, TEAM(), ['--cache', '--provider', 'foundry'], { env, dir: anthropic.dir });
-    const again = await runWorkflow(server, TEAM(), ['--cache', '--provider', 'foundry', '--session', 'third.jsonl'], { env, dir: anthropic.dir });
+    const anthropic = await runWorkflow(server, TEAM(), ['--response-cache'], { env });
+    const foundry = await runWorkflow(server, TEAM(), ['--response-cache', '--provider', 'foundry'], { env, dir: anthropic.dir });
+    const again = await runWorkflow(server, TEAM(), ['--response-cache', '--provider', 'foundry', '--session', 'third.jsonl'], { env, dir: anthropic.dir });
     expect([anthropic.code, foundry.code, again.code]).toEqual([0, 0, 0]);
     expect(server.requests.map((r) => r.wire)).toEqual(['anthropic', 'foundry']);
     expect(calls(again)[0]!.cached).toBe(true);
