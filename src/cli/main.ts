@@ -59,7 +59,8 @@ program
     (value: string, all: string[]) => [...all, value],
     [] as string[],
   )
-  .action(async (files: string[], options: { json?: boolean; connect?: boolean; input?: string[] }) => {
+  .option('--provider <provider>', 'check the workflow as run with --provider: anthropic, bedrock, vertex or foundry')
+  .action(async (files: string[], options: { json?: boolean; connect?: boolean; input?: string[]; provider?: string }) => {
     const { validateCommand } = await import('./validate.js');
     process.exitCode = await validateCommand(files, options);
   });

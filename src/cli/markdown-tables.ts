@@ -226,16 +226,16 @@ export function findingsTable(s: SessionSummary, heading: string): string[] {
 /** What one step of a document's history says, for `show` and the job summary. */
 export function documentStepText(step: DocumentStep): string {
   const edit = step.edit ?? '';
-  const why = step.why ? `: ${step.why}` : '';
+  const why = `${step.lines ? ` (+${step.lines.added} −${step.lines.removed} lines)` : ''}${step.why ? `: ${step.why}` : ''}`;
   switch (step.what) {
     case 'opened':
       return 'opened';
     case 'edited':
       return `@${step.agent} edited it${why}`;
     case 'merged':
-      return `${edit} by @${step.agent} merged`;
+      return `${edit} by @${step.agent} merged${why}`;
     case 'appended':
-      return `@${step.agent} appended an entry`;
+      return `@${step.agent} appended an entry${why}`;
     case 'proposed':
       return `@${step.agent} proposed ${edit}${why}`;
     case 'conflict':
@@ -252,6 +252,7 @@ export function documentsSection(s: SessionSummary, heading: string): string[] {
   for (const d of s.documents) {
     lines.push(
       `<details><summary>${inline(d.name)}: version ${d.version}, owner @${inline(d.owner)}${d.mode === 'append' ? ', append' : ''}` +
+        `${d.conflicts.length ? `, ${d.conflicts.length} in conflict (${inline(d.conflicts.join(', '))})` : ''}` +
         `${d.open_edits.length ? `, ${d.open_edits.length} never reviewed (${inline(d.open_edits.join(', '))})` : ''}</summary>`,
       '',
       fenced(d.text),

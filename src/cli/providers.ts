@@ -26,7 +26,7 @@ export async function connectionsFor(
   if (onCloud) {
     throw new UsageError(
       `${onCloud.path.slice(0, -1).join('.')} sends its calls as a message batch (batch: true), but --provider ${override} sends them to a cloud: ` +
-        "only Anthropic's API has the Message Batches API here",
+        "only Anthropic's API has the Message Batches API here: leave --provider out for this workflow, or set batch: false for it",
     );
   }
   if (!needed || options.offline) return undefined;

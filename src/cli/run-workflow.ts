@@ -98,7 +98,9 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   const workspace = options.workspace ?? process.cwd();
   if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
 
-  if (options.park && !options.replay && !usesBatches(workflow.spec))
+  if (options.park && options.replay)
+    warning('--park does nothing with --replay: a replay answers every call from the recording and never waits for a batch; leave --park out');
+  else if (options.park && !usesBatches(workflow.spec))
     warning('--park parks a run while its calls wait for a message batch, and no agent of this workflow has batch: true: the run goes on as without it');
   const cache = await cacheOf(options);
   const runId = newRunId();

@@ -59,6 +59,7 @@ function text(s: SessionSummary): string {
   for (const d of s.documents) {
     lines.push(`  ${d.name} (owner @${d.owner}${d.mode === 'append' ? ', append' : ''}): version ${d.version}`);
     for (const step of d.history) lines.push(`    ${step.version === null ? '   ' : `v${String(step.version).padEnd(2)}`} ${documentStepText(step)}`);
+    if (d.conflicts.length) lines.push(`    in conflict: ${d.conflicts.join(', ')} (accepted, did not land: edit again against the last version)`);
     if (d.open_edits.length) lines.push(`    open edits: ${d.open_edits.join(', ')} (never reviewed)`);
     lines.push(`    text of version ${d.version}:`, ...d.text.split('\n').map((l) => `      ${l}`));
   }

@@ -3,10 +3,18 @@ import { EXIT } from '../exit-codes.js';
 import { annotation, inGitHubActions } from './github.js';
 import { printableJson, writeCommand } from './command-guard.js';
 import { loadChecked } from './load-checked.js';
+import { isProviderName, PROVIDERS } from '../provider/clouds.js';
+import { UsageError } from './usage-error.js';
 
 /** `conclave validate FILE…`: every file is checked and every problem listed; with --connect, its MCP servers started and their tools checked. */
-export async function validateCommand(files: readonly string[], options: { json?: boolean; connect?: boolean; input?: string[] }): Promise<number> {
-  const results = files.map(loadChecked);
+export async function validateCommand(
+  files: readonly string[],
+  options: { json?: boolean; connect?: boolean; input?: string[]; provider?: string },
+): Promise<number> {
+  // --provider as run and resume take it: what a run with it would refuse (batch: true on a cloud).
+  const { provider } = options;
+  if (provider !== undefined && !isProviderName(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')}, not "${provider}"`);
+  const results = files.map((file) => loadChecked(file, provider));
   if (options.connect) {
     const { connectProblems } = await import('./mcp-connect.js');
     for (const r of results) {

@@ -1,4 +1,5 @@
 import { charTokens } from '../agents/context.js';
+import type { AgentProfile } from '../agents/profile.js';
 import type { ModelRequest } from '../provider/client.js';
 import type { ProviderName } from '../provider/clouds.js';
 import { modelInfo } from '../provider/models.js';
@@ -134,4 +135,20 @@ function waitFor(released: Promise<void>, signal: AbortSignal): Promise<void> {
 export function cacheTtlOf(options: Pick<RunOptions, 'workflow' | 'park' | 'recording'>): CacheTtl {
   const { spec } = options.workflow;
   return spec.cache?.ttl ?? options.recording.journal.recordedCacheTtl ?? (options.park && usesBatches(spec) ? '1h' : '5m');
+}
+
+/**
+ * The workflow's `context:` when it is too short for the prompt cache of every agent's model
+ * (with the tools before it): it is then sent whole with each call and never read from the cache.
+ */
+export function contextTooShort(context: string, profiles: readonly AgentProfile[]): string | undefined {
+  const tokens = charTokens(context);
+  const short = profiles.filter((p) => tokens + charTokens(p.tools.map((t) => t.definition)) < modelInfo(p.model).cacheMin);
+  if (short.length === 0 || short.length < profiles.length) return undefined;
+  const least = Math.min(...short.map((p) => modelInfo(p.model).cacheMin));
+  return (
+    `context: is about ${tokens.toLocaleString('en-US')} tokens: with the tools before it, under the ${least.toLocaleString('en-US')} the prompt cache ` +
+    `keeps for ${short[0]!.model}, so no call reads it from the cache. It pays with what every agent reads at length (a diff, the files under review); ` +
+    `a short context can stay in each system:`
+  );
 }

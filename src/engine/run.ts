@@ -30,7 +30,7 @@ import { expandTeam } from './for-each.js';
 import { QueueModes } from './queue-modes.js';
 import { afterRefusal, noticeEvent } from './refusal.js';
 import { Reservations } from './reservation.js';
-import { CacheWarming, cacheTtlOf } from './cache-warming.js';
+import { CacheWarming, cacheTtlOf, contextTooShort } from './cache-warming.js';
 import type { CacheTtl } from '../workflow/types.js';
 import { batchesOf } from './batch-calls.js';
 
@@ -161,7 +161,10 @@ export class Run {
           ...teamContext(workflow, scope),
         };
         const team = expandTeam(workflow, scope);
-        for (const profile of buildProfiles(sources, team)) this.addAgent(profile);
+        const profiles = buildProfiles(sources, team);
+        for (const profile of profiles) this.addAgent(profile);
+        const short = sources.context === undefined || journal.replaying ? undefined : contextTooShort(sources.context, profiles);
+        if (short) this.progress({ type: 'warning', message: short });
         this.channel = new Channel(team.graph, (event) => (journal.append(event), this.queues.arrived(event, journal.replaying)));
         const hooks = {
           register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m),

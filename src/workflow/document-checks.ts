@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Diagnostic } from './diagnostic.js';
 import type { WorkflowSource } from './source.js';
 import { didYouMean } from './suggest.js';
@@ -33,6 +35,15 @@ export function documentProblems(source: WorkflowSource, spec: WorkflowSpec): Di
       if (typeof path !== 'string') continue;
       const problem = pathProblem(path) ?? (key === 'write_to' ? protectedProblem(path, spec.edit_github_workflows === true) : undefined);
       if (problem) out.push(source.error(at(key), `documents.${name}.${key} ${JSON.stringify(path)} ${problem}`));
+      // Not an error: a setup step may make it. Read from the current directory, the workspace a run has unless --workspace says otherwise.
+      else if (key === 'file' && !existsSync(resolve(path)))
+        out.push(
+          source.warning(
+            at(key),
+            `documents.${name}.file ${JSON.stringify(path)} does not exist in the current directory: unless a setup step makes it, the run stops ` +
+              'before any turn (exit 1); check the path, or give the first text with text:',
+          ),
+        );
     }
     if (typeof document.write_to === 'string') {
       const other = writtenBy.get(document.write_to);

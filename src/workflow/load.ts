@@ -84,19 +84,19 @@ function tooDeep(data: unknown): Path | undefined {
 
 const FIELDS_WITH_EXPRESSIONS = 'env, setup run, agent system and description, context, document text, kickoff and outputs';
 
-export function loadWorkflow(file: string): LoadResult {
+export function loadWorkflow(file: string, options: { provider?: string } = {}): LoadResult {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new WorkflowFileError(`cannot read ${file}: ${reason(e)}`);
   }
-  const result = checkWorkflow(file, text);
+  const result = checkWorkflow(file, text, options.provider);
   result.diagnostics.sort(byPosition);
   return result;
 }
 
-function checkWorkflow(file: string, text: string): LoadResult {
+function checkWorkflow(file: string, text: string, provider?: string): LoadResult {
   const source = new WorkflowSource(file, text);
   const syntax = source.syntaxErrors();
   const none = { prompts: [], agents: [], madeAtRun: [] };
@@ -131,7 +131,7 @@ function checkWorkflow(file: string, text: string): LoadResult {
     ...durationProblems(source, spec),
     ...thinkingProblems(source, spec),
     ...compactAtProblems(source, spec),
-    ...batchProblems(source, spec),
+    ...batchProblems(source, spec, provider),
     ...documentProblems(source, spec),
     ...toolsEnvProblems(source, spec),
     ...modelFormWarnings(source, spec),

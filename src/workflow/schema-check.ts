@@ -59,6 +59,10 @@ export function schemaErrors(source: WorkflowSource, data: unknown): Diagnostic[
 function keywordError(source: WorkflowSource, e: ErrorObject, path: Path): Diagnostic {
   const label = labelOf(path);
   const found = describeValue(e.data);
+  // `cache: 5m` for the prompt cache's ttl: the key takes a mapping, and the fix is one line.
+  if (path.length === 1 && path[0] === 'cache' && e.keyword === 'type' && (e.data === '5m' || e.data === '1h')) {
+    return source.error(source.valuePosition(path), `cache must be a mapping; found ${found}: write cache: { ttl: ${String(e.data)} }`);
+  }
   if (path.length === 2 && path[0] === 'outputs' && e.keyword === 'type') {
     return source.error(source.valuePosition(path), `${label} must be an expression (a string) or a typed declaration (a mapping with a type); found ${found}`);
   }

@@ -160,12 +160,12 @@ export function compactAtProblems(source: WorkflowSource, spec: WorkflowSpec): D
  * Anthropic's alone here (docs/workflow.md: batch). Each place that sets it or inherits it,
  * with the provider that applies there (its own over the defaults', over the top level's).
  */
-export function batchProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
-  return batchOnCloud(spec).map(({ path, provider }) =>
+export function batchProblems(source: WorkflowSource, spec: WorkflowSpec, override?: string): Diagnostic[] {
+  return batchOnCloud(spec, override).map(({ path, provider }) =>
     source.error(
       source.valuePosition(path),
-      `${path.slice(0, -1).join('.')} sends its calls as a message batch (batch: true), but its provider is ${provider}: only Anthropic's API ` +
-        `has the Message Batches API here; use provider: anthropic for it, or batch: false`,
+      `${path.slice(0, -1).join('.')} sends its calls as a message batch (batch: true), but ${override ? `--provider ${override}` : `its provider is ${provider}`}: ` +
+        `only Anthropic's API has the Message Batches API here; ${override ? 'leave --provider out for this workflow' : 'use provider: anthropic for it'}, or batch: false`,
     ),
   );
 }

@@ -66,7 +66,7 @@ describe('documents with an owner', () => {
     expect(shown.stdout).toContain('findings (owner @lead, append): version 3');
     const markdown = await conclave(['show', session, '--format', 'markdown'], { cwd: run.dir });
     expect(markdown.stdout).toContain('## Documents');
-    expect(markdown.stdout).toContain('| 3 | plan#2 by @bob merged |');
+    expect(markdown.stdout).toContain('| 3 | plan#2 by @bob merged (+1 −1 lines): keep a way back |');
 
     // Traces: a span per edit, from proposed to reviewed.
     const traced = await conclave(['trace', session, '--format', 'json'], { cwd: run.dir, env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
@@ -116,6 +116,12 @@ describe('documents with an owner', () => {
     // The conflicting edit never landed; the one made again did.
     expect(run.json.outputs.plan).toBe(bobAgain);
     expect(run.json.outputs.plan).not.toContain('Keep the old table');
+    // show and the job summary's line say the edit that conflicted, and what each edit changed.
+    const shown = await conclave(['show', run.json.session as unknown as string], { cwd: run.dir });
+    expect(shown.stdout).toContain('    in conflict: plan#2 (accepted, did not land: edit again against the last version)');
+    expect(shown.stdout).toMatch(/@bob proposed plan#2 \(\+1 −1 lines\)/);
+    const markdown = await conclave(['show', run.json.session as unknown as string, '--format', 'markdown'], { cwd: run.dir });
+    expect(markdown.stdout).toMatch(/<summary>plan: version \d+, owner @lead, 1 in conflict \(plan#2\)<\/summary>/);
   });
 
   it('kill -9 after the first edit, then resume: the same final documents as a run left alone', async () => {
@@ -180,7 +186,7 @@ describe('documents with an owner', () => {
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
     expect(summary).toContain('### Documents');
     expect(summary).toContain('<summary>plan: version 2, owner @lead</summary>');
-    expect(summary).toContain('| 2 | plan#1 by @alice merged |');
+    expect(summary).toMatch(/\| 2 \| plan#1 by @alice merged \(\+1 −1 lines\)(: [^|]*)? \|/);
 
     // A replay takes the first text the run opened with, not the file as it is now, and leaves the workspace as it is.
     writeFileSync(join(dir, 'PLAN.md'), 'changed by hand\n');
@@ -256,7 +262,7 @@ describe('documents with an owner', () => {
     expect(left.json.documents).toMatchObject({ plan: { version: 1, text: PLAN, open_edits: ['plan#1'] } });
     expect(server.of('lead')).toHaveLength(2);
     const shown = await conclave(['show', left.json.session as unknown as string], { cwd: left.dir });
-    expect(shown.stdout).toContain('@alice proposed plan#1: bound it');
+    expect(shown.stdout).toContain('@alice proposed plan#1 (+1 −1 lines): bound it');
     expect(shown.stdout).toContain('open edits: plan#1');
   });
 });
