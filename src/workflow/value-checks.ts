@@ -161,11 +161,12 @@ export function compactAtProblems(source: WorkflowSource, spec: WorkflowSpec): D
  * with the provider that applies there (its own over the defaults', over the top level's).
  */
 export function batchProblems(source: WorkflowSource, spec: WorkflowSpec, override?: string): Diagnostic[] {
+  const [where, fix] = override ? [`--provider ${override}`, 'leave --provider out for this workflow'] : ['', 'use provider: anthropic for it'];
   return batchOnCloud(spec, override).map(({ path, provider }) =>
     source.error(
       source.valuePosition(path),
-      `${path.slice(0, -1).join('.')} sends its calls as a message batch (batch: true), but ${override ? `--provider ${override}` : `its provider is ${provider}`}: ` +
-        `only Anthropic's API has the Message Batches API here; ${override ? 'leave --provider out for this workflow' : 'use provider: anthropic for it'}, or batch: false`,
+      `${path.slice(0, -1).join('.')} sends its calls as a message batch (batch: true), but ${where || `its provider is ${provider}`}: ` +
+        `only Anthropic's API has the Message Batches API here; ${fix}, or batch: false`,
     ),
   );
 }
