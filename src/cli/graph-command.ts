@@ -14,11 +14,19 @@ export function graphCommand(file: string, options: { format: 'mermaid' | 'json'
   return EXIT.ok;
 }
 
+/** How many instances a `for_each` agent has: the list's length, or the expression that gives them at run time. */
+function instancesOf(forEach: unknown): number | string | null {
+  if (forEach === undefined) return null;
+  return Array.isArray(forEach) ? forEach.length : String(forEach);
+}
+
 export function graphJson(workflow: Workflow) {
   const { spec, graph } = workflow;
   return {
     name: spec.name,
     lead: graph.lead,
+    // The shared context every agent's system prompt begins with (docs/workflow.md: sharing the prompt cache).
+    context: spec.context !== undefined,
     agents: [...graph.members.values()].map((m) => {
       const agent = spec.agents[m.name]!;
       return {
@@ -29,8 +37,11 @@ export function graphJson(workflow: Workflow) {
         model: agent.model ?? spec.defaults?.model ?? DEFAULT_MODEL,
         tools: agent.tools ?? [],
         spawns: agent.spawns ?? [],
+        for_each: instancesOf('for_each' in agent ? agent.for_each : undefined),
+        batch: (agent.batch ?? spec.defaults?.batch) === true,
       };
     }),
+    documents: Object.entries(spec.documents ?? {}).map(([name, d]) => ({ name, owner: d.owner, mode: d.mode ?? 'edit', write_to: d.write_to ?? null })),
     templates: Object.entries(spec.templates ?? {}).map(([name, t]) => ({
       name,
       role: t.role ?? 'worker',
@@ -50,8 +61,16 @@ export function mermaid(workflow: Workflow): string {
     ids.set(m.name, [...ids.values()].includes(base) ? `${base}_${i}` : base);
   });
   const lines = ['flowchart TD'];
+  const { spec } = workflow;
   for (const m of members) {
-    const title = m.name === workflow.graph.lead ? `${m.name} (manager, the lead)` : `${m.name} (${m.role})`;
+    const agent = spec.agents[m.name];
+    const count = instancesOf(agent && 'for_each' in agent ? agent.for_each : undefined);
+    const extras = [
+      count === null ? '' : typeof count === 'number' ? `× ${count}` : 'for_each',
+      (agent?.batch ?? spec.defaults?.batch) === true ? 'batch' : '',
+    ].filter(Boolean);
+    const role = m.name === workflow.graph.lead ? 'manager, the lead' : m.role;
+    const title = `${m.name} (${[role, ...extras].join(', ')})`;
     const description = workflow.spec.agents[m.name]?.description;
     const label = description ? `${title}<br/>${description}` : title;
     lines.push(`  ${ids.get(m.name)}["${label.replace(/"/g, '#quot;').replace(/\n/g, ' ')}"]`);
@@ -71,5 +90,13 @@ export function mermaid(workflow: Workflow): string {
     ...templates.map(([name, t]) => [templateId(name), t.spawns] as [string, string[] | undefined]),
   ];
   for (const [from, spawns] of spawners) for (const name of spawns ?? []) lines.push(`  ${from} -. spawns .-> ${templateId(name)}`);
+  // Documents: one node each (a document's shape), with an edge from its owner.
+  for (const [i, [name, d]] of Object.entries(spec.documents ?? {}).entries()) {
+    const label = `${name} (document${d.mode === 'append' ? ', append' : ''}${d.write_to ? `, written to ${d.write_to}` : ''})`;
+    lines.push(`  document_${i}[/"${label.replace(/"/g, '#quot;')}"/]`);
+    const owner = ids.get(d.owner);
+    if (owner) lines.push(`  ${owner} -- owns --- document_${i}`);
+  }
+  if (spec.context !== undefined) lines.push('  context[("context: shared by every agent, read from the prompt cache")]');
   return `${lines.join('\n')}\n`;
 }

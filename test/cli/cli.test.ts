@@ -32,7 +32,12 @@ describe('conclave validate', () => {
     const result = await conclave(['validate', ...examples]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`${examples.map((e) => `${e}: ok`).join('\n')}\n4 files: 4 valid, 0 with errors\n`);
+    // The one warning: the migration plan is run in the repository that holds its MIGRATION.md, not this one.
+    const lines = result.stdout.split('\n');
+    expect(lines.filter((l) => l.includes(': warning: '))).toEqual([
+      expect.stringMatching(/^examples\/migration-plan\.yml:\d+:\d+: warning: documents\.plan\.file "MIGRATION\.md" does not exist in the current directory/),
+    ]);
+    expect(lines.filter((l) => !l.includes(': warning: ')).join('\n')).toBe(`${examples.map((e) => `${e}: ok`).join('\n')}\n4 files: 4 valid, 0 with errors\n`);
   });
 
   it('lists the errors of every file, not only the first file with errors', async () => {
@@ -89,6 +94,42 @@ describe('conclave graph', () => {
       ['checker', 'editor'],
     ]);
     expect(graph.agents[2]).toMatchObject({ role: 'worker', model: 'claude-sonnet-5-5', tools: ['grep'] });
+  });
+
+  it('shows for_each counts, batch, the shared context and the documents with their owners, as Mermaid and as JSON', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-graph-'));
+    writeFileSync(
+      join(dir, 'w.yml'),
+      [
+        'name: g',
+        'defaults: { batch: true }',
+        'context: The change under review.',
+        'agents:',
+        '  lead: { role: manager, batch: false }',
+        '  reviewer: { role: worker, for_each: [a, b, c] }',
+        'documents:',
+        '  plan: { owner: lead, text: "1. Freeze", write_to: PLAN.md }',
+        '  notes: { owner: lead, mode: append }',
+        'kickoff: "@lead go"',
+      ].join('\n'),
+    );
+    const chart = await conclave(['graph', join(dir, 'w.yml')]);
+    expect(chart.code, chart.stderr).toBe(0);
+    expect(chart.stdout).toContain('agent_lead["lead (manager, the lead)"]');
+    expect(chart.stdout).toContain('agent_reviewer["reviewer (worker, × 3, batch)"]');
+    expect(chart.stdout).toContain('document_0[/"plan (document, written to PLAN.md)"/]\n  agent_lead -- owns --- document_0');
+    expect(chart.stdout).toContain('document_1[/"notes (document, append)"/]');
+    expect(chart.stdout).toContain('context[("context: shared by every agent, read from the prompt cache")]');
+    const json = JSON.parse((await conclave(['graph', '--format', 'json', join(dir, 'w.yml')])).stdout);
+    expect(json.context).toBe(true);
+    expect(json.agents.map((a: { for_each: unknown; batch: boolean }) => [a.for_each, a.batch])).toEqual([
+      [null, false],
+      [3, true],
+    ]);
+    expect(json.documents).toEqual([
+      { name: 'plan', owner: 'lead', mode: 'edit', write_to: 'PLAN.md' },
+      { name: 'notes', owner: 'lead', mode: 'append', write_to: null },
+    ]);
   });
 
   it('refuses an invalid workflow with its diagnostics and exit 2', async () => {

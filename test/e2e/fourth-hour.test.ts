@@ -144,3 +144,42 @@ describe('the response cache, by its name', () => {
     expect(help.stdout).not.toMatch(/^\s+--cache /m);
   });
 });
+
+describe('messages that say the next step', () => {
+  it('cache: 5m, batch on a cloud, validate --provider, --park --replay, a short context, a missing document file', async () => {
+    server = await startFakeAnthropic(reviewScript(4), { batches: { endsAfterMs: 100 } });
+    const dir = (await runWorkflow(server, REVIEW4)).dir;
+    const write = (name: string, text: string) => writeFileSync(join(dir, name), text);
+    write('ttl.yml', 'name: t\ncache: 5m\nagents:\n  lead: { role: manager }\nkickoff: go\n');
+    const ttl = await conclave(['validate', 'ttl.yml'], { cwd: dir });
+    expect(ttl.stdout).toContain('ttl.yml:2:8: cache must be a mapping; found the string "5m": write cache: { ttl: 5m }');
+    const onCloud = await conclave(['validate', '--provider', 'bedrock', 'workflow.yml'], { cwd: dir });
+    expect(onCloud.code).toBe(2);
+    expect(onCloud.stdout).toMatch(
+      /defaults sends its calls as a message batch \(batch: true\), but --provider bedrock: only Anthropic's API has the Message Batches API here; leave --provider out for this workflow, or batch: false/,
+    );
+    expect((await conclave(['validate', '--provider', 'anthropic', 'workflow.yml'], { cwd: dir })).code).toBe(0);
+    const badProvider = await conclave(['validate', '--provider', 'azure', 'workflow.yml'], { cwd: dir });
+    expect(badProvider.stderr).toContain('--provider must be one of anthropic, bedrock, vertex, foundry, not "azure"');
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    const run = await conclave(['run', 'workflow.yml', '--provider', 'bedrock'], { cwd: dir, env });
+    expect(run.stderr).toContain('leave --provider out for this workflow, or set batch: false for it');
+    const sessions = (await conclave(['run', 'workflow.yml', '--json', '--session', 'one.jsonl'], { cwd: dir, env })).code;
+    expect(sessions).toBe(0);
+    const replay = await conclave(['run', 'workflow.yml', '--park', '--replay', 'one.jsonl'], { cwd: dir, env });
+    expect(replay.stderr).toContain('--park does nothing with --replay');
+    write('short.yml', REVIEW4.replace('name: batched-review', 'name: s\ncontext: The change is small.'));
+    const short = await conclave(['run', 'short.yml', '--quiet'], { cwd: dir, env: { ...env } });
+    expect(short.code, short.stderr).toBe(0);
+    const verbose = await conclave(['run', 'short.yml'], { cwd: dir, env });
+    expect(verbose.stderr).toMatch(
+      /warning: context: is about \d+ tokens: with the tools before it, under the 2,048 the prompt cache keeps for claude-sonnet-5-5/,
+    );
+    write('doc.yml', 'name: d\ndocuments:\n  plan: { owner: lead, file: PLAN.md }\nagents:\n  lead: { role: manager }\nkickoff: go\n');
+    const doc = await conclave(['validate', 'doc.yml'], { cwd: dir });
+    expect(doc.code).toBe(0);
+    expect(doc.stdout).toContain('doc.yml:3:30: warning: documents.plan.file "PLAN.md" does not exist in the current directory');
+    write('PLAN.md', '1. Freeze\n');
+    expect((await conclave(['validate', 'doc.yml'], { cwd: dir })).stdout).not.toContain('warning');
+  }, 60_000);
+});
