@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { REVIEW, reviewScript } from '../fixtures/review-team.js';
+import { OWN, REVIEW, reviewScript, SHARED } from '../fixtures/review-team.js';
 import { BIN, conclave } from '../helpers/cli.js';
 import { RELAY, relayScript } from '../fixtures/relay.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
@@ -142,6 +143,21 @@ describe('the response cache, by its name', () => {
     const help = await conclave(['run', '--help']);
     expect(help.stdout).toContain('--response-cache [store]');
     expect(help.stdout).not.toMatch(/^\s+--cache /m);
+  });
+});
+
+describe('pointing to context:', () => {
+  it('validate warns when a setup output is in the system prompts of several agents, and not when it is the context', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-own-'));
+    writeFileSync(join(dir, 'own.yml'), OWN);
+    writeFileSync(join(dir, 'shared.yml'), SHARED);
+    writeFileSync(join(dir, 'pair.yml'), OWN.replace('for_each: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]', 'for_each: [1]'));
+    const own = await conclave(['validate', 'own.yml', 'shared.yml', 'pair.yml'], { cwd: dir });
+    expect(own.code).toBe(0);
+    expect(own.stdout).toMatch(
+      /^own\.yml:\d+:\d+: warning: \$<< setup\.diff >> is in the system prompt of reviewer × 16: each call pays for it in full, .*put it in context:/m,
+    );
+    expect(own.stdout.match(/warning/g)).toHaveLength(1);
   });
 });
 
