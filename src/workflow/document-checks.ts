@@ -36,7 +36,7 @@ export function documentProblems(source: WorkflowSource, spec: WorkflowSpec): Di
       const problem = pathProblem(path) ?? (key === 'write_to' ? protectedProblem(path, spec.edit_github_workflows === true) : undefined);
       if (problem) out.push(source.error(at(key), `documents.${name}.${key} ${JSON.stringify(path)} ${problem}`));
       // Not an error: a setup step may make it. Read from the current directory, the workspace a run has unless --workspace says otherwise.
-      else if (key === 'file' && !existsSync(resolve(path)))
+      else if (key === 'file' && document.text === undefined && !existsSync(resolve(path)))
         out.push(
           source.warning(
             at(key),

@@ -155,7 +155,7 @@ describe('the live view of batched calls', () => {
       .filter((e) => e.event === 'TITLE' && e.data.startsWith('@lead '))
       .map((e) => /^@\S+ {2}(.+?) ·/.exec(e.data)![1]!)
       .filter((state, i, all) => state !== all[i - 1]);
-    expect(states).toEqual(['waiting', 'starting', 'thinking', 'waiting for its message batch', 'idle', 'done']);
+    expect(states).toEqual(['waiting', 'starting', 'waiting for its message batch', 'idle', 'done']);
     expect(polls).toBe(2);
   });
 });

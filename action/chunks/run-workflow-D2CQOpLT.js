@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-CfB2vwlr.js";
