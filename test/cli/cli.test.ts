@@ -146,6 +146,25 @@ describe('conclave graph', () => {
   });
 });
 
+describe('the package', () => {
+  it('installs no native module: three small dependencies, the SQLite adapter an optional peer for Node 20', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['diff', 'keyv', 'node-diff3']);
+    expect(pkg.optionalDependencies).toBeUndefined();
+    expect(pkg.peerDependencies).toEqual({ '@keyv/sqlite': expect.any(String) });
+    expect(pkg.peerDependenciesMeta).toEqual({ '@keyv/sqlite': { optional: true } });
+    // The lock agrees: nothing but those three (and keyv's own) is installed with the package.
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
+    const installed = Object.entries(lock.packages as Record<string, { dev?: boolean; peer?: boolean }>)
+      .filter(([path, p]) => path !== '' && !p.dev && !p.peer)
+      .map(([path]) => path.replace(/^.*node_modules\//, ''));
+    expect(installed).toEqual(expect.arrayContaining(['diff', 'keyv', 'node-diff3']));
+    expect(installed.every((name) => ['diff', 'keyv', 'node-diff3', '@keyv/serialize', 'hookified', 'hashery'].includes(name)), installed.join(', ')).toBe(
+      true,
+    );
+  });
+});
+
 describe('conclave itself', () => {
   it('prints help with every command', async () => {
     const result = await conclave(['--help']);
