@@ -38,6 +38,8 @@ export interface ModelCallsOptions {
   /** Calls through the Message Batches API, for the agents `batchOf` names (batch-calls.ts). */
   batches?: BatchCalls;
   batchOf?: (agent: string) => boolean;
+  /** A batched agent's call began (`true`) or ended (`false`): while it waits, its turn holds no concurrency slot. */
+  onBatchWait?: (agent: string, waiting: boolean) => void;
   /** Warm first: calls that share a cacheable prefix wait for the one writing it (cache-warming.ts). */
   warming?: CacheWarming;
   /** The spend pools shared across runs, a ceiling too. */
@@ -77,6 +79,25 @@ export class ModelCalls {
     request: ModelRequest,
     signal = this.options.signal,
     how: { interrupt?: AbortSignal; via?: CallModel } = {},
+  ): Promise<ModelResponse> {
+    // A batched agent's call waits for its batch, for minutes or hours: its turn holds no
+    // concurrency slot meanwhile (recorded or live alike, so that a replay starts turns as the run did).
+    const batched = this.options.batchOf?.(agent) === true;
+    if (batched) this.options.onBatchWait?.(agent, true);
+    try {
+      return await this.answer(agent, turn, step, request, signal, how);
+    } finally {
+      if (batched) this.options.onBatchWait?.(agent, false);
+    }
+  }
+
+  private async answer(
+    agent: string,
+    turn: number,
+    step: number,
+    request: ModelRequest,
+    signal: AbortSignal,
+    how: { interrupt?: AbortSignal; via?: CallModel },
   ): Promise<ModelResponse> {
     const { interrupt } = how;
     const { journal, cache } = this.options;

@@ -53,6 +53,8 @@ export class Run {
   private readonly conversations = new Map<string, Conversation>();
   private readonly turns = new Map<string, number>();
   private readonly running = new Set<string>();
+  /** Running turns whose call waits for a message batch: they hold no concurrency slot. */
+  private readonly batchWaiting = new Set<string>();
   private reminders: VoteReminders | undefined;
   private editReminders: EditReminders | undefined;
   private readonly shownProposals = new Set<string>();
@@ -116,6 +118,12 @@ export class Run {
       warming,
       ...batchesOf(options, () => this.parkIfStuck(), warming),
       batchOf: (agent) => this.profiles.get(agent)?.batch === true,
+      onBatchWait: (agent, waiting) => {
+        if (!waiting) return void this.batchWaiting.delete(agent);
+        this.batchWaiting.add(agent);
+        // Its slot is free: another turn may start, and its call join the same batch.
+        if (!this.ending) this.startEligible(false);
+      },
     });
     this.workspace = new Workspace(options.place.workspace, {
       protect: options.identity.ownFiles ?? [],
@@ -263,7 +271,7 @@ export class Run {
   private startEligible(ignoreFanIn: boolean): void {
     const channel = this.channel!;
     for (const name of channel.withUnread()) {
-      if (this.running.size >= this.limits.current.concurrency || this.teamTurns >= this.limits.current.maxTurns) return;
+      if (this.running.size - this.batchWaiting.size >= this.limits.current.concurrency || this.teamTurns >= this.limits.current.maxTurns) return;
       if (this.running.has(name) || !this.hasTurnsLeft(name)) continue;
       if (!ignoreFanIn && this.fanIn!.waits(name)) continue;
       this.startTurn(name);

@@ -50,6 +50,26 @@ describe('batch: true', () => {
     expect(cost(batched).cost_usd / cost(plain).cost_usd).toBeLessThanOrEqual(0.55);
   });
 
+  it('a for_each of 8 with limits.concurrency 2: one batch of 8, for a call waiting for its batch holds no slot; resumed and replayed alike', async () => {
+    server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 1_000 } });
+    const narrow = REVIEW(true).replace('limits: { concurrency: 9 }', 'limits: { concurrency: 2 }');
+    const run = await runWorkflow(server, narrow, ['--park']);
+    expect(run.code, run.stderr).toBe(75);
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    let last = run.code;
+    for (let i = 0; i < 10 && last === 75; i++) {
+      await sleep(1_100);
+      last = (await conclave(['resume', run.json.session as unknown as string, '--json'], { cwd: run.dir, env })).code;
+    }
+    expect(last).toBe(0);
+    expect(server.batches.map((b) => b.requests.length)).toEqual([1, 8, 1]);
+    const replay = await conclave(['run', 'workflow.yml', '--replay', run.json.session as unknown as string, '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
+    expect(replay.code, replay.stderr).toBe(0);
+  });
+
   it('kill -9 while the run waits for a batch, then resume: it polls the same batch, submits no call twice, and the session replays offline', async () => {
     server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 2_500 } });
     const dir = mkdtempSync(join(tmpdir(), 'conclave-batch-'));
