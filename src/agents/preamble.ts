@@ -1,4 +1,4 @@
-import { rosterLine } from './tools/roster.js';
+import { rosterLine, type TeamEntry } from './team-entry.js';
 
 /** A team larger than this lists only each agent's neighbourhood in its system prompt. */
 export const FULL_ROSTER_UP_TO = 16;
@@ -6,13 +6,7 @@ export const FULL_ROSTER_UP_TO = 16;
 /** In a large team, an agent's peers are listed by name up to this many. */
 const PEERS_LISTED = 8;
 
-export interface TeamEntry {
-  name: string;
-  role: 'manager' | 'worker';
-  isLead: boolean;
-  reportsTo: string | null;
-  description: string;
-}
+export type { TeamEntry } from './team-entry.js';
 
 export interface PreambleInput {
   workflow: { name: string; description?: string };

@@ -31,10 +31,7 @@ export const MAX_DOCUMENT_CHARS = 100_000;
 /** The most characters of an edit's or a review's `why`. */
 export const MAX_WHY_CHARS = 2_000;
 
-/** The text after an append: entries end with a newline, and the next starts on a line of its own. */
-export function appended(text: string, entry: string): string {
-  return `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${entry}`;
-}
+export { appended } from '../session/document-text.js';
 
 /** An entry as it is kept: ending with a newline. */
 export function entryOf(text: string): string {

@@ -5,7 +5,7 @@ import type { ProviderName } from '../provider/clouds.js';
 import { modelInfo } from '../provider/models.js';
 import type { CacheTtl } from '../workflow/types.js';
 import { usesBatches } from '../workflow/value-checks.js';
-import type { RunOptions } from './run-options.js';
+import type { WorkflowSpec } from '../workflow/types.js';
 
 /** The longest a call waits for another to write the prefix it would read: then it goes anyway. */
 export const WARM_RELEASE_MS = 5_000;
@@ -132,9 +132,8 @@ function waitFor(released: Promise<void>, signal: AbortSignal): Promise<void> {
  * while its batches wait (`--park` with batched agents: it goes on when a later job resumes it,
  * later than 5 minutes), 5 minutes for any other.
  */
-export function cacheTtlOf(options: Pick<RunOptions, 'workflow' | 'park' | 'recording'>): CacheTtl {
-  const { spec } = options.workflow;
-  return spec.cache?.ttl ?? options.recording.journal.recordedCacheTtl ?? (options.park && usesBatches(spec) ? '1h' : '5m');
+export function cacheTtlOf(spec: WorkflowSpec, park: boolean, recorded: CacheTtl | undefined): CacheTtl {
+  return spec.cache?.ttl ?? recorded ?? (park && usesBatches(spec) ? '1h' : '5m');
 }
 
 /**

@@ -14,9 +14,10 @@ import { SpawnBudgetReached } from './spawner.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { Ceiling, Reservation, Reservations, Worst } from './reservation.js';
 import type { CacheWarming } from './cache-warming.js';
+import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { BatchCalls } from './batch-calls.js';
 
-export type CallModel = (request: ModelRequest, signal: AbortSignal, listeners: CallListeners, provider: ProviderName) => Promise<ModelResponse>;
+export type { CallModel } from './call-model.js';
 
 export interface ModelCallsOptions {
   journal: Journal;
@@ -43,11 +44,7 @@ export interface ModelCallsOptions {
   /** Warm first: calls that share a cacheable prefix wait for the one writing it (cache-warming.ts). */
   warming?: CacheWarming;
   /** The spend pools shared across runs, a ceiling too. */
-  pools?: Ceiling & {
-    readonly specs: readonly { name: string; capUsd: number; per: string }[];
-    /** The store, as the user may see it. */
-    readonly store: string;
-  };
+  pools?: PoolsCeiling;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
 import type { Journal } from './journal.js';
 import type { BatchApi } from '../provider/batch-api.js';
-import type { CallModel, ModelCallsOptions } from './model-calls.js';
+import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { ToolUse } from '../agents/turn.js';
 import type { ToolResult } from '../agents/tools/tool.js';
 
@@ -60,7 +60,7 @@ export interface RunOptions {
     /** False for --replay and --offline: a model call nothing recorded or cached can answer fails the run instead of reaching the network. */
     live?: boolean;
     /** --spend-pool: ceilings shared with the organisation's other runs. */
-    pools?: ModelCallsOptions['pools'];
+    pools?: PoolsCeiling;
     /** The Message Batches API, for agents with `batch: true`. */
     batches?: BatchApi;
   };

@@ -77,7 +77,7 @@ export class Run {
   private readonly cacheTtl: CacheTtl;
 
   constructor(private readonly options: RunOptions) {
-    this.cacheTtl = cacheTtlOf(options);
+    this.cacheTtl = cacheTtlOf(options.workflow.spec, options.park === true, options.recording.journal.recordedCacheTtl);
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
     this.queues = new QueueModes(options.recording.journal);

@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelResponse } from './client.js';
+import type { ModelRequest, ModelResponse } from './messages.js';
 
 /** The part of the SDK's `client.messages.batches` conclave uses. */
 export interface BatchApi {

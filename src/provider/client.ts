@@ -1,7 +1,7 @@
 import { withBoundedInputs } from './input-depth.js';
 import { APIError, APIUserAbortError } from '@anthropic-ai/sdk/core/error';
 import type { Admission, Pacer, WaitListener, WaitReason } from './pacer.js';
-import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
+import type { ModelRequest, ModelResponse } from './messages.js';
 import { CallAborted, ProviderError } from './provider-errors.js';
 import { inputTokensAtMost } from './pricing.js';
 import { cloudModelId, type ProviderName } from './clouds.js';
@@ -11,8 +11,7 @@ import { httpFetch, type Fetch } from './http-fetch.js';
 import { responseProblem } from './response-shape.js';
 import { SendSlices } from './send-slices.js';
 
-export type ModelRequest = Omit<MessageCreateParamsNonStreaming, 'stream'>;
-export type ModelResponse = Message;
+export type { ModelRequest, ModelResponse } from './messages.js';
 
 /** Retries of a call, and how long one request may take: the same wherever a call is made. */
 export const CALL_RETRIES = 4;
@@ -103,7 +102,7 @@ export class Provider {
     for (let attempt = 1; ; attempt++) {
       try {
         const call: PacedCall = { provider, request, listeners };
-        let message: Message;
+        let message: ModelResponse;
         try {
           const stream = client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object });
           if (listeners.onStreaming) stream.on('streamEvent', (event) => event.type === 'message_start' && listeners.onStreaming!());

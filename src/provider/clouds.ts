@@ -1,5 +1,4 @@
-import { modelInfo } from './models.js';
-import type { Price } from './pricing.js';
+import { modelInfo, type Price } from './models.js';
 
 /** Where Claude is reached (docs/providers.md): Anthropic's API, or a cloud that serves it. */
 export const PROVIDERS = ['anthropic', 'bedrock', 'vertex', 'foundry'] as const;

@@ -1,4 +1,4 @@
-import type { ModelResponse } from './client.js';
+import type { ModelResponse } from './messages.js';
 
 /** The deepest a tool call's input may nest: deeper JSON cannot be written (JSON.stringify overflows the stack near 8,000). */
 export const MAX_INPUT_DEPTH = 64;

@@ -1,4 +1,18 @@
-import type { Price } from './pricing.js';
+/**
+ * US dollars per million tokens. Cache writes and reads default to the API's multiples of the
+ * input price: a write kept 5 minutes 1.25×, kept an hour 2×, a read 0.1×.
+ */
+export interface Price {
+  input: number;
+  output: number;
+  /** A prompt cache write kept 5 minutes. */
+  cache_write?: number;
+  /** A prompt cache write kept an hour (`cache: { ttl: 1h }`). */
+  cache_write_1h?: number;
+  cache_read?: number;
+  /** Prices for calls whose prompt is longer than `over` tokens. */
+  long?: { over: number } & Omit<Price, 'long'>;
+}
 
 /**
  * How a model thinks: `adaptive` (it decides when and how much, steered by effort), `budget`

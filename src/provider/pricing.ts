@@ -1,21 +1,9 @@
-import type { CacheTtl } from '../workflow/types.js';
-import { modelInfo } from './models.js';
+import { modelInfo, type Price } from './models.js';
 
-/**
- * US dollars per million tokens. Cache writes and reads default to the API's multiples of the
- * input price: a write kept 5 minutes 1.25×, kept an hour 2×, a read 0.1×.
- */
-export interface Price {
-  input: number;
-  output: number;
-  /** A prompt cache write kept 5 minutes. */
-  cache_write?: number;
-  /** A prompt cache write kept an hour (`cache: { ttl: 1h }`). */
-  cache_write_1h?: number;
-  cache_read?: number;
-  /** Prices for calls whose prompt is longer than `over` tokens. */
-  long?: { over: number } & Omit<Price, 'long'>;
-}
+/** How long the prompt cache keeps a write (the workflow's `cache: { ttl }`). */
+export type CacheTtl = '5m' | '1h';
+
+export type { Price } from './models.js';
 
 /**
  * The price of `model`: the workflow's own `pricing` (exact name, then longest prefix; `given`),

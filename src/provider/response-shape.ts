@@ -1,4 +1,4 @@
-import type { ModelResponse } from './client.js';
+import type { ModelResponse } from './messages.js';
 
 /** More tokens than any model reads or writes in one call: a figure past it is not a usage figure. */
 const MAX_TOKENS_IN_ONE_CALL = 1_000_000_000;

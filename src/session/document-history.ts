@@ -1,4 +1,4 @@
-import { appended } from '../channel/document.js';
+import { appended } from './document-text.js';
 import type { SessionEvent } from './format.js';
 
 /** A document with an owner (docs/workflow.md: documents): how it ends, and every change and review, in order. */

@@ -4,7 +4,7 @@ import { isObject } from './schema.js';
 import { timelineOf, type Timeline } from './timeline.js';
 import { DocumentHistories, type DocumentSummary } from './document-history.js';
 import { BATCH_PRICE, listCacheSavingUsd } from '../provider/pricing.js';
-import type { CacheTtl } from '../workflow/types.js';
+import type { CacheTtl } from '../provider/pricing.js';
 
 export type { DocumentStep, DocumentSummary } from './document-history.js';
 

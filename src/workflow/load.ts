@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { byPosition, hasErrors, type Diagnostic } from './diagnostic.js';
 import { buildGraph, type AgentEntry, type TeamGraph } from './graph.js';
 import { resolveLimits, type Limits } from './limits.js';
-import { textInFile, textInSource, type LocatedText } from './located.js';
+import { textInFile, textInSource, type LocatedTemplate, type LocatedText } from './located.js';
 import { checkReferences, type Field } from './references.js';
 import { documentProblems } from './document-checks.js';
 import { outputProblems } from './typed-outputs.js';
@@ -25,15 +25,12 @@ import {
 import { labelOf, schemaErrors } from './schema-check.js';
 import { WorkflowSource, type Path } from './source.js';
 import { quote } from './suggest.js';
-import { parseTemplate, type TemplatePart } from './template.js';
+import { parseTemplate } from './template.js';
 import { forEachProblems, madeAtRun, spawnProblems } from './spawn-checks.js';
 import type { WorkflowSpec } from './types.js';
 
 /** A text that is interpolated, with its parsed template. */
-export interface LocatedTemplate extends LocatedText {
-  field: Field;
-  parts: TemplatePart[];
-}
+export type { LocatedTemplate } from './located.js';
 
 /** A workflow file that passed every check. */
 export interface Workflow {

@@ -1,5 +1,7 @@
 import type { Position } from './diagnostic.js';
 import type { Path, WorkflowSource } from './source.js';
+import type { Field } from './references.js';
+import type { TemplatePart } from './template.js';
 
 /** A text from a workflow (a prompt, the kickoff, an output) that can say where its offsets stand. */
 export interface LocatedText {
@@ -9,6 +11,12 @@ export interface LocatedText {
   text: string;
   /** Where offset `at` stands in the file, `at` lying in the span [start, end) of the text. */
   locate(start: number, end: number, at: number): Position;
+}
+
+/** A text of the workflow with its `$<< … >>` parts, and which field it is. */
+export interface LocatedTemplate extends LocatedText {
+  field: Field;
+  parts: TemplatePart[];
 }
 
 export function textInSource(source: WorkflowSource, path: Path, label: string, text: string): LocatedText {

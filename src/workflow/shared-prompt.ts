@@ -1,6 +1,6 @@
 import type { Diagnostic } from './diagnostic.js';
 import type { Expr } from './expression.js';
-import type { LocatedTemplate } from './load.js';
+import type { LocatedTemplate } from './located.js';
 import type { WorkflowSource } from './source.js';
 import type { WorkflowSpec } from './types.js';
 import { isRecord, recordOf } from './value-checks.js';

@@ -28,7 +28,8 @@ export function isWorkspaceTool(name: string): name is WorkspaceTool {
 }
 
 /** How long the prompt cache keeps an entry after its last use. */
-export type CacheTtl = '5m' | '1h';
+export type { CacheTtl } from '../provider/pricing.js';
+import type { CacheTtl } from '../provider/pricing.js';
 
 export type Effort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 

@@ -159,9 +159,10 @@ describe('the package', () => {
       .filter(([path, p]) => path !== '' && !p.dev && !p.peer)
       .map(([path]) => path.replace(/^.*node_modules\//, ''));
     expect(installed).toEqual(expect.arrayContaining(['diff', 'keyv', 'node-diff3']));
-    expect(installed.every((name) => ['diff', 'keyv', 'node-diff3', '@keyv/serialize', 'hookified', 'hashery'].includes(name)), installed.join(', ')).toBe(
-      true,
-    );
+    expect(
+      installed.every((name) => ['diff', 'keyv', 'node-diff3', '@keyv/serialize', 'hookified', 'hashery'].includes(name)),
+      installed.join(', '),
+    ).toBe(true);
   });
 });
 

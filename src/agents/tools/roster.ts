@@ -1,4 +1,4 @@
-import type { TeamEntry } from '../preamble.js';
+import { rosterLine, type TeamEntry } from '../team-entry.js';
 import { defineTool, input } from './define-tool.js';
 import type { AgentTool } from './tool.js';
 
@@ -29,9 +29,4 @@ export function rosterTool(team: readonly TeamEntry[]): AgentTool {
       return { content: shown.map((m) => rosterLine(m)).join('\n') + more };
     },
   });
-}
-
-export function rosterLine(m: TeamEntry, you?: string): string {
-  const role = m.isLead ? 'manager, the lead' : `${m.role}, reports to @${m.reportsTo}`;
-  return `- @${m.name}${m.name === you ? ' (you)' : ''} — ${role}${m.description ? `: ${m.description}` : ''}`;
 }

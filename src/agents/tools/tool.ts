@@ -1,4 +1,3 @@
-import { ConclaveError } from '../../conclave-error.js';
 import type { Channel } from '../../channel/channel.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { SandboxPlan } from './sandbox.js';
@@ -58,5 +57,4 @@ export interface AgentTool {
   run(input: Record<string, unknown>, context: ToolContext): Promise<ToolResult> | ToolResult;
 }
 
-/** The error a tool returns to the model for bad input: a tool result, never a thrown exception. */
-export class ToolInputError extends ConclaveError {}
+export { ToolInputError } from './tool-error.js';

@@ -1,0 +1,46 @@
+// The layering of docs/ARCHITECTURE.md, checked by `npm run lint` (dependency-cruiser, pinned):
+// no import circle, and no import up the layers. From the top: cli → workers → engine → agents →
+// channel → workflow → session → provider; trace/ between cli and session; the two root modules
+// (exit-codes.ts, conclave-error.ts) below every layer.
+const LAYERS = ['cli', 'workers', 'engine', 'agents', 'channel', 'workflow', 'session', 'provider'];
+const above = (layer) => {
+  const i = LAYERS.indexOf(layer);
+  return [...LAYERS.slice(0, i), ...(layer === 'cli' ? [] : ['trace'])];
+};
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'an import circle, type-only ones included: move what both sides need down to where both can import it',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    ...LAYERS.map((layer) => ({
+      name: `no-upward-from-${layer}`,
+      severity: 'error',
+      comment: `${layer}/ imports only from the layers below it (docs/ARCHITECTURE.md)`,
+      from: { path: `^src/${layer}/` },
+      to: { path: `^src/(${above(layer).join('|')})/` },
+    })),
+    {
+      name: 'trace-reads-only-session',
+      severity: 'error',
+      comment: 'trace/ makes spans from a session: it is used by cli alone',
+      from: { path: '^src/(?!cli/|trace/)' },
+      to: { path: '^src/trace/' },
+    },
+    {
+      name: 'root-modules-import-nothing-of-ours',
+      severity: 'error',
+      from: { path: '^src/(exit-codes|conclave-error)\\.ts$' },
+      to: { path: '^src/[a-z-]+/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '\\.test\\.ts$' },
+  },
+};
