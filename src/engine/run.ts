@@ -2,13 +2,10 @@ import { setMaxListeners } from 'node:events';
 import type { AgentProfile } from '../agents/profile.js';
 import { emptyConversation, type Conversation } from '../agents/context.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
-import { runTurn } from '../agents/turn.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import { openDocuments, writeDocuments, type FirstTexts } from './run-documents.js';
-import { totalTokens } from '../provider/pricing.js';
 import { formatUsd } from '../provider/money.js';
-import { ProviderError } from '../provider/provider-errors.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { Accounting } from './accounting.js';
@@ -20,15 +17,13 @@ import { buildProfiles, teamContext } from './profiles.js';
 import type { RunOptions, RunResult } from './run-options.js';
 import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup, type ToolSetup } from './setup.js';
-import { toolHooks } from './tool-calls.js';
-import { compactionHook } from './compactions.js';
 import { VoteReminders } from './vote-reminders.js';
 import { EditReminders } from './edit-reminders.js';
-import { SpawnBudgetReached, Spawner } from './spawner.js';
+import { Spawner } from './spawner.js';
+import { takeTurn, type TurnEnd, type TurnHost } from './turn-runner.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
 import { QueueModes } from './queue-modes.js';
-import { afterRefusal, noticeEvent } from './refusal.js';
 import { Reservations } from './reservation.js';
 import { CacheWarming, cacheTtlOf, contextTooShort } from './cache-warming.js';
 import type { CacheTtl } from '../workflow/types.js';
@@ -318,100 +313,51 @@ export class Run {
   private startTurn(name: string): void {
     this.running.add(name);
     const turn = this.turns.get(name)! + 1;
-    const begin = () => {
+    const begin = (): Promise<TurnEnd> => {
       this.teamTurns++;
       this.turns.set(name, turn);
-      return this.takeTurn(name, turn);
+      return takeTurn(this.turnHost, name, turn);
     };
     // Re-executing a recording, a turn the recorded run started later than now starts there (journal.ts).
     const later = this.options.recording.journal.turnStart(name, turn, this.controller.signal);
-    void (later !== undefined ? later.then(begin) : begin())
-      // What its own error path could not handle (the session file failing again as a spawned
-      // agent's ending is recorded) stops the run; it never escapes as an unhandled rejection.
-      .catch((e: unknown) => {
-        const end = endingOfError(e, name);
-        if (end) this.stop(end);
-      })
-      .finally(() => {
-        this.running.delete(name);
-        this.pump();
-        // The turns left may all wait for batches now: park without waiting for their next poll.
-        this.parkIfStuck();
-      });
+    // A turn never throws (a recorded start the run never reaches is given up with it): the run
+    // ends once every turn's end is applied (settle waits for `running` to empty).
+    void (later !== undefined ? later.then(begin, (): TurnEnd => ({})) : begin()).then((end) => this.apply(name, end));
   }
 
-  private async takeTurn(name: string, turn: number): Promise<void> {
-    const { journal } = this.options.recording,
-      channel = this.channel!;
-    const signal = this.spawner!.signalOf(name, this.controller.signal);
-    const arrivals = this.queues.open(channel, name, this.profiles.get(name)!.queue, turn, signal);
-    const { delivery } = arrivals;
-    const spentBefore = this.accounting.of(name);
-    const remote = this.options.place.elsewhere?.open(name, turn, this.tools.declared ?? {}),
-      via = { via: remote?.call };
-    let handled = false;
-    try {
-      journal.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
-      this.progress({ type: 'turn_started', agent: name, turn, messages: delivery.messages.length });
-      const outcome = await runTurn(
-        this.profiles.get(name)!,
-        this.conversations.get(name)!,
-        delivery.messages,
-        this.limits.statusLine(turn, this.teamTurns),
-        { agent: name, channel, workspace: this.workspace, ...this.tools, signal, ...this.spawner!.toolsFor(name, () => this.pump()) },
-        {
-          call: (request, call) => arrivals.call((interrupt) => this.calls.call(name, turn, call, request, signal, { ...via, interrupt })),
-          compacted: compactionHook(journal, name, turn, (e) => this.progress(e)),
-          ...toolHooks(journal, name, turn, signal, (e) => this.progress(e), remote),
-          notice: (n) => this.progress(noticeEvent(name, n)),
-          ...(arrivals.steer ? { steer: arrivals.steer } : {}),
-        },
-      );
-      if (this.ending || this.spawner!.isEnded(name)) return channel.release(name);
-      this.conversations.set(name, outcome.conversation);
-      const posted = outcome.text ? channel.post(name, outcome.text).message : undefined;
-      if (posted) this.progress({ type: 'posted', agent: name, recipients: posted.recipients, text: posted.text });
-      channel.acknowledge(name);
-      handled = true;
-      channel.turnEnded(name);
-      journal.append({ type: 'turn_ended', agent: name, turn, elapsed_ms: this.elapsedMs() });
-      journal.sync();
-      const spent = this.accounting.of(name);
-      const costUsd = spent.costUsd - spentBefore.costUsd;
-      const tokens = totalTokens(spent.usage) - totalTokens(spentBefore.usage);
-      this.progress({ type: 'turn_ended', agent: name, turn, recipients: posted?.recipients ?? null, costUsd, tokens });
-      for (const p of channel.allProposals()) if (p.status !== 'open') this.reportProposal(p);
-      const refusal = outcome.refused ? afterRefusal(this.profiles.get(name)!, turn, channel) : undefined;
-      if (refusal) this.stop(refusal);
-      if (outcome.completion && this.profiles.get(name)!.isLead) {
-        const { status, summary, outputs } = outcome.completion;
-        this.stop({ ...ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary), outputs });
-      }
-    } catch (e) {
-      if (!handled) channel.release(name);
-      if (this.spawner!.isEnded(name)) return; // cancelled: its turn was aborted on purpose
-      const end = this.ending ? undefined : endingOfError(e, name);
-      if (!end) return;
-      const error = e instanceof Error ? e.message : String(e);
-      if (
-        e instanceof SpawnBudgetReached
-          ? this.spawner!.end(name, 'limit', error)
-          : (end.status === 'error' || end.status === 'provider_error') && this.spawner!.end(name, 'failed', `failed: ${error}`)
-      )
-        return;
-      if (!journal.diverged) {
-        try {
-          const call = e instanceof ProviderError && e.call ? { call: { ...e.call, kind: e.kind, status: e.status ?? null } } : {};
-          journal.append({ type: 'turn_failed', agent: name, turn, error, ...call });
-        } catch (divergence) {
-          return this.stop(endingOfError(divergence)!);
-        }
-        this.progress({ type: 'turn_failed', agent: name, turn, error });
-      }
-      this.stop(end);
-    } finally {
-      remote?.close();
-    }
+  /** The scheduler applies how a turn ended: the one place a turn's outcome changes the run. */
+  private apply(name: string, end: TurnEnd): void {
+    if (end.stop) this.stop(end.stop);
+    this.running.delete(name);
+    this.pump();
+    // The turns left may all wait for batches now: park without waiting for their next poll.
+    this.parkIfStuck();
+  }
+
+  /** What a turn needs of the run (turn-runner.ts). */
+  private get turnHost(): TurnHost {
+    const { journal } = this.options.recording;
+    return {
+      journal,
+      channel: this.channel!,
+      spawner: this.spawner!,
+      queues: this.queues,
+      calls: this.calls,
+      accounting: this.accounting,
+      workspace: this.workspace,
+      tools: this.tools,
+      elsewhere: this.options.place.elsewhere,
+      signal: this.controller.signal,
+      profile: (agent) => this.profiles.get(agent)!,
+      conversation: (agent) => this.conversations.get(agent)!,
+      keepConversation: (agent, conversation) => this.conversations.set(agent, conversation),
+      statusLine: (turn) => this.limits.statusLine(turn, this.teamTurns),
+      ending: () => this.ending !== undefined,
+      elapsedMs: () => this.elapsedMs(),
+      progress: (event) => this.progress(event),
+      reportProposal: (p) => this.reportProposal(p),
+      pump: () => this.pump(),
+    };
   }
 
   /** Progress, except while a resume re-executes its recording (a replay shows it: that is its point). */

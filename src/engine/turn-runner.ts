@@ -1,0 +1,145 @@
+import type { AgentProfile } from '../agents/profile.js';
+import type { Conversation } from '../agents/context.js';
+import type { Workspace } from '../agents/tools/workspace-root.js';
+import { runTurn } from '../agents/turn.js';
+import type { Channel, ProposalView } from '../channel/channel.js';
+import { totalTokens } from '../provider/pricing.js';
+import { ProviderError } from '../provider/provider-errors.js';
+import type { Accounting } from './accounting.js';
+import { compactionHook } from './compactions.js';
+import { ending, endingOfError, type Ending } from './ending.js';
+import type { Journal } from './journal.js';
+import type { ModelCalls } from './model-calls.js';
+import type { ProgressListener } from './progress-events.js';
+import type { QueueModes } from './queue-modes.js';
+import { afterRefusal, noticeEvent } from './refusal.js';
+import type { RunOptions } from './run-options.js';
+import type { ToolSetup } from './setup.js';
+import { SpawnBudgetReached, type Spawner } from './spawner.js';
+import { toolHooks } from './tool-calls.js';
+
+/**
+ * How a turn ended, as a value the scheduler applies (Run.apply): a turn never throws. `stop`
+ * when the run must end (the lead completed, a refusal, a failure that is not only a spawned
+ * agent's, a session that cannot be written); nothing to apply otherwise (the turn handled its
+ * messages, or gave them back because the run is ending or its agent was ended).
+ */
+export interface TurnEnd {
+  stop?: Ending;
+}
+
+/** What a turn needs of its run. */
+export interface TurnHost {
+  journal: Journal;
+  channel: Channel;
+  spawner: Spawner;
+  queues: QueueModes;
+  calls: ModelCalls;
+  accounting: Accounting;
+  workspace: Workspace;
+  tools: ToolSetup;
+  elsewhere: RunOptions['place']['elsewhere'];
+  profile(agent: string): AgentProfile;
+  conversation(agent: string): Conversation;
+  keepConversation(agent: string, conversation: Conversation): void;
+  /** The status line the turn's first message begins with. */
+  statusLine(turn: number): string;
+  /** The run's signal, which the agent's own is made from. */
+  signal: AbortSignal;
+  /** Whether the run is ending: a turn that ends now hands its messages back. */
+  ending(): boolean;
+  elapsedMs(): number;
+  progress: ProgressListener;
+  reportProposal(p: ProposalView): void;
+  /** Something changed that may let another turn start (a spawn). */
+  pump(): void;
+}
+
+/** One turn of `name`: its messages delivered, the model and tools run, its answer posted; how it ended. */
+export async function takeTurn(host: TurnHost, name: string, turn: number): Promise<TurnEnd> {
+  const { journal, channel, spawner } = host;
+  const signal = spawner.signalOf(name, host.signal);
+  const profile = host.profile(name);
+  const arrivals = host.queues.open(channel, name, profile.queue, turn, signal);
+  const { delivery } = arrivals;
+  const spentBefore = host.accounting.of(name);
+  const remote = host.elsewhere?.open(name, turn, host.tools.declared ?? {}),
+    via = { via: remote?.call };
+  let handled = false;
+  try {
+    journal.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
+    host.progress({ type: 'turn_started', agent: name, turn, messages: delivery.messages.length });
+    const outcome = await runTurn(
+      profile,
+      host.conversation(name),
+      delivery.messages,
+      host.statusLine(turn),
+      { agent: name, channel, workspace: host.workspace, ...host.tools, signal, ...spawner.toolsFor(name, () => host.pump()) },
+      {
+        call: (request, call) => arrivals.call((interrupt) => host.calls.call(name, turn, call, request, signal, { ...via, interrupt })),
+        compacted: compactionHook(journal, name, turn, host.progress),
+        ...toolHooks(journal, name, turn, signal, host.progress, remote),
+        notice: (n) => host.progress(noticeEvent(name, n)),
+        ...(arrivals.steer ? { steer: arrivals.steer } : {}),
+      },
+    );
+    if (host.ending() || spawner.isEnded(name)) {
+      channel.release(name);
+      return {};
+    }
+    host.keepConversation(name, outcome.conversation);
+    const posted = outcome.text ? channel.post(name, outcome.text).message : undefined;
+    if (posted) host.progress({ type: 'posted', agent: name, recipients: posted.recipients, text: posted.text });
+    channel.acknowledge(name);
+    handled = true;
+    channel.turnEnded(name);
+    journal.append({ type: 'turn_ended', agent: name, turn, elapsed_ms: host.elapsedMs() });
+    journal.sync();
+    const spent = host.accounting.of(name);
+    const costUsd = spent.costUsd - spentBefore.costUsd;
+    const tokens = totalTokens(spent.usage) - totalTokens(spentBefore.usage);
+    host.progress({ type: 'turn_ended', agent: name, turn, recipients: posted?.recipients ?? null, costUsd, tokens });
+    for (const p of channel.allProposals()) if (p.status !== 'open') host.reportProposal(p);
+    const refusal = outcome.refused ? afterRefusal(profile, turn, channel) : undefined;
+    if (refusal) return { stop: refusal };
+    if (outcome.completion && profile.isLead) {
+      const { status, summary, outputs } = outcome.completion;
+      return { stop: { ...ending(status, status === 'success' ? `@${name} completed the run` : `@${name} ended the run with failure`, summary), outputs } };
+    }
+    return {};
+  } catch (e) {
+    return failed(host, name, turn, e, handled);
+  } finally {
+    remote?.close();
+  }
+}
+
+/**
+ * A turn that threw: a spawned agent's failure ends that agent (recorded); any other stops the
+ * run, recorded as `turn_failed` unless the run left its recording. What fails again while this
+ * is written (a full disk, a divergence) stops the run too: nothing escapes.
+ */
+function failed(host: TurnHost, name: string, turn: number, e: unknown, handled: boolean): TurnEnd {
+  const { journal, channel, spawner } = host;
+  try {
+    if (!handled) channel.release(name);
+    if (spawner.isEnded(name)) return {}; // cancelled: its turn was aborted on purpose
+    const end = host.ending() ? undefined : endingOfError(e, name);
+    if (!end) return {};
+    const error = e instanceof Error ? e.message : String(e);
+    if (
+      e instanceof SpawnBudgetReached
+        ? spawner.end(name, 'limit', error)
+        : (end.status === 'error' || end.status === 'provider_error') && spawner.end(name, 'failed', `failed: ${error}`)
+    )
+      return {};
+    if (!journal.diverged) {
+      const call = e instanceof ProviderError && e.call ? { call: { ...e.call, kind: e.kind, status: e.status ?? null } } : {};
+      journal.append({ type: 'turn_failed', agent: name, turn, error, ...call });
+      host.progress({ type: 'turn_failed', agent: name, turn, error });
+    }
+    return { stop: end };
+  } catch (again) {
+    return { stop: endingOfError(again, name) ?? endingOfError(e, name) ?? ending('error', String(again)) };
+  }
+}
