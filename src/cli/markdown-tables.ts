@@ -103,9 +103,15 @@ export function cacheLine(s: SessionSummary): string {
 
 /** What the Message Batches API's half price saved, when batches answered any call. */
 export function batchLine(s: SessionSummary): string {
-  const { calls, saved_usd } = s.batches;
-  if (calls === 0) return '';
-  return `Message batches: ${calls} call${calls === 1 ? '' : 's'} answered at half price, ${dollars(saved_usd)} saved against the same calls one by one`;
+  const { calls, saved_usd, parked, parked_ms } = s.batches;
+  if (calls === 0 && parked === 0) return '';
+  const parkedText = parked ? `; parked ${parked} time${parked === 1 ? '' : 's'}, ${waited(parked_ms)} between its processes` : '';
+  return `Message batches: ${calls} call${calls === 1 ? '' : 's'} answered at half price, ${dollars(saved_usd)} saved against the same calls one by one${parkedText}`;
+}
+
+/** A wait, as a person reads it. */
+function waited(ms: number): string {
+  return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${(ms / 60_000).toFixed(1)} min` : `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
 /**

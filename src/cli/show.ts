@@ -83,7 +83,7 @@ function text(s: SessionSummary): string {
     cached ? `${String(u.cache_read_input_tokens).padStart(9)} cache read ${String(u.cache_creation_input_tokens).padStart(8)} cache written ` : '';
   const usageLine = (label: string, u: SessionSummary['total'], after = '') =>
     `  ${label.padEnd(16)} ${String(u.turns).padStart(3)} turns ${String(u.calls).padStart(4)} calls ${String(u.input_tokens).padStart(9)} in ` +
-    `${cacheColumns(u)}${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}${after}`;
+    `${cacheColumns(u)}${String(u.output_tokens).padStart(8)} out  ${dollars(u.cost_usd)}${u.batched_calls ? ` · ${u.batched_calls} batched` : ''}${after}`;
   for (const { name, depth, usage, below } of agentTree(s)) {
     const ended = s.spawned[name]?.ended;
     lines.push(

@@ -5,11 +5,10 @@ import { Workspace } from '../agents/tools/workspace-root.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import { openDocuments, writeDocuments, type FirstTexts } from './run-documents.js';
-import { formatUsd } from '../provider/money.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { Accounting } from './accounting.js';
-import { ending, endingOfError, interrupted, limitEnding, type Ending } from './ending.js';
+import { ending, endingOfError, limitEnding, type Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
 import { ModelCalls } from './model-calls.js';
 import { recordEnd, runResult } from './outputs.js';
@@ -20,6 +19,7 @@ import { runSetup, type ToolSetup } from './setup.js';
 import { VoteReminders } from './vote-reminders.js';
 import { EditReminders } from './edit-reminders.js';
 import { Spawner } from './spawner.js';
+import { interruptedEnding, parkedEnding } from './parking.js';
 import { takeTurn, type TurnEnd, type TurnHost } from './turn-runner.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
@@ -202,23 +202,11 @@ export class Run {
     return this.finish(scope);
   }
 
-  /**
-   * --park: when every turn that runs waits for a message batch, nothing can go on until one ends:
-   * the run stops as `waiting` (exit 75), its batches left running for a resume to poll.
-   */
+  /** --park: when every turn that runs waits for a message batch, the run parks (parking.ts). */
   private parkIfStuck(): void {
     const batches = this.calls.batches;
     if (!this.options.park || this.ending || !batches || this.running.size === 0 || batches.waitingCalls < this.running.size) return;
-    const ids = batches.waitedFor;
-    batches.park();
-    const { waiting_calls: calls = 0, reserved_usd: usd = 0 } = batches.reserved();
-    this.stop(
-      ending(
-        'waiting',
-        `parked: waiting for message batch${ids.length === 1 ? '' : 'es'} ${ids.join(', ')} (${calls} call${calls === 1 ? '' : 's'}, ` +
-          `at most ${formatUsd(usd)} at the batch price, held against the budget)`,
-      ),
-    );
+    this.stop(parkedEnding(batches));
   }
 
   private addAgent(profile: AgentProfile, messages?: MessageParam[]): void {
@@ -227,27 +215,9 @@ export class Run {
     this.turns.set(profile.name, 0);
   }
 
-  /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143. */
-  /**
-   * A signal stops the run. Calls waiting for a message batch: Ctrl-C (SIGINT, a person at a
-   * terminal) leaves their batches running, as parking does, so that a resume takes their answers
-   * instead of paying for them again; SIGTERM (a cancelled CI job, which may never be resumed)
-   * cancels them. Either way the reason says which.
-   */
+  /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143 (what becomes of its batches: parking.ts). */
   interrupt(signal: 'SIGINT' | 'SIGTERM'): void {
-    const batches = this.calls.batches;
-    const ids = this.ending ? [] : (batches?.waitedFor ?? []);
-    const end = interrupted(signal);
-    if (ids.length === 0) return this.stop(end);
-    const which = `message batch${ids.length === 1 ? '' : 'es'} ${ids.join(', ')}`;
-    if (signal === 'SIGINT') batches!.park();
-    this.stop({
-      ...end,
-      reason:
-        signal === 'SIGINT'
-          ? `${end.reason}; ${which} left running: a resume takes ${ids.length === 1 ? 'its' : 'their'} answers, paying nothing again`
-          : `${end.reason}; ${which} cancelled: a resume sends ${ids.length === 1 ? 'its' : 'their'} calls again`,
-    });
+    if (!this.ending) this.stop(interruptedEnding(signal, this.calls.batches));
   }
 
   // --- scheduling ----------------------------------------------------------------------------

@@ -36,6 +36,8 @@ export interface ProposalSummary {
 export interface AgentUsage {
   turns: number;
   calls: number;
+  /** Of its calls, those a message batch answered. */
+  batched_calls: number;
   tools: number;
   input_tokens: number;
   output_tokens: number;
@@ -91,8 +93,11 @@ export interface SessionSummary {
   providers: Record<string, { calls: number; cost_usd: number }>;
   /** Tokens read from the prompt cache and written to it, and what it saved against no cache (list prices; negative: it cost more). */
   cache: { read_tokens: number; written_tokens: number; saved_usd: number };
-  /** Calls answered through the Message Batches API, and what the batch price saved against the same calls one by one. */
-  batches: { calls: number; saved_usd: number };
+  /**
+   * Calls answered through the Message Batches API, what the batch price saved against the same
+   * calls one by one, and how often the run parked and how long it waited between its processes.
+   */
+  batches: { calls: number; saved_usd: number; parked: number; parked_ms: number };
   /** A bar per turn and per wait, by agent (docs/traces.md). */
   timeline: Timeline;
   /** The agents spawned at run time, in the order they were spawned. */
@@ -112,6 +117,7 @@ export interface SessionSummary {
 export const NO_AGENT_USAGE: AgentUsage = {
   turns: 0,
   calls: 0,
+  batched_calls: 0,
   tools: 0,
   input_tokens: 0,
   output_tokens: 0,
@@ -139,7 +145,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   const paced = { calls: 0, ms: 0 };
   const providers: SessionSummary['providers'] = {};
   const cache = { read_tokens: 0, written_tokens: 0, saved_usd: 0 };
-  const batches = { calls: 0, saved_usd: 0 };
+  const batches = { calls: 0, saved_usd: 0, ...parkedTime(record.events) };
   let cacheTtl: CacheTtl = '5m';
   const models = new Map<string, string>();
   for (const e of record.effective) apply(e);
@@ -264,6 +270,7 @@ export function summarize(record: SessionRecord): SessionSummary {
         cache.written_tokens += written;
         cache.saved_usd += listCacheSavingUsd(r, models.get(e.agent) ?? String((e.response as { model?: unknown }).model ?? ''), cacheTtl);
         if (e.batch !== undefined) {
+          u.batched_calls++;
           batches.calls++;
           batches.saved_usd += e.cost_usd * (1 / BATCH_PRICE - 1);
         }
@@ -303,4 +310,21 @@ function findingOf(agent: string, input: Record<string, unknown>): Finding {
     title: typeof input.title === 'string' ? input.title : null,
     message: String(input.message).trim(),
   };
+}
+
+/** How often a run parked (`run_ended` waiting) and the time from each park to the resume that followed it. */
+function parkedTime(events: readonly SessionEvent[]): { parked: number; parked_ms: number } {
+  let parked = 0;
+  let parkedMs = 0;
+  let since: number | undefined;
+  for (const e of events) {
+    if (e.type === 'run_ended' && e.status === 'waiting') {
+      parked++;
+      since = e.at_ms;
+    } else if (e.type === 'resumed' && since !== undefined && e.at_ms !== undefined) {
+      parkedMs += Math.max(0, e.at_ms - since);
+      since = undefined;
+    }
+  }
+  return { parked, parked_ms: parkedMs };
 }

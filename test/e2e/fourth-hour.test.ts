@@ -60,7 +60,12 @@ describe('parking, said plainly', () => {
       5,
     );
     const shown = await conclave(['show', json.session as unknown as string], { cwd: parked.dir });
-    expect(shown.stdout).toMatch(/Message batches: 6 calls answered at half price, \$[\d.]+ saved against the same calls one by one/);
+    expect(shown.stdout).toMatch(
+      /Message batches: 6 calls answered at half price, \$[\d.]+ saved against the same calls one by one; parked \d+ times, [\d.]+ s between its processes/,
+    );
+    // Each agent's line says how many of its calls a batch answered.
+    expect(shown.stdout).toMatch(/^ {2}lead +2 turns +2 calls .* · 2 batched$/m);
+    expect(shown.stdout).toMatch(/^ {2}total +\d+ turns +6 calls .* · 6 batched$/m);
   }, 60_000);
 
   it('show has the prompt cache columns when the cache was used', async () => {
