@@ -106,7 +106,8 @@ export function batchLine(s: SessionSummary): string {
   const { calls, saved_usd, parked, parked_ms } = s.batches;
   if (calls === 0 && parked === 0) return '';
   const parkedText = parked ? `; parked ${parked} time${parked === 1 ? '' : 's'}, ${waited(parked_ms)} between its processes` : '';
-  return `Message batches: ${calls} call${calls === 1 ? '' : 's'} answered at half price, ${dollars(saved_usd)} saved against the same calls one by one${parkedText}`;
+  const answered = `${calls} call${calls === 1 ? '' : 's'} answered at half price`;
+  return `Message batches: ${answered}, ${dollars(saved_usd)} saved against the same calls one by one${parkedText}`;
 }
 
 /** A wait, as a person reads it. */
