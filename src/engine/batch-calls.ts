@@ -1,12 +1,11 @@
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, ProviderError } from '../provider/provider-errors.js';
 import type { EventInput } from './journal.js';
-import type { RunOptions } from './run-options.js';
 import { LimitReached } from './ending.js';
-import { durationMs } from '../workflow/limits.js';
 import type { BatchApi } from '../provider/batch-api.js';
 import { isObject, resultProblem } from './batch-results.js';
-import type { CacheWarming } from './cache-warming.js';
+import { PrefixWriters } from './prefix-writers.js';
+import { DEFAULT_WAIT_TIMEOUT_MS, formatDuration, parts } from './batch-limits.js';
 
 export interface BatchCallsOptions {
   api: BatchApi;
@@ -30,13 +29,6 @@ export interface BatchCallsOptions {
   /** A batch is being waited for (`waiting`), or its answers came (`ended`). */
   progress?: (event: { type: 'batch'; batch: string; requests: number; state: 'submitted' | 'waiting' | 'ended' }) => void;
 }
-
-/** A batch ends within 24 hours, or its requests expire. */
-export const DEFAULT_WAIT_TIMEOUT_MS = 24 * 3_600_000;
-
-/** The Message Batches API's limits on one batch. */
-const MAX_REQUESTS = 100_000;
-const MAX_BYTES = 256 * 1024 * 1024;
 
 /** What a batched call gets: its answer, and the batch that gave it. */
 export type BatchAnswer = { response: ModelResponse; batch: string };
@@ -75,10 +67,8 @@ export class BatchCalls {
   private parking = false;
   /** Batches being created and cancels being sent: a run that stops waits for them (bounded), see `settled`. */
   private readonly underway = new Set<Promise<unknown>>();
-  /** The call writing each cold shared prefix (by the warming's key), until it is answered. */
-  private readonly writers = new Map<object, Promise<void>>();
   /** Calls held until the call writing their prefix is answered. */
-  private readonly heldWaiters = new Set<Waiter>();
+  private readonly prefixes = new PrefixWriters<Waiter>((w) => this.gather(w));
   /** What the run left waiting when it parked. */
   private leftAtPark: { waiting_calls: number; reserved_usd: number } | undefined;
 
@@ -86,7 +76,7 @@ export class BatchCalls {
 
   /** The calls waiting for a submitted batch, or held for one (not those still being gathered): what parking leaves behind. */
   get waitingCalls(): number {
-    let n = [...this.heldWaiters].filter((w) => !w.signal.aborted).length;
+    let n = this.prefixes.waiting.length;
     for (const id of this.waiting.keys()) n += this.live(id).length;
     return n;
   }
@@ -119,7 +109,7 @@ export class BatchCalls {
   /** The run parks: the calls about to be given up keep their batches (no cancel). */
   park(): void {
     this.parking = true;
-    const left = [...[...this.waiting.keys()].flatMap((id) => this.live(id)), ...[...this.heldWaiters].filter((w) => !w.signal.aborted)];
+    const left = [...[...this.waiting.keys()].flatMap((id) => this.live(id)), ...this.prefixes.waiting];
     this.leftAtPark = { waiting_calls: left.length, reserved_usd: left.reduce((sum, w) => sum + w.worstUsd, 0) };
   }
 
@@ -146,7 +136,7 @@ export class BatchCalls {
         onSubmitted?.();
         // A resumed run's batch may be the one writing a shared prefix: the calls that share it wait for it.
         const prefix = this.options.coldPrefix?.(request);
-        if (prefix && !this.writers.has(prefix)) this.writes(prefix, waiter);
+        if (prefix) this.prefixes.writes(prefix, waiter);
         this.wait(recorded, [waiter]);
       } else this.gather(waiter);
     });
@@ -162,42 +152,10 @@ export class BatchCalls {
     }, this.options.gatherMs ?? 200);
   }
 
-  /**
-   * Sends the calls gathered. Warm first, for batches (docs/workflow.md: the shared context in
-   * batches): the requests of one batch are processed together, and read only what the prompt
-   * cache held before it. So of the calls that share a prefix nobody wrote, one goes, and the
-   * others are held until it is answered (its batch wrote the prefix); they then read it, at the
-   * batch's price too.
-   */
+  /** Sends the calls gathered, but those held until another has written their prefix (prefix-writers.ts). */
   private flush(ready: Waiter[]): Promise<void> {
-    const now: Waiter[] = [];
-    for (const w of ready) {
-      const prefix = w.again ? undefined : this.options.coldPrefix?.(w.request);
-      const writer = prefix ? this.writers.get(prefix) : undefined;
-      if (writer !== undefined) this.hold(w, writer);
-      else {
-        if (prefix) this.writes(prefix, w);
-        now.push(w);
-      }
-    }
+    const now = ready.filter((w) => this.prefixes.admit(w, w.again ? undefined : this.options.coldPrefix?.(w.request)));
     return Promise.all(parts(now).map((part) => this.submit(part))).then(() => {});
-  }
-
-  /** `waiter` writes `prefix`: the calls that share it wait for its answer. */
-  private writes(prefix: object, waiter: Waiter): void {
-    this.writers.set(prefix, waiter.settled);
-    void waiter.settled.then(() => {
-      if (this.writers.get(prefix) === waiter.settled) this.writers.delete(prefix);
-    });
-  }
-
-  /** Held until `writer` is answered (or fails, or is given up: then one of those held writes the prefix). */
-  private hold(waiter: Waiter, writer: Promise<void>): void {
-    this.heldWaiters.add(waiter);
-    void writer.then(() => {
-      this.heldWaiters.delete(waiter);
-      if (!waiter.signal.aborted) this.gather(waiter);
-    });
   }
 
   /**
@@ -332,54 +290,4 @@ export class BatchCalls {
 
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/** Calls split at the API's limits on one batch: 100,000 requests, 256 MB. */
-export function parts<W extends { request: ModelRequest }>(waiters: W[], maxRequests = MAX_REQUESTS, maxBytes = MAX_BYTES): W[][] {
-  const out: W[][] = [];
-  let part: W[] = [];
-  let bytes = 0;
-  for (const w of waiters) {
-    const size = Buffer.byteLength(JSON.stringify(w.request)) + 100;
-    if (part.length > 0 && (part.length >= maxRequests || bytes + size > maxBytes)) {
-      out.push(part);
-      part = [];
-      bytes = 0;
-    }
-    part.push(w);
-    bytes += size;
-  }
-  if (part.length > 0) out.push(part);
-  return out;
-}
-
-/** The run's batched calls, when it can make any (a live run on Anthropic's API). */
-export function batchesOf(options: RunOptions, onWaiting: () => void, warming?: CacheWarming): { batches?: BatchCalls } {
-  const api = options.answers.batches;
-  const { journal } = options.recording;
-  if (!api) return {};
-  const inDoubt = journal.batchesInDoubt;
-  if (inDoubt > 0)
-    options.progress({
-      type: 'warning',
-      message:
-        `the process before this one was stopped while it created a message batch for ${inDoubt} call${inDoubt === 1 ? '' : 's'}: ` +
-        'if the API had created it, those calls are sent again now and may be billed twice (the Console lists the batches)',
-    });
-  return {
-    batches: new BatchCalls({
-      api,
-      note: (event) => journal.append(event),
-      submitted: (customId) => journal.submittedBatch(customId),
-      unanswered: journal.unansweredBatched(),
-      progress: (event) => options.progress(event),
-      onWaiting,
-      ...(warming ? { coldPrefix: (request: ModelRequest) => warming.coldPrefix(request, 'anthropic') } : {}),
-      ...(options.workflow.spec.limits?.wait_timeout !== undefined ? { waitTimeoutMs: durationMs(options.workflow.spec.limits.wait_timeout) } : {}),
-    }),
-  };
-}
-
-export function formatDuration(ms: number): string {
-  return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
 }

@@ -27,7 +27,7 @@ import { QueueModes } from './queue-modes.js';
 import { Reservations } from './reservation.js';
 import { CacheWarming, cacheTtlOf, contextTooShort } from './cache-warming.js';
 import type { CacheTtl } from '../workflow/types.js';
-import { batchesOf } from './batch-calls.js';
+import { batchesOf } from './batch-setup.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BatchCalls, batchesOf, formatDuration, parts } from '../../src/engine/batch-calls.js';
+import { BatchCalls } from '../../src/engine/batch-calls.js';
+import { formatDuration, parts } from '../../src/engine/batch-limits.js';
+import { batchesOf } from '../../src/engine/batch-setup.js';
 import { Journal } from '../../src/engine/journal.js';
 import type { RunOptions } from '../../src/engine/run-options.js';
 import { LimitReached } from '../../src/engine/ending.js';

@@ -1,0 +1,32 @@
+import type { ModelRequest } from '../provider/client.js';
+import { durationMs } from '../workflow/limits.js';
+import { BatchCalls } from './batch-calls.js';
+import type { CacheWarming } from './cache-warming.js';
+import type { RunOptions } from './run-options.js';
+
+/** The run's batched calls, when it can make any (a live run on Anthropic's API). */
+export function batchesOf(options: RunOptions, onWaiting: () => void, warming?: CacheWarming): { batches?: BatchCalls } {
+  const api = options.answers.batches;
+  const { journal } = options.recording;
+  if (!api) return {};
+  const inDoubt = journal.batchesInDoubt;
+  if (inDoubt > 0)
+    options.progress({
+      type: 'warning',
+      message:
+        `the process before this one was stopped while it created a message batch for ${inDoubt} call${inDoubt === 1 ? '' : 's'}: ` +
+        'if the API had created it, those calls are sent again now and may be billed twice (the Console lists the batches)',
+    });
+  return {
+    batches: new BatchCalls({
+      api,
+      note: (event) => journal.append(event),
+      submitted: (customId) => journal.submittedBatch(customId),
+      unanswered: journal.unansweredBatched(),
+      progress: (event) => options.progress(event),
+      onWaiting,
+      ...(warming ? { coldPrefix: (request: ModelRequest) => warming.coldPrefix(request, 'anthropic') } : {}),
+      ...(options.workflow.spec.limits?.wait_timeout !== undefined ? { waitTimeoutMs: durationMs(options.workflow.spec.limits.wait_timeout) } : {}),
+    }),
+  };
+}
