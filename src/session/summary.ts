@@ -4,6 +4,8 @@ import { isObject } from './schema.js';
 import { timelineOf, type Timeline } from './timeline.js';
 import { DocumentHistories, type DocumentSummary } from './document-history.js';
 import { BATCH_PRICE, listCacheSavingUsd } from '../provider/pricing.js';
+import { findingOf, type Finding } from './findings.js';
+import { parkedTime } from './parked-time.js';
 import type { CacheTtl } from '../provider/pricing.js';
 
 export type { DocumentStep, DocumentSummary } from './document-history.js';
@@ -46,16 +48,7 @@ export interface AgentUsage {
   cost_usd: number;
 }
 
-/** A finding an agent recorded with `annotate` about lines of a workspace file (docs/design.md: outputs and the Action). */
-export interface Finding {
-  agent: string;
-  path: string;
-  line: number;
-  end_line: number;
-  level: 'notice' | 'warning' | 'failure';
-  title: string | null;
-  message: string;
-}
+export type { Finding } from './findings.js';
 
 /** An agent's conversation kept within its compact_at (docs/design.md: context). */
 export interface CompactionSummary {
@@ -295,36 +288,4 @@ function add(a: AgentUsage, b: AgentUsage): AgentUsage {
   const out = { ...a };
   for (const key of Object.keys(out) as (keyof AgentUsage)[]) out[key] = a[key] + b[key];
   return out;
-}
-
-/** A finding from the input of an `annotate` call that the tool accepted. */
-function findingOf(agent: string, input: Record<string, unknown>): Finding {
-  const line = Number(input.line);
-  return {
-    agent,
-    path: String(input.path).replace(/^\.\//, ''),
-    line,
-    end_line: input.end_line === undefined ? line : Number(input.end_line),
-    // `error` is GitHub's and SARIF's word for a failure: the tool takes both.
-    level: (input.level === 'error' ? 'failure' : input.level) as Finding['level'],
-    title: typeof input.title === 'string' ? input.title : null,
-    message: String(input.message).trim(),
-  };
-}
-
-/** How often a run parked (`run_ended` waiting) and the time from each park to the resume that followed it. */
-function parkedTime(events: readonly SessionEvent[]): { parked: number; parked_ms: number } {
-  let parked = 0;
-  let parkedMs = 0;
-  let since: number | undefined;
-  for (const e of events) {
-    if (e.type === 'run_ended' && e.status === 'waiting') {
-      parked++;
-      since = e.at_ms;
-    } else if (e.type === 'resumed' && since !== undefined && e.at_ms !== undefined) {
-      parkedMs += Math.max(0, e.at_ms - since);
-      since = undefined;
-    }
-  }
-  return { parked, parked_ms: parkedMs };
 }
