@@ -1,6 +1,6 @@
 import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
-import { CallAborted, CallInterrupted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
-import { costOf, inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
+import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
+import { inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
 import { requestBytes, requestHash } from '../provider/request-hash.js';
 import { formatUsd } from '../provider/money.js';
 import type { ResponseCache } from '../session/cache.js';
@@ -14,6 +14,7 @@ import { SpawnBudgetReached } from './spawner.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { Ceiling, Reservation, Reservations, Worst } from './reservation.js';
 import type { CacheWarming } from './cache-warming.js';
+import { CallRecords } from './call-records.js';
 import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { BatchCalls } from './batch-calls.js';
 
@@ -54,6 +55,8 @@ export interface ModelCallsOptions {
  */
 export class ModelCalls {
   private readonly deltas: RequestDeltas;
+  /** How a call that gave no answer is recorded (call-records.ts). */
+  private readonly records: CallRecords;
   private poolsNoted = false;
 
   /** The run's batched calls, if it makes any. */
@@ -62,6 +65,7 @@ export class ModelCalls {
   }
 
   constructor(private readonly options: ModelCallsOptions) {
+    this.records = new CallRecords(options.journal, options.accounting);
     this.deltas = new RequestDeltas((sha256, text) => options.journal.keepText(sha256, text));
   }
 
@@ -105,16 +109,16 @@ export class ModelCalls {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
       if (event.type === 'call_interrupted')
-        throw this.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, this.options.batchOf?.(agent) === true);
+        throw this.records.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, this.options.batchOf?.(agent) === true);
       if (event.type === 'call_failed')
-        throw this.failed(
+        throw this.records.failed(
           agent,
           turn,
           step,
           event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined),
         );
       if (event.type === 'context_exceeded')
-        throw this.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
+        throw this.records.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
       if (!isModelResponse(event.response))
         throw new DivergenceError(
@@ -160,7 +164,7 @@ export class ModelCalls {
       settle = await this.reserve(agent, worst, signal);
     } catch (e) {
       warm.done();
-      throw e instanceof SpawnBudgetReached ? this.failed(agent, turn, step, e) : e;
+      throw e instanceof SpawnBudgetReached ? this.records.failed(agent, turn, step, e) : e;
     }
     let costUsd = 0;
     // What it costs follows whether a request left, not which signal stopped it: a prompt sent is billed.
@@ -172,7 +176,7 @@ export class ModelCalls {
       const listeners: CallListeners = {
         ...this.listeners(agent, turn, step, inputTokens),
         onSent: () => (requestLeft = true),
-        onRepeated: () => (costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'worker_lost')),
+        onRepeated: () => (costUsd += this.records.abandoned(agent, turn, step, request, provider, inputTokens, 'worker_lost')),
         onStreaming: () => warm.streaming(),
       };
       let batch: string | undefined;
@@ -199,18 +203,18 @@ export class ModelCalls {
       const response = await made.catch((e: unknown) => {
         if (interrupt?.aborted && !signal.aborted) {
           // A batched request has left once its batch was created: the batch goes on, and the API bills it.
-          const error = this.interrupted(agent, turn, step, request, provider, true, requestLeft ? inputTokens : 0, batches !== undefined);
+          const error = this.records.interrupted(agent, turn, step, request, provider, true, requestLeft ? inputTokens : 0, batches !== undefined);
           costUsd += error.costUsd;
           throw error;
         }
         // A batched call given up by a stopping run is not counted here: a parked run's batch is
         // answered and recorded on resume, any other's is cancelled.
-        if (signal.aborted && requestLeft && !batches) costUsd += this.abandoned(agent, turn, step, request, provider, inputTokens, 'aborted');
+        if (signal.aborted && requestLeft && !batches) costUsd += this.records.abandoned(agent, turn, step, request, provider, inputTokens, 'aborted');
         const tooLong = PromptTooLong.of(e);
-        if (tooLong) throw this.tooLong(agent, turn, step, tooLong);
+        if (tooLong) throw this.records.tooLong(agent, turn, step, tooLong);
         if (e instanceof ProviderError) e.call ??= { step, model: request.model };
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
-        throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.failed(agent, turn, step, e) : e;
+        throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.records.failed(agent, turn, step, e) : e;
       });
       costUsd += this.record(agent, turn, step, request, hash, response, false, true, provider, batch).costUsd;
       await cache?.set(hash, response, signal);
@@ -245,59 +249,6 @@ export class ModelCalls {
       onWait: (reason, waitMs) => progress({ type: 'waiting', agent, reason, waitMs }),
       onPaced: (waitedMs, reason) => journal.append({ type: 'rate_waited', agent, turn, step, waited_ms: waitedMs, reason }),
     };
-  }
-
-  /** A spawned agent's call that failed for good, recorded at its place so that resume and replay meet it too. */
-  private failed<E extends ProviderError | SpawnBudgetReached>(agent: string, turn: number, step: number, error: E): E {
-    const [kind, status] = error instanceof ProviderError ? [error.kind, error.status ?? null] : (['budget', null] as const);
-    this.options.journal.append({ type: 'call_failed', agent, turn, step, error: error.message, kind, status });
-    return error;
-  }
-
-  /**
-   * A call abandoned for a message that arrived (`queue: interrupt`): its prompt is counted as paid,
-   * estimated from its size as a reservation is, and recorded at its place for resume and replay.
-   */
-  private interrupted(
-    agent: string,
-    turn: number,
-    step: number,
-    request: ModelRequest,
-    provider: ProviderName,
-    live: boolean,
-    inputTokens = inputTokensAtMost(requestBytes(request)),
-    batched = false,
-  ): CallInterrupted {
-    const usage = { ...NO_USAGE, input_tokens: inputTokens };
-    const spend = this.options.accounting.record(agent, request.model, usage, live, provider, batched);
-    this.options.journal.append({ type: 'call_interrupted', agent, turn, step, cost_usd: spend.costUsd });
-    return new CallInterrupted(spend.costUsd);
-  }
-
-  /**
-   * A live call given up after its request had left (aborted, or made again after its worker
-   * stopped): its prompt is counted as paid, estimated from its size, in a note that a resume
-   * counts again without making the call.
-   */
-  private abandoned(
-    agent: string,
-    turn: number,
-    step: number,
-    request: ModelRequest,
-    provider: ProviderName,
-    inputTokens: number,
-    why: 'aborted' | 'worker_lost',
-  ): number {
-    const costUsd = costOf({ ...NO_USAGE, input_tokens: inputTokens }, this.options.accounting.priceOf(request.model, provider));
-    this.options.accounting.recordAbandoned(agent, inputTokens, costUsd, true);
-    this.options.journal.append({ type: 'call_abandoned', agent, turn, step, input_tokens: inputTokens, cost_usd: costUsd, why });
-    return costUsd;
-  }
-
-  /** A "prompt is too long" refusal, recorded at its place so that resume and replay meet it too. */
-  private tooLong(agent: string, turn: number, step: number, error: PromptTooLong): PromptTooLong {
-    this.options.journal.append({ type: 'context_exceeded', agent, turn, step, error: error.message });
-    return error;
   }
 
   /** Records an answer; `provider` is where it came from (a recorded one: where it came from then). */
