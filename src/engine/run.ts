@@ -7,10 +7,11 @@ import { Channel, type ProposalView } from '../channel/channel.js';
 import { openDocuments, writeDocuments, type FirstTexts } from './run-documents.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
-import { Accounting } from './accounting.js';
+import type { Accounting } from './accounting.js';
 import { ending, endingOfError, limitEnding, type Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
-import { ModelCalls } from './model-calls.js';
+import type { ModelCalls } from './model-calls.js';
+import { runCalls } from './run-calls.js';
 import { recordEnd, runResult } from './outputs.js';
 import { buildProfiles, teamContext } from './profiles.js';
 import type { RunOptions, RunResult } from './run-options.js';
@@ -25,9 +26,8 @@ import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
 import { QueueModes } from './queue-modes.js';
 import { Reservations } from './reservation.js';
-import { CacheWarming, cacheTtlOf, contextTooShort } from './cache-warming.js';
+import { cacheTtlOf, contextTooShort } from './cache-warming.js';
 import type { CacheTtl } from '../workflow/types.js';
-import { batchesOf } from './batch-setup.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -83,43 +83,22 @@ export class Run {
       (end) => this.stop(end),
       () => this.reservations.wake(),
     );
-    this.accounting = new Accounting(
-      () => this.limits.current,
-      options.workflow.spec.pricing,
-      (model) =>
-        this.progress({
-          type: 'warning',
-          message:
-            `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: ` +
-            `in the workflow`,
-        }),
-      options.place.env.CLOUD_ML_REGION,
-      this.cacheTtl,
-    );
-    const warming = new CacheWarming(this.cacheTtl);
-    this.calls = new ModelCalls({
-      journal: options.recording.journal,
-      accounting: this.accounting,
-      callModel: options.answers.call,
-      liveCalls: options.answers.live !== false,
-      cache: options.answers.cache,
-      pools: options.answers.pools,
+    ({ accounting: this.accounting, calls: this.calls } = runCalls(options, {
+      cacheTtl: this.cacheTtl,
       signal: this.controller.signal,
-      progress: (event) => this.progress(event),
-      failureIsRecorded: (agent) => this.spawner?.isSpawned(agent) === true,
       reservations: this.reservations,
-      carvesOf: (agent) => this.spawner?.ceilingsOf(agent) ?? [],
-      providerOf: (agent) => this.profiles.get(agent)?.provider ?? 'anthropic',
-      warming,
-      ...batchesOf(options, () => this.parkIfStuck(), warming),
-      batchOf: (agent) => this.profiles.get(agent)?.batch === true,
+      limits: () => this.limits.current,
+      progress: (event) => this.progress(event),
+      spawner: () => this.spawner,
+      profile: (agent) => this.profiles.get(agent),
+      parkIfStuck: () => this.parkIfStuck(),
       onBatchWait: (agent, waiting) => {
         if (!waiting) return void this.batchWaiting.delete(agent);
         this.batchWaiting.add(agent);
         // Its slot is free: another turn may start, and its call join the same batch.
         if (!this.ending) this.startEligible(false);
       },
-    });
+    }));
     this.workspace = new Workspace(options.place.workspace, {
       protect: options.identity.ownFiles ?? [],
       secret: options.identity.credentials?.files ?? [],

@@ -1,0 +1,66 @@
+import type { AgentProfile } from '../agents/profile.js';
+import type { CacheTtl } from '../workflow/types.js';
+import type { Limits } from '../workflow/limits.js';
+import { Accounting } from './accounting.js';
+import { batchesOf } from './batch-setup.js';
+import { CacheWarming } from './cache-warming.js';
+import { ModelCalls } from './model-calls.js';
+import type { ProgressListener } from './progress-events.js';
+import type { Reservations } from './reservation.js';
+import type { RunOptions } from './run-options.js';
+import type { Spawner } from './spawner.js';
+
+/** What a run's model calls need of the run itself. */
+export interface RunCallsHooks {
+  cacheTtl: CacheTtl;
+  signal: AbortSignal;
+  reservations: Reservations;
+  limits(): Limits;
+  progress: ProgressListener;
+  spawner(): Spawner | undefined;
+  profile(agent: string): AgentProfile | undefined;
+  /** A poll found a batch still in progress: the run may park. */
+  parkIfStuck(): void;
+  /** A batched agent's call began or ended waiting for its batch. */
+  onBatchWait(agent: string, waiting: boolean): void;
+}
+
+/**
+ * A run's accounting and model calls, wired to its options: the recording, the response cache,
+ * the provider or the workers, the spend pools, the batches and the prompt cache's warming.
+ */
+export function runCalls(options: RunOptions, hooks: RunCallsHooks): { accounting: Accounting; calls: ModelCalls } {
+  const accounting = new Accounting(
+    hooks.limits,
+    options.workflow.spec.pricing,
+    (model) =>
+      hooks.progress({
+        type: 'warning',
+        message:
+          `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: ` +
+          `in the workflow`,
+      }),
+    options.place.env.CLOUD_ML_REGION,
+    hooks.cacheTtl,
+  );
+  const warming = new CacheWarming(hooks.cacheTtl);
+  const calls = new ModelCalls({
+    journal: options.recording.journal,
+    accounting,
+    callModel: options.answers.call,
+    liveCalls: options.answers.live !== false,
+    cache: options.answers.cache,
+    pools: options.answers.pools,
+    signal: hooks.signal,
+    progress: hooks.progress,
+    failureIsRecorded: (agent) => hooks.spawner()?.isSpawned(agent) === true,
+    reservations: hooks.reservations,
+    carvesOf: (agent) => hooks.spawner()?.ceilingsOf(agent) ?? [],
+    providerOf: (agent) => hooks.profile(agent)?.provider ?? 'anthropic',
+    warming,
+    ...batchesOf(options, hooks.parkIfStuck, warming),
+    batchOf: (agent) => hooks.profile(agent)?.batch === true,
+    onBatchWait: hooks.onBatchWait,
+  });
+  return { accounting, calls };
+}
