@@ -183,9 +183,12 @@ export class Channel {
     if (through > this.inboxes.of(agent).acknowledged) this.emit({ type: 'ack', agent, through });
   }
 
-  /** `agent`'s turn failed: its messages stay unread. */
+  /**
+   * `agent`'s turn failed: its messages stay unread. Nothing to do when its delivery has already
+   * ended: an acknowledgement that failed as it was recorded (a replay that diverged there) ended it.
+   */
   release(agent: string): void {
-    this.endDelivery(agent);
+    this.pending.delete(agent);
   }
 
   hasMember(name: string): boolean {

@@ -30,6 +30,25 @@ describe('regressions no test saw', () => {
     expect(run.code).toBe(1);
   });
 
+  it('a replay whose recorded acknowledgement differs ends as a divergence, in one sentence, not a stack (fuzz seed 671938)', async () => {
+    server = await startFakeAnthropic({ lead: [{ text: '@helper go' }, { text: 'done' }], helper: [{ text: '@lead back' }] });
+    const run = await runWorkflow(server, PAIR());
+    expect(run.code, run.stderr).toBe(0);
+    const session = sessionOf(run.dir, run.json);
+    const lines = readFileSync(session, 'utf8').split('\n');
+    const ack = lines.findIndex((l) => l.includes('"type":"ack"'));
+    expect(ack).toBeGreaterThan(0);
+    lines[ack] = lines[ack]!.replace(/"through":\d+/, '"through":99');
+    writeFileSync(join(run.dir, 'mutated.jsonl'), lines.join('\n'));
+    const replay = await conclave(['run', 'workflow.yml', '--replay', 'mutated.jsonl', '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
+    const result = JSON.parse(replay.stdout);
+    expect(result.reason).toMatch(/^the run differs from the session at event #\d+ \(ack/);
+    expect(`${replay.stdout}${replay.stderr}`).not.toMatch(/\n\s+at .*:\d+:\d+|no turn in progress/);
+  });
+
   it('resume: answers from the recording are not paid again, and the result says so', async () => {
     server = await startFakeAnthropic({ lead: [{ text: '@helper go' }, { text: 'done' }], helper: [{ text: '@lead back' }] });
     const run = await runWorkflow(server, PAIR('limits: { max_turns: 2 }'));
