@@ -216,6 +216,9 @@ export class ModelCalls {
         // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
         throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.records.failed(agent, turn, step, e) : e;
       });
+      // Answered: what it wrote is in the cache, whether or not its answer said when it started
+      // streaming (a call made by a worker does not).
+      warm.streaming();
       costUsd += this.record(agent, turn, step, request, hash, response, false, true, provider, batch).costUsd;
       await cache?.set(hash, response, signal);
       return response;

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { Accounting } from '../../src/engine/accounting.js';
+import { CacheWarming } from '../../src/engine/cache-warming.js';
+import { Journal } from '../../src/engine/journal.js';
+import { ModelCalls } from '../../src/engine/model-calls.js';
+import { Reservations } from '../../src/engine/reservation.js';
+import type { CallListeners, ModelRequest, ModelResponse } from '../../src/provider/client.js';
+import { resolveLimits } from '../../src/workflow/limits.js';
+
+const LONG = 'x'.repeat(40_000); // 10,000 tokens at 4 characters each: cacheable
+const context = { type: 'text' as const, text: LONG, cache_control: { type: 'ephemeral' as const } };
+const tools = [{ name: 't', input_schema: { type: 'object' as const } }];
+const request = (agent: string): ModelRequest => ({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 100,
+  system: [context, { type: 'text', text: `You are @${agent}` }],
+  tools,
+  messages: [{ role: 'user', content: 'go' }],
+});
+const answer = (id: string): ModelResponse =>
+  ({
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    content: [{ type: 'text', text: 'ok' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  }) as unknown as ModelResponse;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function calls(callModel: (request: ModelRequest, signal: AbortSignal, listeners: CallListeners) => Promise<ModelResponse>): ModelCalls {
+  const journal = new Journal({ write() {}, sync() {}, lineOf: (event) => JSON.stringify(event) });
+  const limits = resolveLimits();
+  return new ModelCalls({
+    journal,
+    accounting: new Accounting(() => limits),
+    callModel,
+    liveCalls: true,
+    signal: new AbortController().signal,
+    progress() {},
+    reservations: new Reservations(),
+    warming: new CacheWarming('5m'),
+  });
+}
+
+describe('ModelCalls and warm first', () => {
+  it('a call that answered without telling when it streamed (made by a worker) still leaves its prefix written: later calls wait for nobody', async () => {
+    const started = new Map<string, number>();
+    const model = calls(async (req) => {
+      const agent = String((req.system as { text: string }[])[1]!.text.slice(9));
+      started.set(agent, Date.now());
+      await sleep(agent === 'b' ? 400 : 10);
+      return answer(agent); // never calls onStreaming, as a worker's call does not
+    });
+    await model.call('a', 1, 1, request('a'));
+    const b = model.call('b', 1, 1, request('b'));
+    const c = model.call('c', 1, 1, request('c'));
+    await Promise.all([b, c]);
+    // Written by a's answer: c goes with b, not after b's 400 ms (the bug: b elected a new writer).
+    expect(started.get('c')! - started.get('b')!).toBeLessThan(200);
+  });
+
+  it('a prefix nobody wrote: the second call waits for the first, the writer', async () => {
+    const started = new Map<string, number>();
+    const model = calls(async (req, _signal, listeners) => {
+      const agent = String((req.system as { text: string }[])[1]!.text.slice(9));
+      started.set(agent, Date.now());
+      await sleep(300);
+      listeners.onStreaming?.();
+      return answer(agent);
+    });
+    await Promise.all([model.call('a', 1, 1, request('a')), model.call('b', 1, 1, request('b'))]);
+    expect(started.get('b')! - started.get('a')!).toBeGreaterThanOrEqual(250);
+  });
+});
