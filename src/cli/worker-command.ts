@@ -1,3 +1,4 @@
+import { RunStopped } from '../abort-reasons.js';
 import { existsSync } from 'node:fs';
 import pkg from '../../package.json' with { type: 'json' };
 import { EXIT } from '../exit-codes.js';
@@ -47,7 +48,7 @@ export async function workerCommand(url: string, options: WorkerCommandOptions):
   const masker = new Masker(processSecrets());
   const controller = new AbortController();
   let signal: 'SIGINT' | 'SIGTERM' = 'SIGINT';
-  const stop = (name: 'SIGINT' | 'SIGTERM') => () => ((signal = name), controller.abort());
+  const stop = (name: 'SIGINT' | 'SIGTERM') => () => ((signal = name), controller.abort(new RunStopped(`the worker got ${name}`)));
   const [onInt, onTerm] = [stop('SIGINT'), stop('SIGTERM')];
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);

@@ -1,3 +1,4 @@
+import { abortReason, RunStopped } from '../abort-reasons.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, ProviderError } from '../provider/provider-errors.js';
 import type { EventInput } from './journal.js';
@@ -63,8 +64,6 @@ export class BatchCalls {
   /** The calls waiting for each batch, by batch id. */
   private readonly waiting = new Map<string, Waiter[]>();
 
-  /** Parking: the calls given up now leave their batches running, for a resume to poll. */
-  private parking = false;
   /** Batches being created and cancels being sent: a run that stops waits for them (bounded), see `settled`. */
   private readonly underway = new Set<Promise<unknown>>();
   /** Calls held until the call writing their prefix is answered. */
@@ -108,7 +107,6 @@ export class BatchCalls {
 
   /** The run parks: the calls about to be given up keep their batches (no cancel). */
   park(): void {
-    this.parking = true;
     const left = [...[...this.waiting.keys()].flatMap((id) => this.live(id)), ...this.prefixes.waiting];
     this.leftAtPark = { waiting_calls: left.length, reserved_usd: left.reduce((sum, w) => sum + w.worstUsd, 0) };
   }
@@ -177,7 +175,7 @@ export class BatchCalls {
     this.options.note({ type: 'batch_submitted', batch_id: id, custom_ids: customIds });
     for (const w of waiters) w.onSubmitted?.();
     if (waiters.every((w) => w.signal.aborted)) {
-      if (!this.parking) this.cancel(id);
+      if (!keepsItsBatch(waiters)) this.cancel(id);
       return;
     }
     this.options.progress?.({ type: 'batch', batch: id, requests: waiters.length, state: 'submitted' });
@@ -282,10 +280,18 @@ export class BatchCalls {
       if (!waiters.includes(waiter)) continue;
       if (waiters.every((w) => w.signal.aborted)) {
         this.waiting.delete(id);
-        if (!this.parking) this.cancel(id);
+        if (!keepsItsBatch(waiters)) this.cancel(id);
       }
     }
   }
+}
+
+/** Calls given up by a run that parks or is stopped with Ctrl-C leave their batch running, for a resume to poll; any other stop cancels it. */
+function keepsItsBatch(waiters: readonly Waiter[]): boolean {
+  return waiters.some((w) => {
+    const reason = abortReason(w.signal);
+    return reason instanceof RunStopped && reason.keepsBatches;
+  });
 }
 
 function messageOf(e: unknown): string {

@@ -1,3 +1,4 @@
+import { abortReason, Interrupted } from '../abort-reasons.js';
 import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
 import { inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
@@ -201,7 +202,7 @@ export class ModelCalls {
             })
         : (how.via ?? this.options.callModel)(request, callSignal, listeners, provider);
       const response = await made.catch((e: unknown) => {
-        if (interrupt?.aborted && !signal.aborted) {
+        if (abortReason(callSignal) instanceof Interrupted) {
           // A batched request has left once its batch was created: the batch goes on, and the API bills it.
           const error = this.records.interrupted(agent, turn, step, request, provider, true, requestLeft ? inputTokens : 0, batches !== undefined);
           costUsd += error.costUsd;

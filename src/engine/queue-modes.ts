@@ -1,3 +1,4 @@
+import { Interrupted } from '../abort-reasons.js';
 import type { ChannelEvent } from '../channel/channel-events.js';
 import type { Channel, Delivery } from '../channel/channel.js';
 import type { Message } from '../channel/message.js';
@@ -42,7 +43,7 @@ export class QueueModes {
   /** A channel event: a message abandons the calls in flight of the `interrupt` agents it reaches (not while `replaying`). */
   arrived(event: ChannelEvent, replaying: boolean): void {
     if (event.type !== 'message' || replaying) return;
-    for (const agent of event.message.recipients) this.inFlight.get(agent)?.abort();
+    for (const agent of event.message.recipients) this.inFlight.get(agent)?.abort(new Interrupted(event.message.id));
   }
 
   private steering(channel: Channel, agent: string, turn: number, signal: AbortSignal): (step: number) => Promise<readonly Message[]> {

@@ -1,3 +1,4 @@
+import { Parked, RunStopped } from '../abort-reasons.js';
 import { setMaxListeners } from 'node:events';
 import type { AgentProfile } from '../agents/profile.js';
 import { emptyConversation, type Conversation } from '../agents/context.js';
@@ -185,7 +186,8 @@ export class Run {
   private parkIfStuck(): void {
     const batches = this.calls.batches;
     if (!this.options.park || this.ending || !batches || this.running.size === 0 || batches.waitingCalls < this.running.size) return;
-    this.stop(parkedEnding(batches));
+    const end = parkedEnding(batches);
+    this.stop(end, new Parked(end.reason));
   }
 
   private addAgent(profile: AgentProfile, messages?: MessageParam[]): void {
@@ -196,7 +198,9 @@ export class Run {
 
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143 (what becomes of its batches: parking.ts). */
   interrupt(signal: 'SIGINT' | 'SIGTERM'): void {
-    if (!this.ending) this.stop(interruptedEnding(signal, this.calls.batches));
+    if (this.ending) return;
+    const end = interruptedEnding(signal, this.calls.batches);
+    this.stop(end, new RunStopped(end.reason, signal === 'SIGINT'));
   }
 
   // --- scheduling ----------------------------------------------------------------------------
@@ -322,10 +326,10 @@ export class Run {
     this.progress({ type: 'proposal', id: p.id, status: p.status, winner: p.winner });
   }
 
-  private stop(end: Ending): void {
+  private stop(end: Ending, why: RunStopped = new RunStopped(end.reason)): void {
     if (this.ending) return;
     this.ending = end;
-    this.controller.abort();
+    this.controller.abort(why);
     this.settle();
   }
 

@@ -1,3 +1,4 @@
+import { Cancelled } from '../abort-reasons.js';
 import type { AgentProfile } from '../agents/profile.js';
 import { ConclaveError } from '../conclave-error.js';
 import { ToolInputError, type ForkPoint, type SpawnCaps, type ToolContext } from '../agents/tools/tool.js';
@@ -157,8 +158,9 @@ export class Spawner {
     const subtree = this.subtree(target).filter((a) => !this.ended.has(a));
     for (const agent of subtree.reverse()) {
       this.ended.add(agent);
-      this.spawned.get(agent)!.controller.abort();
-      this.hooks.record({ type: 'agent_ended', agent, status: 'cancelled', reason: `cancelled by @${caller}` });
+      const why = new Cancelled(`@${caller}`);
+      this.spawned.get(agent)!.controller.abort(why);
+      this.hooks.record({ type: 'agent_ended', agent, status: 'cancelled', reason: why.message });
     }
     const parent = this.spawned.get(target)!.parent;
     const what = `@${target}${subtree.length > 1 ? ` and the ${subtree.length - 1} agent${subtree.length === 2 ? '' : 's'} below it` : ''}`;
@@ -174,7 +176,7 @@ export class Spawner {
     const spawned = this.spawned.get(agent);
     if (!spawned || this.ended.has(agent)) return false;
     this.ended.add(agent);
-    spawned.controller.abort();
+    spawned.controller.abort(new Cancelled(status === 'limit' ? 'its own limit' : 'its own failure'));
     this.hooks.record({ type: 'agent_ended', agent, status, reason });
     this.channel.postSystem(`@${agent} ${reason}. It takes no more turns.`, [spawned.parent]);
     return true;

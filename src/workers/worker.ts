@@ -1,3 +1,4 @@
+import { type AbortReason, abortReason, Cancelled, RunStopped } from '../abort-reasons.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -111,10 +112,12 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
   const serveJob = async (jobId: string, setup: TurnSetup, cancelled: AbortSignal | undefined): Promise<void> => {
     const reader = another(redis);
     const inFlight = new Map<string, AbortController>();
-    const abortAll = () => [...inFlight.values()].forEach((c) => c.abort());
-    options.signal.addEventListener('abort', abortAll);
+    const abortAll = (why: AbortReason) => [...inFlight.values()].forEach((c) => c.abort(why));
+    const onStop = () => abortAll(abortReason(options.signal) ?? new RunStopped('the worker stopped'));
+    options.signal.addEventListener('abort', onStop);
     // A turn whose lock lapsed is another worker's now: what it runs here stops, and nothing more of it is done.
-    cancelled?.addEventListener('abort', abortAll, { once: true });
+    const onLapsed = () => abortAll(new Cancelled('another worker: its lock lapsed here'));
+    cancelled?.addEventListener('abort', onLapsed, { once: true });
     try {
       let incarnation = await coordinatorOf(redis, keys.heartbeat, options.signal);
       let token = randomUUID();
@@ -133,7 +136,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
             if (Date.now() - gone > HEARTBEAT_MS) throw new Error('the coordinator is gone');
           } else {
             // A coordinator resumed the run: what the old one asked is moot; attach to the new one.
-            abortAll();
+            abortAll(new Cancelled('the resumed coordinator'));
             [incarnation, token, gone] = [now, randomUUID(), undefined];
             await say({ type: 'attached', job: jobId, token, incarnation, worker: name });
           }
@@ -141,7 +144,7 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
         }
         const message = messageOf<Down>(signer.openText(keys.down(jobId, token), popped[1]));
         if (message?.type === 'done') return;
-        if (message?.type === 'abort') inFlight.get(message.id)?.abort();
+        if (message?.type === 'abort') inFlight.get(message.id)?.abort(new Cancelled('the coordinator'));
         if (message?.type === 'op' && typeof message.id === 'string' && !seen.has(message.id)) {
           seen.add(message.id);
           const control = new AbortController();
@@ -152,9 +155,9 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
       // Stopped: the job is left to lapse, and another worker takes it over.
       await new Promise(() => {});
     } finally {
-      abortAll();
-      options.signal.removeEventListener('abort', abortAll);
-      cancelled?.removeEventListener('abort', abortAll);
+      abortAll(new Cancelled('the end of its job'));
+      options.signal.removeEventListener('abort', onStop);
+      cancelled?.removeEventListener('abort', onLapsed);
       reader.disconnect();
     }
   };

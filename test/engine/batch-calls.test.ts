@@ -1,3 +1,4 @@
+import { type AbortReason, Cancelled, Parked, RunStopped } from '../../src/abort-reasons.js';
 import { describe, expect, it } from 'vitest';
 import { BatchCalls } from '../../src/engine/batch-calls.js';
 import { formatDuration, parts } from '../../src/engine/batch-limits.js';
@@ -97,7 +98,14 @@ describe('batched calls', () => {
   });
 
   it('polls while it is processing, telling the run each time; a call given up leaves; the last one gone cancels the batch, unless the run parks', async () => {
-    for (const parking of [false, true]) {
+    // What becomes of the batch is read from why the calls were given up (src/abort-reasons.ts).
+    const stops: [string, () => AbortReason, boolean][] = [
+      ['the run stopped', () => new RunStopped('a limit'), false],
+      ['an agent cancelled', () => new Cancelled('@lead'), false],
+      ['the run parked', () => new Parked('parked'), true],
+      ['Ctrl-C', () => new RunStopped('interrupted', true), true],
+    ];
+    for (const [what, why, kept] of stops) {
       const { api, log } = fakeApi({ polls: 1_000 });
       let told = 0;
       const calls = new BatchCalls({ api, note: () => {}, submitted: () => undefined, ...fast, onWaiting: () => told++ });
@@ -107,14 +115,13 @@ describe('batched calls', () => {
       while (told < 2) await new Promise((r) => setTimeout(r, 5));
       expect(calls.waitingCalls).toBe(2);
       expect(calls.waitedFor).toEqual(['b1']);
-      if (parking) calls.park();
-      first.abort();
+      first.abort(why());
       await expect(made[0]).rejects.toBeInstanceOf(CallAborted);
       expect(calls.waitingCalls).toBe(1);
       expect(log).not.toContain('cancel b1');
-      second.abort();
+      second.abort(why());
       await expect(made[1]).rejects.toBeInstanceOf(CallAborted);
-      expect(log.includes('cancel b1'), `parking: ${parking}`).toBe(!parking);
+      expect(log.includes('cancel b1'), what).toBe(!kept);
       expect(calls.waitingCalls).toBe(0);
     }
   });
@@ -262,22 +269,24 @@ describe('batched calls', () => {
     expect((answer.response.content[0] as { text: string }).text).toBe('answer id1');
   });
 
-  it('a run stopped while its batch is created: settled() waits for the creation, which is noted and cancelled', async () => {
-    const { api, log } = fakeApi();
-    let finish!: () => void;
-    const slow = { ...api, create: async (body: Parameters<BatchApi['create']>[0]) => (await new Promise<void>((r) => (finish = r)), api.create(body)) };
-    const notes: { type: string }[] = [];
-    const calls = new BatchCalls({ api: slow, note: (e) => notes.push(e), submitted: () => undefined, ...fast });
-    const controller = new AbortController();
-    const call = calls.call('id1', request(1), controller.signal).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(notes.map((n) => n.type)).toEqual(['batch_creating']);
-    controller.abort();
-    expect(await call).toBeInstanceOf(CallAborted);
-    const settled = calls.settled(5_000);
-    finish();
-    await settled;
-    expect(notes.map((n) => n.type)).toEqual(['batch_creating', 'batch_submitted']);
-    expect(log).toEqual(['create b1 id1', 'cancel b1']);
+  it('a run stopped while its batch is created: settled() waits for the creation, which is noted and cancelled; a run that parks keeps it', async () => {
+    for (const parks of [false, true]) {
+      const { api, log } = fakeApi();
+      let finish!: () => void;
+      const slow = { ...api, create: async (body: Parameters<BatchApi['create']>[0]) => (await new Promise<void>((r) => (finish = r)), api.create(body)) };
+      const notes: { type: string }[] = [];
+      const calls = new BatchCalls({ api: slow, note: (e) => notes.push(e), submitted: () => undefined, ...fast });
+      const controller = new AbortController();
+      const call = calls.call('id1', request(1), controller.signal).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(notes.map((n) => n.type)).toEqual(['batch_creating']);
+      controller.abort(parks ? new Parked('parked') : new RunStopped('a limit'));
+      expect(await call).toBeInstanceOf(CallAborted);
+      const settled = calls.settled(5_000);
+      finish();
+      await settled;
+      expect(notes.map((n) => n.type)).toEqual(['batch_creating', 'batch_submitted']);
+      expect(log).toEqual(parks ? ['create b1 id1'] : ['create b1 id1', 'cancel b1']);
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { Interrupted, RunStopped } from '../../src/abort-reasons.js';
+import { CallInterrupted } from '../../src/provider/provider-errors.js';
 import { describe, expect, it } from 'vitest';
 import { Accounting } from '../../src/engine/accounting.js';
 import { CacheWarming } from '../../src/engine/cache-warming.js';
@@ -30,15 +32,19 @@ const answer = (id: string): ModelResponse =>
   }) as unknown as ModelResponse;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function calls(callModel: (request: ModelRequest, signal: AbortSignal, listeners: CallListeners) => Promise<ModelResponse>): ModelCalls {
-  const journal = new Journal({ write() {}, sync() {}, lineOf: (event) => JSON.stringify(event) });
+function calls(
+  callModel: (request: ModelRequest, signal: AbortSignal, listeners: CallListeners) => Promise<ModelResponse>,
+  lines: { type: string }[] = [],
+  signal = new AbortController().signal,
+): ModelCalls {
+  const journal = new Journal({ write: (event) => lines.push(event), sync() {}, lineOf: (event) => JSON.stringify(event) });
   const limits = resolveLimits();
   return new ModelCalls({
     journal,
     accounting: new Accounting(() => limits),
     callModel,
     liveCalls: true,
-    signal: new AbortController().signal,
+    signal,
     progress() {},
     reservations: new Reservations(),
     warming: new CacheWarming('5m'),
@@ -73,5 +79,50 @@ describe('ModelCalls and warm first', () => {
     });
     await Promise.all([model.call('a', 1, 1, request('a')), model.call('b', 1, 1, request('b'))]);
     expect(started.get('b')! - started.get('a')!).toBeGreaterThanOrEqual(250);
+  });
+
+  it('a call interrupted by a message is recorded as interrupted even when the run stops before it settles: the reason says what happened', async () => {
+    const lines: { type: string }[] = [];
+    const run = new AbortController();
+    const interrupt = new AbortController();
+    const model = calls(
+      (_req, signal, listeners) =>
+        new Promise((_resolve, reject) => {
+          listeners.onSent?.();
+          // Settles a moment after its signal fired, as a stream does: by then the run stopped too.
+          signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 20), { once: true });
+        }),
+      lines,
+      run.signal,
+    );
+    const made = model.call('a', 1, 1, request('a'), run.signal, { interrupt: interrupt.signal });
+    await sleep(20);
+    interrupt.abort(new Interrupted(7));
+    run.abort(new RunStopped('a limit'));
+    await expect(made).rejects.toBeInstanceOf(CallInterrupted);
+    const types = lines.map((event) => event.type);
+    expect(types).toContain('call_interrupted');
+    expect(types).not.toContain('call_abandoned');
+  });
+
+  it('a call the run stops is given up as aborted, and its prompt counted as paid', async () => {
+    const lines: { type: string }[] = [];
+    const run = new AbortController();
+    const model = calls(
+      (_req, signal, listeners) =>
+        new Promise((_resolve, reject) => {
+          listeners.onSent?.();
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        }),
+      lines,
+      run.signal,
+    );
+    const made = model.call('a', 1, 1, request('a'), run.signal, { interrupt: new AbortController().signal });
+    await sleep(20);
+    run.abort(new RunStopped('a limit'));
+    await expect(made).rejects.toBeInstanceOf(RunStopped);
+    const types = lines.map((event) => event.type);
+    expect(types).not.toContain('call_interrupted');
+    expect(types.some((t) => t.includes('abandon'))).toBe(true);
   });
 });
