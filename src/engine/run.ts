@@ -18,8 +18,7 @@ import { buildProfiles, teamContext } from './profiles.js';
 import type { RunOptions, RunResult } from './run-options.js';
 import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup, type ToolSetup } from './setup.js';
-import { VoteReminders } from './vote-reminders.js';
-import { EditReminders } from './edit-reminders.js';
+import { editReminders, type Reminders, voteReminders } from './reminders.js';
 import { Spawner } from './spawner.js';
 import { interruptedEnding, parkedEnding } from './parking.js';
 import { takeTurn, type TurnEnd, type TurnHost } from './turn-runner.js';
@@ -51,8 +50,8 @@ export class Run {
   private readonly running = new Set<string>();
   /** Running turns whose call waits for a message batch: they hold no concurrency slot. */
   private readonly batchWaiting = new Set<string>();
-  private reminders: VoteReminders | undefined;
-  private editReminders: EditReminders | undefined;
+  /** Votes first, then reviews of edits: what members still owe when nothing else runs. */
+  private reminders: Reminders<unknown>[] = [];
   private readonly shownProposals = new Set<string>();
   private channel: Channel | undefined;
   private spawner: Spawner | undefined;
@@ -162,8 +161,7 @@ export class Run {
           running: this.running,
           hasTurnsLeft: (n) => this.hasTurnsLeft(n),
         });
-        this.reminders = new VoteReminders(this.channel);
-        this.editReminders = new EditReminders(this.channel);
+        this.reminders = [voteReminders(this.channel, (p) => this.reportProposal(p)), editReminders(this.channel)];
         this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, this.channel);
         this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
@@ -250,8 +248,7 @@ export class Run {
       );
     }
     const canTakeTurn = (v: string) => this.hasTurnsLeft(v) && this.teamTurns < this.limits.current.maxTurns;
-    if (this.reminders!.settle(canTakeTurn, (p) => this.reportProposal(p))) return this.pump();
-    if (this.editReminders!.settle(canTakeTurn)) return this.pump();
+    if (this.reminders.some((r) => r.settle(canTakeTurn))) return this.pump();
     this.stop(ending('idle', 'ended idle: no agent has anything left to do'));
   }
 

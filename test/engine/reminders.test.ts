@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Channel } from '../../src/channel/channel.js';
 import { loadMergeTools } from '../../src/channel/documents.js';
-import { EditReminders } from '../../src/engine/edit-reminders.js';
+import { editReminders, voteReminders } from '../../src/engine/reminders.js';
 import { team } from '../channel/team.js';
 
 beforeAll(() => loadMergeTools());
@@ -23,7 +23,7 @@ function channelWithEdits() {
 describe('reminding owners of the edits that wait', () => {
   it('reminds each owner once, in one message, of every edit that waits for it', () => {
     const channel = channelWithEdits();
-    const reminders = new EditReminders(channel);
+    const reminders = editReminders(channel);
     expect(reminders.settle(() => true)).toBe(true);
     expect(channel.deliver('lead').messages.map((m) => m.text)).toEqual([
       'Edits plan#1 of "plan" from @a, plan#2 of "plan" from @b still wait for your review: accept or reject each with review_edit (read_document ' +
@@ -39,11 +39,43 @@ describe('reminding owners of the edits that wait', () => {
     const channel = channelWithEdits();
     channel.documents.review('lead', 'plan#1', false, '');
     channel.documents.review('lead', 'plan#2', false, '');
-    const reminders = new EditReminders(channel);
+    const reminders = editReminders(channel);
     expect(reminders.settle((agent) => agent !== 'sub')).toBe(false);
     expect(channel.hasUnread('sub')).toBe(false);
     expect(reminders.settle(() => true)).toBe(true);
     expect(channel.unreadCount('sub')).toBe(1);
     expect(channel.hasUnread('lead'), 'its edits are reviewed').toBe(false);
+  });
+});
+
+describe('reminding voters of the votes that wait', () => {
+  function channelWithProposals() {
+    const channel = new Channel(team());
+    channel.propose('lead', { id: 'q', question: 'Which?', options: ['x', 'y'], voters: ['a', 'b', 'c'] });
+    channel.propose('lead', { id: 'r', question: 'Ship?', options: ['yes', 'no'], voters: ['a', 'd'] });
+    channel.vote('b', 'q', 'x');
+    for (const agent of ['a', 'b', 'c', 'd']) {
+      channel.deliver(agent);
+      channel.acknowledge(agent);
+    }
+    return channel;
+  }
+
+  it('reminds each voter that can take a turn once, one message per proposal; then the proposals close with the votes cast', () => {
+    const channel = channelWithProposals();
+    const closed: string[] = [];
+    const reminders = voteReminders(channel, (p) => closed.push(`${p.id} ${p.status}`));
+    expect(reminders.settle((agent) => agent !== 'c')).toBe(true);
+    expect(channel.deliver('a').messages.map((m) => m.text)).toEqual([
+      'Proposal "q" is still waiting for your vote: Which? Use the vote tool.',
+      'Proposal "r" is still waiting for your vote: Ship? Use the vote tool.',
+    ]);
+    expect(channel.deliver('c').messages).toEqual([]);
+    expect(channel.deliver('d').messages.map((m) => m.recipients)).toEqual([['a', 'd']]);
+    expect(closed).toEqual([]);
+    // Reminded already, or unable to take a turn: nobody is reminded again, and both close.
+    expect(reminders.settle(() => false)).toBe(true);
+    expect(closed.map((c) => c.split(' ')[0])).toEqual(['q', 'r']);
+    expect(reminders.settle(() => true)).toBe(false);
   });
 });
