@@ -134,6 +134,11 @@ export class Accounting {
     return this.all;
   }
 
+  /** What the run spent, paid and read from caches: for its result. */
+  get totals(): { total: Spend; paidUsd: number; cached: { calls: number; tokens: number }; promptCache: PromptCacheUse } {
+    return { total: this.all, paidUsd: this.paidUsd, cached: this.cached, promptCache: this.promptCache };
+  }
+
   of(agent: string): Spend {
     return this.agents.get(agent) ?? NOTHING;
   }

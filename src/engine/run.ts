@@ -1,32 +1,28 @@
-import { Parked, RunStopped } from '../abort-reasons.js';
+import { RunStopped } from '../abort-reasons.js';
 import { setMaxListeners } from 'node:events';
 import type { AgentProfile } from '../agents/profile.js';
-import { emptyConversation, type Conversation } from '../agents/context.js';
 import { Workspace } from '../agents/tools/workspace-root.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { Channel, type ProposalView } from '../channel/channel.js';
 import { openDocuments, writeDocuments, type FirstTexts } from './run-documents.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import type { Accounting } from './accounting.js';
-import { ending, endingOfError, limitEnding, type Ending } from './ending.js';
-import type { ProgressListener } from './progress-events.js';
+import { ending, endingOfError, type Ending } from './ending.js';
+import { RunProgress } from './run-progress.js';
 import type { ModelCalls } from './model-calls.js';
 import { runCalls } from './run-calls.js';
 import { recordEnd, runResult } from './outputs.js';
-import { buildProfiles, teamContext } from './profiles.js';
 import type { RunOptions, RunResult } from './run-options.js';
 import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup, type ToolSetup } from './setup.js';
-import { editReminders, type Reminders, voteReminders } from './reminders.js';
-import { Spawner } from './spawner.js';
-import { interruptedEnding, parkedEnding } from './parking.js';
+import { assembleTeam, type Team } from './team.js';
+import { AgentTable } from './agent-table.js';
+import { TurnCounts } from './turn-counts.js';
+import { interruptedStop, parkingStop } from './parking.js';
 import { takeTurn, type TurnEnd, type TurnHost } from './turn-runner.js';
-import { FanIn } from './fan-in.js';
-import { expandTeam } from './for-each.js';
 import { QueueModes } from './queue-modes.js';
 import { Reservations } from './reservation.js';
-import { cacheTtlOf, contextTooShort } from './cache-warming.js';
+import { cacheTtlOf } from './cache-warming.js';
 import type { CacheTtl } from '../workflow/types.js';
 
 export type { EndStatus } from '../exit-codes.js';
@@ -44,25 +40,23 @@ export class Run {
   /** Where every live call holds its worst case under the run's ceilings. */
   private readonly reservations = new Reservations();
   private readonly calls: ModelCalls;
-  private readonly profiles = new Map<string, AgentProfile>();
-  private readonly conversations = new Map<string, Conversation>();
-  private readonly turns = new Map<string, number>();
+  private readonly agents = new AgentTable();
+  private readonly turns = new TurnCounts(
+    () => this.limits.current,
+    () => this.team?.spawner,
+  );
   private readonly running = new Set<string>();
   /** Running turns whose call waits for a message batch: they hold no concurrency slot. */
   private readonly batchWaiting = new Set<string>();
-  /** Votes first, then reviews of edits: what members still owe when nothing else runs. */
-  private reminders: Reminders<unknown>[] = [];
-  private readonly shownProposals = new Set<string>();
-  private channel: Channel | undefined;
-  private spawner: Spawner | undefined;
-  private fanIn: FanIn | undefined;
+  private readonly progress: RunProgress;
+  /** Made once setup has run. */
+  private team: Team | undefined;
   /** What arrives for an agent during its turn, by its queue mode. */
   private readonly queues: QueueModes;
   private readonly workspace: Workspace;
   /** A resumed run's documents' first texts, for writing their real text back (run-documents.ts). */
   private firstTexts: FirstTexts = new Map();
   private tools: ToolSetup = { env: {} };
-  private teamTurns = 0;
   private readonly startedAt = Date.now();
   private ending: Ending | undefined;
   private settled!: () => void;
@@ -72,6 +66,7 @@ export class Run {
   private readonly cacheTtl: CacheTtl;
 
   constructor(private readonly options: RunOptions) {
+    this.progress = new RunProgress(options);
     this.cacheTtl = cacheTtlOf(options.workflow.spec, options.park === true, options.recording.journal.recordedCacheTtl);
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
@@ -88,9 +83,9 @@ export class Run {
       signal: this.controller.signal,
       reservations: this.reservations,
       limits: () => this.limits.current,
-      progress: (event) => this.progress(event),
-      spawner: () => this.spawner,
-      profile: (agent) => this.profiles.get(agent),
+      progress: this.progress.tell,
+      spawner: () => this.team?.spawner,
+      profile: (agent) => this.agents.profiles.get(agent),
       parkIfStuck: () => this.parkIfStuck(),
       onBatchWait: (agent, waiting) => {
         if (!waiting) return void this.batchWaiting.delete(agent);
@@ -116,10 +111,8 @@ export class Run {
   }
 
   async start(): Promise<RunResult> {
-    const {
-      workflow,
-      recording: { journal },
-    } = this.options;
+    const { workflow } = this.options;
+    const { journal } = this.options.recording;
     this.limits.start();
     let scope: Scope | undefined;
     try {
@@ -129,41 +122,25 @@ export class Run {
         limits: recordOf(this.limits.current),
         ...(this.cacheTtl === '1h' ? { cache_ttl: '1h' as const } : {}),
       });
-      const setup = await runSetup({ ...this.options, cwd: this.workspace.root, signal: this.controller.signal, progress: (event) => this.progress(event) });
+      const setup = await runSetup({ ...this.options, cwd: this.workspace.root, signal: this.controller.signal, progress: this.progress.tell });
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        const sources = {
-          workflow,
-          scope,
-          modelOverride: this.options.answers.modelOverride,
-          providerOverride: this.options.answers.providerOverride,
-          mcp: this.tools.mcp,
-          cacheTtl: this.cacheTtl,
-          ...teamContext(workflow, scope),
-        };
-        const team = expandTeam(workflow, scope);
-        const profiles = buildProfiles(sources, team);
-        for (const profile of profiles) this.addAgent(profile);
-        const short = sources.context === undefined || journal.replaying ? undefined : contextTooShort(sources.context, profiles);
-        if (short) this.progress({ type: 'warning', message: short });
-        this.channel = new Channel(team.graph, (event) => (journal.append(event), this.queues.arrived(event, journal.replaying)));
-        const hooks = {
+        const team = assembleTeam(this.options, scope, this.tools.mcp, this.cacheTtl, {
           register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m),
-          profile: (a: string) => this.profiles.get(a)!,
+          profile: (a: string) => this.agents.profile(a),
           spent: (a: string) => this.accounting.of(a).costUsd,
-        };
-        this.spawner = new Spawner(sources, this.channel, this.profiles.size, { ...hooks, record: (event) => journal.append(event) });
-        this.fanIn = new FanIn({
-          channel: this.channel,
-          spawner: this.spawner,
-          profiles: this.profiles,
+          record: (event) => journal.append(event),
+          profiles: this.agents.profiles,
           running: this.running,
-          hasTurnsLeft: (n) => this.hasTurnsLeft(n),
+          hasTurnsLeft: (n) => this.turns.hasTurnsLeft(n),
+          onChannelEvent: (event) => (journal.append(event), this.queues.arrived(event, journal.replaying)),
+          onProposalClosed: this.progress.proposal,
+          warn: (message) => this.progress.tell({ type: 'warning', message }),
         });
-        this.reminders = [voteReminders(this.channel, (p) => this.reportProposal(p)), editReminders(this.channel)];
-        this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, this.channel);
-        this.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
+        this.team = team;
+        this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, team.channel);
+        team.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
         this.pump();
       }
     } catch (e) {
@@ -182,23 +159,18 @@ export class Run {
 
   /** --park: when every turn that runs waits for a message batch, the run parks (parking.ts). */
   private parkIfStuck(): void {
-    const batches = this.calls.batches;
-    if (!this.options.park || this.ending || !batches || this.running.size === 0 || batches.waitingCalls < this.running.size) return;
-    const end = parkedEnding(batches);
-    this.stop(end, new Parked(end.reason));
+    const parks = this.options.park && !this.ending ? parkingStop(this.calls.batches, this.running.size) : undefined;
+    if (parks) this.stop(...parks);
   }
 
   private addAgent(profile: AgentProfile, messages?: MessageParam[]): void {
-    this.profiles.set(profile.name, profile);
-    this.conversations.set(profile.name, messages ? { messages } : emptyConversation());
-    this.turns.set(profile.name, 0);
+    this.agents.add(profile, messages);
+    this.turns.add(profile.name);
   }
 
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143 (what becomes of its batches: parking.ts). */
   interrupt(signal: 'SIGINT' | 'SIGTERM'): void {
-    if (this.ending) return;
-    const end = interruptedEnding(signal, this.calls.batches);
-    this.stop(end, new RunStopped(end.reason, signal === 'SIGINT'));
+    if (!this.ending) this.stop(...interruptedStop(signal, this.calls.batches));
   }
 
   // --- scheduling ----------------------------------------------------------------------------
@@ -215,57 +187,31 @@ export class Run {
   }
 
   private startEligible(ignoreFanIn: boolean): void {
-    const channel = this.channel!;
+    const { channel, fanIn } = this.team!;
     for (const name of channel.withUnread()) {
-      if (this.running.size - this.batchWaiting.size >= this.limits.current.concurrency || this.teamTurns >= this.limits.current.maxTurns) return;
-      if (this.running.has(name) || !this.hasTurnsLeft(name)) continue;
-      if (!ignoreFanIn && this.fanIn!.waits(name)) continue;
+      if (this.running.size - this.batchWaiting.size >= this.limits.current.concurrency || this.turns.teamCapped) return;
+      if (this.running.has(name) || !this.turns.hasTurnsLeft(name)) continue;
+      if (!ignoreFanIn && fanIn.waits(name)) continue;
       this.startTurn(name);
     }
   }
 
   private nothingRuns(): void {
-    const channel = this.channel!;
-    const wanting = channel.withUnread().filter((n) => !this.spawner!.isEnded(n));
+    const { channel, spawner, reminders } = this.team!;
+    const wanting = channel.withUnread().filter((n) => !spawner.isEnded(n));
     if (wanting.length > 0) {
-      if (this.teamTurns >= this.limits.current.maxTurns) return this.stop(limitEnding('max_turns', `(${this.limits.current.maxTurns} turns for the team)`));
-      // A spawned agent out of turns ends, and its spawner is told; a declared one stops the run.
-      const ended = wanting.filter((n) =>
-        this.spawner!.end(
-          n,
-          'limit',
-          `stopped: it reached ${this.spawner!.maxTurnsOf(n) ? 'its max_turns' : 'max_turns_per_agent'} (${this.turnLimitOf(n)}) with messages it did not ` +
-            `handle`,
-        ),
-      );
-      if (ended.length > 0) return this.pump();
-      const capped = wanting.map((n) => `@${n}`).join(', ');
-      return this.stop(
-        limitEnding(
-          'max_turns_per_agent',
-          `(${this.limits.current.maxTurnsPerAgent}) for ${capped}, who still ${wanting.length === 1 ? 'has' : 'have'} messages to handle`,
-        ),
-      );
+      const end = this.turns.outOfTurns(wanting);
+      return end ? this.stop(end) : this.pump();
     }
-    const canTakeTurn = (v: string) => this.hasTurnsLeft(v) && this.teamTurns < this.limits.current.maxTurns;
-    if (this.reminders.some((r) => r.settle(canTakeTurn))) return this.pump();
+    if (reminders.some((r) => r.settle((agent) => this.turns.canTakeTurn(agent)))) return this.pump();
     this.stop(ending('idle', 'ended idle: no agent has anything left to do'));
-  }
-
-  private hasTurnsLeft(name: string): boolean {
-    return this.turns.get(name)! < this.turnLimitOf(name) && !this.spawner!.isEnded(name);
-  }
-
-  private turnLimitOf(name: string): number {
-    return Math.min(this.limits.current.maxTurnsPerAgent, this.spawner!.maxTurnsOf(name) ?? Infinity);
   }
 
   private startTurn(name: string): void {
     this.running.add(name);
-    const turn = this.turns.get(name)! + 1;
+    const turn = this.turns.of(name) + 1;
     const begin = (): Promise<TurnEnd> => {
-      this.teamTurns++;
-      this.turns.set(name, turn);
+      this.turns.begin(name, turn);
       return takeTurn(this.turnHost, name, turn);
     };
     // Re-executing a recording, a turn the recorded run started later than now starts there (journal.ts).
@@ -289,8 +235,8 @@ export class Run {
     const { journal } = this.options.recording;
     return {
       journal,
-      channel: this.channel!,
-      spawner: this.spawner!,
+      channel: this.team!.channel,
+      spawner: this.team!.spawner,
       queues: this.queues,
       calls: this.calls,
       accounting: this.accounting,
@@ -298,30 +244,17 @@ export class Run {
       tools: this.tools,
       elsewhere: this.options.place.elsewhere,
       signal: this.controller.signal,
-      profile: (agent) => this.profiles.get(agent)!,
-      conversation: (agent) => this.conversations.get(agent)!,
-      keepConversation: (agent, conversation) => this.conversations.set(agent, conversation),
-      statusLine: (turn) => this.limits.statusLine(turn, this.teamTurns),
+      agents: this.agents,
+      statusLine: (turn) => this.limits.statusLine(turn, this.turns.team),
       ending: () => this.ending !== undefined,
       elapsedMs: () => this.elapsedMs(),
-      progress: (event) => this.progress(event),
-      reportProposal: (p) => this.reportProposal(p),
+      progress: this.progress.tell,
+      reportProposal: this.progress.proposal,
       pump: () => this.pump(),
     };
   }
 
-  /** Progress, except while a resume re-executes its recording (a replay shows it: that is its point). */
-  private progress(event: Parameters<ProgressListener>[0]): void {
-    if (!this.options.recording.journal.replaying || this.options.answers.live === false) this.options.progress(event);
-  }
-
   private elapsedMs = (): number => (this.options.recording.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
-
-  private reportProposal(p: ProposalView): void {
-    if (this.shownProposals.has(p.id)) return;
-    this.shownProposals.add(p.id);
-    this.progress({ type: 'proposal', id: p.id, status: p.status, winner: p.winner });
-  }
 
   private stop(end: Ending, why: RunStopped = new RunStopped(end.reason)): void {
     if (this.ending) return;
@@ -335,31 +268,25 @@ export class Run {
   }
 
   private finish(scope: Scope | undefined): RunResult {
-    const {
-      workflow,
-      recording: { journal },
-    } = this.options;
-    const end = this.ending!;
-    const channel = this.channel;
-    const names = [...this.profiles.keys()];
-    const result = runResult(end, workflow, scope, {
+    const { workflow, recording, replay } = this.options;
+    const { journal } = recording;
+    const channel = this.team?.channel;
+    const result = runResult(this.ending!, workflow, scope, {
       agents: Object.fromEntries(
-        names.map((n) => [n, { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.get(n)!, spend: this.accounting.of(n) }]),
+        [...this.agents.profiles.keys()].map((n) => [
+          n,
+          { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.of(n), spend: this.accounting.of(n) },
+        ]),
       ),
       proposals: channel?.allProposals() ?? [],
       documents: channel?.documents.final() ?? {},
       writeDocuments: (documents) =>
-        this.options.replay || journal.replaying || journal.diverged
-          ? []
-          : writeDocuments(workflow, documents, this.workspace, this.firstTexts, this.options.recording.mask),
-      total: this.accounting.total,
-      paidUsd: this.accounting.paidUsd,
-      cached: this.accounting.cached,
-      promptCache: this.accounting.promptCache,
+        replay || journal.replaying || journal.diverged ? [] : writeDocuments(workflow, documents, this.workspace, this.firstTexts, recording.mask),
+      ...this.accounting.totals,
       ...(this.calls.batches ? { batches: { ...this.accounting.batched, ...this.calls.batches.reserved() } } : {}),
       limits: this.limits.current,
     });
-    if (!journal.replaying && !journal.diverged) this.spawner?.stopAll(result.reason);
+    if (!journal.replaying && !journal.diverged) this.team?.spawner.stopAll(result.reason);
     recordEnd(journal, result);
     return result;
   }

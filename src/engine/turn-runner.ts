@@ -1,11 +1,10 @@
-import type { AgentProfile } from '../agents/profile.js';
-import type { Conversation } from '../agents/context.js';
 import type { Workspace } from '../agents/tools/workspace-root.js';
 import { runTurn } from '../agents/turn.js';
 import type { Channel, ProposalView } from '../channel/channel.js';
 import { totalTokens } from '../provider/pricing.js';
 import { ProviderError } from '../provider/provider-errors.js';
 import type { Accounting } from './accounting.js';
+import type { AgentTable } from './agent-table.js';
 import { compactionHook } from './compactions.js';
 import { ending, endingOfError, type Ending } from './ending.js';
 import type { Journal } from './journal.js';
@@ -39,9 +38,7 @@ export interface TurnHost {
   workspace: Workspace;
   tools: ToolSetup;
   elsewhere: RunOptions['place']['elsewhere'];
-  profile(agent: string): AgentProfile;
-  conversation(agent: string): Conversation;
-  keepConversation(agent: string, conversation: Conversation): void;
+  agents: AgentTable;
   /** The status line the turn's first message begins with. */
   statusLine(turn: number): string;
   /** The run's signal, which the agent's own is made from. */
@@ -59,7 +56,7 @@ export interface TurnHost {
 export async function takeTurn(host: TurnHost, name: string, turn: number): Promise<TurnEnd> {
   const { journal, channel, spawner } = host;
   const signal = spawner.signalOf(name, host.signal);
-  const profile = host.profile(name);
+  const profile = host.agents.profile(name);
   const arrivals = host.queues.open(channel, name, profile.queue, turn, signal);
   const { delivery } = arrivals;
   const spentBefore = host.accounting.of(name);
@@ -71,7 +68,7 @@ export async function takeTurn(host: TurnHost, name: string, turn: number): Prom
     host.progress({ type: 'turn_started', agent: name, turn, messages: delivery.messages.length });
     const outcome = await runTurn(
       profile,
-      host.conversation(name),
+      host.agents.conversation(name),
       delivery.messages,
       host.statusLine(turn),
       { agent: name, channel, workspace: host.workspace, ...host.tools, signal, ...spawner.toolsFor(name, () => host.pump()) },
@@ -87,7 +84,7 @@ export async function takeTurn(host: TurnHost, name: string, turn: number): Prom
       channel.release(name);
       return {};
     }
-    host.keepConversation(name, outcome.conversation);
+    host.agents.keepConversation(name, outcome.conversation);
     const posted = outcome.text ? channel.post(name, outcome.text).message : undefined;
     if (posted) host.progress({ type: 'posted', agent: name, recipients: posted.recipients, text: posted.text });
     channel.acknowledge(name);
