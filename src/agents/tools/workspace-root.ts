@@ -1,35 +1,9 @@
-import {
-  closeSync,
-  constants,
-  existsSync,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readlinkSync,
-  realpathSync,
-  statSync,
-  unlinkSync,
-  type Stats,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { openLast, openParents, realOf, removeCreated } from './descriptor-walk.js';
 import { ToolInputError } from './tool-error.js';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
-
-/**
- * Linux names an open directory by its descriptor: `/proc/self/fd/N/name` is `name` inside the
- * directory N is, wherever that directory now is and whatever link now stands at its old path
- * (openat(2) without the call). Elsewhere a directory is named by its path.
- */
-const BY_DESCRIPTOR = existsSync('/proc/self/fd');
-
-/** A directory of the workspace held open: what is below it is reached through it. */
-interface OpenDir {
-  fd: number;
-  /** Its path as the tool walked it (for messages and the protected-files check). */
-  full: string;
-}
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = constants;
 
 export interface WorkspaceOptions {
   /** Files never written wherever they are (the session file given with --session, the response cache's file). */
@@ -89,9 +63,9 @@ export class Workspace {
     const parts = this.partsOf(path);
     if (parts.length === 0) throw new ToolInputError(`${path} is a directory; use list_files`);
     const name = parts.at(-1)!;
-    const dir = this.openParents(path, parts, false);
+    const dir = openParents(this.root, path, parts, false);
     try {
-      const fd = this.openLast(path, dir, name, O_RDONLY);
+      const fd = openLast(path, dir, name, O_RDONLY);
       try {
         const file = this.verify(path, fd, join(dir.full, name));
         if (file.stats.isDirectory()) throw new ToolInputError(`${path} is a directory; use list_files`);
@@ -114,24 +88,24 @@ export class Workspace {
     const parts = this.partsOf(path);
     if (parts.length === 0) throw new ToolInputError(`${path} is a directory`);
     const name = parts.at(-1)!;
-    const dir = this.openParents(path, parts, true);
+    const dir = openParents(this.root, path, parts, true);
     const full = join(dir.full, name);
     try {
       let created = true;
       let fd: number;
       try {
-        fd = this.openLast(path, dir, name, O_WRONLY | O_CREAT | O_EXCL, 0o644);
+        fd = openLast(path, dir, name, O_WRONLY | O_CREAT | O_EXCL, 0o644);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         created = false;
-        fd = this.openLast(path, dir, name, O_WRONLY);
+        fd = openLast(path, dir, name, O_WRONLY);
       }
       try {
         const file = this.verify(path, fd, full);
         this.checkWritableResolved(path, file);
         return file;
       } catch (e) {
-        if (created) this.removeCreated(dir, name, fd);
+        if (created) removeCreated(dir, name, fd);
         closeSync(fd);
         throw e;
       }
@@ -184,72 +158,6 @@ export class Workspace {
   }
 
   /**
-   * The directories above a path's last step, each opened inside the one before without following
-   * a link; with `makeParents`, missing ones are made there. The caller closes the last.
-   */
-  private openParents(path: string, parts: readonly string[], makeParents: boolean): OpenDir {
-    let dir: OpenDir = { fd: openSync(this.root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW), full: this.root };
-    try {
-      for (const part of parts.slice(0, -1)) {
-        const full = join(dir.full, part);
-        const fd = this.openDirectory(path, dir, part, full, makeParents);
-        closeSync(dir.fd);
-        dir = { fd, full };
-      }
-      return dir;
-    } catch (e) {
-      closeSync(dir.fd);
-      throw e;
-    }
-  }
-
-  private openDirectory(path: string, dir: OpenDir, part: string, full: string, makeParents: boolean): number {
-    const at = inside(dir, part);
-    try {
-      return openSync(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') {
-        if (!makeParents) throw new ToolInputError(`${path}: no such file or directory in the workspace`);
-        try {
-          mkdirSync(at);
-        } catch (made) {
-          if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
-        }
-        return this.openDirectory(path, dir, part, full, false);
-      }
-      if (code === 'ENOTDIR' || code === 'ELOOP') throw this.notFollowed(`${path}: ${this.show(full)}`, at, 'is not a directory');
-      throw e;
-    }
-  }
-
-  /** The last step of a path, opened inside its directory without following a link (O_NONBLOCK: a FIFO swapped in cannot block). */
-  private openLast(path: string, dir: OpenDir, name: string, flags: number, mode?: number): number {
-    const at = inside(dir, name);
-    try {
-      return openSync(at, flags | O_NOFOLLOW | O_NONBLOCK, mode);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new ToolInputError(`${path}: no such file or directory in the workspace`);
-      if (code === 'ELOOP') throw this.notFollowed(path, at, 'cannot be opened');
-      if (code === 'EISDIR') throw new ToolInputError(`${path} is a directory`);
-      if (code === 'ENXIO') throw new ToolInputError(`${path} is not a regular file or directory (a FIFO, socket or device); refused`);
-      throw e;
-    }
-  }
-
-  /** The error for a step that could not be opened as wanted: a link is named as one. */
-  private notFollowed(what: string, at: string, otherwise: string): ToolInputError {
-    let link = false;
-    try {
-      link = lstatSync(at).isSymbolicLink();
-    } catch {
-      // gone again: said as not what was wanted
-    }
-    return new ToolInputError(link ? `${what} is a symbolic link; the workspace tools do not follow links` : `${what} ${otherwise}`);
-  }
-
-  /**
    * The protected names checked again on where the opened file really is (a directory renamed
    * into place after the path was checked), and the run's own files compared by inode.
    */
@@ -274,18 +182,6 @@ export class Workspace {
       }
     }
     return false;
-  }
-
-  /** Removes a file this tool has just created and then refused, through its directory, only while the name is still that file. */
-  private removeCreated(dir: OpenDir, name: string, fd: number): void {
-    try {
-      const at = inside(dir, name);
-      const now = lstatSync(at);
-      const mine = fstatSync(fd);
-      if (now.ino === mine.ino && now.dev === mine.dev) unlinkSync(at);
-    } catch {
-      // gone or changed: left as it is
-    }
   }
 
   /**
@@ -337,25 +233,11 @@ export function isWithin(root: string, path: string): boolean {
   return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
-/** `name` inside an open directory: through its descriptor where the system allows it. */
-function inside(dir: OpenDir, name: string): string {
-  return BY_DESCRIPTOR ? `/proc/self/fd/${dir.fd}/${name}` : join(dir.full, name);
-}
-
 /** A file's path with its directory's links resolved, as `walk` builds paths under the real root. */
 function realFile(file: string): string {
   try {
     return join(realpathSync(dirname(resolve(file))), basename(file));
   } catch {
     return resolve(file);
-  }
-}
-
-/** Where an open descriptor really is: Linux says it in /proc; elsewhere the path's real path. */
-function realOf(fd: number, full: string): string {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return realpathSync(full);
   }
 }
