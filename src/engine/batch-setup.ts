@@ -9,7 +9,7 @@ export function batchesOf(options: RunOptions, onWaiting: () => void, warming?: 
   const api = options.answers.batches;
   const { journal } = options.recording;
   if (!api) return {};
-  const inDoubt = journal.batchesInDoubt;
+  const inDoubt = journal.recorded.batchesInDoubt;
   if (inDoubt > 0)
     options.progress({
       type: 'warning',
@@ -21,8 +21,8 @@ export function batchesOf(options: RunOptions, onWaiting: () => void, warming?: 
     batches: new BatchCalls({
       api,
       note: (event) => journal.append(event),
-      submitted: (customId) => journal.submittedBatch(customId),
-      unanswered: journal.unansweredBatched(),
+      submitted: (customId) => journal.recorded.submittedBatch(customId),
+      unanswered: journal.recorded.unansweredBatched(),
       progress: (event) => options.progress(event),
       onWaiting,
       ...(warming ? { coldPrefix: (request: ModelRequest) => warming.coldPrefix(request, 'anthropic') } : {}),

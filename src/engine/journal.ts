@@ -2,7 +2,7 @@ import { ConclaveError } from '../conclave-error.js';
 import type { EventBody, EventOf, RecordedLimits, SessionEvent } from '../session/format.js';
 import { describeEvent, divergence, ownerOf, sameEvent } from './recorded-events.js';
 import { CallAborted } from '../provider/provider-errors.js';
-import type { CacheTtl } from '../workflow/types.js';
+import { RecordingIndex } from './recording-index.js';
 
 /** The run no longer produces what the session recorded: the workflow, inputs or environment differ. */
 export class DivergenceError extends ConclaveError {}
@@ -54,24 +54,8 @@ export class Journal {
   private broken: DivergenceError | undefined;
   private liveFired = false;
   private readonly waiters: { index: number; orPast?: boolean; resolve: () => void; reject: (e: Error) => void }[] = [];
-  private readonly responses = new Map<string, number>();
-  private readonly toolCalls = new Map<string, number>();
-  /** By agent, turn and tool use id; a list, as nothing stops a model from using one id twice. */
-  private readonly toolResults = new Map<string, number[]>();
-  private readonly setups = new Map<string, number>();
-  private readonly mcpListings = new Map<string, number>();
-  /** The first text of each document the recording opened, by name. */
-  private readonly documents = new Map<string, string>();
-  /** The shared texts the recording keeps (by sha256): a resumed run does not keep them again. */
-  private readonly texts = new Set<string>();
-  /** The message batch each recorded batched request went in, by its custom id. */
-  private readonly batches = new Map<string, string>();
-  /** Requests whose batch was being created when the recorded process stopped, with no batch noted for them. */
-  private readonly creating = new Set<string>();
-  /** Where each recorded turn started, by agent and turn. */
-  private readonly turnStarts = new Map<string, number>();
-  /** The prompt cache's ttl the recorded run kept its writes for, if a run was recorded. */
-  readonly recordedCacheTtl: CacheTtl | undefined;
+  /** What the recording holds, by what asks for it. */
+  readonly recorded: RecordingIndex;
   private releaseScheduled = false;
   private watchdog: NodeJS.Timeout | undefined;
   private listener: JournalListener = {};
@@ -80,59 +64,14 @@ export class Journal {
     private readonly options: JournalOptions,
     private readonly recording: readonly SessionEvent[] = [],
   ) {
-    const started = recording.find((event): event is EventOf<'run_started'> => event.type === 'run_started');
-    this.recordedCacheTtl = started ? (started.cache_ttl ?? '5m') : undefined;
-    recording.forEach((event, index) => {
-      if (event.type === 'model_call' || event.type === 'context_exceeded' || event.type === 'call_failed' || event.type === 'call_interrupted')
-        this.responses.set(callKey(event.agent, event.turn, event.step), index);
-      else if (event.type === 'steered') this.responses.set(callKey(event.agent, event.turn, `steer ${event.step}`), index);
-      else if (event.type === 'turn_started') this.turnStarts.set(callKey(event.agent, event.turn, 'start'), index);
-      else if (event.type === 'tool_call') this.toolCalls.set(callKey(event.agent, event.turn, event.tool_use_id), index);
-      else if (event.type === 'tool_result') {
-        const key = callKey(event.agent, event.turn, event.tool_use_id);
-        this.toolResults.set(key, [...(this.toolResults.get(key) ?? []), index]);
-      } else if (event.type === 'setup_finished') this.setups.set(event.id, index);
-      else if (event.type === 'mcp_tools') this.mcpListings.set(event.server, index);
-      else if (event.type === 'document_opened') this.documents.set(event.document.name, event.document.text);
-      else if (event.type === 'shared_text') this.texts.add(event.sha256);
-      else if (event.type === 'batch_creating') for (const id of event.custom_ids) this.creating.add(id);
-      else if (event.type === 'batch_submitted')
-        for (const id of event.custom_ids) {
-          this.batches.set(id, event.batch_id);
-          this.creating.delete(id);
-        }
-    });
+    this.recorded = new RecordingIndex(recording);
   }
 
   /** Keeps a long shared text in the session once (docs/session-format.md: `shared_text`). */
   keepText(sha256: string, text: string): void {
-    if (this.texts.has(sha256)) return;
-    this.texts.add(sha256);
+    if (this.recorded.texts.has(sha256)) return;
+    this.recorded.texts.add(sha256);
     this.append({ type: 'shared_text', sha256, text });
-  }
-
-  /** The text a recorded run opened document `name` with, if it did. */
-  openedDocument(name: string): string | undefined {
-    return this.documents.get(name);
-  }
-
-  /** How many recorded requests may be in a batch that no event names (the process was killed while creating it). */
-  get batchesInDoubt(): number {
-    return this.creating.size;
-  }
-
-  /**
-   * The requests a recorded run submitted in a batch and has no answer to, by custom id (the
-   * request hash), each with its batch: what a parked run waits for.
-   */
-  unansweredBatched(): Map<string, string> {
-    const answered = new Set(this.recording.flatMap((e) => (e.type === 'model_call' ? [e.request_sha256] : [])));
-    return new Map([...this.batches].filter(([id]) => !answered.has(id)));
-  }
-
-  /** The message batch a recorded run submitted this request in (by its hash), if it did. */
-  submittedBatch(customId: string): string | undefined {
-    return this.batches.get(customId);
   }
 
   listen(listener: JournalListener): void {
@@ -193,7 +132,7 @@ export class Journal {
     step: number,
     signal: AbortSignal,
   ): Promise<EventOf<'model_call' | 'context_exceeded' | 'call_failed' | 'call_interrupted'>> | undefined {
-    return this.recorded<'model_call' | 'context_exceeded' | 'call_failed' | 'call_interrupted'>(this.responses.get(callKey(agent, turn, step)), signal);
+    return this.at<'model_call' | 'context_exceeded' | 'call_failed' | 'call_interrupted'>(this.recorded.response(agent, turn, step), signal);
   }
 
   /**
@@ -201,34 +140,29 @@ export class Journal {
    * recorded with no messages added to it; undefined when the call is new (decide live).
    */
   steered(agent: string, turn: number, step: number, signal: AbortSignal): Promise<EventOf<'steered'>> | null | undefined {
-    const index = this.responses.get(callKey(agent, turn, `steer ${step}`));
-    if (index !== undefined) return this.recorded<'steered'>(index, signal);
-    return this.responses.has(callKey(agent, turn, step)) ? null : undefined;
-  }
-
-  /** Whether a tool call was recorded as started. */
-  hasToolCall(agent: string, turn: number, toolUseId: string): boolean {
-    return this.toolCalls.has(callKey(agent, turn, toolUseId));
+    const index = this.recorded.steered(agent, turn, step);
+    if (index !== undefined) return this.at<'steered'>(index, signal);
+    return this.recorded.response(agent, turn, step) !== undefined ? null : undefined;
   }
 
   /** The recorded result of a tool call, once the run reaches it; undefined if none was recorded. */
   toolResult(agent: string, turn: number, toolUseId: string, signal: AbortSignal): Promise<EventOf<'tool_result'>> | undefined {
-    const queue = this.toolResults.get(callKey(agent, turn, toolUseId));
-    return this.recorded<'tool_result'>(queue?.shift(), signal);
+    return this.at<'tool_result'>(this.recorded.takeToolResult(agent, turn, toolUseId), signal);
   }
 
   /** The recorded output of a setup step, once the run reaches it; undefined if none was recorded. */
   setupOutput(id: string, signal: AbortSignal): Promise<EventOf<'setup_finished'>> | undefined {
-    return this.recorded<'setup_finished'>(this.setups.get(id), signal);
+    return this.at<'setup_finished'>(this.recorded.setupOutput(id), signal);
   }
 
   /** The recorded tool listing of an MCP server, once the run reaches it; undefined if none was recorded. */
   mcpTools(server: string, signal: AbortSignal): Promise<EventOf<'mcp_tools'>> | undefined {
-    return this.recorded<'mcp_tools'>(this.mcpListings.get(server), signal);
+    return this.at<'mcp_tools'>(this.recorded.mcpTools(server), signal);
   }
 
-  private recorded<T extends SessionEvent['type']>(index: number | undefined, signal: AbortSignal): Promise<EventOf<T>> | undefined {
-    return index === undefined ? undefined : this.at(index, signal).then(() => this.recording[index] as EventOf<T>);
+  /** The recorded event at `index` once the run reaches it; undefined if none was recorded. */
+  private at<T extends SessionEvent['type']>(index: number | undefined, signal: AbortSignal): Promise<EventOf<T>> | undefined {
+    return index === undefined ? undefined : this.reach(index, signal).then(() => this.recording[index] as EventOf<T>);
   }
 
   /**
@@ -239,13 +173,13 @@ export class Journal {
    */
   turnStart(agent: string, turn: number, signal: AbortSignal): Promise<void> | undefined {
     if (!this.replaying || this.broken) return undefined;
-    const index = this.turnStarts.get(callKey(agent, turn, 'start'));
-    return index === undefined || index <= this.cursor ? undefined : this.at(index, signal);
+    const index = this.recorded.turnStart(agent, turn);
+    return index === undefined || index <= this.cursor ? undefined : this.reach(index, signal);
   }
 
   /** Resolves when the recording is used up: anything not recorded happens after that. */
   live(signal: AbortSignal): Promise<void> {
-    return this.at(this.recording.length, signal);
+    return this.reach(this.recording.length, signal);
   }
 
   /** The recording is used up: from here on events are written (after `onLive`, such as a `resumed` event). */
@@ -272,10 +206,10 @@ export class Journal {
       if (owner === undefined || owner === agent) break;
     }
     if (j === this.cursor) return undefined;
-    return this.at(j, signal, true);
+    return this.reach(j, signal, true);
   }
 
-  private at(index: number, signal: AbortSignal, orPast = false): Promise<void> {
+  private reach(index: number, signal: AbortSignal, orPast = false): Promise<void> {
     if (this.broken) return Promise.reject(this.broken);
     if (index < this.cursor) return Promise.reject(new DivergenceError(`the run asked again for recorded ${describeEvent(this.recording[index])}`));
     if (!this.replaying) {
@@ -340,8 +274,4 @@ export class Journal {
       }
     });
   }
-}
-
-function callKey(agent: string, turn: number, step: number | string): string {
-  return `${agent}\0${turn}\0${step}`;
 }

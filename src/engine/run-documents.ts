@@ -26,7 +26,7 @@ export async function openDocuments(workflow: Workflow, scope: Scope, workspace:
   for (const [name, declared] of Object.entries(workflow.spec.documents ?? {})) {
     const template = workflow.templates.get(`documents.${name}.text`);
     const read = () => (template ? fillTemplate(template, scope) : declared.file ? readDocumentFile(workspace, name, declared.file) : '');
-    const recorded = journal.openedDocument(name);
+    const recorded = journal.recorded.openedDocument(name);
     // A resumed run's recorded first text is masked: the real one is read again for write_to.
     if (recorded !== undefined && declared.write_to) firsts.set(name, { recorded, real: attempt(read) });
     const text = recorded ?? read();

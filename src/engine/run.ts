@@ -67,7 +67,7 @@ export class Run {
 
   constructor(private readonly options: RunOptions) {
     this.progress = new RunProgress(options);
-    this.cacheTtl = cacheTtlOf(options.workflow.spec, options.park === true, options.recording.journal.recordedCacheTtl);
+    this.cacheTtl = cacheTtlOf(options.workflow.spec, options.park === true, options.recording.journal.recorded.cacheTtl);
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
     this.queues = new QueueModes(options.recording.journal);

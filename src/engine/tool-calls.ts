@@ -23,7 +23,7 @@ export function toolHooks(
 ): ToolHooks {
   return {
     toolStarted: async (use: ToolUse) => {
-      if (!journal.hasToolCall(agent, turn, use.id)) await journal.live(signal);
+      if (!journal.recorded.hasToolCall(agent, turn, use.id)) await journal.live(signal);
       journal.append({ type: 'tool_call', agent, turn, tool: use.name, tool_use_id: use.id, input: use.input });
       progress({ type: 'tool', agent, tool: use.name });
     },
@@ -33,7 +33,7 @@ export function toolHooks(
         const event = await recorded;
         return { content: event.content, isError: event.is_error };
       }
-      const interrupted = journal.hasToolCall(agent, turn, use.id);
+      const interrupted = journal.recorded.hasToolCall(agent, turn, use.id);
       await journal.live(signal);
       if (interrupted && !readOnly) return outcomeUnknown(use.name, 'conclave was stopped while it ran');
       // With --workers, the workspace tools run on the worker that holds the turn (docs/workers.md).
