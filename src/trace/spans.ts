@@ -2,27 +2,10 @@ import { createHash } from 'node:crypto';
 import type { SessionEvent, SessionHeader } from '../session/format.js';
 import { listCacheSavingUsd } from '../provider/pricing.js';
 import type { CacheTtl } from '../workflow/types.js';
+import { chatAttributes, type FailedCall, failedChat } from './chat-spans.js';
+import { firstLine, type TraceSpan } from './trace-span.js';
 
-/** An attribute value as OpenTelemetry takes it. */
-export type AttributeValue = string | number | boolean | string[];
-
-/** One span of a run's trace, made from its session (docs/traces.md), before any OpenTelemetry type. */
-export interface TraceSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  /** `client` for a model call (a request to another service), `internal` otherwise. */
-  kind: 'internal' | 'client';
-  startMs: number;
-  endMs: number;
-  attributes: Record<string, AttributeValue>;
-  events: { name: string; atMs: number; attributes: Record<string, AttributeValue> }[];
-  status: { code: 'unset' | 'ok' | 'error'; message?: string };
-}
-
-/** The provider's name in OpenTelemetry's GenAI conventions (`gen_ai.provider.name`). */
-const GEN_AI_PROVIDER: Record<string, string> = { anthropic: 'anthropic', bedrock: 'aws.bedrock', vertex: 'gcp.vertex_ai', foundry: 'azure.ai.inference' };
+export type { AttributeValue, TraceSpan } from './trace-span.js';
 
 export interface SpanOptions {
   /** --trace-content: prompts, completions and tool input and output as attributes. */
@@ -217,52 +200,14 @@ export class SpanBuilder {
     this.promptCache.read_tokens += usage.cache_read_input_tokens ?? 0;
     this.promptCache.written_tokens += usage.cache_creation_input_tokens ?? 0;
     this.promptCache.saved_usd += listCacheSavingUsd(usage, model, this.cacheTtl);
-    const response = e.response as { id?: unknown; model?: unknown };
-    const span = this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, {
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': GEN_AI_PROVIDER[e.provider ?? 'anthropic']!,
-      'gen_ai.request.model': model,
-      ...(typeof response.model === 'string' ? { 'gen_ai.response.model': response.model } : {}),
-      ...(typeof response.id === 'string' ? { 'gen_ai.response.id': response.id } : {}),
-      'gen_ai.usage.input_tokens': usage.input_tokens ?? 0,
-      'gen_ai.usage.output_tokens': usage.output_tokens ?? 0,
-      'gen_ai.usage.cache_read.input_tokens': usage.cache_read_input_tokens ?? 0,
-      'gen_ai.usage.cache_creation.input_tokens': usage.cache_creation_input_tokens ?? 0,
-      ...(e.response.stop_reason ? { 'gen_ai.response.finish_reasons': [e.response.stop_reason] } : {}),
-      'conclave.cost_usd': e.cost_usd,
-      ...(e.cached ? { 'conclave.cached': true } : {}),
-      ...(e.batch ? { 'conclave.batch': e.batch } : {}),
-      ...(this.options.content
-        ? {
-            'gen_ai.input.messages': JSON.stringify((e.request as { messages?: unknown }).messages ?? []),
-            'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', content: e.response.content }]),
-          }
-        : {}),
-    });
-    return span;
+    return this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, chatAttributes(e, model, this.options.content === true));
   }
 
-  private failedCall(e: Extract<SessionEvent, { type: 'call_failed' | 'call_interrupted' | 'call_abandoned' | 'context_exceeded' }>, at: number): TraceSpan {
+  private failedCall(e: FailedCall, at: number): TraceSpan {
     const model = this.models.get(e.agent) ?? 'unknown';
-    const type =
-      e.type === 'call_failed'
-        ? e.kind
-        : e.type === 'call_interrupted'
-          ? 'interrupted'
-          : e.type === 'call_abandoned'
-            ? `abandoned_${e.why}`
-            : 'context_exceeded';
-    const span = this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, {
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.request.model': model,
-      'error.type': type,
-    });
-    span.status = {
-      code: 'error',
-      message:
-        'error' in e ? firstLine(e.error) : e.type === 'call_abandoned' ? `given up after its request left (${e.why})` : 'abandoned for a message that arrived',
-    };
-    if ('cost_usd' in e) span.attributes['conclave.cost_usd'] = e.cost_usd;
+    const { attributes, status } = failedChat(e, model);
+    const span = this.callSpan(e.agent, e.turn, e.step, `chat ${model}`, at, attributes);
+    span.status = status;
     return span;
   }
 
@@ -326,11 +271,6 @@ const toolKey = (agent: string, turn: number, id: string) => `tool\0${agent}\0${
 
 function hashHex(text: string, length: number): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n')[0]!;
-  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }
 
 /** Every span of a session, as `conclave trace` exports them. */
