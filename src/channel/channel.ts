@@ -2,6 +2,7 @@ import type { TeamGraph } from '../workflow/graph.js';
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
 import type { ChannelSnapshot, Delivery } from './channel-types.js';
+import { Deliveries } from './deliveries.js';
 import { Documents } from './documents.js';
 import { Inboxes } from './inboxes.js';
 import { Members } from './members.js';
@@ -41,7 +42,7 @@ export class Channel {
     (agent) => this.requireAgent(agent),
   );
   private readonly lastBySender = new Map<string, Message>();
-  private readonly pending = new Map<string, Delivery>();
+  private readonly deliveries: Deliveries;
   private turns = 0;
 
   constructor(
@@ -50,6 +51,12 @@ export class Channel {
   ) {
     this.members = new Members(team);
     this.inboxes = new Inboxes(this.members.names, (agent) => this.members.rankOf(agent));
+    this.deliveries = new Deliveries(
+      this.inboxes,
+      (id) => this.messages[id - 1]!,
+      (m) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.members.rankOf(m.sender)),
+      (agent, through) => this.emit({ type: 'ack', agent, through }),
+    );
   }
 
   /** Rebuilds a channel from the events another one emitted. */
@@ -114,8 +121,7 @@ export class Channel {
     const p = this.proposals.require(proposalId);
     if (agent !== p.proposer) throw new ChannelError(`only @${p.proposer}, who opened proposal "${p.id}", can cancel it`);
     if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed already (${p.status.replace('_', ' ')})`);
-    this.emit({ type: 'proposal_closed', proposal: p.id, status: 'cancelled', winner: null, reason: `cancelled by @${agent}` });
-    this.postSystem(closedText(p), [p.proposer, ...p.voters]);
+    this.close(p, { status: 'cancelled', reason: `cancelled by @${agent}` });
     return viewOf(p);
   }
 
@@ -144,51 +150,21 @@ export class Channel {
 
   // --- inboxes -------------------------------------------------------------------------------
 
-  /**
-   * The agent's unread messages for one turn (`one`: the first only, for `queue: followup`); until
-   * acknowledged or released, no other. In an order that does not depend on when they arrived (the
-   * kickoff, conclave's notices, then each agent's in roster order): a fan-in reads the same on every run.
-   */
+  /** Deliveries (deliveries.ts): the messages handed to a turn, and when they are handled. */
   deliver(agent: string, one = false): Readonly<Delivery> {
-    if (this.pending.has(agent)) throw new Error(`@${agent} already has a turn in progress`);
-    const inbox = this.inboxes.of(agent);
-    const rank = (m: Message) => (m.kind === 'kickoff' ? -2 : m.kind === 'system' ? -1 : this.members.rankOf(m.sender));
-    const messages = inbox
-      .unread()
-      .slice(0, one ? 1 : undefined)
-      .map((id) => this.messages[id - 1]!);
-    messages.sort((a, b) => rank(a) - rank(b) || a.id - b.id);
-    const delivery = { agent, messages, through: one ? Math.min(inbox.acknowledged + 1, inbox.size) : inbox.size };
-    this.pending.set(agent, { ...delivery });
-    return delivery;
+    return this.deliveries.deliver(agent, one);
   }
 
-  /**
-   * `queue: steer`: what arrived for `agent`'s turn in progress since its delivery (up to inbox
-   * entry `through`), which the turn now handles too; and the entry it now handles up to.
-   */
-  steer(agent: string, through = this.inboxes.of(agent).size): { messages: Message[]; through: number } {
-    const delivery = this.inProgress(agent);
-    const messages = this.inboxes
-      .of(agent)
-      .entries(delivery.through, through)
-      .map((id) => this.messages[id - 1]!);
-    delivery.through = Math.max(delivery.through, through);
-    return { messages, through: delivery.through };
+  steer(agent: string, through?: number): { messages: Message[]; through: number } {
+    return this.deliveries.steer(agent, through);
   }
 
-  /** `agent`'s turn finished: the messages it was delivered (and steered) are handled. */
   acknowledge(agent: string): void {
-    const { through } = this.endDelivery(agent);
-    if (through > this.inboxes.of(agent).acknowledged) this.emit({ type: 'ack', agent, through });
+    this.deliveries.acknowledge(agent);
   }
 
-  /**
-   * `agent`'s turn failed: its messages stay unread. Nothing to do when its delivery has already
-   * ended: an acknowledgement that failed as it was recorded (a replay that diverged there) ended it.
-   */
   release(agent: string): void {
-    this.pending.delete(agent);
+    this.deliveries.release(agent);
   }
 
   hasMember(name: string): boolean {
@@ -241,7 +217,7 @@ export class Channel {
 
   /** Open proposals and the voters each still waits on. */
   waitingVoters(): { proposal: string; voters: string[] }[] {
-    return this.proposals.open().map((p) => ({ proposal: p.id, voters: p.voters.filter((v) => !p.votes.has(v)) }));
+    return this.proposals.waitingVoters();
   }
 
   snapshot(): ChannelSnapshot {
@@ -307,27 +283,11 @@ export class Channel {
     return message;
   }
 
-  private close(p: ProposalState, result: Outcome): void {
-    this.emit({
-      type: 'proposal_closed',
-      proposal: p.id,
-      status: result.status,
-      winner: result.status === 'decided' ? result.winner : null,
-      reason: result.status === 'no_decision' ? result.reason : null,
-    });
+  /** Closes a proposal (decided, without a decision, or cancelled by its proposer), and tells its proposer and voters. */
+  private close(p: ProposalState, result: Outcome | { status: 'cancelled'; reason: string }): void {
+    const winner = result.status === 'decided' ? result.winner : null;
+    this.emit({ type: 'proposal_closed', proposal: p.id, status: result.status, winner, reason: 'reason' in result ? result.reason : null });
     this.postSystem(closedText(p), [p.proposer, ...p.voters]);
-  }
-
-  private inProgress(agent: string): Delivery {
-    const delivery = this.pending.get(agent);
-    if (!delivery) throw new Error(`@${agent} has no turn in progress`);
-    return delivery;
-  }
-
-  private endDelivery(agent: string): Delivery {
-    const delivery = this.inProgress(agent);
-    this.pending.delete(agent);
-    return delivery;
   }
 
   private requireAgent(agent: string): void {

@@ -26,6 +26,11 @@ export class ProposalBook {
     }
   }
 
+  /** Open proposals and the voters each still waits on. */
+  waitingVoters(): { proposal: string; voters: string[] }[] {
+    return this.open().map((p) => ({ proposal: p.id, voters: p.voters.filter((v) => !p.votes.has(v)) }));
+  }
+
   has(id: string): boolean {
     return this.proposals.has(id);
   }
