@@ -8,22 +8,10 @@ import { DEFAULT_MAX_DEPTH, maxAgentsOf } from '../workflow/limits.js';
 import { chosenNameProblem, instanceName } from '../workflow/spawn-checks.js';
 import { instanceProfile, type ProfileSources } from './profiles.js';
 import { LocalCeiling, type Ceiling, type Worst } from './reservation.js';
+import { SpawnTree } from './spawn-tree.js';
 
 /** The `template` an agent_spawned event gives for a fork (no template's name has parentheses). */
 export const FORK = '(fork)';
-
-interface Spawned {
-  template: string;
-  parent: string;
-  depth: number;
-  /** Aborts this agent's turn in flight when it is cancelled. */
-  controller: AbortController;
-  maxTurns?: number;
-  /** Dollars for it and every agent below it. */
-  budgetUsd?: number;
-  /** That budget_usd as a ceiling over the calls of it and every agent below it. */
-  carve?: LocalCeiling;
-}
 
 /** A spawned agent's call would take it, with the agents below it, past its budget_usd: it ends, not the run. */
 export class SpawnBudgetReached extends ConclaveError {
@@ -48,8 +36,7 @@ export interface SpawnerHooks {
  * are given in the order spawns happen, so a resume, which runs them again, gives the same ones.
  */
 export class Spawner {
-  private readonly spawned = new Map<string, Spawned>();
-  private readonly children = new Map<string, string[]>();
+  private readonly tree = new SpawnTree();
   private readonly counts = new Map<string, number>();
   private readonly ended = new Set<string>();
   private agents: number;
@@ -102,7 +89,7 @@ export class Spawner {
 
   /** The turns `agent` may take, when it was spawned with max_turns. */
   maxTurnsOf(agent: string): number | undefined {
-    return this.spawned.get(agent)?.maxTurns;
+    return this.tree.get(agent)?.maxTurns;
   }
 
   /**
@@ -111,8 +98,8 @@ export class Spawner {
    * passes one waits while a call of that subtree is in flight, and ends `agent` when none is.
    */
   ceilingsOf(agent: string): Ceiling[] {
-    return this.lineOf(agent).flatMap((capped) => {
-      const { carve, budgetUsd } = this.spawned.get(capped)!;
+    return this.tree.lineOf(agent).flatMap((capped) => {
+      const { carve, budgetUsd } = this.tree.get(capped)!;
       if (carve === undefined) return [];
       const refusal = (worst: Worst) => {
         const spent = `$${this.subtreeSpent(capped).toFixed(4)} of $${budgetUsd} spent${capped === agent ? '' : ` by @${capped} and the agents below it`}`;
@@ -141,7 +128,7 @@ export class Spawner {
       const messages = [...point.messages, { role: 'user' as const, content: results }];
       const profile = { ...this.hooks.profile(parent), name: agent, role: 'worker' as const, isLead: false, reportsTo: parent };
       // A fork is its parent as it is now: a spawned parent's own max_turns holds it too.
-      const maxTurns = this.spawned.get(parent)?.maxTurns;
+      const maxTurns = this.tree.get(parent)?.maxTurns;
       this.add(agent, FORK, parent, depth, profile, messages, task, maxTurns === undefined ? {} : { maxTurns });
       return agent;
     });
@@ -153,16 +140,16 @@ export class Spawner {
    * Its spawner, when not the caller, is told. Returns what the caller is told.
    */
   cancel(caller: string, target: string): string {
-    if (!this.isBelow(target, caller)) throw new ToolInputError(`you can cancel only agents you spawned, or spawned below them; @${target} is not one`);
+    if (!this.tree.isBelow(target, caller)) throw new ToolInputError(`you can cancel only agents you spawned, or spawned below them; @${target} is not one`);
     if (this.ended.has(target)) throw new ToolInputError(`@${target} has ended already`);
-    const subtree = this.subtree(target).filter((a) => !this.ended.has(a));
+    const subtree = this.tree.subtree(target).filter((a) => !this.ended.has(a));
     for (const agent of subtree.reverse()) {
       this.ended.add(agent);
       const why = new Cancelled(`@${caller}`);
-      this.spawned.get(agent)!.controller.abort(why);
+      this.tree.get(agent)!.controller.abort(why);
       this.hooks.record({ type: 'agent_ended', agent, status: 'cancelled', reason: why.message });
     }
-    const parent = this.spawned.get(target)!.parent;
+    const parent = this.tree.get(target)!.parent;
     const what = `@${target}${subtree.length > 1 ? ` and the ${subtree.length - 1} agent${subtree.length === 2 ? '' : 's'} below it` : ''}`;
     if (parent !== caller) this.channel.postSystem(`@${caller} cancelled ${what}.`, [parent]);
     return `Cancelled ${what}: ${subtree.length === 1 ? 'it takes' : 'they take'} no more turns.`;
@@ -173,7 +160,7 @@ export class Spawner {
    * be told its answer, and the run goes on. False for a declared agent (its failure is the run's).
    */
   end(agent: string, status: 'limit' | 'failed', reason: string): boolean {
-    const spawned = this.spawned.get(agent);
+    const spawned = this.tree.get(agent);
     if (!spawned || this.ended.has(agent)) return false;
     this.ended.add(agent);
     spawned.controller.abort(new Cancelled(status === 'limit' ? 'its own limit' : 'its own failure'));
@@ -184,7 +171,7 @@ export class Spawner {
 
   /** The run ended: every spawned agent still going ends with it, deepest first, each recorded. */
   stopAll(reason: string): void {
-    const going = [...this.spawned].filter(([agent]) => !this.ended.has(agent));
+    const going = [...this.tree.all()].filter(([agent]) => !this.ended.has(agent));
     for (const [agent] of going.sort(([, a], [, b]) => b.depth - a.depth)) {
       this.ended.add(agent);
       this.hooks.record({ type: 'agent_ended', agent, status: 'stopped', reason: `the run ended: ${reason}` });
@@ -193,7 +180,7 @@ export class Spawner {
 
   /** Whether `agent` was made at run time (its failure is its own, not the run's). */
   isSpawned(agent: string): boolean {
-    return this.spawned.has(agent);
+    return this.tree.has(agent);
   }
 
   /** Whether `agent` ended (cancelled, failed, out of turns): it takes no more turns, and no one waits for it. */
@@ -203,13 +190,13 @@ export class Spawner {
 
   /** The signal an agent's turn listens to: the run's, and for a spawned agent its own cancellation. */
   signalOf(agent: string, run: AbortSignal): AbortSignal {
-    const spawned = this.spawned.get(agent);
+    const spawned = this.tree.get(agent);
     return spawned ? AbortSignal.any([run, spawned.controller.signal]) : run;
   }
 
   /** The agents `parent` spawned, in order. */
   childrenOf(parent: string): readonly string[] {
-    return this.children.get(parent) ?? [];
+    return this.tree.childrenOf(parent);
   }
 
   private next(key: string): number {
@@ -232,7 +219,7 @@ export class Spawner {
     const maxAgents = maxAgentsOf(spec);
     if (this.agents + count > maxAgents)
       throw new ToolInputError(`${what} refused: limits.max_agents is ${maxAgents} and the run has ${this.agents} agents; ${count} more would pass it`);
-    const depth = (this.spawned.get(parent)?.depth ?? 0) + 1;
+    const depth = (this.tree.get(parent)?.depth ?? 0) + 1;
     const maxDepth = spec.limits?.max_depth ?? DEFAULT_MAX_DEPTH;
     if (depth > maxDepth) throw new ToolInputError(`${what} refused: limits.max_depth is ${maxDepth}, and agents you ${what} would be ${depth} levels deep`);
     return depth;
@@ -250,10 +237,7 @@ export class Spawner {
   ): void {
     const { budgetUsd } = caps;
     const carve = budgetUsd === undefined ? undefined : new LocalCeiling((held) => this.subtreeSpent(agent) + held.usd <= budgetUsd);
-    this.spawned.set(agent, { template, parent, depth, controller: new AbortController(), ...caps, ...(carve ? { carve } : {}) });
-    const siblings = this.children.get(parent) ?? [];
-    this.children.set(parent, siblings);
-    siblings.push(agent);
+    this.tree.add(agent, { template, parent, depth, controller: new AbortController(), ...caps, ...(carve ? { carve } : {}) });
     this.agents++;
     this.hooks.register(profile, messages);
     this.channel.join({ agent, template, role: profile.role, parent, depth }, task);
@@ -261,46 +245,29 @@ export class Spawner {
 
   private mayFork(agent: string): boolean {
     const { spec } = this.sources.workflow;
-    const spawned = this.spawned.get(agent);
+    const spawned = this.tree.get(agent);
     if (spawned?.template === FORK) return this.mayFork(spawned.parent);
     return (spawned ? spec.templates?.[spawned.template]?.fork : spec.agents[agent]?.fork) === true;
   }
 
-  /** `agent`, then each agent above it that was spawned. */
-  private lineOf(agent: string): string[] {
-    const line: string[] = [];
-    for (let at: string | undefined = agent; at !== undefined && this.spawned.has(at); at = this.spawned.get(at)!.parent) line.push(at);
-    return line;
-  }
-
   /** What is left of the nearest budget_usd at or above `agent`; undefined when none is set. */
   private budgetLeft(agent: string): number | undefined {
-    const capped = this.lineOf(agent).find((a) => this.spawned.get(a)!.budgetUsd !== undefined);
+    const capped = this.tree.lineOf(agent).find((a) => this.tree.get(a)!.budgetUsd !== undefined);
     if (capped === undefined) return undefined;
     // Its own spend, and for each child what it was given (or, given nothing or ended, what it and its agents spent:
     // a cancelled child's unspent carve comes back).
-    const children = this.childrenOf(capped).map((c) => (this.ended.has(c) ? undefined : this.spawned.get(c)!.budgetUsd) ?? this.subtreeSpent(c));
-    return this.spawned.get(capped)!.budgetUsd! - this.hooks.spent(capped) - children.reduce((a, b) => a + b, 0);
-  }
-
-  private isBelow(agent: string, ancestor: string): boolean {
-    for (let at = this.spawned.get(agent); at; at = this.spawned.get(at.parent)) if (at.parent === ancestor) return true;
-    return false;
+    const children = this.childrenOf(capped).map((c) => (this.ended.has(c) ? undefined : this.tree.get(c)!.budgetUsd) ?? this.subtreeSpent(c));
+    return this.tree.get(capped)!.budgetUsd! - this.hooks.spent(capped) - children.reduce((a, b) => a + b, 0);
   }
 
   /** What `agent` and every agent below it have spent. */
   private subtreeSpent(agent: string): number {
-    return this.subtree(agent).reduce((sum, x) => sum + this.hooks.spent(x), 0);
-  }
-
-  /** `agent` and every agent below it, parents before their children. */
-  private subtree(agent: string): string[] {
-    return [agent, ...this.childrenOf(agent).flatMap((child) => this.subtree(child))];
+    return this.tree.subtree(agent).reduce((sum, x) => sum + this.hooks.spent(x), 0);
   }
 
   private spawnsOf(agent: string): string[] {
     const { spec } = this.sources.workflow;
-    const spawned = this.spawned.get(agent);
+    const spawned = this.tree.get(agent);
     if (spawned?.template === FORK) return this.spawnsOf(spawned.parent);
     return (spawned ? spec.templates?.[spawned.template]?.spawns : spec.agents[agent]?.spawns) ?? [];
   }
