@@ -1,4 +1,5 @@
 import { createClient } from '@redis/client';
+import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinate, CoordinateError, withTimeout, type Coordination } from '../../src/provider/coordinate.js';
@@ -59,6 +60,54 @@ describe.skipIf(missing !== undefined)('the --coordinate store and its spend led
     const pgRefused = (await coordinate(badPg).catch((e: Error) => e)) as Error;
     expect(pgRefused.message).toMatch(/^--coordinate postgres:\/\/.* does not answer: /);
     expect(pgRefused.message).not.toContain('wrong-password');
+  }, 30_000);
+
+  it("a closed port is refused at once with the driver's reason, not retried until the timeout", async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const refused = (await coordinate(`redis://127.0.0.1:${port}`).catch((e: Error) => e)) as Error;
+    expect(refused.message).toContain('ECONNREFUSED');
+    expect(Date.now() - started, 'no reconnecting: the first refusal is the answer').toBeLessThan(2_500);
+  });
+
+  it('a Redis that asks for a password it was not given does not answer: said at connect, not at first use', async () => {
+    const unauthenticated = redis!.url.replace(':redis-secret@', '');
+    await expect(coordinate(unauthenticated)).rejects.toThrow(/^--coordinate redis:\/\/127\.0\.0\.1:\d+ does not answer: .*NOAUTH/);
+  });
+
+  it('a server that takes the connection and never answers is given up at the store timeout, saying what it waited for', async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as net.AddressInfo).port;
+      await expect(coordinate(`redis://127.0.0.1:${port}`)).rejects.toThrow(`redis://127.0.0.1:${port} does not answer: no answer to connect in 3 s`);
+    } finally {
+      silent.close();
+    }
+  }, 15_000);
+
+  it('a store that goes away after the check does not crash the process: what is asked of it next fails', async () => {
+    const gone = await startRedis();
+    const store = await coordinate(gone.url);
+    await gone.kill();
+    await sleep(200); // the client notices the closed socket and says so on its 'error' event
+    await expect(store.ledger.now()).rejects.toThrow();
+    await store.close();
+    // PostgreSQL: the pool's idle connection is ended by the server; the pool makes another.
+    const url = `${postgres!.url}${postgres!.url.includes('?') ? '&' : '?'}application_name=conclave-victim`;
+    const pgStore = await coordinate(url);
+    const admin = new pg.Client({ connectionString: postgres!.url });
+    await admin.connect();
+    try {
+      await pgStore.ledger.now();
+      const { rowCount } = await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'conclave-victim'");
+      expect(rowCount).toBeGreaterThan(0);
+      await sleep(200);
+      expect(typeof (await pgStore.ledger.now())).toBe('number');
+    } finally {
+      await admin.end();
+      await pgStore.close();
+    }
   }, 30_000);
 
   it('refuses a Redis that answers but cannot be used: a key of another kind where the probe pool counts', async () => {
