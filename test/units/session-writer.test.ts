@@ -98,9 +98,7 @@ describe('the session writer and the disk', () => {
       first = e;
     }
     expect(first).toBeInstanceOf(SessionWriteError);
-    expect((first as Error).message).toBe(
-      `cannot write the session file ${file}: ${why}; free space, then continue the run with conclave resume ${file}`,
-    );
+    expect((first as Error).message).toBe(`cannot write the session file ${file}: ${why}; free space, then continue the run with conclave resume ${file}`);
     disk.fail = undefined; // the disk has room again: the writer still refuses, so no line lands after a lost one
     expect(() => writer.append(counted('c'))).toThrow(first as Error);
     expect(() => writer.sync()).toThrow(first as Error);
@@ -135,8 +133,6 @@ describe('the session writer and the disk', () => {
     const other = SessionWriter.append(record, new Masker([]));
     other.append(counted('other'));
     other.close();
-    expect(() => SessionWriter.append(record, new Masker([]))).toThrow(
-      `${file} was written by another conclave while this one read it; run the command again`,
-    );
+    expect(() => SessionWriter.append(record, new Masker([]))).toThrow(`${file} was written by another conclave while this one read it; run the command again`);
   });
 });
