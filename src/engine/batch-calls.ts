@@ -23,8 +23,8 @@ export interface BatchCallsOptions {
   /** The first wait between polls; it doubles up to `pollMaxMs`. */
   pollMs?: number;
   pollMaxMs?: number;
-  /** A poll found a batch still being processed: the run may park (--park) when nothing else can go on. */
-  onWaiting?: () => void;
+  /** What the calls wait for changed (a poll found a batch still being processed): the scheduler decides what follows (it may park). */
+  onChange?: () => void;
   /** The shared prefix of a request that nobody wrote to the prompt cache yet (cache-warming.ts), as a key. */
   coldPrefix?: (request: ModelRequest) => object | undefined;
   /** A batch is being waited for (`waiting`), or its answers came (`ended`). */
@@ -224,7 +224,7 @@ export class BatchCalls {
         if (waited > limit) throw new LimitReached('wait_timeout', `(message batch ${id} has not ended ${formatDuration(limit)} after it was submitted)`);
         if (this.live(id).length === 0) return void this.waiting.delete(id);
         this.options.progress?.({ type: 'batch', batch: id, requests: this.live(id).length, state: 'waiting' });
-        this.options.onWaiting?.();
+        this.options.onChange?.();
         if (this.live(id).length === 0) return void this.waiting.delete(id);
         await new Promise((resolve) => setTimeout(resolve, delay));
         delay = Math.min(max, delay * 2);

@@ -5,7 +5,7 @@ import type { CacheWarming } from './cache-warming.js';
 import type { RunOptions } from './run-options.js';
 
 /** The run's batched calls, when it can make any (a live run on Anthropic's API). */
-export function batchesOf(options: RunOptions, onWaiting: () => void, warming?: CacheWarming): { batches?: BatchCalls } {
+export function batchesOf(options: RunOptions, onChange: () => void, warming?: CacheWarming): { batches?: BatchCalls } {
   const api = options.answers.batches;
   const { journal } = options.recording;
   if (!api) return {};
@@ -24,7 +24,7 @@ export function batchesOf(options: RunOptions, onWaiting: () => void, warming?: 
       submitted: (customId) => journal.recorded.submittedBatch(customId),
       unanswered: journal.recorded.unansweredBatched(),
       progress: (event) => options.progress(event),
-      onWaiting,
+      onChange,
       ...(warming ? { coldPrefix: (request: ModelRequest) => warming.coldPrefix(request, 'anthropic') } : {}),
       ...(options.workflow.spec.limits?.wait_timeout !== undefined ? { waitTimeoutMs: durationMs(options.workflow.spec.limits.wait_timeout) } : {}),
     }),

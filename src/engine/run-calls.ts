@@ -19,8 +19,8 @@ export interface RunCallsHooks {
   progress: ProgressListener;
   spawner(): Spawner | undefined;
   profile(agent: string): AgentProfile | undefined;
-  /** A poll found a batch still in progress: the run may park. */
-  parkIfStuck(): void;
+  /** What batched calls wait for changed: the scheduler decides what follows (parking.ts). */
+  batchesChanged(): void;
   /** A batched agent's call began or ended waiting for its batch. */
   onBatchWait(agent: string, waiting: boolean): void;
 }
@@ -58,7 +58,7 @@ export function runCalls(options: RunOptions, hooks: RunCallsHooks): { accountin
     carvesOf: (agent) => hooks.spawner()?.ceilingsOf(agent) ?? [],
     providerOf: (agent) => hooks.profile(agent)?.provider ?? 'anthropic',
     warming,
-    ...batchesOf(options, hooks.parkIfStuck, warming),
+    ...batchesOf(options, hooks.batchesChanged, warming),
     batchOf: (agent) => hooks.profile(agent)?.batch === true,
     onBatchWait: hooks.onBatchWait,
   });

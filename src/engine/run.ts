@@ -86,7 +86,7 @@ export class Run {
       progress: this.progress.tell,
       spawner: () => this.team?.spawner,
       profile: (agent) => this.agents.profiles.get(agent),
-      parkIfStuck: () => this.parkIfStuck(),
+      batchesChanged: () => this.parkIfStuck(),
       onBatchWait: (agent, waiting) => {
         if (!waiting) return void this.batchWaiting.delete(agent);
         this.batchWaiting.add(agent);

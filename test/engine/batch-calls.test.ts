@@ -108,7 +108,7 @@ describe('batched calls', () => {
     for (const [what, why, kept] of stops) {
       const { api, log } = fakeApi({ polls: 1_000 });
       let told = 0;
-      const calls = new BatchCalls({ api, note: () => {}, submitted: () => undefined, ...fast, onWaiting: () => told++ });
+      const calls = new BatchCalls({ api, note: () => {}, submitted: () => undefined, ...fast, onChange: () => told++ });
       const first = new AbortController();
       const second = new AbortController();
       const made = [calls.call('a', request(1), first.signal), calls.call('b', request(2), second.signal)];
