@@ -1,27 +1,47 @@
 // Cold start of the CLI against a bare `node -e 0`, as the median of many runs of each,
-// interleaved so that machine noise falls on all three alike.
+// interleaved so that machine noise falls on all of them alike; on any Node given (the bench runs
+// it on the Node it runs on and on Node 24). Beside them, the floor: commander and yaml alone,
+// bundled, parsing the same file (bench/floor-cli.js): what validate cannot start faster than.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'rolldown';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const runs = Number(process.env.BENCH_RUNS ?? 21);
-const commands = {
-  'node -e 0': ['-e', '0'],
-  'conclave --help': ['bin/conclave.js', '--help'],
-  'conclave validate examples/pr-review.yml': ['bin/conclave.js', 'validate', 'examples/pr-review.yml'],
-};
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-export function coldStart() {
+/** The floor's bundle, built as conclave's is (yaml's ESM build, minified, one file). */
+async function floorBundle() {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-floor-'));
+  await build({
+    input: { floor: join(root, 'bench/floor-cli.js') },
+    platform: 'node',
+    logLevel: 'silent',
+    resolve: { alias: { yaml: join(root, 'node_modules/yaml/browser/index.js') } },
+    output: { dir, format: 'esm', minify: true, codeSplitting: false },
+  });
+  return join(dir, 'floor.js');
+}
+
+export async function coldStart(node = process.execPath) {
+  const commands = {
+    'node -e 0': ['-e', '0'],
+    'conclave --help': ['bin/conclave.js', '--help'],
+    'conclave validate examples/pr-review.yml': ['bin/conclave.js', 'validate', 'examples/pr-review.yml'],
+    'floor: commander + yaml parsing the same file, one bundle': [await floorBundle(), 'validate', 'examples/pr-review.yml'],
+  };
   const times = Object.fromEntries(Object.keys(commands).map((name) => [name, []]));
   for (let i = 0; i < runs + 2; i++) {
     for (const [name, args] of Object.entries(commands)) {
       const start = process.hrtime.bigint();
-      const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'ignore' });
+      const result = spawnSync(node, args, { cwd: root, stdio: 'ignore' });
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       if (result.status !== 0) throw new Error(`${name} exited with ${result.status}`);
-      if (i >= 2) times[name].push(ms); // the first two runs warm the disk cache
+      if (i >= 2) times[name].push(ms); // the first two runs warm the disk cache (and Node's compile cache)
     }
   }
   const base = median(times['node -e 0']);
@@ -32,6 +52,16 @@ export function coldStart() {
   }));
 }
 
+/** A Node 24 to measure on too: CONCLAVE_BENCH_NODE24, or the one `npx node@24` keeps (no download). */
+export function node24() {
+  if (process.env.CONCLAVE_BENCH_NODE24) return process.env.CONCLAVE_BENCH_NODE24;
+  const found = spawnSync('npx', ['--offline', '-y', 'node@24', '-p', 'process.execPath'], { encoding: 'utf8', timeout: 30_000 });
+  return found.status === 0 ? found.stdout.trim() : undefined;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.table(coldStart());
+  for (const node of [process.execPath, node24()].filter(Boolean)) {
+    console.log(node);
+    console.table(await coldStart(node));
+  }
 }

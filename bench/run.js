@@ -1,11 +1,12 @@
 // `npm run bench`: every benchmark, each checked against its target. Exits 1 when one is missed.
 import { channelDelivery } from './channel-delivery.js';
 import { actionStart } from './action-start.js';
-import { coldStart } from './cold-start.js';
+import { spawnSync } from 'node:child_process';
+import { coldStart, node24 } from './cold-start.js';
 import { longRun, wideTeam } from './context.js';
 import { fanOut, historyGrowth } from './fan-out.js';
 import { resumeCost, writeCost } from './session.js';
-import { spawnFanOut, AGENTS } from './spawn-fan-out.js';
+import { firstRequest, spawnFanOut, AGENTS } from './spawn-fan-out.js';
 import { toolMemory } from './tool-memory.js';
 import { COMMAND_MS, TEAM, workersSpread } from './workers.js';
 import { LATENCY_MS, LIMIT, ONE_RUN_REVIEWERS, REVIEWERS, RUNS, sharedPacing } from './shared-pacing.js';
@@ -14,14 +15,39 @@ import { batchedReview } from './batches.js';
 
 const results = [];
 
-const cold = coldStart();
-const nodeMs = cold.find((row) => row.name === 'node -e 0').medianMs;
-for (const row of cold) {
-  if (row.name === 'node -e 0') {
-    results.push({ benchmark: 'baseline: node -e 0', measured: `${row.medianMs} ms`, ratio: 1, target: '', ok: true });
-    continue;
+// Issue 52's bar: validate and the first request ≤ 1.50 × `node -e 0`, on Node 20 and Node 24.
+// The floor (commander and yaml alone, bundled) is shown beside it: what no validate can beat.
+let nodeMs;
+for (const node of [process.execPath, node24()].filter(Boolean)) {
+  const version = spawnSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim();
+  const cold = await coldStart(node);
+  const base = cold.find((row) => row.name === 'node -e 0').medianMs;
+  nodeMs ??= base;
+  for (const row of cold) {
+    if (row.name === 'node -e 0') {
+      results.push({ benchmark: `baseline: node -e 0 (Node ${version})`, measured: `${row.medianMs} ms`, ratio: 1, target: '', ok: true });
+      continue;
+    }
+    const floor = row.name.startsWith('floor');
+    if (row.name === 'conclave --help') {
+      const first = await firstRequest(node);
+      results.push({
+        benchmark: `first request after start (Node ${version}): a lead spawning 1 agent`,
+        measured: `${first} ms`,
+        ratio: Number((first / base).toFixed(2)),
+        target: '≤ 1.50 × node -e 0',
+        ok: first <= 1.5 * base,
+      });
+    }
+    const bar = row.name.includes('validate') ? 1.5 : 2;
+    results.push({
+      benchmark: `cold start (Node ${version}): ${row.name}`,
+      measured: `${row.medianMs} ms`,
+      ratio: row.ratio,
+      target: floor ? 'none: what validate cannot beat' : `≤ ${bar.toFixed(2)} × node -e 0`,
+      ok: floor || row.ratio <= bar,
+    });
   }
-  results.push({ benchmark: `cold start: ${row.name}`, measured: `${row.medianMs} ms`, ratio: row.ratio, target: '≤ 2.00 × node -e 0', ok: row.ratio <= 2 });
 }
 
 const start = await actionStart();
@@ -55,8 +81,8 @@ results.push({
   benchmark: `run: lead spawning ${AGENTS} agents in one call, 200 ms per call`,
   measured: `Node ${process.versions.node}: ${spawned.wallMs.toFixed(0)} ms wall (spawning 1: ${spawned.singleMs.toFixed(0)} ms); first request ${spawned.firstRequestMs} ms after start; the ${AGENTS} requests within ${spawned.spreadMs} ms; ${spawned.perAgentMs.toFixed(2)} ms per agent more (${spawned.overCriticalPerAgentMs.toFixed(2)} ms per agent over the critical path)`,
   ratio: Number(spawned.ratio.toFixed(3)),
-  target: `≤ 1.50 × (3 × 200 ms + --help); first request ≤ 2.00 × node -e 0 (${(2 * nodeMs).toFixed(0)} ms); ≤ 1 ms per agent more`,
-  ok: spawned.ratio <= 1.5 && spawned.firstRequestMs <= 2 * nodeMs && spawned.perAgentMs <= 1,
+  target: `≤ 1.50 × (3 × 200 ms + --help); ≤ 1 ms per agent more (first request: the rows above, ${(1.5 * nodeMs).toFixed(0)} ms on this Node)`,
+  ok: spawned.ratio <= 1.5 && spawned.perAgentMs <= 1,
 });
 const spread = await workersSpread();
 for (const [workers, r] of Object.entries(spread)) {

@@ -23,7 +23,7 @@ kickoff: Check every module.
 `;
 
 /** One run of a lead spawning `agents` checkers: its wall time, first request and the spread of the checkers' requests. */
-async function spawnRun(agents) {
+async function spawnRun(agents, node = process.execPath) {
   const tasks = Array.from({ length: agents }, (_, n) => `check module ${n + 1}`);
   const server = await startFakeAnthropic(
     {
@@ -38,13 +38,20 @@ async function spawnRun(agents) {
     { latencyMs: LATENCY },
   );
   try {
-    const { wallMs, startedAt } = await runCliTimed(workflow(agents), server);
+    const { wallMs, startedAt } = await runCliTimed(workflow(agents), server, node);
     const asked = server.requests.filter((r) => r.agent.startsWith('checker-')).map((r) => r.receivedAt);
     if (asked.length !== agents) throw new Error(`${asked.length} agents asked, not ${agents}`);
     return { wallMs, firstRequestMs: server.requests[0].receivedAt - startedAt, spreadMs: Math.max(...asked) - Math.min(...asked) };
   } finally {
     await server.close();
   }
+}
+
+/** How long after `node` starts the CLI its first model request arrives: the median of `rounds` runs. */
+export async function firstRequest(node, rounds = 7) {
+  const times = [];
+  for (let i = 0; i < rounds; i++) times.push((await spawnRun(1, node)).firstRequestMs);
+  return median(times);
 }
 
 export async function spawnFanOut(rounds = 3) {
