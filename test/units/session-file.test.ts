@@ -2,22 +2,12 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { SessionHeader } from '../../src/session/format.js';
+import { HEADER } from '../helpers/session-header.js';
 import { SessionLockedError } from '../../src/session/lock.js';
 import { Masker } from '../../src/session/masker.js';
 import { RAW_LINE, readSession, SessionFileError } from '../../src/session/reader.js';
 import { SessionWriter } from '../../src/session/writer.js';
 
-const HEADER: SessionHeader = {
-  type: 'header',
-  format: 1,
-  run_id: 'r1',
-  conclave_version: '0.1.0',
-  workflow: { path: 'w.yml', sha256: 'abc' },
-  inputs: {},
-  session: 's.jsonl',
-  started_at: '2026-11-23T00:00:00.000Z',
-};
 const SECRET = 'hunter2-secret-value';
 const path = () => join(mkdtempSync(join(tmpdir(), 'conclave-session-')), 's.jsonl');
 const turnCounted = (agent: string) => ({ type: 'turn_counted' as const, agent });

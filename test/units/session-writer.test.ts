@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { SessionHeader } from '../../src/session/format.js';
+import { HEADER } from '../helpers/session-header.js';
 import { Masker } from '../../src/session/masker.js';
 import { readSession } from '../../src/session/reader.js';
 import { SessionWriteError, SessionWriter } from '../../src/session/writer.js';
@@ -28,16 +28,6 @@ vi.mock('node:fs', async (importOriginal) => {
   };
 });
 
-const HEADER: SessionHeader = {
-  type: 'header',
-  format: 1,
-  run_id: 'r1',
-  conclave_version: '0.1.0',
-  workflow: { path: 'w.yml', sha256: 'abc' },
-  inputs: {},
-  session: 's.jsonl',
-  started_at: '2026-11-23T00:00:00.000Z',
-};
 const path = () => join(mkdtempSync(join(tmpdir(), 'conclave-writer-')), 's.jsonl');
 const counted = (agent: string) => ({ type: 'turn_counted' as const, agent });
 const tick = () => new Promise((resolve) => setImmediate(resolve));
