@@ -105,7 +105,7 @@ export class BatchCalls {
     return [...new Set(unanswered.values())].join(', ');
   }
 
-  /** The run parks: the calls about to be given up keep their batches (no cancel). */
+  /** The run parks (or Ctrl-C): what it leaves waiting, for its reason; the abort's reason keeps the batches (`keepsItsBatch`). */
   park(): void {
     const left = [...[...this.waiting.keys()].flatMap((id) => this.live(id)), ...this.prefixes.waiting];
     this.leftAtPark = { waiting_calls: left.length, reserved_usd: left.reduce((sum, w) => sum + w.worstUsd, 0) };
