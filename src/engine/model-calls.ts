@@ -87,7 +87,7 @@ export class ModelCalls {
     const batched = this.options.batchOf?.(agent) === true;
     if (batched) this.options.onBatchWait?.(agent, true);
     try {
-      return await this.answer(agent, turn, step, request, signal, how);
+      return await this.answer(agent, turn, step, request, signal, { ...how, batched });
     } finally {
       if (batched) this.options.onBatchWait?.(agent, false);
     }
@@ -99,9 +99,9 @@ export class ModelCalls {
     step: number,
     request: ModelRequest,
     signal: AbortSignal,
-    how: { interrupt?: AbortSignal; via?: CallModel },
+    how: { interrupt?: AbortSignal; via?: CallModel; batched: boolean },
   ): Promise<ModelResponse> {
-    const { interrupt } = how;
+    const { interrupt, batched } = how;
     const { journal, cache } = this.options;
     if (signal.aborted) throw new CallAborted();
     const provider = this.options.providerOf?.(agent) ?? 'anthropic';
@@ -110,7 +110,7 @@ export class ModelCalls {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
       if (event.type === 'call_interrupted')
-        throw this.records.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, this.options.batchOf?.(agent) === true);
+        throw this.records.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, batched);
       if (event.type === 'call_failed')
         throw this.records.failed(
           agent,
@@ -154,7 +154,7 @@ export class ModelCalls {
       );
     }
     const inputTokens = inputTokensAtMost(requestBytes(request));
-    const batches = this.options.batchOf?.(agent) ? this.options.batches : undefined;
+    const batches = batched ? this.options.batches : undefined;
     const warm = (batches ? undefined : await this.options.warming?.before(request, provider, signal)) ?? { streaming() {}, done() {} };
     let settle: Reservation;
     let worstUsd = 0;
