@@ -189,17 +189,14 @@ function withRunOptions(command: Command): Command {
       .option('--json', 'print one JSON object with the result at the end')
       .option('--quiet', 'print only the result')
       .hook('preAction', (action) => {
-        for (const [old, now] of [
-          ['cache', 'responseCache'],
-          ['cacheTtl', 'responseCacheTtl'],
+        for (const [old, now, flag] of [
+          ['cache', 'responseCache', 'cache'],
+          ['cacheTtl', 'responseCacheTtl', 'cache-ttl'],
         ] as const) {
           const options = action.opts();
           if (options[old] === undefined) action.setOptionValue(old, options[now]);
-          else if (options[now] === undefined)
-            process.stderr.write(
-              `conclave: --${old === 'cache' ? 'cache' : 'cache-ttl'} is now --response-${old === 'cache' ? 'cache' : 'cache-ttl'}; the old name still works\n`,
-            );
-          else throw new UsageError(`give --response-${old === 'cache' ? 'cache' : 'cache-ttl'} or its old name, not both`);
+          else if (options[now] === undefined) process.stderr.write(`conclave: --${flag} is now --response-${flag}; the old name still works\n`);
+          else throw new UsageError(`give --response-${flag} or its old name, not both`);
         }
       })
   );
