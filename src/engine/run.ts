@@ -51,6 +51,7 @@ export class Run {
   private readonly progress: RunProgress;
   /** Made once setup has run. */
   private team: Team | undefined;
+  private host: TurnHost | undefined;
   /** What arrives for an agent during its turn, by its queue mode. */
   private readonly queues: QueueModes;
   private readonly workspace: Workspace;
@@ -233,7 +234,8 @@ export class Run {
   /** What a turn needs of the run (turn-runner.ts). */
   private get turnHost(): TurnHost {
     const { journal } = this.options.recording;
-    return {
+    // Made once, when the first turn starts: the team and the tools are set by then and do not change.
+    this.host ??= {
       journal,
       channel: this.team!.channel,
       spawner: this.team!.spawner,
@@ -252,6 +254,7 @@ export class Run {
       reportProposal: this.progress.proposal,
       pump: () => this.pump(),
     };
+    return this.host;
   }
 
   private elapsedMs = (): number => (this.options.recording.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
