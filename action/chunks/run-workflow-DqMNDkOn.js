@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-JM7bTMy9.js";
