@@ -74,7 +74,7 @@ export class ModelCalls {
    * One call; `signal` is the turn's (an agent cancelled mid-call stops its own call only).
    * `interrupt` abandons it for a message that arrived; `via` makes it elsewhere (a worker).
    */
-  async call(
+  call(
     agent: string,
     turn: number,
     step: number,
@@ -82,15 +82,12 @@ export class ModelCalls {
     signal = this.options.signal,
     how: { interrupt?: AbortSignal; via?: CallModel } = {},
   ): Promise<ModelResponse> {
+    const batched = this.options.batchOf?.(agent) === true;
+    if (!batched) return this.answer(agent, turn, step, request, signal, { ...how, batched });
     // A batched agent's call waits for its batch, for minutes or hours: its turn holds no
     // concurrency slot meanwhile (recorded or live alike, so that a replay starts turns as the run did).
-    const batched = this.options.batchOf?.(agent) === true;
-    if (batched) this.options.onBatchWait?.(agent, true);
-    try {
-      return await this.answer(agent, turn, step, request, signal, { ...how, batched });
-    } finally {
-      if (batched) this.options.onBatchWait?.(agent, false);
-    }
+    this.options.onBatchWait?.(agent, true);
+    return this.answer(agent, turn, step, request, signal, { ...how, batched }).finally(() => this.options.onBatchWait?.(agent, false));
   }
 
   private async answer(
