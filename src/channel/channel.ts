@@ -10,11 +10,13 @@ import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.
 import {
   checkVote,
   closedText,
+  isAgentVoter,
   openedText,
   outcome,
   specify,
   viewOf,
   type Outcome,
+  type PeoplePolicy,
   type ProposalRequest,
   type ProposalState,
   type ProposalView,
@@ -48,6 +50,8 @@ export class Channel {
   constructor(
     team: TeamGraph,
     private readonly listener: (event: ChannelEvent) => void = () => {},
+    /** The workflow's `people:`, whom a proposal may name as voters. */
+    private readonly people?: PeoplePolicy,
   ) {
     this.members = new Members(team);
     this.inboxes = new Inboxes(this.members.names, (agent) => this.members.rankOf(agent));
@@ -99,11 +103,11 @@ export class Channel {
 
   propose(proposer: string, request: ProposalRequest): ProposalView {
     this.requireAgent(proposer);
-    const spec = specify(request, proposer, [...this.members.names], (id) => this.proposals.has(id), this.proposals.nextId(), this.turns);
+    const spec = specify(request, proposer, [...this.members.names], (id) => this.proposals.has(id), this.proposals.nextId(), this.turns, this.people);
     this.emit({ type: 'proposal_opened', proposal: spec });
     this.postSystem(
       openedText(spec),
-      spec.voters.filter((v) => v !== proposer),
+      spec.voters.filter((v) => v !== proposer && isAgentVoter(v)),
     );
     return this.proposals.view(spec.id)!;
   }
@@ -215,6 +219,11 @@ export class Channel {
     return this.proposals.all();
   }
 
+  /** Open proposals whose people seats have not all voted, with those seats. */
+  waitingForPeople(): { proposal: ProposalView; seats: string[] }[] {
+    return this.proposals.waitingForPeople();
+  }
+
   /** Open proposals and the voters each still waits on. */
   waitingVoters(): { proposal: string; voters: string[] }[] {
     return this.proposals.waitingVoters();
@@ -287,7 +296,7 @@ export class Channel {
   private close(p: ProposalState, result: Outcome | { status: 'cancelled'; reason: string }): void {
     const winner = result.status === 'decided' ? result.winner : null;
     this.emit({ type: 'proposal_closed', proposal: p.id, status: result.status, winner, reason: 'reason' in result ? result.reason : null });
-    this.postSystem(closedText(p), [p.proposer, ...p.voters]);
+    this.postSystem(closedText(p), [p.proposer, ...p.voters.filter(isAgentVoter)]);
   }
 
   private requireAgent(agent: string): void {

@@ -1,6 +1,6 @@
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
-import { viewOf, type ProposalState, type ProposalView } from './proposal.js';
+import { isAgentVoter, peopleWaitedFor, viewOf, type ProposalState, type ProposalView } from './proposal.js';
 
 type ProposalEvent = Extract<ChannelEvent, { type: 'proposal_opened' | 'vote' | 'proposal_closed' }>;
 
@@ -26,9 +26,15 @@ export class ProposalBook {
     }
   }
 
-  /** Open proposals and the voters each still waits on. */
+  /** Open proposals and the agents each still waits on (people vote from GitHub: waitingForPeople). */
   waitingVoters(): { proposal: string; voters: string[] }[] {
-    return this.open().map((p) => ({ proposal: p.id, voters: p.voters.filter((v) => !p.votes.has(v)) }));
+    return this.open().map((p) => ({ proposal: p.id, voters: p.voters.filter((v) => isAgentVoter(v) && !p.votes.has(v)) }));
+  }
+
+  waitingForPeople(): { proposal: ProposalView; seats: string[] }[] {
+    return this.open()
+      .map((p) => ({ proposal: viewOf(p), seats: peopleWaitedFor(p) }))
+      .filter((w) => w.seats.length > 0);
   }
 
   has(id: string): boolean {

@@ -1,6 +1,7 @@
 import type { ProposalSummary } from '../session/summary.js';
 import { didYouMean } from '../workflow/suggest.js';
 import { ChannelError } from './channel-error.js';
+import { isPerson } from '../session/person.js';
 
 export type Rule = 'plurality' | 'majority' | 'unanimous';
 export const RULES: readonly Rule[] = ['plurality', 'majority', 'unanimous'];
@@ -31,6 +32,15 @@ export interface ProposalSpec {
   deadline_turns: number | null;
   /** The channel's count of finished turns when it opened. */
   opened_at_turn: number;
+  /** With people among its voters: how long it waits for them, from when it opened (people.deadline). */
+  deadline_ms?: number;
+}
+
+/** The workflow's `people:` (docs/workflow.md: votes from people): who may be named, and the defaults of a proposal that names them. */
+export interface PeoplePolicy {
+  voters: readonly string[];
+  rule?: Rule;
+  deadlineMs: number;
 }
 
 export interface Vote {
@@ -58,6 +68,7 @@ export function specify(
   taken: (id: string) => boolean,
   nextId: string,
   turn: number,
+  people?: PeoplePolicy,
 ): ProposalSpec {
   const fail = (message: string): never => {
     throw new ChannelError(message);
@@ -72,13 +83,15 @@ export function specify(
   const id = request.id ?? nextId;
   if (typeof id !== 'string' || !ID.test(id)) fail(`proposal id ${JSON.stringify(id)} must be letters, digits, _ and -`);
   if (taken(id)) fail(`a proposal with the id "${id}" exists already; choose another id`);
-  const voters = request.voters ?? agents.filter((a) => a !== proposer);
-  if (!Array.isArray(voters) || voters.length === 0) fail('a proposal needs at least one voter');
+  const named = request.voters ?? agents.filter((a) => a !== proposer);
+  if (!Array.isArray(named) || named.length === 0) fail('a proposal needs at least one voter');
+  const voters = named.map((voter) => (typeof voter === 'string' && isPerson(voter) ? personNamed(voter, people, fail) : voter));
   for (const voter of voters) {
-    if (!agents.includes(voter)) fail(`voter "${voter}" is not an agent${didYouMean(String(voter), agents)}`);
+    if (!isPerson(voter) && !agents.includes(voter)) fail(`voter "${voter}" is not an agent${didYouMean(String(voter), agents)}`);
   }
   if (new Set(voters).size !== voters.length) fail('each voter may be listed once');
-  const rule = request.rule ?? 'majority';
+  const withPeople = voters.some(isPerson);
+  const rule = request.rule ?? (withPeople ? people?.rule : undefined) ?? 'majority';
   if (!RULES.includes(rule)) fail(`rule must be ${RULES.join(', ')}; got ${JSON.stringify(rule)}`);
   const quorum = request.quorum ?? 1;
   if (!Number.isInteger(quorum) || quorum < 1 || quorum > voters.length) {
@@ -96,14 +109,36 @@ export function specify(
     quorum,
     deadline_turns: deadline,
     opened_at_turn: turn,
+    ...(withPeople ? { deadline_ms: people!.deadlineMs } : {}),
   };
+}
+
+/** A person named as a voter, as the workflow spells them; only those `people.voters` names: an agent cannot add people. */
+function personNamed(voter: string, people: PeoplePolicy | undefined, fail: (message: string) => never): string {
+  const known = people?.voters.find((v) => v.toLowerCase() === voter.toLowerCase());
+  if (known) return known;
+  return fail(
+    people
+      ? `voter "${voter}" is not among the people this workflow names (people.voters: ${people.voters.join(', ')}); an agent cannot add people`
+      : `voter "${voter}" is a person, and this workflow names no people (people.voters); an agent cannot add people`,
+  );
+}
+
+/** Whether a voter is an agent of the channel (people vote from GitHub, and are told nothing in it). */
+export function isAgentVoter(voter: string): boolean {
+  return !isPerson(voter);
+}
+
+/** The people seats of an open proposal that have not voted yet. */
+export function peopleWaitedFor(p: Pick<ProposalState, 'status' | 'voters' | 'votes'>): string[] {
+  return p.status === 'open' ? p.voters.filter((v) => isPerson(v) && !p.votes.has(v)) : [];
 }
 
 /** Checks a vote; throws ChannelError with what is wrong. */
 export function checkVote(p: ProposalState, voter: string, option: string): void {
   if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed (${p.status.replace('_', ' ')}); votes are no longer taken`);
   if (!p.voters.includes(voter)) {
-    throw new ChannelError(`you are not a voter of proposal "${p.id}"; its voters are ${p.voters.map((v) => `@${v}`).join(', ')}`);
+    throw new ChannelError(`you are not a voter of proposal "${p.id}"; its voters are ${p.voters.map((v) => (isPerson(v) ? v : `@${v}`)).join(', ')}`);
   }
   if (!p.options.includes(option)) {
     throw new ChannelError(
@@ -166,11 +201,19 @@ export function openedText(p: ProposalSpec): string {
   const terms = [`rule: ${p.rule}`, `${p.voters.length} voter${p.voters.length === 1 ? '' : 's'}`];
   if (p.quorum > 1) terms.push(`quorum: ${p.quorum} votes`);
   if (p.deadline_turns !== null) terms.push(`closes after ${p.deadline_turns} more turn${p.deadline_turns === 1 ? '' : 's'}`);
-  return [
+  const lines = [
     `@${p.proposer} opened proposal "${p.id}": ${p.question}`,
     `Options: ${p.options.map((o) => JSON.stringify(o)).join(', ')} (${terms.join(', ')}).`,
-    `Voters: ${p.voters.map((v) => `@${v}`).join(', ')}. Vote with the vote tool, giving proposal "${p.id}", an option and a reason.`,
-  ].join('\n');
+    `Voters: ${p.voters.map((v) => (isPerson(v) ? v : `@${v}`)).join(', ')}. Vote with the vote tool, giving proposal "${p.id}", an option and a reason.`,
+  ];
+  const people = p.voters.filter(isPerson);
+  const one = people.length === 1;
+  if (people.length > 0)
+    lines.push(
+      `${people.join(', ')} vote${one ? 's' : ''} from GitHub, not in this channel: the run waits for ${one ? 'that vote' : 'those votes'} ` +
+        `when nothing else is left to do (at most ${describeMs(p.deadline_ms ?? 0)} from now), then tells you how the proposal closed.`,
+    );
+  return lines.join('\n');
 }
 
 export function closedText(p: ProposalState): string {
@@ -183,7 +226,7 @@ export function closedText(p: ProposalState): string {
 }
 
 /** A proposal as agents, the engine and the session's summary see it (one shape: session/summary.ts). */
-export type ProposalView = Omit<ProposalSummary, 'refused'>;
+export type ProposalView = Omit<ProposalSummary, 'refused' | 'opened_at_ms' | 'cast_by'>;
 
 export function viewOf(p: ProposalState): ProposalView {
   return {
@@ -198,5 +241,13 @@ export function viewOf(p: ProposalState): ProposalView {
     reason: p.reason,
     tally: tally(p),
     votes: Object.fromEntries(p.votes),
+    ...(p.deadline_ms !== undefined ? { deadline_ms: p.deadline_ms } : {}),
   };
+}
+
+/** A deadline as the channel says it: "24 h", "90 min", "30 s". */
+function describeMs(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${Math.ceil(ms / 1000)} s`;
 }

@@ -1,4 +1,5 @@
 import { resultJson } from './result-json.js';
+import type { HumanVote } from '../engine/people-votes.js';
 import type { Connection } from '../provider/connect.js';
 import { providerFlag } from './providers.js';
 import { liveTrace } from './live-trace.js';
@@ -110,6 +111,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   workspace: string;
   /** --workers: where the turns run, and its close. */
   pool?: TurnsElsewhere & { close(): Promise<void> };
+  /** resume --vote or --from-comment: people's votes, checked with GitHub (vote-checks.ts). */
+  votes?: readonly HumanVote[];
 }
 
 /** The narrowest terminal the live view is drawn in. */
@@ -189,6 +192,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     servers: { start: options.replayOf === undefined, mask: (text) => options.masker.loose(text) },
     replay: options.replayOf !== undefined,
     park: options.park === true,
+    people: { votes: options.votes ?? [], head: writer.header.github?.head },
     progress: options.quiet
       ? () => {}
       : (view?.listener ??

@@ -9,18 +9,26 @@ import { readFileSync } from 'node:fs';
 export function githubOrigin(env: NodeJS.ProcessEnv): { github?: { repository: string; commit: string; pull_request?: number } } {
   const { GITHUB_ACTIONS, GITHUB_REPOSITORY: repository, GITHUB_SHA: commit } = env;
   if (GITHUB_ACTIONS !== 'true' || !repository || !commit || !/^[0-9a-f]{40}$/.test(commit)) return {};
-  const pull = pullRequestOf(env.GITHUB_EVENT_PATH);
-  return { github: { repository, commit, ...(pull !== undefined ? { pull_request: pull } : {}) } };
+  const { number, head } = pullRequestOf(env.GITHUB_EVENT_PATH);
+  return { github: { repository, commit, ...(number !== undefined ? { pull_request: number } : {}), ...(head !== undefined ? { head } : {}) } };
 }
 
-/** The pull request number of the event that started the job, if it was a pull request's (or an issue comment on one). */
-function pullRequestOf(eventPath: string | undefined): number | undefined {
-  if (!eventPath) return undefined;
+/**
+ * The pull request of the event that started the job, if it was a pull request's (or an issue
+ * comment on one): its number, and its head commit when the event says (ballots are made against it).
+ */
+function pullRequestOf(eventPath: string | undefined): { number?: number; head?: string } {
+  if (!eventPath) return {};
   try {
-    const event = JSON.parse(readFileSync(eventPath, 'utf8')) as { pull_request?: { number?: unknown }; issue?: { number?: unknown; pull_request?: unknown } };
+    const event = JSON.parse(readFileSync(eventPath, 'utf8')) as {
+      pull_request?: { number?: unknown; head?: { sha?: unknown } };
+      issue?: { number?: unknown; pull_request?: unknown };
+    };
     const number = event.pull_request?.number ?? (event.issue?.pull_request ? event.issue.number : undefined);
-    return Number.isSafeInteger(number) && (number as number) > 0 ? (number as number) : undefined;
+    if (!(Number.isSafeInteger(number) && (number as number) > 0)) return {};
+    const head = event.pull_request?.head?.sha;
+    return { number: number as number, ...(typeof head === 'string' && /^[0-9a-f]{40}$/.test(head) ? { head } : {}) };
   } catch {
-    return undefined;
+    return {};
   }
 }

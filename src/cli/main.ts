@@ -94,7 +94,12 @@ withRunOptions(
     .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
     .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
     .option('--out <file>', 'the new session file of a fork')
-    .option('--offline', 'call no model: answer what the session did not record only from --response-cache, and fail on a miss'),
+    .option('--offline', 'call no model: answer what the session did not record only from --response-cache, and fail on a miss')
+    .option('--vote <proposal=option>', "a person's vote on a proposal that waits for people, checked with GitHub (with --voter and --digest)")
+    .option('--voter <login>', 'with --vote: the GitHub login of the person who votes')
+    .option('--digest <hex>', "with --vote: the 12 hex characters that end the ballot's command")
+    .option('--reason <text>', 'with --vote: why')
+    .option('--from-comment', 'record the vote in the comment or review that started this job (GITHUB_EVENT_PATH)'),
 ).action(async (file: string, options: import('./resume.js').ResumeOptions) => {
   const { resumeCommand } = await import('./resume.js');
   process.exitCode = await resumeCommand(file, options);

@@ -1,6 +1,6 @@
 import * as github from '@actions/github';
 import type { SessionSummary } from '../session/summary.js';
-import { cell, dollars, fenced, inline } from './markdown-tables.js';
+import { ballotsSection, cell, dollars, fenced, inline } from './markdown-tables.js';
 
 /** Marks the comment a workflow keeps on a pull request, so that the next run finds it again. */
 export function commentMarker(workflowPath: string): string {
@@ -32,6 +32,7 @@ function render(s: SessionSummary, cut: number): string {
     '',
   );
   if (end?.summary) lines.push(fenced(shorter(end.summary, cut)), '');
+  lines.push(...ballotsSection(s, '####', inert));
   const outputs = Object.entries(end?.outputs ?? {});
   if (outputs.length) lines.push('| output | value |', '|---|---|', ...outputs.map(([k, v]) => `| ${k} | ${inert(cell(shorter(v, cut)))} |`), '');
   if (s.findings.length) {

@@ -58,6 +58,8 @@ function describe(e: ProgressEvent): string | undefined {
       return `proposal ${e.id}: ${e.status.replace('_', ' ')}${e.winner ? ` "${e.winner}"` : ''}`;
     case 'warning':
       return `warning: ${e.message}`;
+    case 'people':
+      return `waiting for ${e.waits.map((w) => `a vote from ${w.seats.join(', ')} on ${w.proposal}`).join('; ')}`;
     case 'compacted':
       return `@${e.agent} ${compactionWords(e)}`;
     case 'stop_reason':

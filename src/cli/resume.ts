@@ -18,6 +18,7 @@ import { organisationOf } from './organisation.js';
 import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
+import type { HumanVote } from '../engine/people-votes.js';
 
 export interface ResumeOptions extends OutputOptions {
   input: string[];
@@ -29,6 +30,12 @@ export interface ResumeOptions extends OutputOptions {
   provider?: string;
   /** --workflow: the workflow file, instead of the one the session names. */
   workflow?: string;
+  /** --vote PROPOSAL=OPTION with --voter and --digest (and --reason), or --from-comment: a person's vote (vote-checks.ts). */
+  vote?: string;
+  voter?: string;
+  digest?: string;
+  reason?: string;
+  fromComment?: boolean;
 }
 
 /**
@@ -70,6 +77,8 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     throw new UsageError(`${file} records a run that already ended (${end.status}: ${end.reason}); fork it from an earlier point with --at SEQ --out NEW`);
   }
 
+  // Checked before anything is written: a refused vote leaves the session as it was.
+  const votes = await votesOf(record, options);
   const { header } = record;
   const workflowPath = options.workflow ?? recordedWorkflowPath(header.workflow.path, record.path);
   const workflow = loadForRun(workflowPath, options.json);
@@ -117,7 +126,21 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     elapsedBeforeMs: elapsedOf(recording),
     workspace,
     pool,
+    votes,
   });
+}
+
+/** The person's vote this resume records, checked with the session and GitHub (docs/github-action.md: votes from people). */
+async function votesOf(record: SessionRecord, options: ResumeOptions): Promise<HumanVote[]> {
+  const flags = options.vote !== undefined || options.voter !== undefined || options.digest !== undefined || options.reason !== undefined;
+  if (!flags && !options.fromComment) return [];
+  if (flags && options.fromComment)
+    throw new UsageError('--from-comment reads the vote from the comment: give it without --vote, --voter, --digest and --reason');
+  if (options.at !== undefined) throw new UsageError('a vote goes on with the session itself: give it without --at and --out');
+  const [{ voteFromEvent, voteFromFlags }, { checkedVote }] = await Promise.all([import('./vote-source.js'), import('./vote-checks.js')]);
+  const asked = options.fromComment ? voteFromEvent(process.env) : voteFromFlags(options);
+  if (typeof asked === 'string') throw new UsageError(`vote refused, nothing recorded: ${asked}`);
+  return [await checkedVote(record, asked, process.env)];
 }
 
 /** The run's inputs from the session header; secret inputs, masked there, must be given again. */

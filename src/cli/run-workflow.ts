@@ -101,8 +101,11 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
 
   if (options.park && options.replay)
     warning('--park does nothing with --replay: a replay answers every call from the recording and never waits for a batch; leave --park out');
-  else if (options.park && !usesBatches(workflow.spec))
-    warning('--park parks a run while its calls wait for a message batch, and no agent of this workflow has batch: true: the run goes on as without it');
+  else if (options.park && !usesBatches(workflow.spec) && !workflow.spec.people)
+    warning(
+      '--park parks a run while its calls wait for a message batch or for people to vote, and no agent of this workflow has batch: true and it names ' +
+        'no people: the run goes on as without it',
+    );
   const cache = await cacheOf(options);
   const runId = newRunId();
   const organisation = recording || options.offline ? undefined : await organisationOf(options, workflow.spec, runId, warning);

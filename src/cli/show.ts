@@ -3,8 +3,10 @@ import { printable } from './terminal-text.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../exit-codes.js';
+import { voterLabel } from '../session/person.js';
 import {
   agentTree,
+  ballotsSection,
   batchLine,
   cacheLine,
   compactionsTable,
@@ -51,9 +53,16 @@ function text(s: SessionSummary): string {
     lines.push(`  ${p.id}: ${p.question} — ${p.status.replace('_', ' ')}${p.winner ? ` "${p.winner}"` : ''} (${tally}; ${p.rule})`);
     for (const voter of p.voters.filter((v) => p.votes[v] || !p.refused.some((r) => r.voter === v))) {
       const v = p.votes[voter];
-      lines.push(`    @${voter}: ${v ? `${v.option}${v.reason ? ` — ${v.reason}` : ''}` : 'did not vote'}`);
+      lines.push(`    ${voterLabel(voter)}: ${v ? `${v.option}${v.reason ? ` — ${v.reason}` : ''}` : 'did not vote'}`);
     }
     for (const r of p.refused) lines.push(`    @${r.voter}: ${r.option} (not counted: ${r.why})`);
+  }
+  for (const b of s.ballots) {
+    lines.push(
+      '',
+      `Waiting for a vote from ${b.waiting_for.join(', ')} on ${b.proposal}${b.deadline ? ` (closes by its rule at ${b.deadline})` : ''}; to vote, comment:`,
+    );
+    for (const command of Object.values(b.commands)) lines.push(`    ${command}`);
   }
   if (s.documents.length) lines.push('', 'Documents:');
   for (const d of s.documents) {
@@ -108,6 +117,7 @@ function text(s: SessionSummary): string {
 function markdown(s: SessionSummary): string {
   const lines = [`# ${inline(s.header.workflow.path)}`, '', `Run ${inline(s.header.run_id)}, started ${inline(s.header.started_at)}.`, ''];
   if (s.end) lines.push(`**${inline(s.end.status)}** (exit ${s.end.exit_code}): ${inline(s.end.reason)}`, '');
+  lines.push(...ballotsSection(s, '##'));
   if (s.end) lines.push(...outputsTable(s.end.outputs, '##'));
   lines.push('## Transcript', '');
   // Each message in a fence longer than any run of backticks in it: no line of it is read as Markdown or HTML.

@@ -88,6 +88,11 @@ export class Journal {
     return this.cursor < this.recording.length;
   }
 
+  /** The recorded event the run is to produce next, while it re-executes. */
+  upcoming(): SessionEvent | undefined {
+    return this.replaying && !this.broken ? this.recording[this.cursor] : undefined;
+  }
+
   append(event: EventInput): void {
     if (this.broken) throw this.broken;
     if (!this.replaying) {

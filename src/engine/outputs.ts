@@ -22,6 +22,7 @@ export interface RunFacts {
   promptCache: PromptCacheUse;
   batches?: BatchUse;
   limits: Limits;
+  waitingFor?: RunResult['waitingFor'];
 }
 
 /**
@@ -78,6 +79,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     cached: facts.cached,
     promptCache: facts.promptCache,
     ...(facts.batches ? { batches: facts.batches } : {}),
+    ...(facts.waitingFor ? { waitingFor: facts.waitingFor } : {}),
     limits: facts.limits,
   };
 }

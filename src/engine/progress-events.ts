@@ -14,6 +14,8 @@ export type ProgressEvent =
   | { type: 'turn_failed'; agent: string; turn: number; error: string }
   | { type: 'proposal'; id: string; status: string; winner: string | null }
   | { type: 'warning'; message: string }
+  /** Nothing else runs: the run waits in process for people's votes (docs/workflow.md: votes from people). */
+  | { type: 'people'; waits: { proposal: string; seats: string[] }[] }
   /** An agent's conversation was kept within its compact_at: old tool results cleared, earlier turns summarised (docs/design.md: context). */
   | { type: 'compacted'; agent: string; reason: 'threshold' | 'too_long'; tokensBefore: number; tokensAfter: number; cleared: number; summarised: boolean }
   /** A turn went on past a stop reason, or ended on one, other than a finished answer (docs/design.md: models). */

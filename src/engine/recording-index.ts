@@ -23,6 +23,8 @@ export class RecordingIndex {
   private readonly creating = new Set<string>();
   /** Where each recorded turn started, by agent and turn. */
   private readonly turnStarts = new Map<string, number>();
+  /** When each recorded proposal opened (epoch milliseconds), by id: a deadline for people counts from it. */
+  private readonly proposalsOpened = new Map<string, number>();
   /** The prompt cache's ttl the recorded run kept its writes for, if a run was recorded. */
   readonly cacheTtl: CacheTtl | undefined;
 
@@ -42,6 +44,7 @@ export class RecordingIndex {
       else if (event.type === 'mcp_tools') this.mcpListings.set(event.server, index);
       else if (event.type === 'document_opened') this.documents.set(event.document.name, event.document.text);
       else if (event.type === 'shared_text') this.texts.add(event.sha256);
+      else if (event.type === 'proposal_opened' && event.at_ms !== undefined) this.proposalsOpened.set(event.proposal.id, event.at_ms);
       else if (event.type === 'batch_creating') for (const id of event.custom_ids) this.creating.add(id);
       else if (event.type === 'batch_submitted')
         for (const id of event.custom_ids) {
@@ -49,6 +52,11 @@ export class RecordingIndex {
           this.creating.delete(id);
         }
     });
+  }
+
+  /** When a recorded proposal opened, if the recording says. */
+  proposalOpenedAt(id: string): number | undefined {
+    return this.proposalsOpened.get(id);
   }
 
   /** Where the answer to an agent's call is (a response, a refusal as too long, a failure, an interruption). */

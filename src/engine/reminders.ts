@@ -41,7 +41,7 @@ export class Reminders<T> {
   }
 }
 
-/** Votes not cast by voters who took their turn: one reminder per proposal; then the proposals close (`onClosed`). */
+/** Votes not cast by agents who took their turn: one reminder per proposal; then the proposals close (`onClosed`), unless people are still to vote. */
 export function voteReminders(channel: Channel, onClosed: (p: ProposalView) => void): Reminders<string> {
   return new Reminders(channel, {
     owed: () => channel.waitingVoters().flatMap(({ proposal, voters }) => voters.map((who) => ({ key: proposal, who, what: proposal }))),
@@ -50,9 +50,12 @@ export function voteReminders(channel: Channel, onClosed: (p: ProposalView) => v
         text: `Proposal "${proposal}" is still waiting for your vote: ${channel.proposal(proposal)!.question} Use the vote tool.`,
         to: voters.map((o) => o.who),
       })),
+    // A proposal that also waits for people stays open: the run waits for them (people-votes.ts).
     lapse: (owed) => {
-      for (const proposal of new Set(owed.map((o) => o.what))) onClosed(channel.expire(proposal));
-      return true;
+      const people = new Set(channel.waitingForPeople().map((w) => w.proposal.id));
+      const lapsing = [...new Set(owed.map((o) => o.what))].filter((proposal) => !people.has(proposal));
+      for (const proposal of lapsing) onClosed(channel.expire(proposal));
+      return lapsing.length > 0;
     },
   });
 }

@@ -12,6 +12,8 @@ import type { BatchApi } from '../provider/batch-api.js';
 import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { ToolUse } from '../agents/turn.js';
 import type { ToolResult } from '../agents/tools/tool.js';
+import type { Ballot } from '../session/ballot.js';
+import type { HumanVote } from './people-votes.js';
 
 /** Where turns run when not in this process: --workers (docs/workers.md). */
 export interface TurnsElsewhere {
@@ -87,8 +89,10 @@ export interface RunOptions {
   progress: ProgressListener;
   /** --replay: the recording answers everything, and the workspace is left as it is (no document is written to its `write_to`). */
   replay?: boolean;
-  /** --park: stop as `waiting` (exit 75) when nothing can go on until a message batch ends. */
+  /** --park: stop as `waiting` (exit 75) when nothing can go on until a message batch ends or a person votes. */
   park?: boolean;
+  /** Votes from people (docs/workflow.md: votes from people): those a resume was given, checked with GitHub, and the head commit ballots are made against. */
+  people?: { votes: readonly HumanVote[]; head?: string };
 }
 
 export interface RunResult extends Ending {
@@ -110,4 +114,6 @@ export interface RunResult extends Ending {
   batches?: BatchUse;
   /** The limits in force when the run ended. */
   limits: Limits;
+  /** A run that waits for people: each proposal, the seats it waits for, and its ballot. */
+  waitingFor?: { proposal: string; voters: string[]; ballot: Ballot }[];
 }

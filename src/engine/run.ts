@@ -24,6 +24,8 @@ import { QueueModes } from './queue-modes.js';
 import { Reservations } from './reservation.js';
 import { cacheTtlOf } from './cache-warming.js';
 import type { CacheTtl } from '../workflow/types.js';
+import { PeopleVotes } from './people-votes.js';
+import { Parked } from '../abort-reasons.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -65,6 +67,11 @@ export class Run {
 
   /** How long the prompt cache keeps the run's writes (cacheTtlOf). */
   private readonly cacheTtl: CacheTtl;
+  /** Proposals that wait for people's votes (people-votes.ts). */
+  private readonly people: PeopleVotes;
+  /** Waiting in process for people: the next deadline's timer, and the wait last told. */
+  private peopleTimer: NodeJS.Timeout | undefined;
+  private toldWaiting = '';
 
   constructor(private readonly options: RunOptions) {
     this.progress = new RunProgress(options);
@@ -72,6 +79,14 @@ export class Run {
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
     this.queues = new QueueModes(options.recording.journal);
+    this.people = new PeopleVotes(
+      () => this.team!.channel,
+      options.recording.journal,
+      options.people?.votes ?? [],
+      options.people?.head,
+      this.progress.proposal,
+    );
+    this.controller.signal.addEventListener('abort', () => clearTimeout(this.peopleTimer), { once: true });
     this.limits = new RunLimits(
       options.recording.limits,
       options.recording.limitsOnLive,
@@ -135,7 +150,7 @@ export class Run {
           profiles: this.agents.profiles,
           running: this.running,
           hasTurnsLeft: (n) => this.turns.hasTurnsLeft(n),
-          onChannelEvent: (event) => (journal.append(event), this.queues.arrived(event, journal.replaying)),
+          onChannelEvent: (event) => (journal.append(event), this.people.noticed(event), this.queues.arrived(event, journal.replaying)),
           onProposalClosed: this.progress.proposal,
           warn: (message) => this.progress.tell({ type: 'warning', message }),
         });
@@ -205,7 +220,24 @@ export class Run {
       return end ? this.stop(end) : this.pump();
     }
     if (reminders.some((r) => r.settle((agent) => this.turns.canTakeTurn(agent)))) return this.pump();
+    if (this.people.settle()) return this.pump();
+    if (this.people.waiting().length > 0) return this.waitForPeople();
     this.stop(ending('idle', 'ended idle: no agent has anything left to do'));
+  }
+
+  /** Only people's votes can move the run on: --park stops it as `waiting`; else it waits in process until the next deadline. */
+  private waitForPeople(): void {
+    const waits = this.people.waiting().map((w) => ({ proposal: w.proposal.id, seats: w.seats }));
+    if (this.options.park) {
+      const wanted = waits.map((w) => `a vote from ${w.seats.join(', ')} on proposal "${w.proposal}"`).join('; ');
+      const end = ending('waiting', `parked: waiting for ${wanted}`);
+      return this.stop(end, new Parked(end.reason));
+    }
+    const told = JSON.stringify(waits);
+    if (told !== this.toldWaiting) this.progress.tell({ type: 'people', waits });
+    this.toldWaiting = told;
+    clearTimeout(this.peopleTimer);
+    this.peopleTimer = setTimeout(() => this.pump(), Math.min(this.people.untilNextDeadline() + 5, 2 ** 31 - 1));
   }
 
   private startTurn(name: string): void {
@@ -288,8 +320,11 @@ export class Run {
       ...this.accounting.totals,
       ...(this.calls.batches ? { batches: { ...this.accounting.batched, ...this.calls.batches.reserved() } } : {}),
       limits: this.limits.current,
+      ...(this.ending?.status === 'waiting' && channel && this.people.waiting().length > 0 ? { waitingFor: this.people.ballots() } : {}),
     });
     if (!journal.replaying && !journal.diverged) this.team?.spawner.stopAll(result.reason);
+    for (const v of this.people.unused())
+      this.progress.tell({ type: 'warning', message: `the vote of @${v.voter} on ${v.proposal} was not recorded: the run ended before it waited for it` });
     recordEnd(journal, result);
     return result;
   }

@@ -3,7 +3,9 @@ import type { McpToolbox } from '../agents/tools/mcp.js';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import type { ChannelEvent } from '../channel/channel-events.js';
 import type { Scope } from '../workflow/evaluate.js';
-import type { CacheTtl } from '../workflow/types.js';
+import type { CacheTtl, PeopleSpec } from '../workflow/types.js';
+import type { PeoplePolicy } from '../channel/proposal.js';
+import { durationMs } from '../workflow/limits.js';
 import { contextTooShort } from './cache-warming.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
@@ -60,9 +62,16 @@ export function assembleTeam(
   for (const profile of profiles) hosts.register(profile);
   const short = sources.context === undefined || options.recording.journal.replaying ? undefined : contextTooShort(sources.context, profiles);
   if (short) hosts.warn(short);
-  const channel = new Channel(team.graph, (event) => hosts.onChannelEvent(event));
+  const channel = new Channel(team.graph, (event) => hosts.onChannelEvent(event), peoplePolicy(workflow.spec.people));
   const spawner = new Spawner(sources, channel, hosts.profiles.size, hosts);
   const fanIn = new FanIn({ channel, spawner, profiles: hosts.profiles, running: hosts.running, hasTurnsLeft: (n) => hosts.hasTurnsLeft(n) });
   const reminders = [voteReminders(channel, (p) => hosts.onProposalClosed(p)), editReminders(channel)];
   return { channel, spawner, fanIn, reminders };
+}
+
+/** How long a proposal waits for people when the workflow does not say (people.deadline). */
+const PEOPLE_DEADLINE = '24h';
+
+function peoplePolicy(people: PeopleSpec | undefined): PeoplePolicy | undefined {
+  return people && { voters: people.voters, rule: people.rule, deadlineMs: durationMs(people.deadline ?? PEOPLE_DEADLINE) };
 }

@@ -1,3 +1,4 @@
+import { PERSON } from './person.js';
 /**
  * A small schema language for the session file: one definition per event yields its TypeScript
  * type (`Infer`), the reader's check (`problem`) and the words of docs/session-format.md (`doc`).
@@ -40,6 +41,9 @@ export const text = (): Schema<string> => leaf('string', 'a non-empty string', (
  */
 export const agentName = (): Schema<string> =>
   leaf('agent name', 'an agent name (letters, digits, _ and -)', (v) => typeof v === 'string' && /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(v));
+/** A proposal's voter: an agent, or a person or team (person.ts). */
+export const voterName = (): Schema<string> =>
+  leaf('voter', 'an agent name, @login or @org/team', (v) => typeof v === 'string' && (agentName().problem(v, '') === undefined || PERSON.test(v)));
 export const integer = (): Schema<number> => leaf('integer', 'a whole number', (v) => Number.isSafeInteger(v));
 export const number = (): Schema<number> => leaf('number', 'a number', (v) => typeof v === 'number' && Number.isFinite(v));
 export const boolean = (): Schema<boolean> => leaf('boolean', 'true or false', (v) => typeof v === 'boolean');

@@ -1,5 +1,6 @@
 import {
   agentName,
+  voterName,
   array,
   boolean,
   integer,
@@ -36,7 +37,7 @@ export const HEADER = object({
   started_at: string(),
   forked_from: optional(object({ path: string(), seq: integer() })),
   note: optional(string()),
-  github: optional(object({ repository: string(), commit: string(), pull_request: optional(integer()) })),
+  github: optional(object({ repository: string(), commit: string(), pull_request: optional(integer()), head: optional(string()) })),
 });
 
 export const LIMITS = object({
@@ -55,11 +56,12 @@ export const PROPOSAL = object({
   proposer: agentName(),
   question: string(),
   options: array(string()),
-  voters: array(agentName()),
+  voters: array(voterName()),
   rule: string(),
   quorum: integer(),
   deadline_turns: nullable(integer()),
   opened_at_turn: integer(),
+  deadline_ms: optional(integer()),
 });
 
 const TOKENS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
@@ -105,7 +107,22 @@ export const EVENTS = {
   message: event({ message: MESSAGE }, 'a channel message, with its recipients as resolved when written'),
   ack: event({ agent: agentName(), through: integer() }, "a finished turn handled the agent's inbox up to entry `through`"),
   proposal_opened: event({ proposal: PROPOSAL }, 'a proposal was opened'),
-  vote: event({ proposal: string(), voter: agentName(), option: string(), reason: string() }, 'a vote the channel accepted'),
+  vote: event({ proposal: string(), voter: voterName(), option: string(), reason: string() }, 'a vote the channel accepted'),
+  human_vote: event(
+    {
+      proposal: string(),
+      seat: voterName(),
+      voter: string(),
+      option: string(),
+      reason: string(),
+      digest: string(),
+      comment: nullable(object({ id: integer(), url: string() })),
+      permission: string(),
+      at: string(),
+    },
+    "a person's vote, checked with GitHub when it was cast (docs/github-action.md: votes from people): `voter` the login, `seat` the proposal's " +
+      'voter it fills (`@login` or `@org/team`), `digest` the ballot it was cast on, `permission` what GitHub said of the voter; a `vote` follows',
+  ),
   proposal_closed: event(
     { proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) },
     'a proposal closed',

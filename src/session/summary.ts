@@ -1,3 +1,4 @@
+import { ballotsOf, type Ballot } from './ballot.js';
 import type { SessionEvent, SessionHeader } from './format.js';
 import type { SessionRecord } from './reader.js';
 import { isObject } from './schema.js';
@@ -33,6 +34,12 @@ export interface ProposalSummary {
   votes: Record<string, { option: string; reason: string }>;
   /** Votes the channel refused (cast after the proposal was decided, or not valid), with why. */
   refused: { voter: string; option: string; why: string }[];
+  /** With people among its voters: how long it waits for them (docs/workflow.md: votes from people). */
+  deadline_ms?: number;
+  /** When it opened (epoch milliseconds), where the session says. */
+  opened_at_ms?: number;
+  /** The people's votes, by seat: who cast each, and the comment it came from. */
+  cast_by?: Record<string, { voter: string; url: string | null }>;
 }
 
 export interface AgentUsage {
@@ -99,6 +106,8 @@ export interface SessionSummary {
   findings: Finding[];
   compactions: CompactionSummary[];
   proposals: ProposalSummary[];
+  /** The proposals that wait for people's votes, as ballots (docs/github-action.md: votes from people). */
+  ballots: Ballot[];
   documents: DocumentSummary[];
   agents: Record<string, AgentUsage>;
   total: AgentUsage;
@@ -156,6 +165,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     findings,
     compactions,
     proposals: [...proposals.values()],
+    ballots: ballotsOf([...proposals.values()], record.header.github?.head),
     documents: documents.all(),
     agents,
     total,
@@ -180,7 +190,13 @@ export function summarize(record: SessionRecord): SessionSummary {
           tally: Object.fromEntries(p.options.map((o) => [o, 0])),
           votes: {},
           refused: [],
+          ...(e.at_ms !== undefined ? { opened_at_ms: e.at_ms } : {}),
         });
+        return;
+      }
+      case 'human_vote': {
+        const p = proposals.get(e.proposal);
+        if (p) p.cast_by = { ...p.cast_by, [e.seat]: { voter: e.voter, url: e.comment?.url ?? null } };
         return;
       }
       case 'vote': {

@@ -16,6 +16,7 @@ import {
   inputProblems,
   isRecord,
   modelFormWarnings,
+  peopleProblems,
   recordOf,
   setupIdProblems,
   thinkingProblems,
@@ -128,6 +129,7 @@ function checkWorkflow(file: string, text: string, provider?: string): LoadResul
     ...compactAtProblems(source, spec),
     ...batchProblems(source, spec, provider),
     ...documentProblems(source, spec),
+    ...peopleProblems(source, spec),
     ...toolsEnvProblems(source, spec),
     ...modelFormWarnings(source, spec),
   );

@@ -118,6 +118,8 @@ export interface WorkflowSpec {
   tools_env?: string[];
   mcp_servers?: Record<string, McpServerSpec>;
   edit_github_workflows?: boolean;
+  /** People who may vote on proposals (docs/workflow.md: votes from people). */
+  people?: PeopleSpec;
   sandbox?: 'auto' | 'required' | 'off' | { mode?: 'auto' | 'required' | 'off'; network?: boolean };
   limits?: LimitsSpec;
   pricing?: Record<string, PriceSpec>;
@@ -133,6 +135,13 @@ export interface WorkflowSpec {
   kickoff: string;
   /** An expression, or a typed declaration (a JSON Schema fragment) the lead fills. */
   outputs?: Record<string, string | TypedOutput>;
+}
+
+/** `people:`: the GitHub users (`@login`) and teams (`@org/team`) a proposal may name as voters. */
+export interface PeopleSpec {
+  voters: string[];
+  rule?: 'plurality' | 'majority' | 'unanimous';
+  deadline?: string | number;
 }
 
 /** A document of `documents:`: its owner, its first text (`text` or `file`), its mode, and where its final text goes. */

@@ -15,6 +15,7 @@ export function durationProblems(source: WorkflowSource, spec: WorkflowSpec): Di
   const places: { path: (string | number)[]; value: unknown }[] = [
     { path: ['limits', 'timeout'], value: isRecord(spec.limits) ? spec.limits.timeout : undefined },
     { path: ['limits', 'wait_timeout'], value: isRecord(spec.limits) ? spec.limits.wait_timeout : undefined },
+    { path: ['people', 'deadline'], value: isRecord(spec.people) ? spec.people.deadline : undefined },
   ];
   (Array.isArray(spec.setup) ? spec.setup : []).forEach((step, i) =>
     places.push({ path: ['setup', i, 'timeout'], value: isRecord(step) ? step.timeout : undefined }),
@@ -236,5 +237,17 @@ export function toolsEnvProblems(source: WorkflowSource, spec: WorkflowSpec): Di
           ? ", the job's OIDC identity, from which cloud credentials are minted"
           : `, a credential of provider ${owner}, which this workflow uses`;
     return [source.error(source.valuePosition(['tools_env', i]), `tools_env may not name ${name}${whose}: conclave's own credentials never reach a tool`)];
+  });
+}
+
+/** `people.voters`: each person or team once (GitHub's names ignore case). */
+export function peopleProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  const voters = isRecord(spec.people) && Array.isArray(spec.people.voters) ? spec.people.voters : [];
+  const seen = new Set<string>();
+  return voters.flatMap((voter, i) => {
+    if (typeof voter !== 'string') return [];
+    const key = voter.toLowerCase();
+    if (!seen.has(key)) return (seen.add(key), []);
+    return [source.error(source.valuePosition(['people', 'voters', i]), `people.voters[${i}] names ${voter} a second time: name each person or team once`)];
   });
 }

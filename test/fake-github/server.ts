@@ -6,6 +6,17 @@ export interface FakeComment {
   body: string;
   html_url: string;
   user: { login: string };
+  created_at: string;
+  updated_at: string;
+}
+
+/** What GitHub says of people when a vote is checked: permissions, teams, the pull request's head; `fail` makes every such answer a 500 or none at all. */
+export interface FakePeople {
+  permissions: Record<string, string>;
+  /** `org/team` → its active members. */
+  teams: Record<string, string[]>;
+  head?: string;
+  fail?: 'error' | 'silent';
 }
 
 /** Who a test token is, as GitHub says of GITHUB_TOKEN. */
@@ -28,6 +39,9 @@ export interface FakeGitHub {
   /** The repository's artifacts, newest last: a test uploads and downloads them as the artifact actions would. */
   artifacts: FakeArtifact[];
   requests: { method: string; path: string; authorization: string | undefined }[];
+  people: FakePeople;
+  /** A comment by `login`, as a person would write it. */
+  comment(body: string, login: string): FakeComment;
   close(): Promise<void>;
 }
 
@@ -41,9 +55,18 @@ export async function startFakeGitHub(repository: string, issue: number, existin
   const requests: FakeGitHub['requests'] = [];
   let ids = 100;
   let server: ReturnType<typeof createServer>;
+  const people: FakePeople = { permissions: {}, teams: {} };
   const add = (body: string, login = BOT_LOGIN) => {
     const id = ++ids;
-    const comment = { id, body, html_url: `https://github.example/${repository}/pull/${issue}#issuecomment-${id}`, user: { login } };
+    const at = new Date().toISOString();
+    const comment = {
+      id,
+      body,
+      html_url: `https://github.example/${repository}/pull/${issue}#issuecomment-${id}`,
+      user: { login },
+      created_at: at,
+      updated_at: at,
+    };
     comments.push(comment);
     return comment;
   };
@@ -83,6 +106,12 @@ export async function startFakeGitHub(repository: string, issue: number, existin
           }),
         );
       }
+      const asked = peopleAnswer(req.method ?? '', path);
+      if (asked !== undefined) {
+        if (people.fail === 'silent') return; // never answers
+        if (people.fail === 'error') return send(500, { message: 'Server Error' });
+        return asked ? send(200, asked) : send(404, { message: 'Not Found' });
+      }
       const list = `/repos/${repository}/issues/${issue}/comments`;
       if (req.method === 'GET' && path === list) return send(200, comments);
       if (req.method === 'POST' && path === list) return send(201, add(JSON.parse(raw).body));
@@ -90,11 +119,31 @@ export async function startFakeGitHub(repository: string, issue: number, existin
       const found = update && comments.find((c) => c.id === Number(update[1]));
       if (req.method === 'PATCH' && found) {
         found.body = JSON.parse(raw).body;
+        found.updated_at = new Date().toISOString();
         return send(200, found);
       }
       send(404, { message: 'Not Found' });
     });
   });
+  /** The answer to a GET about people (null: 404), or undefined when the request is not one. */
+  function peopleAnswer(method: string, path: string): object | null | undefined {
+    if (method !== 'GET') return undefined;
+    const permission = new RegExp(`^/repos/${repository}/collaborators/([^/]+)/permission$`).exec(path);
+    if (permission) {
+      const level = people.permissions[permission[1]!.toLowerCase()];
+      return level ? { permission: level, user: { login: permission[1] } } : null;
+    }
+    const membership = /^\/orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/]+)$/.exec(path);
+    if (membership) {
+      const members = people.teams[`${membership[1]}/${membership[2]}`] ?? [];
+      return members.includes(membership[3]!) ? { state: 'active', role: 'member' } : null;
+    }
+    if (path === `/repos/${repository}/pulls/${issue}`) return people.head ? { number: issue, head: { sha: people.head } } : null;
+    const comment = new RegExp(`^/repos/${repository}/issues/comments/(\\d+)$`).exec(path);
+    if (comment) return comments.find((c) => c.id === Number(comment[1])) ?? null;
+    return undefined;
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -102,6 +151,8 @@ export async function startFakeGitHub(repository: string, issue: number, existin
     comments,
     artifacts,
     requests,
+    people,
+    comment: (body, login) => add(body, login),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,0 +1,65 @@
+/** GitHub did not answer, or answered an error: the caller fails closed. */
+export class GitHubUnavailable extends Error {}
+
+/** How long one request to GitHub may take before it counts as no answer. */
+export const GITHUB_TIMEOUT_MS = 10_000;
+
+/**
+ * The REST API of GitHub (or of a GitHub Enterprise Server) at GITHUB_API_URL, read with a token:
+ * the few GETs a vote is checked with (docs/github-action.md: votes from people). Plain fetch,
+ * so that `conclave resume --vote` loads no Octokit. A 404 is an answer (no such member, no such
+ * collaborator); any other failure is GitHubUnavailable.
+ */
+export class GitHubApi {
+  constructor(
+    private readonly base: string,
+    private readonly token: string,
+    private readonly timeoutMs = GITHUB_TIMEOUT_MS,
+  ) {}
+
+  static fromEnv(env: NodeJS.ProcessEnv): GitHubApi | string {
+    const token = env.GITHUB_TOKEN?.trim();
+    if (!token) return 'a vote is checked with GitHub, and GITHUB_TOKEN is not set (in the Action: the github-token input)';
+    const base = (env.GITHUB_API_URL?.trim() || 'https://api.github.com').replace(/\/+$/, '');
+    if (!/^https?:\/\//.test(base)) return `GITHUB_API_URL must be an http or https URL; found ${JSON.stringify(base)}`;
+    return new GitHubApi(base, token);
+  }
+
+  /** The JSON of GET `path`, or undefined for a 404. */
+  async get(path: string): Promise<Record<string, unknown> | undefined> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}${path}`, {
+        headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${this.token}`, 'x-github-api-version': '2022-11-28' },
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (e) {
+      const why = (e as Error).name === 'TimeoutError' ? `no answer in ${this.timeoutMs / 1000} s` : `${(e as Error).message}${causeOf(e)}`;
+      throw new GitHubUnavailable(`GitHub could not be asked (GET ${path}: ${why})`);
+    }
+    const text = await response.text().catch(() => '');
+    if (response.status === 404) return undefined;
+    if (!response.ok) throw new GitHubUnavailable(`GitHub answered GET ${path} with ${response.status}${messageOf(text)}`);
+    try {
+      const body = JSON.parse(text) as unknown;
+      if (body !== null && typeof body === 'object' && !Array.isArray(body)) return body as Record<string, unknown>;
+    } catch {
+      // said below
+    }
+    throw new GitHubUnavailable(`GitHub answered GET ${path} with something that is not a JSON object`);
+  }
+}
+
+function causeOf(e: unknown): string {
+  const cause = (e as { cause?: { code?: unknown } }).cause;
+  return typeof cause?.code === 'string' ? ` (${cause.code})` : '';
+}
+
+function messageOf(text: string): string {
+  try {
+    const message = (JSON.parse(text) as { message?: unknown }).message;
+    return typeof message === 'string' ? `: ${message.slice(0, 200)}` : '';
+  } catch {
+    return '';
+  }
+}

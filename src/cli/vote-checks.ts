@@ -1,0 +1,137 @@
+import type { HumanVote } from '../engine/people-votes.js';
+import { ballotDigest } from '../session/ballot.js';
+import { teamOf } from '../session/person.js';
+import type { SessionRecord } from '../session/reader.js';
+import { summarize, type ProposalSummary } from '../session/summary.js';
+import { GitHubApi, GitHubUnavailable } from './github-api.js';
+import { UsageError } from './usage-error.js';
+import type { CommentSeen, VoteAsked } from './vote-source.js';
+
+/** Permissions on the repository that may vote (GitHub's `permission` says `write` for maintain too). */
+const MAY_VOTE = new Set(['admin', 'maintain', 'write']);
+
+/**
+ * A person's vote, checked before anything is recorded (docs/security.md: votes from people): the
+ * proposal is open and offers the option; the person fills a seat of its voters and has not voted;
+ * the digest is that of the proposal as it stands and of the pull request's head now; GitHub says
+ * the person may write to the repository (and is in the team whose seat they fill); a comment was
+ * not edited and is not older than the proposal. Any failure, GitHub's silence included, is a
+ * UsageError in one sentence: the caller records nothing.
+ */
+export async function checkedVote(record: SessionRecord, asked: VoteAsked, env: NodeJS.ProcessEnv): Promise<HumanVote> {
+  const p = openProposal(record, asked);
+  const login = asked.voter;
+  const who = `@${login}`;
+  const cast = Object.values(p.cast_by ?? {}).find((c) => c.voter.toLowerCase() === login.toLowerCase());
+  const direct = p.voters.find((v) => v.toLowerCase() === who.toLowerCase());
+  if (cast || (direct && Object.hasOwn(p.votes, direct))) refuse(`${who} has voted on proposal "${p.id}" already; a person votes once`);
+  const teams = p.voters.filter((v) => teamOf(v) !== undefined && !Object.hasOwn(p.votes, v));
+  if (!direct && teams.length === 0) {
+    const filled = p.voters.filter((v) => teamOf(v) !== undefined);
+    refuse(`${who} is not among the voters of proposal "${p.id}" (${p.voters.join(', ')})${filled.length ? `, whose teams have all voted` : ''}`);
+  }
+  const github = record.header.github;
+  if (asked.comment) commentInPlace(asked.comment, github, p);
+
+  const api = GitHubApi.fromEnv(env);
+  if (typeof api === 'string') refuse(api);
+  const repository = github?.repository ?? env.GITHUB_REPOSITORY;
+  if (!repository || !/^[^/\s]+\/[^/\s]+$/.test(repository)) refuse('the repository to check the voter against is not known: set GITHUB_REPOSITORY');
+  try {
+    await digestHolds(api as GitHubApi, repository!, p, asked.digest, github);
+    if (asked.comment) await commentUnedited(api as GitHubApi, repository!, asked.comment, login);
+    const seat = direct ?? (await teamSeat(api as GitHubApi, teams, login));
+    if (!seat) refuse(`${who} is not an active member of ${teams.join(' or ')}, and the proposal names ${who} in no other way`);
+    const permission = await permissionOf(api as GitHubApi, repository!, login);
+    if (!MAY_VOTE.has(permission)) refuse(`${who} has ${permission} permission on ${repository}; a vote needs write (or maintain, or admin)`);
+    return {
+      proposal: p.id,
+      seat: seat!,
+      voter: login,
+      option: asked.option,
+      reason: asked.reason,
+      digest: asked.digest,
+      comment: asked.comment ? { id: asked.comment.id, url: asked.comment.url } : null,
+      permission,
+      at: new Date().toISOString(),
+    };
+  } catch (e) {
+    if (e instanceof GitHubUnavailable) refuse(`${e.message}: a vote GitHub cannot vouch for is refused`);
+    throw e;
+  }
+}
+
+function refuse(why: string): never {
+  throw new UsageError(`vote refused, nothing recorded: ${why}`);
+}
+
+function openProposal(record: SessionRecord, asked: VoteAsked): ProposalSummary {
+  const proposals = summarize(record).proposals;
+  const p = proposals.find((q) => q.id === asked.proposal);
+  if (!p) refuse(`the session has no proposal "${asked.proposal}"${proposals.length ? ` (it has ${proposals.map((q) => `"${q.id}"`).join(', ')})` : ''}`);
+  if (p!.status !== 'open')
+    refuse(`proposal "${p!.id}" is ${p!.status === 'decided' ? `decided already (${JSON.stringify(p!.winner)})` : `closed (${p!.status.replace('_', ' ')})`}`);
+  if (!p!.options.includes(asked.option))
+    refuse(`"${asked.option}" is not an option of proposal "${p!.id}" (${p!.options.map((o) => JSON.stringify(o)).join(', ')})`);
+  return p!;
+}
+
+/** A comment on this run's pull request, in this run's repository, made after the proposal opened, and never edited. */
+function commentInPlace(c: CommentSeen, github: SessionRecord['header']['github'], p: ProposalSummary): void {
+  if (github && c.repository.toLowerCase() !== github.repository.toLowerCase())
+    refuse(`the comment is in ${c.repository}, and the run is ${github.repository}'s`);
+  if (github?.pull_request !== undefined && c.number !== github.pull_request)
+    refuse(`the comment is on #${c.number}, and the run is on pull request #${github.pull_request}`);
+  if (c.updatedAt !== undefined && c.updatedAt !== c.createdAt) refuse(`the comment was edited after it was made (${c.updatedAt})`);
+  const made = Date.parse(c.createdAt);
+  if (!Number.isFinite(made)) refuse(`the comment's time ${JSON.stringify(c.createdAt)} is not a time`);
+  if (p.opened_at_ms !== undefined && made < p.opened_at_ms - 1000)
+    refuse(`the comment (${c.createdAt}) is older than proposal "${p.id}" (${new Date(p.opened_at_ms).toISOString()})`);
+}
+
+/** The digest is that of the proposal as it stands, and of the pull request's head as it is now. */
+async function digestHolds(api: GitHubApi, repository: string, p: ProposalSummary, digest: string, github: SessionRecord['header']['github']): Promise<void> {
+  const shown = github?.head;
+  let head = shown;
+  if (shown !== undefined && github?.pull_request !== undefined) {
+    const pull = await api.get(`/repos/${repository}/pulls/${github.pull_request}`);
+    const sha = (pull?.head as { sha?: unknown } | undefined)?.sha;
+    if (typeof sha !== 'string') throw new GitHubUnavailable(`GitHub did not say the head of pull request #${github.pull_request}`);
+    head = sha;
+  }
+  const now = ballotDigest(p, head);
+  if (digest === now) return;
+  if (head !== shown && digest === ballotDigest(p, shown))
+    refuse(
+      `the ballot is stale: pull request #${github!.pull_request}'s head moved from ${shown!.slice(0, 12)} to ${head!.slice(0, 12)} since it was shown; ` +
+        `to vote on proposal "${p.id}" against the new head, use the digest ${now}`,
+    );
+  refuse(`the digest ${digest} is not that of proposal "${p.id}" as it stands (${now}): the ballot is stale or another's`);
+}
+
+/** GitHub's copy of the comment says what the event said: same author and text, never edited. */
+async function commentUnedited(api: GitHubApi, repository: string, c: CommentSeen, login: string): Promise<void> {
+  const path = c.kind === 'review' ? `/repos/${repository}/pulls/${c.number}/reviews/${c.id}` : `/repos/${repository}/issues/comments/${c.id}`;
+  const now = await api.get(path);
+  if (!now) refuse('the comment is no longer there');
+  const author = (now!.user as { login?: unknown } | undefined)?.login;
+  if (typeof author !== 'string' || author.toLowerCase() !== login.toLowerCase()) refuse("GitHub's copy of the comment has another author");
+  if (now!.body !== c.body) refuse('the comment was edited after it was made (its text on GitHub differs from the event)');
+  if (c.kind === 'issue_comment' && now!.updated_at !== now!.created_at) refuse(`the comment was edited after it was made (${String(now!.updated_at)})`);
+}
+
+async function permissionOf(api: GitHubApi, repository: string, login: string): Promise<string> {
+  const answer = await api.get(`/repos/${repository}/collaborators/${login}/permission`);
+  const permission = answer?.permission;
+  return typeof permission === 'string' ? permission : 'none';
+}
+
+/** The first of the team seats whose team has the person as an active member. */
+async function teamSeat(api: GitHubApi, teams: readonly string[], login: string): Promise<string | undefined> {
+  for (const seat of teams) {
+    const { org, team } = teamOf(seat)!;
+    const membership = await api.get(`/orgs/${org}/teams/${team}/memberships/${login}`);
+    if (membership?.state === 'active') return seat;
+  }
+  return undefined;
+}

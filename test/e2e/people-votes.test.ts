@@ -1,0 +1,235 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic, type Reply } from '../fake-anthropic/server.js';
+import { startFakeGitHub, type FakeGitHub } from '../fake-github/server.js';
+import { conclave } from '../helpers/cli.js';
+import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
+
+/**
+ * Votes from people (issue 53; docs/github-action.md: votes from people): a lead proposes to a
+ * person, the run parks, and `conclave resume --vote` records the person's vote once GitHub (the
+ * fake in test/fake-github) says the person may cast it; every refusal leaves the session as it was.
+ */
+const REPOSITORY = 'octo/widgets';
+const PULL = 7;
+const HEAD = '1111111111111111111111111111111111111111';
+const MOVED = '2222222222222222222222222222222222222222';
+const TOKEN = 'ghs_test_0123456789';
+
+const WORKFLOW = (deadline = '24h') => `
+name: verdict
+people: { voters: ["@octocat", "@acme/maintainers"], deadline: ${deadline} }
+agents:
+  lead: { role: manager }
+  reviewer: { role: worker }
+kickoff: Decide whether the change goes in.
+outputs:
+  verdict: $<< proposals.verdict.winner >>
+  outcome: $<< proposals.verdict.status >>
+`;
+
+const propose = (voters: string[]): Reply => ({
+  tools: [{ name: 'propose', input: { id: 'verdict', question: 'Merge the change?', options: ['approve', 'reject'], voters } }],
+});
+const quiet: Reply = { text: '' };
+
+let anthropic: FakeAnthropic | undefined;
+let github: FakeGitHub | undefined;
+afterEach(async () => {
+  await anthropic?.close();
+  await github?.close();
+  anthropic = github = undefined;
+});
+
+/** The environment of a job on pull request 7 of octo/widgets, with the fake GitHub. */
+function jobEnv(dir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const event = join(dir, 'event.json');
+  writeFileSync(event, JSON.stringify({ action: 'opened', number: PULL, pull_request: { number: PULL, head: { sha: HEAD } } }));
+  return {
+    GITHUB_ACTIONS: 'true',
+    GITHUB_REPOSITORY: REPOSITORY,
+    GITHUB_SHA: 'abcdefabcdefabcdefabcdefabcdefabcdefabcd',
+    GITHUB_EVENT_NAME: 'pull_request',
+    GITHUB_EVENT_PATH: event,
+    GITHUB_STEP_SUMMARY: join(dir, 'summary.md'),
+    GITHUB_OUTPUT: join(dir, 'outputs'),
+    GITHUB_API_URL: github!.url,
+    GITHUB_TOKEN: TOKEN,
+    ...extra,
+  };
+}
+
+/** A lead that proposes `verdict` to `voters`, then (after the vote) reads the outcome and ends. */
+async function parkedRun(voters = ['@octocat'], deadline?: string): Promise<{ run: WorkflowRun; session: string; digest: string }> {
+  anthropic = await startFakeAnthropic({ lead: [propose(voters), { text: 'Waiting for the vote.' }, { text: 'The verdict is in.' }, quiet], reviewer: [] });
+  github = await startFakeGitHub(REPOSITORY, PULL);
+  github.people.head = HEAD;
+  github.people.permissions = { octocat: 'write', reader: 'read', alice: 'admin' };
+  github.people.teams = { 'acme/maintainers': ['alice'] };
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-people-'));
+  const run = await runWorkflow(anthropic, WORKFLOW(deadline), ['--park'], { dir, env: jobEnv(dir) });
+  const session = join(run.dir, run.json.session as string);
+  const waiting = run.json.waiting_for as { proposal: string; voters: string[]; ballot: { digest: string; commands: Record<string, string> } }[];
+  return { run, session, digest: waiting?.[0]?.ballot.digest ?? '' };
+}
+
+function resume(run: WorkflowRun, session: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  return conclave(['resume', session, '--json', ...args], {
+    cwd: run.dir,
+    env: { ANTHROPIC_BASE_URL: anthropic!.url, ANTHROPIC_API_KEY: TEST_API_KEY, ...jobEnv(run.dir), ...env },
+  });
+}
+
+const json = (stdout: string) => JSON.parse(stdout) as { status: string; exit_code: number; reason: string; outputs: Record<string, string> };
+
+describe('votes from people', () => {
+  it('parks for a person, shows the ballot, and a checked vote decides the proposal with no model call repeated', async () => {
+    const { run, session, digest } = await parkedRun();
+    expect(run.code, run.stderr).toBe(75);
+    expect(run.json.status).toBe('waiting');
+    expect(run.json.reason).toBe('parked: waiting for a vote from @octocat on proposal "verdict"');
+    expect(digest).toMatch(/^[0-9a-f]{12}$/);
+    const [waiting] = run.json.waiting_for as { proposal: string; voters: string[]; ballot: Record<string, unknown> }[];
+    expect(waiting).toMatchObject({
+      proposal: 'verdict',
+      voters: ['@octocat'],
+      ballot: {
+        question: 'Merge the change?',
+        options: ['approve', 'reject'],
+        proposer: 'lead',
+        commands: { approve: `/conclave vote verdict approve ${digest}`, reject: `/conclave vote verdict reject ${digest}` },
+      },
+    });
+    // The job summary holds the ballot, its commands and digest.
+    const summary = readFileSync(join(run.dir, 'summary.md'), 'utf8');
+    expect(summary).toContain(`/conclave vote verdict approve ${digest}`);
+    expect(summary).toContain('Merge the change?');
+    const callsBefore = anthropic!.of('lead').length;
+    expect(callsBefore).toBe(2);
+
+    const voted = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest, '--reason', 'tests pass']);
+    expect(voted.code, voted.stderr).toBe(0);
+    expect(json(voted.stdout).outputs).toEqual({ verdict: 'approve', outcome: 'decided' });
+    // Only the lead's turn after the vote called the model: nothing recorded was asked again.
+    expect(anthropic!.of('lead').length).toBe(callsBefore + 1);
+    expect(lastUserText(anthropic!.of('lead').at(-1)!)).toContain('Proposal "verdict" is decided: "approve"');
+    const events = readFileSync(session, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l));
+    const human = events.find((e) => e.type === 'human_vote');
+    expect(human).toMatchObject({
+      proposal: 'verdict',
+      seat: '@octocat',
+      voter: 'octocat',
+      option: 'approve',
+      reason: 'tests pass',
+      digest,
+      permission: 'write',
+      comment: null,
+    });
+    expect(events[events.indexOf(human) + 1]).toMatchObject({ type: 'vote', voter: '@octocat', option: 'approve' });
+    // The permission was asked of GitHub with the job's token.
+    expect(github!.requests.some((r) => r.path === `/repos/${REPOSITORY}/collaborators/octocat/permission` && r.authorization === `Bearer ${TOKEN}`)).toBe(
+      true,
+    );
+
+    // A replay of the finished session needs neither GitHub nor the API.
+    const asked = github!.requests.length;
+    await github!.close();
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', GITHUB_API_URL: 'http://127.0.0.1:9' },
+    });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(json(replay.stdout).outputs).toEqual({ verdict: 'approve', outcome: 'decided' });
+    expect(github!.requests.length).toBe(asked);
+    github = undefined;
+  });
+
+  it('refuses a vote it cannot vouch for, with exit 2, one sentence, and the session byte for byte as it was', async () => {
+    const { run, session, digest } = await parkedRun(['@octocat', '@acme/maintainers']);
+    expect(run.code, run.stderr).toBe(75);
+    const before = readFileSync(session);
+    const vote = (voter: string, d = digest) => ['--vote', 'verdict=approve', '--voter', voter, '--digest', d];
+    const refusals: [string, string[], RegExp, (() => void)?][] = [
+      ['a wrong digest', vote('octocat', '000000000000'), /digest 000000000000 is not that of proposal "verdict" as it stands/],
+      ['a head that moved on', vote('octocat'), /head moved from 111111111111 to 222222222222 since it was shown/, () => (github!.people.head = MOVED)],
+      [
+        'a voter with read permission',
+        vote('octocat'),
+        /@octocat has read permission on octo\/widgets; a vote needs write/,
+        () => (github!.people.permissions.octocat = 'read'),
+      ],
+      ['a voter not named', vote('mallory'), /@mallory is not an active member of @acme\/maintainers, and the proposal names @mallory in no other way/],
+      ['a team voter not in the team', vote('bob'), /@bob is not an active member of @acme\/maintainers/, () => (github!.people.permissions.bob = 'write')],
+      ['GitHub answering 500', vote('octocat'), /GitHub answered GET .* with 500/, () => (github!.people.fail = 'error')],
+    ];
+    for (const [what, args, sentence, arrange] of refusals) {
+      github!.people.head = HEAD;
+      github!.people.fail = undefined;
+      github!.people.permissions.octocat = 'write';
+      arrange?.();
+      const refused = await resume(run, session, args);
+      expect(refused.code, what).toBe(2);
+      expect(refused.stderr, what).toMatch(sentence);
+      expect(refused.stderr, what).toMatch(/^conclave: vote refused, nothing recorded: [^\n]+\n$/);
+      expect(readFileSync(session).equals(before), what).toBe(true);
+    }
+    // GitHub that never answers: refused after the 10 s the check waits, still nothing recorded.
+    github!.people.fail = 'silent';
+    const started = Date.now();
+    const silent = await resume(run, session, vote('octocat'));
+    expect(silent.code).toBe(2);
+    expect(silent.stderr).toMatch(/no answer in 10 s\): a vote GitHub cannot vouch for is refused/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(readFileSync(session).equals(before)).toBe(true);
+
+    // A member of the team fills the team's seat; the same person cannot vote twice.
+    github!.people.fail = undefined;
+    const alice = await resume(run, session, ['--vote', 'verdict=reject', '--voter', 'alice', '--digest', digest]);
+    expect(alice.code, alice.stderr).toBe(75);
+    expect(json(alice.stdout).reason).toBe('parked: waiting for a vote from @octocat on proposal "verdict"');
+    const afterAlice = readFileSync(session);
+    const again = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'alice', '--digest', digest]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/@alice has voted on proposal "verdict" already/);
+    expect(readFileSync(session).equals(afterAlice)).toBe(true);
+  }, 60_000);
+
+  it('closes the proposal by its rule once people.deadline passed, on resume', async () => {
+    const { run, session } = await parkedRun(['@octocat'], '1s');
+    expect(run.code, run.stderr).toBe(75);
+    await new Promise((r) => setTimeout(r, 1200));
+    const resumed = await resume(run, session, []);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(json(resumed.stdout).outputs.outcome).toBe('no_decision');
+    expect(lastUserText(anthropic!.of('lead').at(-1)!)).toContain('Proposal "verdict" ended with no decision: no votes were cast');
+  });
+
+  it('without --park waits in process for the deadline, saying for whom', async () => {
+    anthropic = await startFakeAnthropic({ lead: [propose(['@octocat']), { text: 'Waiting.' }, quiet, quiet], reviewer: [] });
+    github = await startFakeGitHub(REPOSITORY, PULL);
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-people-'));
+    const run = await runWorkflow(anthropic, WORKFLOW('2s'), [], { dir, env: jobEnv(dir, { GITHUB_ACTIONS: '' }) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/waiting for a vote from @octocat on verdict\n/);
+    expect(run.json.outputs.outcome).toBe('no_decision');
+  });
+
+  it('lets an agent name only the people the workflow names', async () => {
+    anthropic = await startFakeAnthropic({ lead: [propose(['@mallory']), quiet, quiet], reviewer: [] });
+    github = await startFakeGitHub(REPOSITORY, PULL);
+    const run = await runWorkflow(anthropic, WORKFLOW(), ['--park']);
+    // No proposal opened, so none waits: the run ends idle (its outputs, which name the proposal, cannot be evaluated).
+    expect(run.json.reason, run.stderr).toMatch(/^ended idle/);
+    const result = anthropic.of('lead')[1]!.body.messages.at(-1)!.content as { is_error?: boolean; content: string }[];
+    expect(result[0]).toMatchObject({
+      is_error: true,
+      content: 'voter "@mallory" is not among the people this workflow names (people.voters: @octocat, @acme/maintainers); an agent cannot add people',
+    });
+  });
+});
