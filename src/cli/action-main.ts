@@ -52,11 +52,25 @@ export function actionArgs(input: (name: string) => string): string[] | string {
     if (value(name)) args.push(flag, value(name));
   }
   if (value('park') === 'true') args.push('--park');
+  const vote = voteArgs(value);
+  if (typeof vote === 'string') return vote;
+  args.push(...vote);
   for (const pool of value('spend-pools')
     .split(/[\s,]+/)
     .filter(Boolean))
     args.push('--spend-pool', pool);
   return args;
+}
+
+/** A person's vote on a resumed run (docs/github-action.md: votes from people): `vote`, `voter` and `digest`, or `from-comment: true`. */
+function voteArgs(value: (name: string) => string): string[] | string {
+  const fromComment = value('from-comment') === 'true';
+  const given = ['vote', 'voter', 'digest'].filter((name) => value(name));
+  if (!fromComment && given.length === 0) return [];
+  if (!value('resume-from')) return 'a vote goes to a run that waits for it: give resume-from with vote or from-comment';
+  if (fromComment) return given.length ? `from-comment reads the vote from the comment: leave out ${given.join(', ')}` : ['--from-comment'];
+  if (given.length < 3) return 'a vote needs vote (PROPOSAL=OPTION), voter and digest together';
+  return ['--vote', value('vote'), '--voter', value('voter'), '--digest', value('digest')];
 }
 
 /** `worker: true`: this job takes turns of a run whose coordinator job was given the same `workers` and `queue` (docs/workers.md). */
@@ -83,7 +97,9 @@ export async function run(): Promise<void> {
   // The key is masked by conclave itself, in its first line: announcing it here too printed it twice.
   const cwd = resolve(process.env.GITHUB_WORKSPACE ?? '.', input('working-directory') || '.');
   if (!existsSync(cwd)) return fail(`the working-directory ${input('working-directory')} does not exist`);
-  if (input('list-parked').trim() === 'true') return end(await (await import('./action-sessions.js')).listParked(input('github-token')));
+  const listed = input('list-parked').trim();
+  if (listed === 'true' || listed === 'votes')
+    return end(await (await import('./action-sessions.js')).listParked(input('github-token'), listed === 'votes', input('pull-request').trim()));
   const args = actionArgs(input);
   if (typeof args === 'string') return fail(args);
   if (args[0] === 'resume') {
@@ -105,7 +121,13 @@ export async function run(): Promise<void> {
   const child = spawn(process.execPath, [cli, ...args], {
     stdio: 'inherit',
     cwd,
-    env: { ...conclaveEnv(process.env, input('anthropic-api-key'), input('workers-secret')), GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: outputsFile },
+    env: {
+      ...conclaveEnv(process.env, input('anthropic-api-key'), input('workers-secret')),
+      // A vote is checked with GitHub, with the job's token (or the one given).
+      ...(args.includes('--from-comment') || args.includes('--vote') ? { GITHUB_TOKEN: input('github-token').trim() } : {}),
+      GITHUB_ACTIONS: 'true',
+      GITHUB_OUTPUT: outputsFile,
+    },
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import * as core from '@actions/core';
 import { readSession } from '../session/reader.js';
 import { endOf, isFinished } from '../session/recording.js';
+import { summarize } from '../session/summary.js';
 import { artifactName, generationOf, newerCopy, parkedRuns, sessionCopies } from './parked-runs.js';
 
 /**
@@ -19,16 +20,17 @@ export interface StepEnd {
   notice?: string;
 }
 
-/** `list-parked: true`: the runs whose newest copy is parked, as the matrix of the jobs that resume them. */
-export async function listParked(token: string): Promise<StepEnd> {
-  if (!token.trim())
-    return {
-      outputs: { status: 'invalid', 'exit-code': '2' },
-      exitCode: 2,
-      error: "list-parked needs a github-token that may read the repository's artifacts (actions: read)",
-    };
+/**
+ * `list-parked: true`: the runs whose newest copy is parked until a message batch ends, as the
+ * matrix of the jobs that resume them; `list-parked: votes`: those that wait for people's votes,
+ * on pull request `pull` when given (the job a vote comment started).
+ */
+export async function listParked(token: string, votes = false, pull = ''): Promise<StepEnd> {
+  const refused = (error: string): StepEnd => ({ outputs: { status: 'invalid', 'exit-code': '2' }, exitCode: 2, error });
+  if (!token.trim()) return refused("list-parked needs a github-token that may read the repository's artifacts (actions: read)");
+  if (pull && !/^[1-9]\d{0,8}$/.test(pull)) return refused(`pull-request must be a pull request's number; found ${JSON.stringify(pull)}`);
   try {
-    const parked = parkedRuns(await sessionCopies(token.trim()));
+    const parked = parkedRuns(await sessionCopies(token.trim()), votes ? 'voting' : 'waiting', pull ? Number(pull) : undefined);
     return {
       outputs: { status: 'success', 'exit-code': '0', parked: JSON.stringify(parked) },
       exitCode: 0,
@@ -104,7 +106,7 @@ export async function beforeResume(file: string, token: string, cwd: string): Pr
     error:
       `${sessionFile} is generation ${generation} of run ${record.header.run_id}, and generation ${newer.generation} (${newer.status}) was published ` +
       `since, by workflow run ${newer.workflowRun} as artifact ${newer.name}: resuming this copy would make and pay for again what that one holds. ` +
-      `Resume the newest copy${newer.status === 'waiting' ? '' : ' (it has ended: nothing is left to do)'}`,
+      `Resume the newest copy${newer.status === 'waiting' || newer.status === 'voting' ? '' : ' (it has ended: nothing is left to do)'}`,
   };
 }
 
@@ -115,10 +117,13 @@ export function publishedAs(file: string | undefined): Record<string, string> {
     const record = readSession(file);
     const generation = generationOf(record);
     const status = endOf(record)?.status ?? 'interrupted';
+    // A run parked for people's votes is resumed by the job a vote starts, not by the scheduled one that polls batches.
+    const named = status === 'waiting' && summarize(record).ballots.length > 0 ? 'voting' : status;
+    const { commit, pull_request: pull } = record.header.github ?? {};
     return {
       'run-id': record.header.run_id,
       generation: String(generation),
-      'artifact-name': artifactName(record.header.run_id, generation, status, record.header.github?.commit),
+      'artifact-name': artifactName(record.header.run_id, generation, named, commit, pull),
     };
   } catch {
     return { 'artifact-name': '' };

@@ -14,17 +14,19 @@ export interface SessionCopy {
   generation: number;
   status: string;
   commit: string;
+  /** The pull request the run began on, when its name says. */
+  pull?: number;
   /** The workflow run that uploaded it (download-artifact's `run-id`). */
   workflowRun: number;
   expired: boolean;
   createdAt: string;
 }
 
-const NAME = /^conclave-(\d{8}T\d{6}Z-[0-9a-f]{6})-g(\d{1,6})-([a-z_]{1,20})-([0-9a-f]{40}|none)$/;
+const NAME = /^conclave-(\d{8}T\d{6}Z-[0-9a-f]{6})-g(\d{1,6})-([a-z_]{1,20})-([0-9a-f]{40}|none)(?:-pr([1-9]\d{0,8}))?$/;
 
-/** The artifact name of a session's copy. */
-export function artifactName(runId: string, generation: number, status: string, commit: string | undefined): string {
-  return `conclave-${runId}-g${generation}-${status}-${commit ?? 'none'}`;
+/** The artifact name of a session's copy: `-prN` ends it when the run began on pull request N. */
+export function artifactName(runId: string, generation: number, status: string, commit: string | undefined, pull?: number): string {
+  return `conclave-${runId}-g${generation}-${status}-${commit ?? 'none'}${pull !== undefined ? `-pr${pull}` : ''}`;
 }
 
 /** How many jobs wrote the session: the first, and one for each resume that went on from it. */
@@ -51,6 +53,7 @@ export async function sessionCopies(token: string): Promise<SessionCopy[]> {
         generation: Number(match[2]),
         status: match[3]!,
         commit: match[4]!,
+        ...(match[5] !== undefined ? { pull: Number(match[5]) } : {}),
         workflowRun: artifact.workflow_run?.id ?? 0,
         expired: artifact.expired,
         createdAt: artifact.created_at ?? '',
@@ -71,10 +74,18 @@ function newest(copies: readonly SessionCopy[]): Map<string, SessionCopy> {
   return byRun;
 }
 
-/** The runs whose newest copy is parked (`waiting`) and can still be downloaded: a matrix for the jobs that resume them (GitHub's matrix holds 256). */
-export function parkedRuns(copies: readonly SessionCopy[]): { artifact: string; 'run-id': number; commit: string; generation: number; run: string }[] {
+/**
+ * The runs whose newest copy is parked (`waiting` for a message batch, or `voting`: for people's
+ * votes), on pull request `pull` when given, and can still be downloaded: a matrix for the jobs
+ * that resume them (GitHub's matrix holds 256).
+ */
+export function parkedRuns(
+  copies: readonly SessionCopy[],
+  status: 'waiting' | 'voting' = 'waiting',
+  pull?: number,
+): { artifact: string; 'run-id': number; commit: string; generation: number; run: string }[] {
   return [...newest(copies).values()]
-    .filter((c) => c.status === 'waiting' && !c.expired && c.workflowRun > 0)
+    .filter((c) => c.status === status && (pull === undefined || c.pull === pull) && !c.expired && c.workflowRun > 0)
     .slice(0, 256)
     .map((c) => ({ artifact: c.name, 'run-id': c.workflowRun, commit: c.commit, generation: c.generation, run: c.runId }));
 }

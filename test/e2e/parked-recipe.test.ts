@@ -1,121 +1,40 @@
-import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { parse } from 'yaml';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { BOT_LOGIN, startFakeGitHub, type FakeGitHub } from '../fake-github/server.js';
+import { startFakeAnthropic } from '../fake-anthropic/server.js';
+import { BOT_LOGIN, startFakeGitHub } from '../fake-github/server.js';
 import { REVIEW, reviewScript } from '../fixtures/review-team.js';
+import {
+  checkoutAndDownload,
+  COMMIT,
+  conclaveOf,
+  conclaveStep,
+  fakes,
+  PULL,
+  recipe,
+  REPOSITORY,
+  TOKEN,
+  upload,
+  uploadOf,
+  type Job,
+} from '../helpers/action-recipe.js';
 import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 
 /**
  * The parked-review recipe of docs/github-action.md (examples/github/), job by job as GitHub runs
- * it: each conclave step through GitHub's @github/local-action with the event file GitHub sends
- * (a pull request's, then the schedule's), and the artifact actions played by the test against
- * the fake GitHub API: upload-artifact adds an artifact of that workflow run, download-artifact
- * writes its file into the step's `path`, checkout gives a workspace at the commit.
+ * it (helpers/action-recipe.ts): a pull request's job, then the schedule's.
  */
-type Step = { id?: string; if?: string; uses?: string; with?: Record<string, string | boolean> };
-type Job = { steps: Step[] };
-const recipe = (file: string) => parse(readFileSync(join(ROOT, 'examples/github', file), 'utf8')) as { jobs: Record<string, Job> };
 const REVIEW_JOB = recipe('review-parked.yml').jobs.review!;
 const { parked: LIST_JOB, resume: RESUME_JOB } = recipe('resume-parked.yml').jobs as { parked: Job; resume: Job };
 
-const REPOSITORY = 'octo/widgets';
-const PULL = 7;
-const COMMIT = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
-const TOKEN = 'ghs_test_0123456789';
-
-let anthropic: FakeAnthropic | undefined;
-let gitHub: FakeGitHub | undefined;
 afterEach(async () => {
-  await anthropic?.close();
-  await gitHub?.close();
-  anthropic = gitHub = undefined;
+  await fakes.anthropic?.close();
+  await fakes.gitHub?.close();
+  fakes.anthropic = fakes.gitHub = undefined;
 });
 
-/** `${{ a.b.c }}` in a step's `with:`, from the job's context; an expression the test does not know fails it. */
-function inputsOf(step: Step, context: Record<string, unknown>): Record<string, string> {
-  const value = (path: string): string => {
-    const found = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], context);
-    if (found === undefined) throw new Error(`the test has no value for \${{ ${path} }}`);
-    return String(found);
-  };
-  return Object.fromEntries(
-    Object.entries(step.with ?? {}).map(([name, v]) => [name, String(v).replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_, path: string) => value(path))]),
-  );
-}
-
-/** The conclave step of a job, run by local-action in `workspace` as workflow run `runId` of event `event`. */
-async function conclaveStep(step: Step, context: Record<string, unknown>, workspace: string, runId: number, event: { name: string; payload: unknown }) {
-  // action.yml's default github-token, `${{ github.token }}`, as GitHub gives it: the job's token.
-  const inputs = { 'github-token': TOKEN, ...inputsOf(step, context) };
-  const eventFile = join(workspace, '..', `event-${runId}.json`);
-  writeFileSync(eventFile, JSON.stringify(event.payload));
-  const dotenv = join(workspace, '..', `env-${runId}-${step.id}`);
-  writeFileSync(
-    dotenv,
-    `${Object.entries(inputs)
-      .map(([name, v]) => `INPUT_${name.toUpperCase()}=${v}`)
-      .join('\n')}\nGITHUB_WORKSPACE=${workspace}\n`,
-  );
-  const env = {
-    ...process.env,
-    GITHUB_ACTIONS: '',
-    GITHUB_OUTPUT: '',
-    GITHUB_STEP_SUMMARY: '',
-    GITHUB_EVENT_NAME: event.name,
-    GITHUB_EVENT_PATH: eventFile,
-    GITHUB_REPOSITORY: REPOSITORY,
-    GITHUB_SHA: COMMIT,
-    GITHUB_RUN_ID: String(runId),
-    GITHUB_API_URL: gitHub!.url,
-    GITHUB_GRAPHQL_URL: `${gitHub!.url}/graphql`,
-    ANTHROPIC_BASE_URL: anthropic!.url,
-  };
-  const result = await new Promise<{ code: number; stdout: string }>((done) =>
-    execFile(
-      join(ROOT, 'node_modules/.bin/local-action'),
-      ['run', '.', 'src/cli/action-main.ts', dotenv],
-      { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
-      (e, stdout) => done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
-    ),
-  );
-  const table = result.stdout.slice(result.stdout.lastIndexOf('Action Outputs'));
-  const outputs = Object.fromEntries([...table.matchAll(/│\s*'([\w-]+)'\s*│\s*'(.*?)'\s*│/g)].map((m) => [m[1]!, m[2]!.replace(/\\'/g, "'")]));
-  return { ...result, outputs };
-}
-
-/** upload-artifact: the session file as an artifact of workflow run `runId`. */
-function upload(step: Step, context: Record<string, unknown>, workspace: string, runId: number): void {
-  const { name, path } = inputsOf(step, context);
-  gitHub!.artifacts.push({
-    id: gitHub!.artifacts.length + 1,
-    name: name!,
-    workflowRun: runId,
-    headSha: COMMIT,
-    createdAt: new Date().toISOString(),
-    expired: false,
-    files: { [basename(path!)]: readFileSync(join(workspace, path!), 'utf8') },
-  });
-}
-
-/** checkout (a workspace with the repository at the commit) and download-artifact (the artifact's files into `path`). */
-function checkoutAndDownload(repository: string, job: Job, context: Record<string, unknown>): string {
-  const workspace = join(mkdtempSync(join(tmpdir(), 'conclave-recipe-')), 'repo');
-  cpSync(repository, workspace, { recursive: true });
-  const download = job.steps.find((s) => s.uses?.startsWith('actions/download-artifact'))!;
-  const { name, path, 'run-id': runId } = inputsOf(download, context);
-  const artifact = gitHub!.artifacts.find((a) => a.name === name && String(a.workflowRun) === runId)!;
-  mkdirSync(join(workspace, path!), { recursive: true });
-  for (const [file, text] of Object.entries(artifact.files)) writeFileSync(join(workspace, path!, file), text);
-  return workspace;
-}
-
-const conclaveOf = (job: Job) => job.steps.find((s) => s.id === 'conclave' || s.id === 'list')!;
-const uploadOf = (job: Job) => job.steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))!;
 const PULL_EVENT = { name: 'pull_request', payload: { action: 'opened', number: PULL, pull_request: { number: PULL, head: { sha: COMMIT } } } };
 const SCHEDULE_EVENT = { name: 'schedule', payload: { schedule: '*/15 * * * *' } };
 
@@ -127,8 +46,8 @@ describe('the parked-review recipe (examples/github), through local-action', () 
   });
 
   it('a pull request parks the review; scheduled jobs resume the newest copy until it ends; a stale copy is refused; an ended run is done', async () => {
-    anthropic = await startFakeAnthropic(reviewScript(2), { batches: { endsAfterMs: 1_500 } });
-    gitHub = await startFakeGitHub(REPOSITORY, PULL);
+    const anthropic = (fakes.anthropic = await startFakeAnthropic(reviewScript(2), { batches: { endsAfterMs: 1_500 } }));
+    const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
     // The repository as checked out: the conclave workflow where the recipe names it.
     const repository = join(mkdtempSync(join(tmpdir(), 'conclave-recipe-')), 'repo');
     mkdirSync(join(repository, '.github', 'conclave'), { recursive: true });
@@ -141,7 +60,7 @@ describe('the parked-review recipe (examples/github), through local-action', () 
     const started = await conclaveStep(conclaveOf(REVIEW_JOB), { secrets }, prWorkspace, 1001, PULL_EVENT);
     expect(started.code, started.stdout.slice(-3000)).toBe(0);
     expect(started.outputs.status).toBe('waiting');
-    expect(started.outputs['artifact-name']).toMatch(new RegExp(`^conclave-\\d{8}T\\d{6}Z-[0-9a-f]{6}-g1-waiting-${COMMIT}$`));
+    expect(started.outputs['artifact-name']).toMatch(new RegExp(`^conclave-\\d{8}T\\d{6}Z-[0-9a-f]{6}-g1-waiting-${COMMIT}-pr${PULL}$`));
     upload(uploadOf(REVIEW_JOB), { steps: { conclave: { outputs: started.outputs } } }, prWorkspace, 1001);
 
     // Scheduled runs: list the parked runs, resume each in a job of the matrix, publish the new copy.
@@ -163,7 +82,7 @@ describe('the parked-review recipe (examples/github), through local-action', () 
     }
     expect(last.outputs.status).toBe('idle'); // the lead's last word, no complete: the run ends idle, exit 0
     expect(generations).toEqual(generations.map((_, i) => String(i + 2)));
-    expect(last.outputs['artifact-name']).toMatch(new RegExp(`-g${generations.at(-1)}-idle-${COMMIT}$`));
+    expect(last.outputs['artifact-name']).toMatch(new RegExp(`-g${generations.at(-1)}-idle-${COMMIT}-pr${PULL}$`));
     // The pull request's comment, kept by the first job, was brought up to date by the last.
     const mine = gitHub.comments.filter((c) => c.user.login === BOT_LOGIN);
     expect(mine).toHaveLength(1);

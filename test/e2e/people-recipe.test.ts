@@ -1,0 +1,133 @@
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic } from '../fake-anthropic/server.js';
+import { BOT_LOGIN, startFakeGitHub } from '../fake-github/server.js';
+import {
+  checkoutAndDownload,
+  COMMIT,
+  conclaveOf,
+  conclaveStep,
+  fakes,
+  PULL,
+  recipe,
+  REPOSITORY,
+  TOKEN,
+  upload,
+  uploadOf,
+  type Job,
+} from '../helpers/action-recipe.js';
+import { ROOT } from '../helpers/cli.js';
+import { TEST_API_KEY } from '../helpers/run-workflow.js';
+
+/**
+ * Votes from people through the Action (docs/github-action.md: votes from people), job by job as
+ * GitHub runs examples/github/review-people.yml and vote.yml: the pull request's job parks for
+ * @octocat's vote and shows the ballot in its comment; octocat's `/conclave vote` comment starts
+ * the vote workflow, which finds the parked run and resumes it with `from-comment: true`.
+ */
+const REVIEW_JOB = recipe('review-people.yml').jobs.review!;
+const { find: FIND_JOB, vote: VOTE_JOB } = recipe('vote.yml').jobs as { find: Job; vote: Job };
+
+const VERDICT = `
+name: verdict
+people: { voters: ["@octocat"] }
+agents:
+  lead: { role: manager }
+  reviewer: { role: worker }
+kickoff: Decide whether the change goes in.
+outputs:
+  verdict: $<< proposals.verdict.winner >>
+`;
+
+afterEach(async () => {
+  await fakes.anthropic?.close();
+  await fakes.gitHub?.close();
+  fakes.anthropic = fakes.gitHub = undefined;
+});
+
+const PULL_EVENT = { name: 'pull_request', payload: { action: 'opened', number: PULL, pull_request: { number: PULL, head: { sha: COMMIT } } } };
+
+/** The issue_comment event GitHub sends for a new comment on the pull request. */
+function commentEvent(comment: { id: number; body: string; html_url: string; user: { login: string }; created_at: string; updated_at: string }) {
+  return {
+    name: 'issue_comment',
+    payload: { action: 'created', issue: { number: PULL, pull_request: { url: 'x' } }, comment, repository: { full_name: REPOSITORY } },
+  };
+}
+
+describe('votes from people, through the Action (examples/github)', () => {
+  it('docs/github-action.md shows the two workflows as they are in examples/github', () => {
+    const docs = readFileSync(join(ROOT, 'docs/github-action.md'), 'utf8');
+    for (const file of ['review-people.yml', 'vote.yml'])
+      expect(docs).toContain(`\`\`\`yaml\n${readFileSync(join(ROOT, 'examples/github', file), 'utf8')}\`\`\``);
+  });
+
+  it('parks with the ballot in the comment; a /conclave vote comment resumes the run, which records the vote and succeeds', async () => {
+    const anthropic = (fakes.anthropic = await startFakeAnthropic({
+      lead: [
+        { tools: [{ name: 'propose', input: { id: 'verdict', question: 'Merge the change?', options: ['approve', 'reject'], voters: ['@octocat'] } }] },
+        { text: 'Waiting for the maintainer.' },
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 'Merged on approval.', outputs: { verdict: 'approve' } } }] },
+      ],
+      reviewer: [],
+    }));
+    const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
+    gitHub.people.head = COMMIT;
+    gitHub.people.permissions = { octocat: 'write', stranger: 'read' };
+    const repository = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
+    mkdirSync(join(repository, '.github', 'conclave'), { recursive: true });
+    writeFileSync(join(repository, '.github', 'conclave', 'verdict.yml'), VERDICT);
+    const secrets = { ANTHROPIC_API_KEY: TEST_API_KEY };
+
+    // The pull request's job: parked for octocat's vote, the ballot in its comment, the session published.
+    const prWorkspace = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
+    cpSync(repository, prWorkspace, { recursive: true });
+    const started = await conclaveStep(conclaveOf(REVIEW_JOB), { secrets }, prWorkspace, 1001, PULL_EVENT);
+    expect(started.code, started.stdout.slice(-3000)).toBe(0);
+    expect(started.outputs.status).toBe('waiting');
+    expect(started.outputs['artifact-name']).toMatch(new RegExp(`-g1-voting-${COMMIT}-pr${PULL}$`));
+    upload(uploadOf(REVIEW_JOB), { steps: { conclave: { outputs: started.outputs } } }, prWorkspace, 1001);
+    const ballot = gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!;
+    const command = /\/conclave vote verdict approve [0-9a-f]{12}/.exec(ballot.body)?.[0];
+    expect(command, ballot.body).toBeDefined();
+    expect(ballot.body).toContain('Waiting for @octocat');
+
+    // Someone without write permission copies the command: refused, nothing recorded or published.
+    const callsBefore = anthropic.requests.length;
+    const attempt = async (login: string, runId: number) => {
+      const comment = gitHub.comment(`${command} because tests pass`, login);
+      const event = commentEvent(comment);
+      const found = await conclaveStep(conclaveOf(FIND_JOB), { github: { token: TOKEN, event: event.payload } }, repository, runId, event);
+      expect(found.code, found.stdout.slice(-3000)).toBe(0);
+      const runs = JSON.parse(found.outputs.parked!) as { artifact: string }[];
+      expect(runs).toHaveLength(1);
+      const context = { matrix: { parked: runs[0] }, github: { token: TOKEN }, secrets };
+      const workspace = checkoutAndDownload(repository, VOTE_JOB, context);
+      const step = await conclaveStep(conclaveOf(VOTE_JOB), context, workspace, runId + 1, event);
+      return { step, workspace };
+    };
+    const refused = await attempt('stranger', 2001);
+    expect(refused.step.code).toBe(2);
+    expect(refused.step.stdout).toMatch(/vote refused, nothing recorded: @stranger is not among the voters of proposal "verdict"/);
+    expect(refused.step.outputs['artifact-name'] ?? '').toBe('');
+    expect(anthropic.requests.length).toBe(callsBefore);
+
+    // octocat's comment: recorded, the proposal decided, the run goes on and succeeds.
+    const voted = await attempt('octocat', 3001);
+    expect(voted.step.code, voted.step.stdout.slice(-3000)).toBe(0);
+    expect(voted.step.outputs).toMatchObject({ status: 'success', verdict: 'approve' });
+    expect(voted.step.outputs['artifact-name']).toMatch(new RegExp(`-g2-success-${COMMIT}-pr${PULL}$`));
+    const session = readFileSync(join(voted.workspace, voted.step.outputs['session-file']!), 'utf8');
+    const human = session
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === 'human_vote');
+    expect(human).toMatchObject({ voter: 'octocat', seat: '@octocat', option: 'approve', reason: 'because tests pass', permission: 'write' });
+    expect(human.comment.url).toContain('#issuecomment-');
+    // Only the lead's turn after the vote called the model.
+    expect(anthropic.requests.length).toBe(callsBefore + 1);
+  }, 120_000);
+});

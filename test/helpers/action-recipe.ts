@@ -1,0 +1,107 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { parse } from 'yaml';
+import type { FakeAnthropic } from '../fake-anthropic/server.js';
+import type { FakeGitHub } from '../fake-github/server.js';
+import { ROOT } from './cli.js';
+
+/**
+ * The jobs of a recipe in examples/github, as GitHub runs them: each conclave step through
+ * GitHub's @github/local-action with the event file GitHub sends, and the artifact actions played
+ * against the fake GitHub API: upload-artifact adds an artifact of that workflow run,
+ * download-artifact writes its files into the step's `path`, checkout gives a workspace at the commit.
+ */
+export type Step = { id?: string; if?: string; uses?: string; with?: Record<string, string | boolean> };
+export type Job = { steps: Step[] };
+export const recipe = (file: string) => parse(readFileSync(join(ROOT, 'examples/github', file), 'utf8')) as { jobs: Record<string, Job> };
+
+export const REPOSITORY = 'octo/widgets';
+export const PULL = 7;
+export const COMMIT = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
+export const TOKEN = 'ghs_test_0123456789';
+
+/** The fakes a recipe's steps talk to, set by the test. */
+export const fakes: { anthropic?: FakeAnthropic; gitHub?: FakeGitHub } = {};
+
+/** `${{ a.b.c }}` in a step's `with:`, from the job's context; an expression the test does not know fails it. */
+export function inputsOf(step: Step, context: Record<string, unknown>): Record<string, string> {
+  const value = (path: string): string => {
+    const found = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], context);
+    if (found === undefined) throw new Error(`the test has no value for \${{ ${path} }}`);
+    return String(found);
+  };
+  return Object.fromEntries(
+    Object.entries(step.with ?? {}).map(([name, v]) => [name, String(v).replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_, path: string) => value(path))]),
+  );
+}
+
+/** The conclave step of a job, run by local-action in `workspace` as workflow run `runId` of event `event`. */
+export async function conclaveStep(step: Step, context: Record<string, unknown>, workspace: string, runId: number, event: { name: string; payload: unknown }) {
+  // action.yml's default github-token, `${{ github.token }}`, as GitHub gives it: the job's token.
+  const inputs = { 'github-token': TOKEN, ...inputsOf(step, context) };
+  const eventFile = join(workspace, '..', `event-${runId}.json`);
+  writeFileSync(eventFile, JSON.stringify(event.payload));
+  const dotenv = join(workspace, '..', `env-${runId}-${step.id}`);
+  writeFileSync(
+    dotenv,
+    `${Object.entries(inputs)
+      .map(([name, v]) => `INPUT_${name.toUpperCase()}=${v}`)
+      .join('\n')}\nGITHUB_WORKSPACE=${workspace}\n`,
+  );
+  const env = {
+    ...process.env,
+    GITHUB_ACTIONS: '',
+    GITHUB_OUTPUT: '',
+    GITHUB_STEP_SUMMARY: '',
+    GITHUB_EVENT_NAME: event.name,
+    GITHUB_EVENT_PATH: eventFile,
+    GITHUB_REPOSITORY: REPOSITORY,
+    GITHUB_SHA: COMMIT,
+    GITHUB_RUN_ID: String(runId),
+    GITHUB_API_URL: fakes.gitHub!.url,
+    GITHUB_GRAPHQL_URL: `${fakes.gitHub!.url}/graphql`,
+    ANTHROPIC_BASE_URL: fakes.anthropic!.url,
+  };
+  const result = await new Promise<{ code: number; stdout: string }>((done) =>
+    execFile(
+      join(ROOT, 'node_modules/.bin/local-action'),
+      ['run', '.', 'src/cli/action-main.ts', dotenv],
+      { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
+      (e, stdout) => done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
+    ),
+  );
+  const table = result.stdout.slice(result.stdout.lastIndexOf('Action Outputs'));
+  const outputs = Object.fromEntries([...table.matchAll(/│\s*'([\w-]+)'\s*│\s*'(.*?)'\s*│/g)].map((m) => [m[1]!, m[2]!.replace(/\\'/g, "'")]));
+  return { ...result, outputs };
+}
+
+/** upload-artifact: the session file as an artifact of workflow run `runId`. */
+export function upload(step: Step, context: Record<string, unknown>, workspace: string, runId: number): void {
+  const { name, path } = inputsOf(step, context);
+  fakes.gitHub!.artifacts.push({
+    id: fakes.gitHub!.artifacts.length + 1,
+    name: name!,
+    workflowRun: runId,
+    headSha: COMMIT,
+    createdAt: new Date().toISOString(),
+    expired: false,
+    files: { [basename(path!)]: readFileSync(join(workspace, path!), 'utf8') },
+  });
+}
+
+/** checkout (a workspace with the repository at the commit) and download-artifact (the artifact's files into `path`). */
+export function checkoutAndDownload(repository: string, job: Job, context: Record<string, unknown>): string {
+  const workspace = join(mkdtempSync(join(tmpdir(), 'conclave-recipe-')), 'repo');
+  cpSync(repository, workspace, { recursive: true });
+  const download = job.steps.find((s) => s.uses?.startsWith('actions/download-artifact'))!;
+  const { name, path, 'run-id': runId } = inputsOf(download, context);
+  const artifact = fakes.gitHub!.artifacts.find((a) => a.name === name && String(a.workflowRun) === runId)!;
+  mkdirSync(join(workspace, path!), { recursive: true });
+  for (const [file, text] of Object.entries(artifact.files)) writeFileSync(join(workspace, path!, file), text);
+  return workspace;
+}
+
+export const conclaveOf = (job: Job) => job.steps.find((s) => s.id === 'conclave' || s.id === 'list')!;
+export const uploadOf = (job: Job) => job.steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))!;
