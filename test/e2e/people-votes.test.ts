@@ -200,6 +200,46 @@ describe('votes from people', () => {
     expect(readFileSync(session).equals(afterAlice)).toBe(true);
   }, 60_000);
 
+  it('--from-comment refuses an edited comment, one older than the proposal, and one on another pull request', async () => {
+    const { run, session, digest } = await parkedRun();
+    expect(run.code, run.stderr).toBe(75);
+    const before = readFileSync(session);
+    const eventFile = join(run.dir, 'comment.json');
+    const fromComment = async (comment: object, issue = PULL) => {
+      writeFileSync(
+        eventFile,
+        JSON.stringify({ action: 'created', issue: { number: issue, pull_request: {} }, comment, repository: { full_name: REPOSITORY } }),
+      );
+      return resume(run, session, ['--from-comment'], { GITHUB_EVENT_NAME: 'issue_comment', GITHUB_EVENT_PATH: eventFile });
+    };
+    const body = `/conclave vote verdict approve ${digest} because tests pass`;
+    // Edited on GitHub after the event was sent: GitHub's copy differs.
+    const edited = github!.comment(body, 'octocat');
+    const sent = { ...edited };
+    edited.body = `/conclave vote verdict reject ${digest}`;
+    edited.updated_at = new Date(Date.now() + 5000).toISOString();
+    const cases: [string, object, number, RegExp][] = [
+      ['edited after the event', sent, PULL, /the comment was edited after it was made \(its text on GitHub differs from the event\)/],
+      [
+        'older than the proposal',
+        { ...github!.comment(body, 'octocat'), created_at: '2020-01-01T00:00:00Z', updated_at: '2020-01-01T00:00:00Z' },
+        PULL,
+        /older than proposal "verdict"/,
+      ],
+      ['on another pull request', github!.comment(body, 'octocat'), 8, /the comment is on #8, and the run is on pull request #7/],
+      ['an event of an edit', { ...github!.comment(body, 'octocat'), updated_at: new Date(Date.now() + 1000).toISOString() }, PULL, /edited after it was made/],
+    ];
+    for (const [what, comment, issue, sentence] of cases) {
+      const refused = await fromComment(comment, issue);
+      expect(refused.code, `${what}: ${refused.stderr}`).toBe(2);
+      expect(refused.stderr, what).toMatch(sentence);
+      expect(readFileSync(session).equals(before), what).toBe(true);
+    }
+    const voted = await fromComment(github!.comment(body, 'octocat'));
+    expect(voted.code, voted.stderr).toBe(0);
+    expect(json(voted.stdout).outputs.verdict).toBe('approve');
+  });
+
   it('closes the proposal by its rule once people.deadline passed, on resume', async () => {
     const { run, session } = await parkedRun(['@octocat'], '1s');
     expect(run.code, run.stderr).toBe(75);
