@@ -106,6 +106,12 @@ describe('votes from people', () => {
     const summary = readFileSync(join(run.dir, 'summary.md'), 'utf8');
     expect(summary).toContain(`/conclave vote verdict approve ${digest}`);
     expect(summary).toContain('Merge the change?');
+    // conclave show says whom the run waits for, and how to vote, as text and as Markdown.
+    const shown = await conclave(['show', session], { cwd: run.dir });
+    expect(shown.stdout).toContain('Waiting for a vote from @octocat on verdict');
+    expect(shown.stdout).toContain(`    /conclave vote verdict reject ${digest}`);
+    const markdown = await conclave(['show', session, '--format', 'markdown'], { cwd: run.dir });
+    expect(markdown.stdout).toContain('## 🗳️ Waiting for a vote: verdict');
     const callsBefore = anthropic!.of('lead').length;
     expect(callsBefore).toBe(2);
 
