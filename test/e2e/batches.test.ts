@@ -144,7 +144,8 @@ describe('batch: true', () => {
     const run = await runWorkflow(server, REVIEW(false), ['--park']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(
-      'conclave: warning: --park parks a run while its calls wait for a message batch, and no agent of this workflow has batch: true',
+      'conclave: warning: --park parks a run while its calls wait for a message batch or for people to vote, and no agent of this workflow has batch: true ' +
+        'and it names no people',
     );
     await server.close();
     server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 60_000 } });
