@@ -17,6 +17,8 @@ export interface PreambleInput {
   instructions: string;
   /** The workflow's documents with an owner (docs/workflow.md: documents). */
   documents?: readonly { name: string; owner: string; mode: 'edit' | 'append' }[];
+  /** In a run with text from outside the team: how to read it (docs/security.md: untrusted content). */
+  untrustedNote?: string;
 }
 
 /**
@@ -59,6 +61,7 @@ function preamble(input: PreambleInput): string {
     `Your tools: ${input.toolNames.join(', ')}.`,
     ...(agent.isLead ? ['When the work is done, call complete with the status and a summary: that ends the run.'] : []),
     "- Each turn's message begins with a status line saying how many turns you and the team have left.",
+    ...(input.untrustedNote ? [`- ${input.untrustedNote}`] : []),
   ];
   return lines.join('\n');
 }

@@ -31,5 +31,7 @@ export interface AgentProfile {
   cacheTtl: CacheTtl;
   /** Its calls go through the Message Batches API (engine/batch-calls.ts). */
   batch: boolean;
+  /** The untrusted sources its prompts hold (`inputs.body`, `setup.diff`): it is tainted from its start (engine/taints.ts). */
+  untrusted?: string[];
   tools: AgentTool[];
 }

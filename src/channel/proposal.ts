@@ -17,6 +17,13 @@ export interface ProposalRequest {
   rule?: Rule;
   quorum?: number;
   deadline_turns?: number;
+  action?: ProposalAction;
+}
+
+/** The exact tool call a proposal asks consent for (docs/security.md: untrusted content). */
+export interface ProposalAction {
+  tool: string;
+  input: Record<string, unknown>;
 }
 
 /** A proposal as it was opened: the fields of the `proposal_opened` event. */
@@ -34,6 +41,8 @@ export interface ProposalSpec {
   opened_at_turn: number;
   /** With people among its voters: how long it waits for them, from when it opened (people.deadline). */
   deadline_ms?: number;
+  /** The tool call it asks consent for, if it does: decided "allow", the call goes through once. */
+  action?: ProposalAction;
 }
 
 /** The workflow's `people:` (docs/workflow.md: votes from people): who may be named, and the defaults of a proposal that names them. */
@@ -97,6 +106,8 @@ export function specify(
   if (!Number.isInteger(quorum) || quorum < 1 || quorum > voters.length) {
     fail(`quorum must be a whole number from 1 to the number of voters (${voters.length})`);
   }
+  const action = request.action;
+  if (action !== undefined && !request.options.includes('allow')) fail('a proposal with an action needs the option "allow" (and another, such as "deny")');
   const deadline = request.deadline_turns ?? null;
   if (deadline !== null && (!Number.isInteger(deadline) || deadline < 1)) fail('deadline_turns must be a whole number of at least 1');
   return {
@@ -110,6 +121,7 @@ export function specify(
     deadline_turns: deadline,
     opened_at_turn: turn,
     ...(withPeople ? { deadline_ms: people!.deadlineMs } : {}),
+    ...(action !== undefined ? { action: { tool: action.tool, input: action.input } } : {}),
   };
 }
 
@@ -242,6 +254,7 @@ export function viewOf(p: ProposalState): ProposalView {
     tally: tally(p),
     votes: Object.fromEntries(p.votes),
     ...(p.deadline_ms !== undefined ? { deadline_ms: p.deadline_ms } : {}),
+    ...(p.action !== undefined ? { action: p.action } : {}),
   };
 }
 

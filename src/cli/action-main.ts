@@ -6,6 +6,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as core from '@actions/core';
 import { parse } from 'yaml';
+import { AUTHORED_EVENTS } from './event-trust.js';
 
 /**
  * The GitHub Action's logic (its entry, action.ts, calls `run`; the bundle in action/ is built
@@ -123,8 +124,10 @@ export async function run(): Promise<void> {
     cwd,
     env: {
       ...conclaveEnv(process.env, input('anthropic-api-key'), input('workers-secret')),
-      // A vote is checked with GitHub, with the job's token (or the one given).
-      ...(args.includes('--from-comment') || args.includes('--vote') ? { GITHUB_TOKEN: input('github-token').trim() } : {}),
+      // A vote, and the author of an issue or comment the run reads, are checked with GitHub, with the job's token (or the one given).
+      ...(args.includes('--from-comment') || args.includes('--vote') || AUTHORED_EVENTS.has(process.env.GITHUB_EVENT_NAME ?? '')
+        ? { GITHUB_TOKEN: input('github-token').trim() }
+        : {}),
       GITHUB_ACTIONS: 'true',
       GITHUB_OUTPUT: outputsFile,
     },

@@ -193,6 +193,9 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     replay: options.replayOf !== undefined,
     park: options.park === true,
     people: { votes: options.votes ?? [], head: writer.header.github?.head },
+    // As the run began: a resume is not steered by a later edit of the event's text.
+    ...(writer.header.trust ? { trust: writer.header.trust } : {}),
+    ...(writer.header.event ? { event: writer.header.event } : {}),
     progress: options.quiet
       ? () => {}
       : (view?.listener ??

@@ -7,6 +7,7 @@ import { END_GROUP, findingAnnotation, group, warningAnnotation } from './github
 import { repoPath } from './sarif.js';
 import { printable } from './terminal-text.js';
 import {
+  taintSection,
   ballotsSection,
   compactionsTable,
   documentsSection,
@@ -98,7 +99,7 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
   const icon = result.exitCode === 0 ? '✅' : result.exitCode === EXIT.waiting ? '⏸️' : '❌';
   const lines = [`## ${icon} conclave: ${inline(s.header.workflow.path)}`, '', `**${result.status}** (exit ${result.exitCode}): ${inline(result.reason)}`, ''];
   if (result.summary) lines.push(fenced(result.summary), '');
-  lines.push(...ballotsSection(s, '###'), ...outputsTable(result.outputs, '###'));
+  lines.push(...ballotsSection(s, '###'), ...taintSection(s, '###'), ...outputsTable(result.outputs, '###'));
   lines.push('### Transcript', '');
   let trimmed = 0;
   for (const [agent, messages] of byAgent(s.messages)) {

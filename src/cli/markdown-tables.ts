@@ -87,6 +87,7 @@ export function ballotsSection(s: Pick<SessionSummary, 'ballots'>, heading: stri
     `**${safe(inline(b.question))}** — proposed by @${inline(b.proposer)}; options ${b.options.map((o) => safe(codeCell(o))).join(', ')}; ` +
       `rule: ${inline(b.rule)}${b.deadline ? `; closes by its rule at ${inline(b.deadline)} if undecided` : ''}.`,
     '',
+    ...(b.action ? ['It asks consent for this exact tool call:', '', fenced(JSON.stringify(b.action, null, 1), 'json'), ''] : []),
     `Waiting for ${b.waiting_for.join(', ')}.${Object.keys(b.votes).length ? ' Votes so far:' : ''}`,
     '',
     ...Object.entries(b.votes).map(
@@ -99,6 +100,24 @@ export function ballotsSection(s: Pick<SessionSummary, 'ballots'>, heading: stri
     fenced(Object.values(b.commands).join('\n')),
     '',
   ]);
+}
+
+/** Where the run's text came from: the event's trust, and the agents that read text from outside the team (docs/security.md: untrusted content). */
+export function taintSection(s: Pick<SessionSummary, 'tainted' | 'header'>, heading: string): string[] {
+  const tainted = Object.entries(s.tainted);
+  const trust = s.header.trust;
+  if (tainted.length === 0 && !trust?.untrusted) return [];
+  return [
+    `${heading} ⚠️ Untrusted content`,
+    '',
+    ...(trust?.untrusted ? [`The run's inputs, setup steps and workspace are a stranger's by default: ${inline(trust.why)}.`, ''] : []),
+    tainted.length
+      ? `${tainted.length} agent${tainted.length === 1 ? '' : 's'} read text from outside the team; their writes outside the run needed consent:`
+      : 'No agent read text from outside the team.',
+    '',
+    ...tainted.map(([agent, why]) => `- @${inline(agent)}: ${inline(why)}`),
+    '',
+  ];
 }
 
 export function usageTable(s: SessionSummary, title: string): string[] {

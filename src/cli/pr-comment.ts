@@ -33,6 +33,14 @@ function render(s: SessionSummary, cut: number): string {
   );
   if (end?.summary) lines.push(fenced(shorter(end.summary, cut)), '');
   lines.push(...ballotsSection(s, '####', inert));
+  const tainted = Object.keys(s.tainted);
+  if (tainted.length) {
+    const who = tainted.map((a) => inert(`@${inline(a)}`)).join(', ');
+    lines.push(
+      `⚠️ ${tainted.length} agent${tainted.length === 1 ? '' : 's'} read text from outside the team (${who}): their writes outside the run needed consent.`,
+      '',
+    );
+  }
   const outputs = Object.entries(end?.outputs ?? {});
   if (outputs.length) lines.push('| output | value |', '|---|---|', ...outputs.map(([k, v]) => `| ${k} | ${inert(cell(shorter(v, cut)))} |`), '');
   if (s.findings.length) {

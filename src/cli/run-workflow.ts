@@ -1,10 +1,11 @@
+import { eventTrust } from './event-trust.js';
 import { githubOrigin } from './github-origin.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { InputError, resolveInputs } from '../engine/inputs.js';
-import { SESSION_FORMAT, type SessionEvent } from '../session/format.js';
+import { SESSION_FORMAT, type SessionEvent, type SessionHeader } from '../session/format.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { replayable } from '../session/recording.js';
 import { SessionWriter } from '../session/writer.js';
@@ -88,10 +89,15 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   const limits = withLimitFlags(workflow.limits, options);
   let recording: SessionEvent[] | undefined;
   let given = options.input;
+  // What the event said and whether it is a stranger's: asked now, or, for a replay, as the run recorded it.
+  let trusted: Pick<SessionHeader, 'trust' | 'event'>;
   if (options.replay) {
     const record = asUsageError(() => readSession(options.replay!), SessionFileError);
     recording = replayable(record.effective);
     given = [...recordedPairs(record.header.inputs, given), ...given];
+    trusted = { ...(record.header.trust ? { trust: record.header.trust } : {}), ...(record.header.event ? { event: record.header.event } : {}) };
+  } else {
+    trusted = await eventTrust(process.env);
   }
   const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
   // With --workers, the workers call the models, each with its own credentials: the coordinator needs none.
@@ -130,6 +136,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
         started_at: new Date().toISOString(),
         ...(options.replay ? { note: `a replay of ${options.replay}` } : {}),
         ...githubOrigin(process.env),
+        ...trusted,
       },
       masker,
     ),

@@ -7,6 +7,7 @@ import { voterLabel } from '../session/person.js';
 import {
   agentTree,
   ballotsSection,
+  taintSection,
   batchLine,
   cacheLine,
   compactionsTable,
@@ -57,6 +58,10 @@ function text(s: SessionSummary): string {
     }
     for (const r of p.refused) lines.push(`    @${r.voter}: ${r.option} (not counted: ${r.why})`);
   }
+  if (s.header.trust?.untrusted) lines.push('', `Untrusted content: ${s.header.trust.why}.`);
+  const tainted = Object.entries(s.tainted);
+  if (tainted.length) lines.push('', 'Tainted agents (read text from outside the team):');
+  for (const [agent, why] of tainted) lines.push(`  @${agent}: ${why}`);
   for (const b of s.ballots) {
     lines.push(
       '',
@@ -117,7 +122,7 @@ function text(s: SessionSummary): string {
 function markdown(s: SessionSummary): string {
   const lines = [`# ${inline(s.header.workflow.path)}`, '', `Run ${inline(s.header.run_id)}, started ${inline(s.header.started_at)}.`, ''];
   if (s.end) lines.push(`**${inline(s.end.status)}** (exit ${s.end.exit_code}): ${inline(s.end.reason)}`, '');
-  lines.push(...ballotsSection(s, '##'));
+  lines.push(...ballotsSection(s, '##'), ...taintSection(s, '##'));
   if (s.end) lines.push(...outputsTable(s.end.outputs, '##'));
   lines.push('## Transcript', '');
   // Each message in a fence longer than any run of backticks in it: no line of it is read as Markdown or HTML.

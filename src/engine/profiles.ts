@@ -1,7 +1,7 @@
 import type { AgentProfile } from '../agents/profile.js';
 import { FULL_ROSTER_UP_TO, systemPrompt, type TeamEntry } from '../agents/preamble.js';
 import { rosterTool } from '../agents/tools/roster.js';
-import { cancelProposal, channelHistory, completeTool, propose, vote } from '../agents/tools/coordination.js';
+import { cancelProposal, channelHistory, completeTool, propose, proposeWithConsent, vote } from '../agents/tools/coordination.js';
 import { DOCUMENT_TOOLS } from '../agents/tools/documents.js';
 import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { AgentTool } from '../agents/tools/tool.js';
@@ -10,6 +10,7 @@ import { WORKSPACE_TOOL_BY_NAME } from '../agents/tools/workspace-tools.js';
 import type { Scope } from '../workflow/evaluate.js';
 import type { ExpandedTeam } from './for-each.js';
 import { fillTemplate } from '../workflow/fill.js';
+import { UNTRUSTED_NOTE, type TrustPolicy } from './trust.js';
 import { defaultMaxTokens, modelInfo } from '../provider/models.js';
 import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
@@ -30,6 +31,15 @@ export interface ProfileSources {
   context?: string;
   /** How long the prompt cache keeps the run's writes: the workflow's `cache.ttl`, or the run's choice (cache-warming.ts). */
   cacheTtl?: CacheTtl;
+  /** Where text comes from: untrusted values are fenced, and the agents whose prompts hold them known (trust.ts). */
+  trust?: TrustPolicy;
+  /** The untrusted sources `context` holds. */
+  contextSources?: string[];
+}
+
+/** A prompt's template filled: untrusted values fenced when the run has a trust policy; the untrusted sources it holds. */
+function fillPrompt(sources: Pick<ProfileSources, 'trust'>, template: LocatedTemplate, scope: Scope): { text: string; sources: string[] } {
+  return sources.trust ? sources.trust.fill(template, scope) : { text: fillTemplate(template, scope), sources: [] };
 }
 
 /**
@@ -45,20 +55,25 @@ export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): 
     const instance = instances.get(name);
     return instance ? { ...scope, item: instance.item, item_index: instance.index } : scope;
   };
+  const described = new Map<string, string[]>();
   const team: TeamEntry[] = [...graph.members.values()].map((m) => {
     const description = workflow.templates.get(`agents.${declaredOf(m.name)}.description`);
-    return {
-      name: m.name,
-      role: m.role,
-      isLead: m.name === graph.lead,
-      reportsTo: m.reportsTo,
-      description: description ? fillTemplate(description, scopeOf(m.name)) : '',
-    };
+    const filled = description ? fillPrompt(sources, description, scopeOf(m.name)) : { text: '', sources: [] };
+    described.set(m.name, filled.sources);
+    return { name: m.name, role: m.role, isLead: m.name === graph.lead, reportsTo: m.reportsTo, description: filled.text };
   });
   const roster = team.length > FULL_ROSTER_UP_TO ? [rosterTool(team)] : [];
   return team.map((entry) => {
     const declared = declaredOf(entry.name);
-    return profileOf({ ...sources, scope: scopeOf(entry.name) }, entry, spec.agents[declared]!, workflow.system[declared], team, roster);
+    return profileOf(
+      { ...sources, scope: scopeOf(entry.name) },
+      entry,
+      spec.agents[declared]!,
+      workflow.system[declared],
+      team,
+      roster,
+      described.get(entry.name),
+    );
   });
 }
 
@@ -66,11 +81,11 @@ function documentsOf(spec: Workflow['spec']) {
   return Object.entries(spec.documents ?? {}).map(([name, d]) => ({ name, owner: d.owner, mode: d.mode ?? ('edit' as const) }));
 }
 
-/** The workflow's `context:`, interpolated once for the whole team (empty text is no context). */
-export function teamContext(workflow: Workflow, scope: Scope): { context?: string } {
+/** The workflow's `context:`, interpolated once for the whole team (empty text is no context), and the untrusted sources it holds. */
+export function teamContext(workflow: Workflow, scope: Scope, trust?: TrustPolicy): { context?: string; contextSources?: string[] } {
   const template = workflow.templates.get('context');
-  const context = template ? fillTemplate(template, scope) : '';
-  return context.trim() === '' ? {} : { context };
+  const { text: context, sources } = template ? fillPrompt({ trust }, template, scope) : { text: '', sources: [] };
+  return context.trim() === '' ? {} : { context, ...(sources.length ? { contextSources: sources } : {}) };
 }
 
 /** The profile of `name`, an instance of `template` spawned by `parent`: the template's settings, and the declared team as its roster. */
@@ -78,13 +93,8 @@ export function instanceProfile(sources: ProfileSources, template: string, name:
   const { workflow, scope } = sources;
   const spec = workflow.spec.templates![template]!;
   const description = workflow.templates.get(`templates.${template}.description`);
-  const entry: TeamEntry = {
-    name,
-    role: spec.role ?? 'worker',
-    isLead: false,
-    reportsTo: parent,
-    description: description ? fillTemplate(description, scope) : '',
-  };
+  const filled = description ? fillPrompt(sources, description, scope) : { text: '', sources: [] };
+  const entry: TeamEntry = { name, role: spec.role ?? 'worker', isLead: false, reportsTo: parent, description: filled.text };
   const team = [...workflow.graph.members.values()].map((m) => ({
     name: m.name,
     role: m.role,
@@ -92,7 +102,15 @@ export function instanceProfile(sources: ProfileSources, template: string, name:
     reportsTo: m.reportsTo,
     description: '',
   }));
-  return profileOf(sources, entry, { ...spec, wake: 'all' as const }, workflow.templates.get(`templates.${template}.system`), [...team, entry], []);
+  return profileOf(
+    sources,
+    entry,
+    { ...spec, wake: 'all' as const },
+    workflow.templates.get(`templates.${template}.system`),
+    [...team, entry],
+    [],
+    filled.sources,
+  );
 }
 
 function profileOf(
@@ -102,6 +120,7 @@ function profileOf(
   system: LocatedTemplate | undefined,
   team: TeamEntry[],
   roster: AgentTool[],
+  describedFrom: readonly string[] = [],
 ): AgentProfile {
   const {
     workflow: { spec },
@@ -111,7 +130,7 @@ function profileOf(
     mcp,
   } = sources;
   const tools = [
-    propose,
+    sources.trust?.active ? proposeWithConsent : propose,
     vote,
     cancelProposal,
     channelHistory,
@@ -124,6 +143,8 @@ function profileOf(
     ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : (mcp?.toolsFor(t) ?? []))),
   ];
   const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
+  const instructions = system ? fillPrompt(sources, system, scope) : { text: '', sources: [] };
+  const untrusted = [...new Set([...(sources.contextSources ?? []), ...instructions.sources, ...describedFrom])];
   const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;
   return {
     ...entry,
@@ -142,13 +163,15 @@ function profileOf(
         agent: entry,
         team,
         toolNames: tools.map((t) => t.definition.name),
-        instructions: system ? fillTemplate(system, scope) : '',
+        instructions: instructions.text,
         ...(spec.documents ? { documents: documentsOf(spec) } : {}),
+        ...(sources.trust?.active ? { untrustedNote: UNTRUSTED_NOTE } : {}),
       },
       sources.context,
     ),
     cacheTtl: sources.cacheTtl ?? spec.cache?.ttl ?? '5m',
     batch: settings.batch === true,
+    ...(untrusted.length ? { untrusted } : {}),
   };
 }
 

@@ -14,6 +14,7 @@ import type { ToolUse } from '../agents/turn.js';
 import type { ToolResult } from '../agents/tools/tool.js';
 import type { Ballot } from '../session/ballot.js';
 import type { HumanVote } from './people-votes.js';
+import type { RunTrust } from './trust.js';
 
 /** Where turns run when not in this process: --workers (docs/workers.md). */
 export interface TurnsElsewhere {
@@ -91,6 +92,9 @@ export interface RunOptions {
   replay?: boolean;
   /** --park: stop as `waiting` (exit 75) when nothing can go on until a message batch ends or a person votes. */
   park?: boolean;
+  /** Whether the run's event is a stranger's, and the event's text, as the session header keeps them (docs/security.md: untrusted content). */
+  trust?: RunTrust;
+  event?: Record<string, string>;
   /** Votes from people (docs/workflow.md: votes from people): those a resume was given, checked with GitHub, and the head commit ballots are made against. */
   people?: { votes: readonly HumanVote[]; head?: string };
 }

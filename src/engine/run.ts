@@ -5,7 +5,6 @@ import { Workspace } from '../agents/tools/workspace-root.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { openDocuments, writeDocuments, type FirstTexts } from './run-documents.js';
 import type { Scope } from '../workflow/evaluate.js';
-import { fillTemplate } from '../workflow/fill.js';
 import type { Accounting } from './accounting.js';
 import { ending, endingOfError, type Ending } from './ending.js';
 import { RunProgress } from './run-progress.js';
@@ -25,6 +24,8 @@ import { Reservations } from './reservation.js';
 import { cacheTtlOf } from './cache-warming.js';
 import type { CacheTtl } from '../workflow/types.js';
 import { PeopleVotes } from './people-votes.js';
+import { TrustPolicy } from './trust.js';
+import { Taints } from './taints.js';
 import { Parked } from '../abort-reasons.js';
 
 export type { EndStatus } from '../exit-codes.js';
@@ -67,6 +68,9 @@ export class Run {
 
   /** How long the prompt cache keeps the run's writes (cacheTtlOf). */
   private readonly cacheTtl: CacheTtl;
+  /** Where text comes from, and who has read text from outside the team (trust.ts, taints.ts). */
+  private readonly trust: TrustPolicy;
+  private readonly taints: Taints;
   /** Proposals that wait for people's votes (people-votes.ts). */
   private readonly people: PeopleVotes;
   /** Waiting in process for people: the next deadline's timer, and the wait last told. */
@@ -79,6 +83,8 @@ export class Run {
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
     this.queues = new QueueModes(options.recording.journal);
+    this.trust = new TrustPolicy(options.workflow.spec, options.trust);
+    this.taints = new Taints(this.trust, options.recording.journal, options.workflow.spec.untrusted === 'allow', this.progress.tell);
     this.people = new PeopleVotes(
       () => this.team!.channel,
       options.recording.journal,
@@ -142,7 +148,7 @@ export class Run {
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        const team = assembleTeam(this.options, scope, this.tools.mcp, this.cacheTtl, {
+        const team = assembleTeam(this.options, scope, this.tools.mcp, this.cacheTtl, this.trust, {
           register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m),
           profile: (a: string) => this.agents.profile(a),
           spent: (a: string) => this.accounting.of(a).costUsd,
@@ -150,13 +156,20 @@ export class Run {
           profiles: this.agents.profiles,
           running: this.running,
           hasTurnsLeft: (n) => this.turns.hasTurnsLeft(n),
-          onChannelEvent: (event) => (journal.append(event), this.people.noticed(event), this.queues.arrived(event, journal.replaying)),
+          onChannelEvent: (event) => {
+            journal.append(event);
+            this.people.noticed(event);
+            this.taints.noticed(event);
+            this.queues.arrived(event, journal.replaying);
+          },
           onProposalClosed: this.progress.proposal,
           warn: (message) => this.progress.tell({ type: 'warning', message }),
         });
         this.team = team;
         this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, team.channel);
-        team.channel.postKickoff(fillTemplate(workflow.templates.get('kickoff')!, scope));
+        const kickoff = this.trust.fill(workflow.templates.get('kickoff')!, scope);
+        this.taints.kickoffSources = kickoff.sources;
+        team.channel.postKickoff(kickoff.text);
         this.pump();
       }
     } catch (e) {
@@ -182,6 +195,7 @@ export class Run {
   private addAgent(profile: AgentProfile, messages?: MessageParam[]): void {
     this.agents.add(profile, messages);
     this.turns.add(profile.name);
+    if (profile.untrusted) this.taints.taint(profile.name, `its prompts hold ${profile.untrusted.join(', ')}`);
   }
 
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143 (what becomes of its batches: parking.ts). */
@@ -285,6 +299,7 @@ export class Run {
       progress: this.progress.tell,
       reportProposal: this.progress.proposal,
       pump: () => this.pump(),
+      taints: this.taints,
     };
     return this.host;
   }

@@ -43,6 +43,8 @@ export async function runSetupStep(step: SetupStepSpec, command: string, env: No
   throw new SetupError(`setup step "${step.id}" ${why}${stderr}`);
 }
 
+const NO_EVENT = { event_name: '', title: '', body: '', comment: '', author: '' };
+
 /** What the workflow's `env:` and setup steps may read: inputs, workflow and run. */
 export function baseScope(workflow: Workflow, inputs: Record<string, Scalar>, runId: string, sessionPath: string): Scope {
   // An optional input with no default that was not given is empty, as GitHub has it.
@@ -61,7 +63,7 @@ export function declaredEnv(workflow: Workflow, base: Scope): Record<string, str
 }
 
 /** What setup needs of the run's options, and where and how it runs now. */
-export type SetupOptions = Pick<RunOptions, 'workflow' | 'inputs' | 'identity' | 'place' | 'recording' | 'servers'> &
+export type SetupOptions = Pick<RunOptions, 'workflow' | 'inputs' | 'identity' | 'place' | 'recording' | 'servers' | 'event'> &
   Partial<Pick<RunOptions, 'answers'>> & {
     cwd: string;
     signal: AbortSignal;
@@ -127,7 +129,8 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
         progress,
       });
   return {
-    scope: { ...base, env: envScope, setup: outputs },
+    // `github`: the event as it was when the run began (the session header keeps it); empty outside GitHub Actions.
+    scope: { ...base, env: envScope, setup: outputs, github: { ...NO_EVENT, ...options.event } },
     tools: { env: toolEnv, declared, sandbox: sandboxFor(workflow, options.cwd, options.identity, progress), ...(mcp ? { mcp } : {}) },
   };
 }

@@ -6,6 +6,7 @@ import type { Scope } from '../workflow/evaluate.js';
 import type { CacheTtl, PeopleSpec } from '../workflow/types.js';
 import type { PeoplePolicy } from '../channel/proposal.js';
 import { durationMs } from '../workflow/limits.js';
+import type { TrustPolicy } from './trust.js';
 import { contextTooShort } from './cache-warming.js';
 import { FanIn } from './fan-in.js';
 import { expandTeam } from './for-each.js';
@@ -45,6 +46,7 @@ export function assembleTeam(
   scope: Scope,
   mcp: McpToolbox | undefined,
   cacheTtl: CacheTtl,
+  trust: TrustPolicy,
   hosts: TeamHosts,
 ): Team {
   const { workflow } = options;
@@ -55,7 +57,8 @@ export function assembleTeam(
     providerOverride: options.answers.providerOverride,
     mcp,
     cacheTtl,
-    ...teamContext(workflow, scope),
+    trust,
+    ...teamContext(workflow, scope, trust),
   };
   const team = expandTeam(workflow, scope);
   const profiles = buildProfiles(sources, team);

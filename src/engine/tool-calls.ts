@@ -20,7 +20,20 @@ export function toolHooks(
   signal: AbortSignal,
   progress: ProgressListener,
   elsewhere?: TurnElsewhere,
+  guard?: { refusal(use: ToolUse, readOnly: boolean): string | undefined; read(tool: string): void },
 ): ToolHooks {
+  const externalResult = async (use: ToolUse, readOnly: boolean, run: () => Promise<ToolResult>): Promise<ToolResult> => {
+    const recorded = journal.toolResult(agent, turn, use.id, signal);
+    if (recorded !== undefined) {
+      const event = await recorded;
+      return { content: event.content, isError: event.is_error };
+    }
+    const interrupted = journal.recorded.hasToolCall(agent, turn, use.id);
+    await journal.live(signal);
+    if (interrupted && !readOnly) return outcomeUnknown(use.name, 'conclave was stopped while it ran');
+    // With --workers, the workspace tools run on the worker that holds the turn (docs/workers.md).
+    return elsewhere && isWorkspaceTool(use.name) ? elsewhere.tool(use, readOnly, signal) : run();
+  };
   return {
     toolStarted: async (use: ToolUse) => {
       if (!journal.recorded.hasToolCall(agent, turn, use.id)) await journal.live(signal);
@@ -28,16 +41,12 @@ export function toolHooks(
       progress({ type: 'tool', agent, tool: use.name });
     },
     external: async (use, readOnly, run) => {
-      const recorded = journal.toolResult(agent, turn, use.id, signal);
-      if (recorded !== undefined) {
-        const event = await recorded;
-        return { content: event.content, isError: event.is_error };
-      }
-      const interrupted = journal.recorded.hasToolCall(agent, turn, use.id);
-      await journal.live(signal);
-      if (interrupted && !readOnly) return outcomeUnknown(use.name, 'conclave was stopped while it ran');
-      // With --workers, the workspace tools run on the worker that holds the turn (docs/workers.md).
-      return elsewhere && isWorkspaceTool(use.name) ? elsewhere.tool(use, readOnly, signal) : run();
+      // A tainted agent's write goes through only with consent (engine/taints.ts): decided the same way when re-executed.
+      const refused = guard?.refusal(use, readOnly);
+      if (refused !== undefined) return { content: refused, isError: true };
+      const result = await externalResult(use, readOnly, run);
+      guard?.read(use.name);
+      return result;
     },
     toolFinished: (use, result) =>
       journal.append({ type: 'tool_result', agent, turn, tool: use.name, tool_use_id: use.id, content: result.content, is_error: result.isError ?? false }),

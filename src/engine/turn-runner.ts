@@ -16,6 +16,8 @@ import type { RunOptions } from './run-options.js';
 import type { ToolSetup } from './setup.js';
 import { SpawnBudgetReached, type Spawner } from './spawner.js';
 import { toolHooks } from './tool-calls.js';
+import type { Taints } from './taints.js';
+import { baseEnvironment } from '../agents/tools/tool-env.js';
 
 /**
  * How a turn ended, as a value the scheduler applies (Run.apply): a turn never throws. `stop`
@@ -50,6 +52,8 @@ export interface TurnHost {
   reportProposal(p: ProposalView): void;
   /** Something changed that may let another turn start (a spawn). */
   pump(): void;
+  /** Who has read untrusted text: their writes outside the run are gated, their commands get no secret (taints.ts). */
+  taints: Taints;
 }
 
 /** One turn of `name`: its messages delivered, the model and tools run, its answer posted; how it ended. */
@@ -66,20 +70,16 @@ export async function takeTurn(host: TurnHost, name: string, turn: number): Prom
   try {
     journal.append({ type: 'turn_started', agent: name, turn, through: delivery.through, messages: delivery.messages.map((m) => m.id) });
     host.progress({ type: 'turn_started', agent: name, turn, messages: delivery.messages.length });
-    const outcome = await runTurn(
-      profile,
-      host.agents.conversation(name),
-      delivery.messages,
-      host.statusLine(turn),
-      { agent: name, channel, workspace: host.workspace, ...host.tools, signal, ...spawner.toolsFor(name, () => host.pump()) },
-      {
-        call: (request, call) => arrivals.call((interrupt) => host.calls.call(name, turn, call, request, signal, { ...via, interrupt })),
-        compacted: compactionHook(journal, name, turn, host.progress),
-        ...toolHooks(journal, name, turn, signal, host.progress, remote),
-        notice: (n) => host.progress(noticeEvent(name, n)),
-        ...(arrivals.steer ? { steer: arrivals.steer } : {}),
-      },
-    );
+    const outcome = await runTurn(profile, host.agents.conversation(name), delivery.messages, host.statusLine(turn), toolContext(host, name, signal), {
+      call: (request, call) => arrivals.call((interrupt) => host.calls.call(name, turn, call, request, signal, { ...via, interrupt })),
+      compacted: compactionHook(journal, name, turn, host.progress),
+      ...toolHooks(journal, name, turn, signal, host.progress, remote, {
+        refusal: (use, readOnly) => host.taints.refusal(name, use, readOnly, channel),
+        read: (tool) => host.taints.read(name, tool),
+      }),
+      notice: (n) => host.progress(noticeEvent(name, n)),
+      ...(arrivals.steer ? { steer: arrivals.steer } : {}),
+    });
     if (host.ending() || spawner.isEnded(name)) {
       channel.release(name);
       return {};
@@ -109,6 +109,17 @@ export async function takeTurn(host: TurnHost, name: string, turn: number): Prom
   } finally {
     remote?.close();
   }
+}
+
+/**
+ * What a turn's tools are given. Its environment is read at each tool call: once the agent has
+ * read untrusted text (or when the workspace is a stranger's code), its commands get only the
+ * minimal base, whatever the workflow gave them.
+ */
+function toolContext(host: TurnHost, name: string, signal: AbortSignal) {
+  const context = { agent: name, channel: host.channel, workspace: host.workspace, ...host.tools, signal, ...host.spawner.toolsFor(name, () => host.pump()) };
+  const { env } = host.tools;
+  return Object.defineProperty(context, 'env', { enumerable: true, get: () => (host.taints.stripsEnv(name) ? baseEnvironment(env) : env) });
 }
 
 /**

@@ -12,6 +12,7 @@ export interface BallotSource {
   status: string;
   votes: Record<string, { option: string; reason: string }>;
   deadline_ms?: number;
+  action?: { tool: string; input: Record<string, unknown> };
 }
 
 /**
@@ -32,6 +33,8 @@ export interface Ballot {
   commands: Record<string, string>;
   /** When it closes by its rule with the votes cast (ISO 8601), when the opening time is known. */
   deadline?: string;
+  /** The exact tool call it asks consent for, when it does. */
+  action?: { tool: string; input: Record<string, unknown> };
 }
 
 /**
@@ -39,8 +42,9 @@ export interface Ballot {
  * order, voters, rule) and the pull request's head commit when the run is on one: a vote carries
  * it, so a vote counts only for exactly what was shown (a changed proposal or a moved head makes it stale).
  */
-export function ballotDigest(p: Pick<BallotSource, 'id' | 'question' | 'options' | 'voters' | 'rule'>, head: string | undefined): string {
-  const shown = JSON.stringify([p.id, p.question, p.options, p.voters, p.rule, head ?? null]);
+export function ballotDigest(p: Pick<BallotSource, 'id' | 'question' | 'options' | 'voters' | 'rule' | 'action'>, head: string | undefined): string {
+  // A proposal that asks consent for a tool call binds the vote to that call too.
+  const shown = JSON.stringify([p.id, p.question, p.options, p.voters, p.rule, head ?? null, ...(p.action ? [p.action] : [])]);
   return createHash('sha256').update(shown).digest('hex').slice(0, 12);
 }
 
@@ -62,6 +66,7 @@ export function ballotOf(p: BallotSource, head: string | undefined, openedAtMs?:
     digest,
     commands: Object.fromEntries(p.options.map((o) => [o, voteCommand(p.id, o, digest)])),
     ...(openedAtMs !== undefined && p.deadline_ms !== undefined ? { deadline: new Date(openedAtMs + p.deadline_ms).toISOString() } : {}),
+    ...(p.action ? { action: p.action } : {}),
   };
 }
 

@@ -38,6 +38,8 @@ export const HEADER = object({
   forked_from: optional(object({ path: string(), seq: integer() })),
   note: optional(string()),
   github: optional(object({ repository: string(), commit: string(), pull_request: optional(integer()), head: optional(string()) })),
+  trust: optional(object({ untrusted: boolean(), why: string() })),
+  event: optional(object({ event_name: string(), title: string(), body: string(), comment: string(), author: string() })),
 });
 
 export const LIMITS = object({
@@ -62,6 +64,7 @@ export const PROPOSAL = object({
   deadline_turns: nullable(integer()),
   opened_at_turn: integer(),
   deadline_ms: optional(integer()),
+  action: optional(object({ tool: string(), input: anyObject() })),
 });
 
 const TOKENS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
@@ -128,6 +131,11 @@ export const EVENTS = {
     'a proposal closed',
   ),
   turn_counted: event({ agent: agentName() }, 'a turn ended, for proposal deadlines'),
+  agent_tainted: event(
+    { agent: agentName(), why: string() },
+    'the agent read text from outside the team, and is tainted for the rest of the run: its writes outside the run need consent ' +
+      '(docs/security.md: untrusted content)',
+  ),
   agent_ended: event(
     { agent: agentName(), status: oneOf('cancelled', 'limit', 'failed', 'stopped'), reason: string() },
     'a spawned agent ended: cancelled (the `cancel` tool; its turn in flight aborted), stopped by its own limit, or failed, its spawner told; or `stopped` ' +

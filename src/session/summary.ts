@@ -38,6 +38,8 @@ export interface ProposalSummary {
   deadline_ms?: number;
   /** When it opened (epoch milliseconds), where the session says. */
   opened_at_ms?: number;
+  /** The exact tool call it asks consent for (docs/security.md: untrusted content). */
+  action?: { tool: string; input: Record<string, unknown> };
   /** The people's votes, by seat: who cast each, and the comment it came from. */
   cast_by?: Record<string, { voter: string; url: string | null }>;
 }
@@ -108,6 +110,8 @@ export interface SessionSummary {
   proposals: ProposalSummary[];
   /** The proposals that wait for people's votes, as ballots (docs/github-action.md: votes from people). */
   ballots: Ballot[];
+  /** The agents that read text from outside the team, and how (docs/security.md: untrusted content). */
+  tainted: Record<string, string>;
   documents: DocumentSummary[];
   agents: Record<string, AgentUsage>;
   total: AgentUsage;
@@ -150,6 +154,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   const batches = { calls: 0, saved_usd: 0, ...parkedTime(record.events) };
   let cacheTtl: CacheTtl = '5m';
   const models = new Map<string, string>();
+  const tainted: Record<string, string> = {};
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NO_AGENT_USAGE });
   return {
@@ -166,6 +171,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     compactions,
     proposals: [...proposals.values()],
     ballots: ballotsOf([...proposals.values()], record.header.github?.head),
+    tainted,
     documents: documents.all(),
     agents,
     total,
@@ -194,6 +200,9 @@ export function summarize(record: SessionRecord): SessionSummary {
         });
         return;
       }
+      case 'agent_tainted':
+        tainted[e.agent] ??= e.why;
+        return;
       case 'human_vote': {
         const p = proposals.get(e.proposal);
         if (p) p.cast_by = { ...p.cast_by, [e.seat]: { voter: e.voter, url: e.comment?.url ?? null } };

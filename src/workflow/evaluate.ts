@@ -109,7 +109,11 @@ export function shellQuote(value: string): string {
  * as setup steps pass values through shellQuote. A missing value throws MissingValueError
  * with its offset in the template.
  */
-export function interpolate(parts: readonly TemplatePart[], scope: Scope, quote?: (text: string) => string): string {
+export function interpolate(
+  parts: readonly TemplatePart[],
+  scope: Scope,
+  quote?: (text: string, part: Extract<TemplatePart, { kind: 'expr' }>) => string,
+): string {
   let out = '';
   for (const part of parts) {
     if (part.kind === 'text') {
@@ -118,7 +122,7 @@ export function interpolate(parts: readonly TemplatePart[], scope: Scope, quote?
     }
     try {
       const text = render(evaluate(part.expr, scope));
-      out += quote ? quote(text) : text;
+      out += quote ? quote(text, part) : text;
     } catch (e) {
       if (e instanceof MissingValueError) throw new MissingValueError(e.path, part.exprStart + e.offset);
       throw e;

@@ -2,6 +2,7 @@ import { ConclaveError } from '../conclave-error.js';
 import type { Diagnostic } from './diagnostic.js';
 import { interpolate, MissingValueError, type Scope } from './evaluate.js';
 import type { LocatedTemplate } from './load.js';
+import type { TemplatePart } from './template.js';
 
 /** A value a template needs is missing at run time; the diagnostic says where. */
 export class UnresolvedValueError extends ConclaveError {
@@ -11,7 +12,12 @@ export class UnresolvedValueError extends ConclaveError {
 }
 
 /** Evaluates a template of the workflow; a missing value is an error at the expression's position. */
-export function fillTemplate(template: LocatedTemplate, scope: Scope, quote?: (text: string) => string, hint = ''): string {
+export function fillTemplate(
+  template: LocatedTemplate,
+  scope: Scope,
+  quote?: (text: string, part: Extract<TemplatePart, { kind: 'expr' }>) => string,
+  hint = '',
+): string {
   try {
     return interpolate(template.parts, scope, quote);
   } catch (e) {

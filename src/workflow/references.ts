@@ -23,13 +23,13 @@ export interface ReferenceError {
   message: string;
 }
 
-const ROOTS = ['inputs', 'env', 'setup', 'workflow', 'run', 'result', 'agents', 'proposals', 'documents', 'usage', 'item', 'item_index'];
+const ROOTS = ['inputs', 'env', 'setup', 'workflow', 'run', 'github', 'result', 'agents', 'proposals', 'documents', 'usage', 'item', 'item_index'];
 const ITEM_ROOTS = ['item', 'item_index'];
 const RUN_END_ROOTS = new Set(['result', 'agents', 'proposals', 'documents', 'usage']);
 const ALLOWED: Record<Field, readonly string[]> = {
   env: ['inputs', 'workflow'],
   setup: ['inputs', 'env', 'setup', 'workflow', 'run'],
-  prompt: ['inputs', 'env', 'setup', 'workflow', 'run'],
+  prompt: ['inputs', 'env', 'setup', 'workflow', 'run', 'github'],
   outputs: ROOTS,
 };
 const FIELD_WORDS: Record<Field, string> = {
@@ -44,11 +44,12 @@ const FIELDS: Record<string, readonly string[]> = {
   run: ['id', 'session'],
   result: ['status', 'summary'],
   usage: ['input_tokens', 'output_tokens', 'cost_usd'],
+  // The event that started the job, as it was then (docs/workflow.md: expressions); text from it is untrusted unless its author may write.
+  github: ['event_name', 'title', 'body', 'comment', 'author'],
 };
 /** GitHub Actions' own contexts, which people reach for out of habit. */
 const GITHUB_CONTEXTS: Record<string, string> = {
   secrets: '; declare an input with secret: true and read inputs.NAME',
-  github: "; GitHub's contexts are not available here: read env.GITHUB_* or pass the value as an input",
   vars: "; GitHub's contexts are not available here: pass the value as an input",
   matrix: "; GitHub's contexts are not available here: pass the value as an input",
   steps: "; GitHub's contexts are not available here: pass the value as an input, or use setup.ID for a setup step's output",

@@ -11,13 +11,18 @@ export interface InputSpec {
   enum?: Scalar[];
   description?: string;
   secret?: boolean;
+  /** Text from outside the team, or not (docs/security.md: untrusted content); the default follows the run's event. */
+  trust?: Trust;
 }
+
+export type Trust = 'trusted' | 'untrusted';
 
 export interface SetupStepSpec {
   id: string;
   run: string;
   timeout?: string | number;
   max_output?: string | number;
+  trust?: Trust;
 }
 
 export const WORKSPACE_TOOLS = ['read_file', 'write_file', 'list_files', 'grep', 'run_command', 'annotate'] as const;
@@ -118,6 +123,8 @@ export interface WorkflowSpec {
   tools_env?: string[];
   mcp_servers?: Record<string, McpServerSpec>;
   edit_github_workflows?: boolean;
+  /** What a tainted agent may change outside the run (docs/security.md: untrusted content); default gate. */
+  untrusted?: 'gate' | 'allow';
   /** People who may vote on proposals (docs/workflow.md: votes from people). */
   people?: PeopleSpec;
   sandbox?: 'auto' | 'required' | 'off' | { mode?: 'auto' | 'required' | 'off'; network?: boolean };

@@ -11,25 +11,44 @@ function channelAction(act: () => unknown): ToolResult {
   return { content: JSON.stringify(act(), null, 1) };
 }
 
-export const propose = defineTool({
-  name: 'propose',
-  description:
-    'Open a proposal for the team to vote on. The voters are told the question at once; the result is posted to you and them when the rule decides it or the ' +
-    'deadline passes.',
-  readOnly: false,
-  external: false,
-  input: {
-    question: input.string({ description: 'What is being decided.' }),
-    options: input.strings({ minItems: 2, description: 'The choices, at least two.' }),
-    id: input.string({ description: 'A short id such as "verdict" (default: p1, p2, …).' }).optional(),
-    voters: input.strings({ description: 'Agent names (default: every agent but you).' }).optional(),
-    rule: input.string({ enum: RULES, description: 'plurality, majority (default) or unanimous.' }).optional(),
-    quorum: input.integer({ minimum: 1, description: 'Votes needed for any decision (default 1).' }).optional(),
-    deadline_turns: input.integer({ minimum: 1, description: 'Close after this many more agent turns.' }).optional(),
-  },
-  // The channel checks the proposal as a whole (distinct options, known voters, the id's form).
-  run: (request, { agent, channel }) => channelAction(() => channel.propose(agent, withoutUndefined(request) as ProposalRequest)),
-});
+const PROPOSAL_INPUT = {
+  question: input.string({ description: 'What is being decided.' }),
+  options: input.strings({ minItems: 2, description: 'The choices, at least two.' }),
+  id: input.string({ description: 'A short id such as "verdict" (default: p1, p2, …).' }).optional(),
+  voters: input.strings({ description: 'Agent names (default: every agent but you).' }).optional(),
+  rule: input.string({ enum: RULES, description: 'plurality, majority (default) or unanimous.' }).optional(),
+  quorum: input.integer({ minimum: 1, description: 'Votes needed for any decision (default 1).' }).optional(),
+  deadline_turns: input.integer({ minimum: 1, description: 'Close after this many more agent turns.' }).optional(),
+};
+
+/** `propose`; in a run with untrusted text, with `action`: the exact tool call a tainted agent asks consent for (engine/taints.ts). */
+function proposeTool(consent: boolean) {
+  return defineTool({
+    name: 'propose',
+    description:
+      'Open a proposal for the team to vote on. The voters are told the question at once; the result is posted to you and them when the rule decides it or ' +
+      'the deadline passes.',
+    readOnly: false,
+    external: false,
+    input: consent
+      ? {
+          ...PROPOSAL_INPUT,
+          action: input
+            .action({
+              description:
+                'The exact tool call this proposal asks consent for, { tool, input }: with options ["allow", "deny"], it goes through once ' +
+                'when decided "allow".',
+            })
+            .optional(),
+        }
+      : PROPOSAL_INPUT,
+    // The channel checks the proposal as a whole (distinct options, known voters, the id's form).
+    run: (request, { agent, channel }) => channelAction(() => channel.propose(agent, withoutUndefined(request) as ProposalRequest)),
+  });
+}
+
+export const propose = proposeTool(false);
+export const proposeWithConsent = proposeTool(true);
 
 export const vote = defineTool({
   name: 'vote',

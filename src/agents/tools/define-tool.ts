@@ -51,6 +51,24 @@ export const input = {
     // Only `true` counts: anything else is false, as a flag the model may leave out.
     return field<boolean>({ type: 'boolean', ...described(o.description) }, (value) => value === true);
   },
+  /** A tool call named as data: `{ tool, input }` (a proposal's action, docs/security.md: untrusted content). */
+  action(o: { description?: string } = {}) {
+    return field<{ tool: string; input: Record<string, unknown> }>(
+      {
+        type: 'object',
+        properties: { tool: { type: 'string' }, input: { type: 'object' } },
+        required: ['tool', 'input'],
+        ...described(o.description),
+      },
+      (value, name) => {
+        const v = value as { tool?: unknown; input?: unknown } | null;
+        if (v === null || typeof v !== 'object' || typeof v.tool !== 'string' || v.tool === '')
+          throw new ToolInputError(`"${name}" must be { "tool": NAME, "input": {…} }`);
+        if (v.input === null || typeof v.input !== 'object' || Array.isArray(v.input)) throw new ToolInputError(`"${name}.input" must be an object`);
+        return { tool: v.tool, input: v.input as Record<string, unknown> };
+      },
+    );
+  },
   strings(o: { description?: string; minItems?: number } = {}) {
     return field<string[]>(
       { type: 'array', items: { type: 'string' }, ...(o.minItems === undefined ? {} : { minItems: o.minItems }), ...described(o.description) },

@@ -23,3 +23,8 @@ export function toolEnvironment(
   for (const name of Object.keys(env)) if (credentialOf(name, providers)) delete env[name];
   return env;
 }
+
+/** Only the minimal base of an environment: what a tainted agent's commands get (docs/security.md: untrusted content). */
+export function baseEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => BASE.includes(name) || name.startsWith('LC_')));
+}
