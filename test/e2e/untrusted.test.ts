@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type Reply } from '../fake-anthropic/server.js';
 import { startFakeGitHub, type FakeGitHub } from '../fake-github/server.js';
 import { INJECTIONS } from '../fixtures/injections.js';
+import { conclaveStep, fakes } from '../helpers/action-recipe.js';
 import { conclave } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 
@@ -46,7 +47,7 @@ let github: FakeGitHub | undefined;
 afterEach(async () => {
   await anthropic?.close();
   await github?.close();
-  anthropic = github = undefined;
+  anthropic = github = fakes.anthropic = fakes.gitHub = undefined;
 });
 
 /** A job on an event: a fork's pull request, or a push of the repository's own. */
@@ -135,6 +136,35 @@ describe('content from strangers', () => {
     expect(summary).toContain('- @lead: the kickoff, which holds github.title, github.body, setup.diff');
     const shown = await conclave(['show', r.json.session as string], { cwd: r.dir });
     expect(shown.stdout).toContain('Tainted agents (read text from outside the team):');
+  });
+
+  it("through the Action, with the event file of a fork's pull request: refused writes, the taint in the job summary", async () => {
+    fakes.anthropic = anthropic = await startFakeAnthropic({ lead: [...OBEYING, { text: '' }], checker: [...CHECKER_OBEYS, { text: '' }] });
+    fakes.gitHub = github = await startFakeGitHub(REPOSITORY, 9);
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-untrusted-action-'));
+    writeFileSync(join(workspace, 'review.yml'), WORKFLOW());
+    writeFileSync(join(workspace, 'change.diff'), DIFF);
+    writeFileSync(join(workspace, 'README.md'), 'the project\n');
+    const summary = join(workspace, '..', `summary-${Date.now()}.md`);
+    writeFileSync(summary, '');
+    const step = { id: 'conclave', with: { workflow: 'review.yml', inputs: `token: ${SECRET}`, 'anthropic-api-key': '${{ secrets.ANTHROPIC_API_KEY }}' } };
+    const fork = JSON.parse(readFileSync(jobOn(workspace, 'fork').GITHUB_EVENT_PATH!, 'utf8'));
+    const result = await conclaveStep(
+      step,
+      { secrets: { ANTHROPIC_API_KEY: TEST_API_KEY } },
+      workspace,
+      4001,
+      { name: 'pull_request', payload: fork },
+      {
+        GITHUB_STEP_SUMMARY: summary,
+      },
+    );
+    expect(result.outputs.status, result.stdout.slice(-3000)).toBe('idle');
+    for (const file of ['pwned-by-curl', '.github/workflows/pwn.yml', 'leaked-env.txt', 'pwned-by-checker'])
+      expect(existsSync(join(workspace, file)), file).toBe(false);
+    expect(readFileSync(join(workspace, 'README.md'), 'utf8')).toBe('the project\n');
+    expect(readFileSync(summary, 'utf8')).toContain('a pull request from the fork stranger/widgets');
+    expect(result.stdout.replace(/^::add-mask::.*$/gm, '')).not.toContain(SECRET);
   });
 
   it('untrusted: allow lets a tainted agent run commands, with no secret in their environment', async () => {

@@ -38,7 +38,14 @@ export function inputsOf(step: Step, context: Record<string, unknown>): Record<s
 }
 
 /** The conclave step of a job, run by local-action in `workspace` as workflow run `runId` of event `event`. */
-export async function conclaveStep(step: Step, context: Record<string, unknown>, workspace: string, runId: number, event: { name: string; payload: unknown }) {
+export async function conclaveStep(
+  step: Step,
+  context: Record<string, unknown>,
+  workspace: string,
+  runId: number,
+  event: { name: string; payload: unknown },
+  extraEnv: NodeJS.ProcessEnv = {},
+) {
   // action.yml's default github-token, `${{ github.token }}`, as GitHub gives it: the job's token.
   const inputs = { 'github-token': TOKEN, ...inputsOf(step, context) };
   const eventFile = join(workspace, '..', `event-${runId}.json`);
@@ -63,6 +70,7 @@ export async function conclaveStep(step: Step, context: Record<string, unknown>,
     GITHUB_API_URL: fakes.gitHub!.url,
     GITHUB_GRAPHQL_URL: `${fakes.gitHub!.url}/graphql`,
     ANTHROPIC_BASE_URL: fakes.anthropic!.url,
+    ...extraEnv,
   };
   const result = await new Promise<{ code: number; stdout: string }>((done) =>
     execFile(
