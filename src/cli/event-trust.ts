@@ -17,7 +17,14 @@ export interface EventTrust {
 }
 
 /** Events whose text is written by whoever opened the issue or wrote the comment: whether they may write is asked of GitHub. */
-export const AUTHORED_EVENTS: ReadonlySet<string> = new Set(['issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment', 'discussion', 'discussion_comment']);
+export const AUTHORED_EVENTS: ReadonlySet<string> = new Set([
+  'issues',
+  'issue_comment',
+  'pull_request_review',
+  'pull_request_review_comment',
+  'discussion',
+  'discussion_comment',
+]);
 const PULL_EVENTS = new Set(['pull_request', 'pull_request_review', 'pull_request_review_comment']);
 const MAY_WRITE = new Set(['admin', 'maintain', 'write']);
 

@@ -69,8 +69,13 @@ function replayHint(result: RunResult): string | undefined {
 
 /** How to go on from a run that stopped before its work was done. */
 function resumeHint(result: RunResult, session: string): string | undefined {
+  const ballot = result.waitingFor?.[0]?.ballot;
+  if (result.status === 'waiting' && ballot) {
+    return `to vote: conclave resume ${session} --vote ${ballot.proposal}=OPTION --voter LOGIN --digest ${ballot.digest} (or comment ${ballot.commands[ballot.options[0]!]})`;
+  }
   if (result.status === 'waiting') return `to go on once the batch has ended: conclave resume ${session} (it parks again until then)`;
   if (!['limit', 'interrupted', 'provider_error', 'error'].includes(result.status) || result.outputErrors.length > 0 || result.repeats) return undefined;
+  if (result.limit === 'spend_limit') return `to continue once the spend limit is raised: conclave resume ${session}`;
   if (result.limit === 'spend_pool') return `to continue once the pool has room: conclave resume ${session}, with the same --coordinate and --spend-pool`;
   const flag = result.limit ? FLAG_OF[result.limit] : undefined;
   return `to continue: conclave resume ${session}${flag ? ` ${flag} <a larger value>` : ''}`;

@@ -1,5 +1,5 @@
 import { ConclaveError } from '../conclave-error.js';
-import { ProviderError } from '../provider/provider-errors.js';
+import { ProviderError, SpendLimitReached } from '../provider/provider-errors.js';
 import { TurnError } from '../agents/turn.js';
 import { DivergenceError } from './journal.js';
 import { EXIT, EXIT_OF, type EndStatus } from '../exit-codes.js';
@@ -19,7 +19,16 @@ export interface Ending {
   repeats?: true;
 }
 
-export type LimitName = 'timeout' | 'max_turns' | 'max_turns_per_agent' | 'budget_usd' | 'max_tokens_total' | 'spend_pool' | 'wait_timeout';
+export type LimitName =
+  | 'timeout'
+  | 'max_turns'
+  | 'max_turns_per_agent'
+  | 'budget_usd'
+  | 'max_tokens_total'
+  | 'spend_pool'
+  | 'wait_timeout'
+  /** The organisation's spend limit at Anthropic (a 429 that says so). */
+  | 'spend_limit';
 
 export function ending(status: Exclude<EndStatus, 'interrupted'>, reason: string, summary = ''): Ending {
   return { status, exitCode: EXIT_OF[status], reason, summary };
@@ -65,6 +74,11 @@ export function endingOfError(e: unknown, agent?: string): Ending | undefined {
   // A bug of ours, not the user's: keep the stack, so that it can be reported.
   if (!ConclaveError.is(e)) return ending('error', `${who}${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   if (e instanceof LimitReached) return limitEnding(e.limit, e.detail);
+  if (e instanceof SpendLimitReached)
+    return {
+      ...ending('limit', `the organisation's spend limit at Anthropic was reached: raise it in the console, then conclave resume the session (${e.message})`),
+      limit: 'spend_limit',
+    };
   switch (e.ending) {
     case 'aborted':
       return undefined;

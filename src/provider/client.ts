@@ -2,7 +2,7 @@ import { withBoundedInputs } from './input-depth.js';
 import { APIError, APIUserAbortError } from '@anthropic-ai/sdk/core/error';
 import type { Admission, Pacer, WaitListener, WaitReason } from './pacer.js';
 import type { ModelRequest, ModelResponse } from './messages.js';
-import { CallAborted, ProviderError } from './provider-errors.js';
+import { CallAborted, isSpendLimit, ProviderError, SpendLimitReached } from './provider-errors.js';
 import { inputTokensAtMost } from './pricing.js';
 import { cloudModelId, type ProviderName } from './clouds.js';
 import type { Connection, MessagesClient } from './connect.js';
@@ -147,9 +147,10 @@ export class Provider {
   }
 
   /** One HTTP request, its call told that bytes leave. */
-  private sent(url: string | URL | Request, init?: RequestInit): Promise<Response> {
+  private async sent(url: string | URL | Request, init?: RequestInit): Promise<Response> {
     (init as { [CALL]?: PacedCall } | undefined)?.[CALL]?.listeners.onSent?.();
-    return this.send(url, init);
+    const response = await this.send(url, init);
+    return response.status === 429 ? finalIfSpendLimit(response) : response;
   }
 
   /** One HTTP request of a call, first and retried alike: it waits its turn, and its response's headers are read. */
@@ -181,8 +182,20 @@ function isMidStreamFailure(e: unknown): boolean {
   return e instanceof Error;
 }
 
+/**
+ * A 429 that says the organisation's spend limit is reached is marked not to be retried (the SDK
+ * honours `x-should-retry: false`): waiting cannot help, and each retry is a request more.
+ */
+async function finalIfSpendLimit(response: Response): Promise<Response> {
+  const body = await response.text();
+  const headers = new Headers(response.headers);
+  if (isSpendLimit(body)) headers.set('x-should-retry', 'false');
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
+}
+
 function classify(e: unknown): ProviderError {
   const message = describe(e);
+  if (e instanceof APIError && e.status === 429 && isSpendLimit(message)) return new SpendLimitReached(message, 'outage', 429);
   if (e instanceof APIError && e.status !== undefined) {
     if (e.status === 401 || e.status === 403) return new ProviderError(message, 'auth', e.status);
     if (e.status === 408 || e.status === 409 || e.status === 429 || e.status >= 500) return new ProviderError(message, 'outage', e.status);

@@ -17,6 +17,18 @@ export class ProviderError extends ConclaveError {
   }
 }
 
+/**
+ * The API refused a call because the organisation's spend limit at Anthropic is reached (a 429
+ * whose error says so): no retry can succeed until someone raises the limit, so none is made, and
+ * the run stops at a limit (exit 3) that a resume can go on from.
+ */
+export class SpendLimitReached extends ProviderError {}
+
+/** Whether an API error's text says the organisation's spend limit is reached (its type, or Anthropic's sentence). */
+export function isSpendLimit(text: string): boolean {
+  return /spend[_ ]limit|usage limits? (have been )?reached/i.test(text);
+}
+
 /** The call was aborted on purpose: the run ended, hit its timeout, or got a signal. */
 export class CallAborted extends ConclaveError {
   constructor() {
