@@ -71,7 +71,8 @@ function replayHint(result: RunResult): string | undefined {
 function resumeHint(result: RunResult, session: string): string | undefined {
   const ballot = result.waitingFor?.[0]?.ballot;
   if (result.status === 'waiting' && ballot) {
-    return `to vote: conclave resume ${session} --vote ${ballot.proposal}=OPTION --voter LOGIN --digest ${ballot.digest} (or comment ${ballot.commands[ballot.options[0]!]})`;
+    const comment = ballot.commands[ballot.options[0]!];
+    return `to vote: conclave resume ${session} --vote ${ballot.proposal}=OPTION --voter LOGIN --digest ${ballot.digest} (or comment ${comment})`;
   }
   if (result.status === 'waiting') return `to go on once the batch has ended: conclave resume ${session} (it parks again until then)`;
   if (!['limit', 'interrupted', 'provider_error', 'error'].includes(result.status) || result.outputErrors.length > 0 || result.repeats) return undefined;
