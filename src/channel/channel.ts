@@ -219,11 +219,6 @@ export class Channel {
     return this.proposals.all();
   }
 
-  /** Open proposals whose people seats have not all voted, with those seats. */
-  waitingForPeople(): { proposal: ProposalView; seats: string[] }[] {
-    return this.proposals.waitingForPeople();
-  }
-
   /** Open proposals and the voters each still waits on. */
   waitingVoters(): { proposal: string; voters: string[] }[] {
     return this.proposals.waitingVoters();

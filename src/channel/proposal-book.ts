@@ -1,6 +1,6 @@
 import { ChannelError } from './channel-error.js';
 import type { ChannelEvent } from './channel-events.js';
-import { isAgentVoter, peopleWaitedFor, viewOf, type ProposalState, type ProposalView } from './proposal.js';
+import { isAgentVoter, viewOf, type ProposalState, type ProposalView } from './proposal.js';
 
 type ProposalEvent = Extract<ChannelEvent, { type: 'proposal_opened' | 'vote' | 'proposal_closed' }>;
 
@@ -29,12 +29,6 @@ export class ProposalBook {
   /** Open proposals and the agents each still waits on (people vote from GitHub: waitingForPeople). */
   waitingVoters(): { proposal: string; voters: string[] }[] {
     return this.open().map((p) => ({ proposal: p.id, voters: p.voters.filter((v) => isAgentVoter(v) && !p.votes.has(v)) }));
-  }
-
-  waitingForPeople(): { proposal: ProposalView; seats: string[] }[] {
-    return this.open()
-      .map((p) => ({ proposal: viewOf(p), seats: peopleWaitedFor(p) }))
-      .filter((w) => w.seats.length > 0);
   }
 
   has(id: string): boolean {

@@ -141,11 +141,6 @@ export function isAgentVoter(voter: string): boolean {
   return !isPerson(voter);
 }
 
-/** The people seats of an open proposal that have not voted yet. */
-export function peopleWaitedFor(p: Pick<ProposalState, 'status' | 'voters' | 'votes'>): string[] {
-  return p.status === 'open' ? p.voters.filter((v) => isPerson(v) && !p.votes.has(v)) : [];
-}
-
 /** Checks a vote; throws ChannelError with what is wrong. */
 export function checkVote(p: ProposalState, voter: string, option: string): void {
   if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed (${p.status.replace('_', ' ')}); votes are no longer taken`);

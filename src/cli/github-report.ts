@@ -6,9 +6,9 @@ import { EXIT } from '../exit-codes.js';
 import { END_GROUP, findingAnnotation, group, warningAnnotation } from './github.js';
 import { repoPath } from './sarif.js';
 import { printable } from './terminal-text.js';
+import { ballotsSection } from './ballot-section.js';
+import { taintSection } from './taint-section.js';
 import {
-  taintSection,
-  ballotsSection,
   compactionsTable,
   documentsSection,
   fenced,

@@ -75,51 +75,6 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
   return [`${heading} Proposals`, '', '| proposal | question | result | tally | votes | rule |', '|---|---|---|---|---|---|', ...rows, ''];
 }
 
-/**
- * The proposals that wait for people (docs/github-action.md: votes from people): the question, the
- * votes so far, whom it waits for, and for each option the command that votes for it, in a code
- * block. `safe` makes a model's text inert where the lines are read (a pull request comment).
- */
-export function ballotsSection(s: Pick<SessionSummary, 'ballots'>, heading: string, safe: (text: string) => string = (t) => t): string[] {
-  return s.ballots.flatMap((b) => [
-    `${heading} 🗳️ Waiting for a vote: ${inline(b.proposal)}`,
-    '',
-    `**${safe(inline(b.question))}** — proposed by @${inline(b.proposer)}; options ${b.options.map((o) => safe(codeCell(o))).join(', ')}; ` +
-      `rule: ${inline(b.rule)}${b.deadline ? `; closes by its rule at ${inline(b.deadline)} if undecided` : ''}.`,
-    '',
-    ...(b.action ? ['It asks consent for this exact tool call:', '', fenced(JSON.stringify(b.action, null, 1), 'json'), ''] : []),
-    `Waiting for ${b.waiting_for.join(', ')}.${Object.keys(b.votes).length ? ' Votes so far:' : ''}`,
-    '',
-    ...Object.entries(b.votes).map(
-      ([voter, v]) => `- ${inline(voterLabel(voter))}: ${safe(codeCell(v.option))}${v.reason ? ` — ${safe(inline(v.reason))}` : ''}`,
-    ),
-    ...(Object.keys(b.votes).length ? [''] : []),
-    `To vote, comment on the pull request with exactly one of these lines, then a reason if you like (digest \`${b.digest}\` binds the vote to ` +
-      'the proposal as shown):',
-    '',
-    fenced(Object.values(b.commands).join('\n')),
-    '',
-  ]);
-}
-
-/** Where the run's text came from: the event's trust, and the agents that read text from outside the team (docs/security.md: untrusted content). */
-export function taintSection(s: Pick<SessionSummary, 'tainted' | 'header'>, heading: string): string[] {
-  const tainted = Object.entries(s.tainted);
-  const trust = s.header.trust;
-  if (tainted.length === 0 && !trust?.untrusted) return [];
-  return [
-    `${heading} ⚠️ Untrusted content`,
-    '',
-    ...(trust?.untrusted ? [`The run's inputs, setup steps and workspace are a stranger's by default: ${inline(trust.why)}.`, ''] : []),
-    tainted.length
-      ? `${tainted.length} agent${tainted.length === 1 ? '' : 's'} read text from outside the team; their writes outside the run needed consent:`
-      : 'No agent read text from outside the team.',
-    '',
-    ...tainted.map(([agent, why]) => `- @${inline(agent)}: ${inline(why)}`),
-    '',
-  ];
-}
-
 export function usageTable(s: SessionSummary, title: string): string[] {
   const rows = agentTree(s).map(({ name, depth, usage: u, below }) => {
     const label = `${depth ? `${'&nbsp;&nbsp;'.repeat(depth)}↳ ` : ''}${cell(name)}${s.spawned[name]?.ended ? ` (${cell(s.spawned[name]!.ended!)})` : ''}`;

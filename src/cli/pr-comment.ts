@@ -1,6 +1,7 @@
 import * as github from '@actions/github';
 import type { SessionSummary } from '../session/summary.js';
-import { ballotsSection, cell, dollars, fenced, inline } from './markdown-tables.js';
+import { ballotsSection } from './ballot-section.js';
+import { cell, dollars, fenced, inline } from './markdown-tables.js';
 
 /** Marks the comment a workflow keeps on a pull request, so that the next run finds it again. */
 export function commentMarker(workflowPath: string): string {

@@ -4,10 +4,10 @@ import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../exit-codes.js';
 import { voterLabel } from '../session/person.js';
+import { ballotsSection } from './ballot-section.js';
+import { taintSection } from './taint-section.js';
 import {
   agentTree,
-  ballotsSection,
-  taintSection,
   batchLine,
   cacheLine,
   compactionsTable,

@@ -28,4 +28,9 @@ export class AgentTable {
   keepConversation(agent: string, conversation: Conversation): void {
     this.conversations.set(agent, conversation);
   }
+
+  /** Each agent as the run's result reports it: its last message, its turns and what it spent. */
+  facts<S>(lastMessage: (agent: string) => string, turns: (agent: string) => number, spend: (agent: string) => S) {
+    return Object.fromEntries([...this.byName.keys()].map((n) => [n, { last_message: lastMessage(n), turns: turns(n), spend: spend(n) }]));
+  }
 }

@@ -1,11 +1,13 @@
 import type { Channel, ProposalView } from '../channel/channel.js';
 import type { ChannelEvent } from '../channel/channel-events.js';
-import { ballotOf, type Ballot } from '../session/ballot.js';
-import type { EventOf } from '../session/format.js';
+import { ballotOf, peopleSeatsOpen, type Ballot } from '../session/ballot.js';
+import type { HumanVote } from '../session/format.js';
 import type { Journal } from './journal.js';
+import { Parked } from '../abort-reasons.js';
+import { ending, type Ending } from './ending.js';
+import type { RunProgress } from './run-progress.js';
 
-/** A person's vote as conclave checked it with GitHub (cli/vote-checks.ts): the `human_vote` event's fields. */
-export type HumanVote = Omit<EventOf<'human_vote'>, 'type' | 'seq' | 'at_ms'>;
+export type { HumanVote } from '../session/format.js';
 
 /** A proposal the run waits on for people's votes, and the seats still open. */
 export interface PeopleWait {
@@ -24,24 +26,36 @@ export class PeopleVotes {
   private readonly opened = new Map<string, number>();
   private readonly given: HumanVote[];
 
+  /** Waiting in process: the next deadline's timer, and the wait last told. */
+  private timer: NodeJS.Timeout | undefined;
+  private told = '';
+
   constructor(
     private readonly channel: () => Channel,
     private readonly journal: Journal,
-    given: readonly HumanVote[],
-    /** The pull request's head commit the ballots are made against, when the run is on one. */
-    private readonly head: string | undefined,
-    private readonly onClosed: (proposal: ProposalView) => void,
+    options: { votes: readonly HumanVote[]; head?: string } | undefined,
+    private readonly progress: RunProgress,
+    signal: AbortSignal,
   ) {
-    this.given = [...given];
+    this.given = [...(options?.votes ?? [])];
+    this.head = options?.head;
+    signal.addEventListener('abort', () => clearTimeout(this.timer), { once: true });
   }
+
+  /** The pull request's head commit the ballots are made against, when the run is on one. */
+  private readonly head: string | undefined;
 
   /** Every channel event passes here: a proposal opened live starts its deadline now. */
   noticed(event: ChannelEvent): void {
     if (event.type === 'proposal_opened' && !this.journal.replaying) this.opened.set(event.proposal.id, Date.now());
   }
 
+  /** Open proposals whose people seats have not all voted, with those seats. */
   waiting(): PeopleWait[] {
-    return this.channel().waitingForPeople();
+    return this.channel()
+      .allProposals()
+      .map((proposal) => ({ proposal, seats: peopleSeatsOpen(proposal) }))
+      .filter((w) => w.seats.length > 0);
   }
 
   /** Nothing else runs: applies a vote or closes a proposal past its deadline. Returns whether anything changed. */
@@ -67,28 +81,56 @@ export class PeopleVotes {
   }
 
   /** How long until the first deadline of those waiting passes. */
-  untilNextDeadline(): number {
+  private untilNextDeadline(): number {
     return Math.max(0, Math.min(...this.waiting().map((w) => this.msLeft(w.proposal))));
   }
 
-  /** Votes a resume was given that no proposal took (the run ended before it waited for them). */
-  unused(): readonly HumanVote[] {
-    return this.given;
+  /**
+   * Without --park: the run waits in process until the next deadline (when `pump` runs again and
+   * closes what passed it), saying once for whom it waits. A signal or a limit clears the wait.
+   */
+  waitInProcess(pump: () => void): void {
+    const waits = this.waiting().map((w) => ({ proposal: w.proposal.id, seats: w.seats }));
+    const told = JSON.stringify(waits);
+    if (told !== this.told) this.progress.tell({ type: 'people', waits });
+    this.told = told;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(pump, Math.min(this.untilNextDeadline() + 5, 2 ** 31 - 1));
   }
 
-  ballots(): { proposal: string; voters: string[]; ballot: Ballot }[] {
-    return this.waiting().map((w) => ({ proposal: w.proposal.id, voters: w.seats, ballot: ballotOf(w.proposal, this.head, this.openedAt(w.proposal.id)) }));
+  /** --park: the run stops as `waiting`, its reason naming whom it waits for and on what. */
+  parkedStop(): [Ending, Parked] {
+    const wanted = this.waiting()
+      .map((w) => `a vote from ${w.seats.join(', ')} on proposal "${w.proposal.id}"`)
+      .join('; ');
+    const end = ending('waiting', `parked: waiting for ${wanted}`);
+    return [end, new Parked(end.reason)];
+  }
+
+  /** The run ends: a vote a resume was given that no proposal took (the run ended before it waited for it) is said. */
+  warnUnused(): void {
+    for (const v of this.given)
+      this.progress.tell({ type: 'warning', message: `the vote of @${v.voter} on ${v.proposal} was not recorded: the run ended before it waited for it` });
+  }
+
+  /** A run parked for people: each proposal it waits on, the seats, and the ballot (the result's `waitingFor`). */
+  ballotsIfWaiting(): { waitingFor?: { proposal: string; voters: string[]; ballot: Ballot }[] } {
+    const waiting = this.waiting();
+    if (waiting.length === 0) return {};
+    return {
+      waitingFor: waiting.map((w) => ({ proposal: w.proposal.id, voters: w.seats, ballot: ballotOf(w.proposal, this.head, this.openedAt(w.proposal.id)) })),
+    };
   }
 
   private apply(vote: HumanVote): void {
     const { proposal, seat, voter, option, reason, digest, comment, permission, at } = vote;
     this.journal.append({ type: 'human_vote', proposal, seat, voter, option, reason, digest, comment, permission, at });
     const view = this.channel().vote(seat, proposal, option, reason);
-    if (view.status !== 'open') this.onClosed(view);
+    if (view.status !== 'open') this.progress.proposal(view);
   }
 
   private close(proposal: string): void {
-    this.onClosed(this.channel().expire(proposal));
+    this.progress.proposal(this.channel().expire(proposal));
   }
 
   private openedAt(id: string): number | undefined {

@@ -1,4 +1,5 @@
 import type { Channel, ProposalView } from '../channel/channel.js';
+import { peopleSeatsOpen } from '../session/ballot.js';
 
 /** Something a member owes the run (a vote, a review), keyed so that it is reminded of once. */
 interface Owed<T> {
@@ -52,7 +53,12 @@ export function voteReminders(channel: Channel, onClosed: (p: ProposalView) => v
       })),
     // A proposal that also waits for people stays open: the run waits for them (people-votes.ts).
     lapse: (owed) => {
-      const people = new Set(channel.waitingForPeople().map((w) => w.proposal.id));
+      const people = new Set(
+        channel
+          .allProposals()
+          .filter((p) => peopleSeatsOpen(p).length > 0)
+          .map((p) => p.id),
+      );
       const lapsing = [...new Set(owed.map((o) => o.what))].filter((proposal) => !people.has(proposal));
       for (const proposal of lapsing) onClosed(channel.expire(proposal));
       return lapsing.length > 0;

@@ -13,7 +13,7 @@ import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { ToolUse } from '../agents/turn.js';
 import type { ToolResult } from '../agents/tools/tool.js';
 import type { Ballot } from '../session/ballot.js';
-import type { HumanVote } from './people-votes.js';
+import type { HumanVote } from '../session/format.js';
 import type { RunTrust } from './trust.js';
 
 /** Where turns run when not in this process: --workers (docs/workers.md). */

@@ -1,16 +1,17 @@
 import { RunStopped } from '../abort-reasons.js';
 import { setMaxListeners } from 'node:events';
 import type { AgentProfile } from '../agents/profile.js';
-import { Workspace } from '../agents/tools/workspace-root.js';
+import type { Workspace } from '../agents/tools/workspace-root.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { openDocuments, writeDocuments, type FirstTexts } from './run-documents.js';
+import { openDocuments, type FirstTexts } from './run-documents.js';
+import { endRun } from './run-end.js';
+import { workspaceOf } from './run-workspace.js';
 import type { Scope } from '../workflow/evaluate.js';
 import type { Accounting } from './accounting.js';
 import { ending, endingOfError, type Ending } from './ending.js';
 import { RunProgress } from './run-progress.js';
 import type { ModelCalls } from './model-calls.js';
 import { runCalls } from './run-calls.js';
-import { recordEnd, runResult } from './outputs.js';
 import type { RunOptions, RunResult } from './run-options.js';
 import { recordOf, RunLimits } from './run-limits.js';
 import { runSetup, type ToolSetup } from './setup.js';
@@ -26,7 +27,6 @@ import type { CacheTtl } from '../workflow/types.js';
 import { PeopleVotes } from './people-votes.js';
 import { TrustPolicy } from './trust.js';
 import { Taints } from './taints.js';
-import { Parked } from '../abort-reasons.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -68,14 +68,10 @@ export class Run {
 
   /** How long the prompt cache keeps the run's writes (cacheTtlOf). */
   private readonly cacheTtl: CacheTtl;
-  /** Where text comes from, and who has read text from outside the team (trust.ts, taints.ts). */
-  private readonly trust: TrustPolicy;
+  /** Who has read text from outside the team, and where text comes from (taints.ts, trust.ts). */
   private readonly taints: Taints;
   /** Proposals that wait for people's votes (people-votes.ts). */
   private readonly people: PeopleVotes;
-  /** Waiting in process for people: the next deadline's timer, and the wait last told. */
-  private peopleTimer: NodeJS.Timeout | undefined;
-  private toldWaiting = '';
 
   constructor(private readonly options: RunOptions) {
     this.progress = new RunProgress(options);
@@ -83,16 +79,9 @@ export class Run {
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
     this.queues = new QueueModes(options.recording.journal);
-    this.trust = new TrustPolicy(options.workflow.spec, options.trust);
-    this.taints = new Taints(this.trust, options.recording.journal, options.workflow.spec.untrusted === 'allow', this.progress.tell);
-    this.people = new PeopleVotes(
-      () => this.team!.channel,
-      options.recording.journal,
-      options.people?.votes ?? [],
-      options.people?.head,
-      this.progress.proposal,
-    );
-    this.controller.signal.addEventListener('abort', () => clearTimeout(this.peopleTimer), { once: true });
+    const allowed = options.workflow.spec.untrusted === 'allow';
+    this.taints = new Taints(new TrustPolicy(options.workflow.spec, options.trust), options.recording.journal, allowed, this.progress.tell);
+    this.people = new PeopleVotes(() => this.team!.channel, options.recording.journal, options.people, this.progress, this.controller.signal);
     this.limits = new RunLimits(
       options.recording.limits,
       options.recording.limitsOnLive,
@@ -116,11 +105,7 @@ export class Run {
         if (!this.ending) this.startEligible(false);
       },
     }));
-    this.workspace = new Workspace(options.place.workspace, {
-      protect: options.identity.ownFiles ?? [],
-      secret: options.identity.credentials?.files ?? [],
-      githubWorkflows: options.workflow.spec.edit_github_workflows === true,
-    });
+    this.workspace = workspaceOf(options);
     options.recording.journal.listen({
       onLive: () => {
         options.recording.onLive?.();
@@ -148,7 +133,7 @@ export class Run {
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        const team = assembleTeam(this.options, scope, this.tools.mcp, this.cacheTtl, this.trust, {
+        const team = assembleTeam(this.options, scope, this.tools.mcp, this.cacheTtl, this.taints.policy, {
           register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m),
           profile: (a: string) => this.agents.profile(a),
           spent: (a: string) => this.accounting.of(a).costUsd,
@@ -156,20 +141,15 @@ export class Run {
           profiles: this.agents.profiles,
           running: this.running,
           hasTurnsLeft: (n) => this.turns.hasTurnsLeft(n),
-          onChannelEvent: (event) => {
-            journal.append(event);
-            this.people.noticed(event);
-            this.taints.noticed(event);
-            this.queues.arrived(event, journal.replaying);
-          },
+          onChannelEvent: (event) => (
+            journal.append(event), this.people.noticed(event), this.taints.noticed(event), this.queues.arrived(event, journal.replaying)
+          ),
           onProposalClosed: this.progress.proposal,
           warn: (message) => this.progress.tell({ type: 'warning', message }),
         });
         this.team = team;
         this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, team.channel);
-        const kickoff = this.trust.fill(workflow.templates.get('kickoff')!, scope);
-        this.taints.kickoffSources = kickoff.sources;
-        team.channel.postKickoff(kickoff.text);
+        team.channel.postKickoff(this.taints.kickoff(workflow.templates.get('kickoff')!, scope));
         this.pump();
       }
     } catch (e) {
@@ -195,7 +175,7 @@ export class Run {
   private addAgent(profile: AgentProfile, messages?: MessageParam[]): void {
     this.agents.add(profile, messages);
     this.turns.add(profile.name);
-    if (profile.untrusted) this.taints.taint(profile.name, `its prompts hold ${profile.untrusted.join(', ')}`);
+    this.taints.joined(profile);
   }
 
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143 (what becomes of its batches: parking.ts). */
@@ -235,23 +215,10 @@ export class Run {
     }
     if (reminders.some((r) => r.settle((agent) => this.turns.canTakeTurn(agent)))) return this.pump();
     if (this.people.settle()) return this.pump();
-    if (this.people.waiting().length > 0) return this.waitForPeople();
+    // Only people's votes can move the run on: it parks (--park, and a replay, which has no one to wait for), or waits in process.
+    if (this.people.waiting().length > 0)
+      return this.options.park || this.options.replay ? this.stop(...this.people.parkedStop()) : this.people.waitInProcess(() => this.pump());
     this.stop(ending('idle', 'ended idle: no agent has anything left to do'));
-  }
-
-  /** Only people's votes can move the run on: --park stops it as `waiting`; else it waits in process until the next deadline. */
-  private waitForPeople(): void {
-    const waits = this.people.waiting().map((w) => ({ proposal: w.proposal.id, seats: w.seats }));
-    if (this.options.park) {
-      const wanted = waits.map((w) => `a vote from ${w.seats.join(', ')} on proposal "${w.proposal}"`).join('; ');
-      const end = ending('waiting', `parked: waiting for ${wanted}`);
-      return this.stop(end, new Parked(end.reason));
-    }
-    const told = JSON.stringify(waits);
-    if (told !== this.toldWaiting) this.progress.tell({ type: 'people', waits });
-    this.toldWaiting = told;
-    clearTimeout(this.peopleTimer);
-    this.peopleTimer = setTimeout(() => this.pump(), Math.min(this.people.untilNextDeadline() + 5, 2 ** 31 - 1));
   }
 
   private startTurn(name: string): void {
@@ -318,29 +285,7 @@ export class Run {
   }
 
   private finish(scope: Scope | undefined): RunResult {
-    const { workflow, recording, replay } = this.options;
-    const { journal } = recording;
-    const channel = this.team?.channel;
-    const result = runResult(this.ending!, workflow, scope, {
-      agents: Object.fromEntries(
-        [...this.agents.profiles.keys()].map((n) => [
-          n,
-          { last_message: channel?.lastMessageFrom(n)?.text ?? '', turns: this.turns.of(n), spend: this.accounting.of(n) },
-        ]),
-      ),
-      proposals: channel?.allProposals() ?? [],
-      documents: channel?.documents.final() ?? {},
-      writeDocuments: (documents) =>
-        replay || journal.replaying || journal.diverged ? [] : writeDocuments(workflow, documents, this.workspace, this.firstTexts, recording.mask),
-      ...this.accounting.totals,
-      ...(this.calls.batches ? { batches: { ...this.accounting.batched, ...this.calls.batches.reserved() } } : {}),
-      limits: this.limits.current,
-      ...(this.ending?.status === 'waiting' && channel && this.people.waiting().length > 0 ? { waitingFor: this.people.ballots() } : {}),
-    });
-    if (!journal.replaying && !journal.diverged) this.team?.spawner.stopAll(result.reason);
-    for (const v of this.people.unused())
-      this.progress.tell({ type: 'warning', message: `the vote of @${v.voter} on ${v.proposal} was not recorded: the run ended before it waited for it` });
-    recordEnd(journal, result);
-    return result;
+    const { team, agents, turns, accounting, calls, limits, people, workspace, firstTexts } = this;
+    return endRun(this.options, this.ending!, scope, { team, agents, turns, accounting, calls, limits, people, workspace, firstTexts });
   }
 }

@@ -4,6 +4,9 @@ import { isPerson } from '../session/person.js';
 import type { Journal } from './journal.js';
 import type { ProgressListener } from './progress-events.js';
 import type { TrustPolicy } from './trust.js';
+import type { AgentProfile } from '../agents/profile.js';
+import type { Scope } from '../workflow/evaluate.js';
+import type { LocatedTemplate } from '../workflow/load.js';
 
 /** Tools whose result says only what they did, not what they read. */
 const WRITES_ONLY = new Set(['write_file', 'annotate']);
@@ -26,13 +29,14 @@ interface Use {
  */
 export class Taints {
   private readonly why = new Map<string, string>();
-  /** The kickoff's untrusted sources, set just before it is posted. */
-  kickoffSources: string[] = [];
+  /** The kickoff's untrusted sources, known once it is filled. */
+  private kickoffSources: string[] = [];
   /** Consents used: proposals whose action went through. */
   private readonly used = new Set<string>();
 
   constructor(
-    private readonly policy: TrustPolicy,
+    /** Where text comes from (trust.ts). */
+    readonly policy: TrustPolicy,
     private readonly journal: Journal,
     private readonly allow: boolean,
     private readonly progress: ProgressListener,
@@ -47,6 +51,18 @@ export class Taints {
     this.why.set(agent, why);
     this.journal.append({ type: 'agent_tainted', agent, why });
     this.progress({ type: 'warning', message: `@${agent} read untrusted text (${why}): its writes outside the run need consent` });
+  }
+
+  /** The kickoff, filled with its untrusted values fenced: its recipients are tainted when it holds any. */
+  kickoff(template: LocatedTemplate, scope: Scope): string {
+    const { text, sources } = this.policy.fill(template, scope);
+    this.kickoffSources = sources;
+    return text;
+  }
+
+  /** An agent joins: tainted from its start when its prompts hold untrusted values. */
+  joined(profile: Pick<AgentProfile, 'name' | 'untrusted'>): void {
+    if (profile.untrusted) this.taint(profile.name, `its prompts hold ${profile.untrusted.join(', ')}`);
   }
 
   /** A channel event: what it brings into an inbox may be untrusted. */

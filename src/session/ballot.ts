@@ -85,8 +85,8 @@ export interface VoteCommand {
   reason: string;
 }
 
-const COMMAND =
-  /^\/conclave[ \t]+vote[ \t]+([A-Za-z0-9][A-Za-z0-9_-]{0,127})[ \t]+([^\s"\\]+|"(?:[^"\\\r\n]|\\.)*")[ \t]+([0-9a-f]{12})(?:[ \t\r\n]+([\s\S]*))?$/;
+// As the ballot writes it: one space between the words; what follows the digest, after white space, is the reason.
+const COMMAND = /^\/conclave vote ([A-Za-z0-9][A-Za-z0-9_-]{0,127}) ([^\s"\\]+|"(?:[^"\\\r\n]|\\.)*") ([0-9a-f]{12})(?:[ \t\r\n]+([\s\S]*))?$/;
 
 /**
  * A comment's text as a vote, when all of it (leading and trailing white space aside) is one

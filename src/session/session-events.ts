@@ -123,8 +123,7 @@ export const EVENTS = {
       permission: string(),
       at: string(),
     },
-    "a person's vote, checked with GitHub when it was cast (docs/github-action.md: votes from people): `voter` the login, `seat` the proposal's " +
-      'voter it fills (`@login` or `@org/team`), `digest` the ballot it was cast on, `permission` what GitHub said of the voter; a `vote` follows',
+    "a person's vote, checked with GitHub when cast (docs/github-action.md: votes from people): `seat` the voter it fills; a `vote` follows",
   ),
   proposal_closed: event(
     { proposal: string(), status: oneOf('decided', 'no_decision', 'cancelled'), winner: nullable(string()), reason: nullable(string()) },

@@ -19,30 +19,9 @@ export interface TranscriptMessage {
   text: string;
 }
 
-/** A proposal, its votes and its outcome: what agents, the engine and `show` see of one. */
-export interface ProposalSummary {
-  id: string;
-  proposer: string;
-  question: string;
-  options: string[];
-  rule: string;
-  status: string;
-  winner: string | null;
-  reason: string | null;
-  voters: string[];
-  tally: Record<string, number>;
-  votes: Record<string, { option: string; reason: string }>;
-  /** Votes the channel refused (cast after the proposal was decided, or not valid), with why. */
-  refused: { voter: string; option: string; why: string }[];
-  /** With people among its voters: how long it waits for them (docs/workflow.md: votes from people). */
-  deadline_ms?: number;
-  /** When it opened (epoch milliseconds), where the session says. */
-  opened_at_ms?: number;
-  /** The exact tool call it asks consent for (docs/security.md: untrusted content). */
-  action?: { tool: string; input: Record<string, unknown> };
-  /** The people's votes, by seat: who cast each, and the comment it came from. */
-  cast_by?: Record<string, { voter: string; url: string | null }>;
-}
+import { ProposalHistories, type ProposalSummary } from './proposal-history.js';
+
+export type { ProposalSummary } from './proposal-history.js';
 
 export interface AgentUsage {
   turns: number;
@@ -138,12 +117,11 @@ export function summarize(record: SessionRecord): SessionSummary {
   const compactions: CompactionSummary[] = [];
   const findings: Finding[] = [];
   const annotations = new Map<string, Record<string, unknown>>();
-  const proposals = new Map<string, ProposalSummary>();
+  const proposals = new ProposalHistories();
   const documents = new DocumentHistories();
   const agents: Record<string, AgentUsage> = {};
   const spawned: Record<string, SpawnedAgent> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NO_AGENT_USAGE });
-  const votes = new Map<string, { voter: string; input: Record<string, unknown> }>();
   let end: SessionSummary['end'];
   const pools = new Map<string, PoolDraw>();
   /** The pools the calls that follow draw from: from a `spend_pools` note to the next `resumed`. */
@@ -169,8 +147,8 @@ export function summarize(record: SessionRecord): SessionSummary {
     messages,
     findings,
     compactions,
-    proposals: [...proposals.values()],
-    ballots: ballotsOf([...proposals.values()], record.header.github?.head),
+    proposals: proposals.all(),
+    ballots: ballotsOf(proposals.all(), record.header.github?.head),
     tainted,
     documents: documents.all(),
     agents,
@@ -186,40 +164,15 @@ export function summarize(record: SessionRecord): SessionSummary {
       case 'message':
         messages.push(e.message);
         return;
-      case 'proposal_opened': {
-        const p = e.proposal;
-        proposals.set(p.id, {
-          ...p,
-          status: 'open',
-          winner: null,
-          reason: null,
-          tally: Object.fromEntries(p.options.map((o) => [o, 0])),
-          votes: {},
-          refused: [],
-          ...(e.at_ms !== undefined ? { opened_at_ms: e.at_ms } : {}),
-        });
+      case 'proposal_opened':
+      case 'human_vote':
+      case 'vote':
+      case 'proposal_closed':
+        proposals.apply(e);
         return;
-      }
       case 'agent_tainted':
         tainted[e.agent] ??= e.why;
         return;
-      case 'human_vote': {
-        const p = proposals.get(e.proposal);
-        if (p) p.cast_by = { ...p.cast_by, [e.seat]: { voter: e.voter, url: e.comment?.url ?? null } };
-        return;
-      }
-      case 'vote': {
-        const p = proposals.get(e.proposal);
-        if (!p) return;
-        p.votes[e.voter] = { option: e.option, reason: e.reason };
-        p.tally = Object.fromEntries(p.options.map((o) => [o, Object.values(p.votes).filter((v) => v.option === o).length]));
-        return;
-      }
-      case 'proposal_closed': {
-        const p = proposals.get(e.proposal);
-        if (p) Object.assign(p, { status: e.status, winner: e.winner, reason: e.reason });
-        return;
-      }
       case 'document_opened':
       case 'document_changed':
       case 'document_appended':
@@ -240,15 +193,13 @@ export function summarize(record: SessionRecord): SessionSummary {
       case 'tool_call':
         usage(e.agent).tools++;
         if (!isObject(e.input)) return;
-        if (e.tool === 'vote') votes.set(e.tool_use_id, { voter: e.agent, input: e.input });
+        if (e.tool === 'vote') proposals.voteCalled(e.agent, e.tool_use_id, e.input);
         if (e.tool === 'annotate') annotations.set(`${e.agent}/${e.tool_use_id}`, e.input);
         return;
       case 'tool_result': {
         const finding = annotations.get(`${e.agent}/${e.tool_use_id}`);
         if (finding && e.tool === 'annotate' && !e.is_error) findings.push(findingOf(e.agent, finding));
-        const vote = votes.get(e.tool_use_id);
-        const p = vote && proposals.get(String(vote.input.proposal));
-        if (vote && p && e.is_error) p.refused.push({ voter: vote.voter, option: String(vote.input.option), why: e.content });
+        if (e.is_error) proposals.voteRefused(e.tool_use_id, e.content);
         return;
       }
       case 'spend_pools':

@@ -1,0 +1,57 @@
+import type { Workspace } from '../agents/tools/workspace-root.js';
+import type { Scope } from '../workflow/evaluate.js';
+import type { Accounting } from './accounting.js';
+import type { AgentTable } from './agent-table.js';
+import type { Ending } from './ending.js';
+import type { ModelCalls } from './model-calls.js';
+import { recordEnd, runResult } from './outputs.js';
+import type { PeopleVotes } from './people-votes.js';
+import { writeDocuments, type FirstTexts } from './run-documents.js';
+import type { RunLimits } from './run-limits.js';
+import type { RunOptions, RunResult } from './run-options.js';
+import type { Team } from './team.js';
+import type { TurnCounts } from './turn-counts.js';
+
+/** What the run's end is made from: the scheduler's parts as they are when every turn has ended. */
+export interface RunParts {
+  team: Team | undefined;
+  agents: AgentTable;
+  turns: TurnCounts;
+  accounting: Accounting;
+  calls: ModelCalls;
+  limits: RunLimits;
+  people: PeopleVotes;
+  workspace: Workspace;
+  firstTexts: FirstTexts;
+}
+
+/**
+ * The end of a run (docs/design.md: ending): its result with the outputs evaluated, the documents
+ * written to their files (not when the run stopped inside its recording, or in a replay), the
+ * spawned agents stopped, and `run_ended` recorded.
+ */
+export function endRun(options: RunOptions, end: Ending, scope: Scope | undefined, parts: RunParts): RunResult {
+  const { workflow, recording, replay } = options;
+  const { journal } = recording;
+  const { team, agents, turns, accounting, calls, people } = parts;
+  const channel = team?.channel;
+  const result = runResult(end, workflow, scope, {
+    agents: agents.facts(
+      (n) => channel?.lastMessageFrom(n)?.text ?? '',
+      (n) => turns.of(n),
+      (n) => accounting.of(n),
+    ),
+    proposals: channel?.allProposals() ?? [],
+    documents: channel?.documents.final() ?? {},
+    writeDocuments: (documents) =>
+      replay || journal.replaying || journal.diverged ? [] : writeDocuments(workflow, documents, parts.workspace, parts.firstTexts, recording.mask),
+    ...accounting.totals,
+    ...(calls.batches ? { batches: { ...accounting.batched, ...calls.batches.reserved() } } : {}),
+    limits: parts.limits.current,
+    ...(end.status === 'waiting' ? people.ballotsIfWaiting() : {}),
+  });
+  if (!journal.replaying && !journal.diverged) team?.spawner.stopAll(result.reason);
+  people.warnUnused();
+  recordEnd(journal, result);
+  return result;
+}
