@@ -50,6 +50,7 @@ export async function eventTrust(env: NodeJS.ProcessEnv): Promise<{ event?: Even
 }
 
 async function trustOf(name: string, payload: Record<string, unknown>, author: string, env: NodeJS.ProcessEnv): Promise<EventTrust> {
+  const an = /^[aeiou]/.test(name) ? 'an' : 'a';
   if (name === 'pull_request_target') return { untrusted: true, why: "a pull_request_target event: the pull request's text and code are its author's" };
   const pull = field(payload, 'pull_request');
   if (PULL_EVENTS.has(name) && pull) {
@@ -58,20 +59,21 @@ async function trustOf(name: string, payload: Record<string, unknown>, author: s
     if (field(field(pull, 'head'), 'repo')?.fork === true || (head && base && head !== base))
       return { untrusted: true, why: `a pull request from the fork ${head || '(unknown)'}` };
   }
-  if (!AUTHORED_EVENTS.has(name)) return { untrusted: false, why: `a ${name} event of the repository's own` };
-  if (!author) return { untrusted: true, why: `a ${name} event whose author is not known` };
+  if (!AUTHORED_EVENTS.has(name)) return { untrusted: false, why: `${an} ${name} event of the repository's own` };
+  if (!author) return { untrusted: true, why: `${an} ${name} event whose author is not known` };
   const api = GitHubApi.fromEnv(env);
   const repository = env.GITHUB_REPOSITORY;
-  if (typeof api === 'string' || !repository) return { untrusted: true, why: `a ${name} by @${author}, whose permission could not be asked (no GITHUB_TOKEN)` };
+  if (typeof api === 'string' || !repository)
+    return { untrusted: true, why: `${an} ${name} by @${author}, whose permission could not be asked (no GITHUB_TOKEN)` };
   try {
     const permission = (await api.get(`/repos/${repository}/collaborators/${encodeURIComponent(author)}/permission`))?.permission;
     const level = typeof permission === 'string' ? permission : 'none';
     return MAY_WRITE.has(level)
-      ? { untrusted: false, why: `a ${name} by @${author}, who has ${level} permission` }
-      : { untrusted: true, why: `a ${name} by @${author}, who has ${level} permission` };
+      ? { untrusted: false, why: `${an} ${name} by @${author}, who has ${level} permission` }
+      : { untrusted: true, why: `${an} ${name} by @${author}, who has ${level} permission` };
   } catch (e) {
     if (!(e instanceof GitHubUnavailable)) throw e;
-    return { untrusted: true, why: `a ${name} by @${author}, whose permission GitHub did not say (${e.message})` };
+    return { untrusted: true, why: `${an} ${name} by @${author}, whose permission GitHub did not say (${e.message})` };
   }
 }
 
