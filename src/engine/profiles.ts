@@ -63,6 +63,8 @@ export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): 
     return { name: m.name, role: m.role, isLead: m.name === graph.lead, reportsTo: m.reportsTo, description: filled.text };
   });
   const roster = team.length > FULL_ROSTER_UP_TO ? [rosterTool(team)] : [];
+  // Every agent reads the team's descriptions (its preamble's roster, or team_roster): an untrusted one reaches them all.
+  const rosterSources = [...new Set([...described.values()].flat())];
   return team.map((entry) => {
     const declared = declaredOf(entry.name);
     return profileOf(
@@ -72,7 +74,7 @@ export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): 
       workflow.system[declared],
       team,
       roster,
-      described.get(entry.name),
+      rosterSources,
     );
   });
 }

@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-Cm9NRF9I.js";
