@@ -67,15 +67,7 @@ export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): 
   const rosterSources = [...new Set([...described.values()].flat())];
   return team.map((entry) => {
     const declared = declaredOf(entry.name);
-    return profileOf(
-      { ...sources, scope: scopeOf(entry.name) },
-      entry,
-      spec.agents[declared]!,
-      workflow.system[declared],
-      team,
-      roster,
-      rosterSources,
-    );
+    return profileOf({ ...sources, scope: scopeOf(entry.name) }, entry, spec.agents[declared]!, workflow.system[declared], team, roster, rosterSources);
   });
 }
 
