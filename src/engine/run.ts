@@ -149,6 +149,7 @@ export class Run {
         });
         this.team = team;
         this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, team.channel);
+        this.taints.documentsOpened(workflow, this.agents.profiles.keys());
         team.channel.postKickoff(this.taints.kickoff(workflow.templates.get('kickoff')!, scope));
         this.pump();
       }

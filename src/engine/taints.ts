@@ -6,7 +6,7 @@ import type { ProgressListener } from './progress-events.js';
 import type { TrustPolicy } from './trust.js';
 import type { AgentProfile } from '../agents/profile.js';
 import type { Scope } from '../workflow/evaluate.js';
-import type { LocatedTemplate } from '../workflow/load.js';
+import type { LocatedTemplate, Workflow } from '../workflow/load.js';
 
 /** Tools whose result says only what they did, not what they read. */
 const WRITES_ONLY = new Set(['write_file', 'annotate']);
@@ -29,6 +29,8 @@ interface Use {
  */
 export class Taints {
   private readonly why = new Map<string, string>();
+  /** Why a document makes its readers tainted, when one does. */
+  private untrustedDocument: string | undefined;
   /** The kickoff's untrusted sources, known once it is filled. */
   private kickoffSources: string[] = [];
   /** Consents used: proposals whose action went through. */
@@ -60,9 +62,24 @@ export class Taints {
     return text;
   }
 
-  /** An agent joins: tainted from its start when its prompts hold untrusted values. */
+  /** An agent joins: tainted from its start when its prompts hold untrusted values, or a document it can read does. */
   joined(profile: Pick<AgentProfile, 'name' | 'untrusted'>): void {
     if (profile.untrusted) this.taint(profile.name, `its prompts hold ${profile.untrusted.join(', ')}`);
+    else if (this.untrustedDocument) this.taint(profile.name, this.untrustedDocument);
+  }
+
+  /**
+   * The documents are open: one whose first text holds an untrusted value (or is a file of a
+   * stranger's workspace) can be read by every agent, so every agent is tainted. Its text is not
+   * fenced: it is the document, which `write_to` writes back as it is.
+   */
+  documentsOpened(workflow: Workflow, agents: Iterable<string>): void {
+    for (const [name, declared] of Object.entries(workflow.spec.documents ?? {})) {
+      const template = workflow.templates.get(`documents.${name}.text`);
+      const sources = template ? this.policy.sourcesOf(template) : declared.file && this.policy.strangersWorkspace ? ['a file of the workspace'] : [];
+      if (sources.length && !this.untrustedDocument) this.untrustedDocument = `document "${name}" holds ${sources.join(', ')}`;
+    }
+    if (this.untrustedDocument) for (const agent of agents) this.taint(agent, this.untrustedDocument);
   }
 
   /** A channel event: what it brings into an inbox may be untrusted. */

@@ -52,6 +52,12 @@ export class TrustPolicy {
     return undefined;
   }
 
+  /** The untrusted sources a template reads, without filling it. */
+  sourcesOf(template: LocatedTemplate): string[] {
+    const sources = template.parts.flatMap((part) => (part.kind === 'expr' ? [this.sourceOf(part.expr)] : []));
+    return [...new Set(sources.filter((s): s is string => s !== undefined))];
+  }
+
   /** A prompt's template filled, each untrusted value fenced; the untrusted sources it holds. */
   fill(template: LocatedTemplate, scope: Scope): { text: string; sources: string[] } {
     const sources: string[] = [];
