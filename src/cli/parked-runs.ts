@@ -46,7 +46,7 @@ export async function sessionCopies(token: string): Promise<SessionCopy[]> {
   for await (const response of octokit.paginate.iterator(octokit.rest.actions.listArtifactsForRepo, { owner, repo, per_page: 100 })) {
     for (const artifact of response.data) {
       const match = NAME.exec(artifact.name);
-      if (!match) continue;
+      if (!match || fromFork(artifact.workflow_run)) continue;
       copies.push({
         name: artifact.name,
         runId: match[1]!,
@@ -62,6 +62,15 @@ export async function sessionCopies(token: string): Promise<SessionCopy[]> {
     if (++page >= 50) break;
   }
   return copies;
+}
+
+/**
+ * An artifact a fork's pull request uploaded: its workflow run ran the fork's code, which can write
+ * any session under any name. A session copy comes only from the repository's own runs (where
+ * the API says whose code a run ran), or a forged copy would be the "newest" one resumed.
+ */
+function fromFork(run: { repository_id?: number; head_repository_id?: number } | null | undefined): boolean {
+  return run?.repository_id !== undefined && run.head_repository_id !== undefined && run.head_repository_id !== run.repository_id;
 }
 
 /** Each run's newest copy. */

@@ -89,6 +89,17 @@ describe('votes from people, through the Action (examples/github)', () => {
     expect(started.outputs.status).toBe('waiting');
     expect(started.outputs['artifact-name']).toMatch(new RegExp(`-g1-voting-${COMMIT}-pr${PULL}$`));
     upload(uploadOf(REVIEW_JOB), { steps: { conclave: { outputs: started.outputs } } }, prWorkspace, 1001);
+    const real = gitHub.artifacts.at(-1)!;
+    // A fork's pull request runs the fork's code, which may upload a "newer copy" of the same run with a forged vote in it: it is never resumed.
+    const forged = `${real.files[Object.keys(real.files)[0]!]}{"type":"human_vote","seq":999}\n`;
+    gitHub.artifacts.push({
+      ...real,
+      id: 99,
+      name: real.name.replace('-g1-', '-g5-'),
+      workflowRun: 1999,
+      headRepositoryId: 2,
+      files: { 'forged.jsonl': forged },
+    });
     const ballot = gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!;
     const command = /\/conclave vote verdict approve [0-9a-f]{12}/.exec(ballot.body)?.[0];
     expect(command, ballot.body).toBeDefined();
@@ -103,6 +114,7 @@ describe('votes from people, through the Action (examples/github)', () => {
       expect(found.code, found.stdout.slice(-3000)).toBe(0);
       const runs = JSON.parse(found.outputs.parked!) as { artifact: string }[];
       expect(runs).toHaveLength(1);
+      expect(runs[0]!.artifact).toBe(real.name);
       const context = { matrix: { parked: runs[0] }, github: { token: TOKEN }, secrets };
       const workspace = checkoutAndDownload(repository, VOTE_JOB, context);
       const step = await conclaveStep(conclaveOf(VOTE_JOB), context, workspace, runId + 1, event);

@@ -31,6 +31,8 @@ export interface FakeArtifact {
   createdAt: string;
   expired: boolean;
   files: Record<string, string>;
+  /** The repository whose code the uploading run ran: the repository's own (1) unless a fork's pull request uploaded it. */
+  headRepositoryId?: number;
 }
 
 export interface FakeGitHub {
@@ -101,7 +103,7 @@ export async function startFakeGitHub(repository: string, issue: number, existin
               expired: a.expired,
               created_at: a.createdAt,
               size_in_bytes: Object.values(a.files).reduce((n, f) => n + f.length, 0),
-              workflow_run: { id: a.workflowRun, head_sha: a.headSha },
+              workflow_run: { id: a.workflowRun, head_sha: a.headSha, repository_id: 1, head_repository_id: a.headRepositoryId ?? 1 },
             })),
           }),
         );
