@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { GitHubApi, GitHubUnavailable } from './github-api.js';
+import { GitHubApi, GitHubUnavailable, permissionOf } from './github-api.js';
 
 /** The event that started the job, as it was then (the `github.*` of expressions): frozen in the session header. */
 export interface EventSnapshot {
@@ -26,7 +26,6 @@ export const AUTHORED_EVENTS: ReadonlySet<string> = new Set([
   'discussion_comment',
 ]);
 const PULL_EVENTS = new Set(['pull_request', 'pull_request_review', 'pull_request_review_comment']);
-const MAY_WRITE = new Set(['admin', 'maintain', 'write']);
 
 /**
  * In GitHub Actions: what the event says (title, body, the comment, its author), and whether its
@@ -66,9 +65,8 @@ async function trustOf(name: string, payload: Record<string, unknown>, author: s
   if (typeof api === 'string' || !repository)
     return { untrusted: true, why: `${an} ${name} by @${author}, whose permission could not be asked (no GITHUB_TOKEN)` };
   try {
-    const permission = (await api.get(`/repos/${repository}/collaborators/${encodeURIComponent(author)}/permission`))?.permission;
-    const level = typeof permission === 'string' ? permission : 'none';
-    return MAY_WRITE.has(level)
+    const { level, mayWrite } = await permissionOf(api, repository, author);
+    return mayWrite
       ? { untrusted: false, why: `${an} ${name} by @${author}, who has ${level} permission` }
       : { untrusted: true, why: `${an} ${name} by @${author}, who has ${level} permission` };
   } catch (e) {

@@ -50,6 +50,20 @@ export class GitHubApi {
   }
 }
 
+/** Permissions that may write to a repository (GitHub's `permission` says `write` for maintain too). */
+const MAY_WRITE: ReadonlySet<string> = new Set(['admin', 'maintain', 'write']);
+
+/**
+ * What GitHub says a person may do in the repository (`GET …/collaborators/{login}/permission`,
+ * asked with the job's token, never the comment's `author_association`): the level, `none` for
+ * no collaborator, and whether it is write or above. GitHubUnavailable when GitHub cannot say.
+ */
+export async function permissionOf(api: GitHubApi, repository: string, login: string): Promise<{ level: string; mayWrite: boolean }> {
+  const permission = (await api.get(`/repos/${repository}/collaborators/${encodeURIComponent(login)}/permission`))?.permission;
+  const level = typeof permission === 'string' ? permission : 'none';
+  return { level, mayWrite: MAY_WRITE.has(level) };
+}
+
 function causeOf(e: unknown): string {
   const cause = (e as { cause?: { code?: unknown } }).cause;
   return typeof cause?.code === 'string' ? ` (${cause.code})` : '';

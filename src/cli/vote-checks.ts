@@ -3,12 +3,9 @@ import { ballotDigest } from '../session/ballot.js';
 import { teamOf } from '../session/person.js';
 import type { SessionRecord } from '../session/reader.js';
 import { summarize, type ProposalSummary } from '../session/summary.js';
-import { GitHubApi, GitHubUnavailable } from './github-api.js';
+import { GitHubApi, GitHubUnavailable, permissionOf } from './github-api.js';
 import { UsageError } from './usage-error.js';
 import type { CommentSeen, VoteAsked } from './vote-source.js';
-
-/** Permissions on the repository that may vote (GitHub's `permission` says `write` for maintain too). */
-const MAY_VOTE = new Set(['admin', 'maintain', 'write']);
 
 /**
  * A person's vote, checked before anything is recorded (docs/security.md: votes from people): the
@@ -42,8 +39,8 @@ export async function checkedVote(record: SessionRecord, asked: VoteAsked, env: 
     if (asked.comment) await commentUnedited(api as GitHubApi, repository!, asked.comment, login);
     const seat = direct ?? (await teamSeat(api as GitHubApi, teams, login));
     if (!seat) refuse(`${who} is not an active member of ${teams.join(' or ')}, and the proposal names ${who} in no other way`);
-    const permission = await permissionOf(api as GitHubApi, repository!, login);
-    if (!MAY_VOTE.has(permission)) refuse(`${who} has ${permission} permission on ${repository}; a vote needs write (or maintain, or admin)`);
+    const { level: permission, mayWrite } = await permissionOf(api as GitHubApi, repository!, login);
+    if (!mayWrite) refuse(`${who} has ${permission} permission on ${repository}; a vote needs write (or maintain, or admin)`);
     return {
       proposal: p.id,
       seat: seat!,
@@ -118,12 +115,6 @@ async function commentUnedited(api: GitHubApi, repository: string, c: CommentSee
   if (typeof author !== 'string' || author.toLowerCase() !== login.toLowerCase()) refuse("GitHub's copy of the comment has another author");
   if (now!.body !== c.body) refuse('the comment was edited after it was made (its text on GitHub differs from the event)');
   if (c.kind === 'issue_comment' && now!.updated_at !== now!.created_at) refuse(`the comment was edited after it was made (${String(now!.updated_at)})`);
-}
-
-async function permissionOf(api: GitHubApi, repository: string, login: string): Promise<string> {
-  const answer = await api.get(`/repos/${repository}/collaborators/${login}/permission`);
-  const permission = answer?.permission;
-  return typeof permission === 'string' ? permission : 'none';
 }
 
 /** The first of the team seats whose team has the person as an active member. */

@@ -39,11 +39,12 @@ export const text = (): Schema<string> => leaf('string', 'a non-empty string', (
  * An agent's name as a workflow or a spawn can make one (letters, digits, `_` and `-`, at most 128):
  * a name read from a session file reaches Markdown, Mermaid and terminals, so nothing else passes.
  */
+const AGENT_NAME = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/;
 export const agentName = (): Schema<string> =>
-  leaf('agent name', 'an agent name (letters, digits, _ and -)', (v) => typeof v === 'string' && /^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/.test(v));
+  leaf('agent name', 'an agent name (letters, digits, _ and -)', (v) => typeof v === 'string' && AGENT_NAME.test(v));
 /** A proposal's voter: an agent, or a person or team (person.ts). */
 export const voterName = (): Schema<string> =>
-  leaf('voter', 'an agent name, @login or @org/team', (v) => typeof v === 'string' && (agentName().problem(v, '') === undefined || PERSON.test(v)));
+  leaf('voter', 'an agent name, @login or @org/team', (v) => typeof v === 'string' && (AGENT_NAME.test(v) || PERSON.test(v)));
 export const integer = (): Schema<number> => leaf('integer', 'a whole number', (v) => Number.isSafeInteger(v));
 export const number = (): Schema<number> => leaf('number', 'a number', (v) => typeof v === 'number' && Number.isFinite(v));
 export const boolean = (): Schema<boolean> => leaf('boolean', 'true or false', (v) => typeof v === 'boolean');
