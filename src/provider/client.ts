@@ -146,6 +146,27 @@ export class Provider {
     };
   }
 
+  /**
+   * The input tokens of `request` as the provider's free token-counting endpoint counts them
+   * (`conclave estimate`), or undefined where the provider's SDK has none (Bedrock's).
+   */
+  async countTokens(request: ModelRequest, provider: ProviderName = 'anthropic'): Promise<number | undefined> {
+    const messages = this.clients.get(provider)?.messages;
+    // Bedrock's SDK has no token counting (its own CountTokens API is not the Messages API's).
+    if (provider === 'bedrock' || !messages?.countTokens) return undefined;
+    const { max_tokens: _max, stream: _stream, ...counted } = request as ModelRequest & { stream?: boolean };
+    let answer: unknown;
+    try {
+      answer = await messages.countTokens({ ...counted, model: cloudModelId(provider, request.model) } as Parameters<typeof messages.countTokens>[0]);
+    } catch (e) {
+      throw classify(e);
+    }
+    const tokens = (answer as { input_tokens?: unknown } | null)?.input_tokens;
+    if (typeof tokens !== 'number' || !Number.isSafeInteger(tokens) || tokens < 0)
+      throw new ProviderError(`the API answered a token count conclave cannot use: input_tokens is ${JSON.stringify(tokens) ?? 'missing'}`, 'outage');
+    return tokens;
+  }
+
   /** One HTTP request, its call told that bytes leave. */
   private async sent(url: string | URL | Request, init?: RequestInit): Promise<Response> {
     (init as { [CALL]?: PacedCall } | undefined)?.[CALL]?.listeners.onSent?.();

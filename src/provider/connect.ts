@@ -16,7 +16,7 @@ export interface ClientOptions {
 
 /** What conclave needs of an SDK client, Anthropic's or a cloud's. */
 export interface MessagesClient {
-  messages: Pick<Anthropic['messages'], 'stream'> & Partial<Pick<Anthropic['messages'], 'batches'>>;
+  messages: Pick<Anthropic['messages'], 'stream'> & Partial<Pick<Anthropic['messages'], 'batches' | 'countTokens'>>;
 }
 
 /** A provider whose credentials were found, and how to make its client. */

@@ -84,6 +84,8 @@ export interface FakeAnthropic {
   authFailures: string[];
   /** The message batches created (with `batches`), in order. */
   batches: FakeBatch[];
+  /** Requests to the free token-counting endpoint (`/v1/messages/count_tokens`), with the count each was given. */
+  counts: { agent: string; body: Record<string, unknown>; tokens: number }[];
   close(): Promise<void>;
 }
 
@@ -125,6 +127,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   const buckets = bucketsOf(options.rateLimits ?? {});
   let refusals = 0;
   const authFailures: string[] = [];
+  const counts: FakeAnthropic['counts'] = [];
   /** Access tokens the fake issued: Google's metadata server's, and Anthropic's token endpoint's. */
   const issued = new Set<string>();
   const promptCache = options.promptCache ? new PromptCache(options.promptCache) : undefined;
@@ -192,6 +195,11 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
         return sendCloudError(res, 'anthropic', 401, 'authentication_error', unauthenticated);
       }
       if (batches.handle(req, raw, res, url)) return;
+    }
+    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === '/v1/messages/count_tokens') {
+      const unauthenticated = authProblem('anthropic', req, raw, issued, FAKE_API_KEY_PREFIX);
+      if (unauthenticated) return sendCloudError(res, 'anthropic', 401, 'authentication_error', unauthenticated);
+      return countTokens(raw, res, counts);
     }
     const route = routeOf(req.method, req.url ?? '');
     if (!route) return sendCloudError(res, 'anthropic', 404, 'not_found_error', `no route ${req.method} ${req.url}`);
@@ -274,6 +282,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   return {
     url,
     batches: batches.batches,
+    counts,
     requests,
     of: (agent) => requests.filter((r) => r.agent === agent),
     get refusals() {
@@ -461,6 +470,30 @@ function takeFrom(
   }
   const retryAfterMs = short ? ((Math.min(need[short.dimension], short.limit) - short.tokens) * short.windowMs) / short.limit : 0;
   return { ...(short ? { refusedFor: short.dimension } : {}), retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)), headers };
+}
+
+/**
+ * The token-counting endpoint as the API serves it: free, the same shape as a message request
+ * without `max_tokens` or `stream` (which it refuses), answering `{ input_tokens }` counted as the
+ * fake counts a message's input (the body's bytes / 4).
+ */
+function countTokens(raw: string, res: ServerResponse, counts: FakeAnthropic['counts']): void {
+  const body = JSON.parse(raw) as Record<string, unknown>;
+  const extra = ['max_tokens', 'stream', 'metadata', 'stop_sequences', 'temperature'].find((key) => key in body);
+  const problem = extra
+    ? `${extra}: Extra inputs are not permitted`
+    : typeof body.model !== 'string'
+      ? 'model: Field required'
+      : !Array.isArray(body.messages) || body.messages.length === 0
+        ? 'messages: at least one message is required'
+        : undefined;
+  if (problem) return sendCloudError(res, 'anthropic', 400, 'invalid_request_error', problem);
+  const system = body.system;
+  const systemText = typeof system === 'string' ? system : Array.isArray(system) ? system.map((b: { text?: string }) => b.text ?? '').join('\n') : '';
+  const tokens = Math.ceil(Buffer.byteLength(raw) / 4);
+  counts.push({ agent: AGENT.exec(systemText)?.[1] ?? '(unknown)', body, tokens });
+  res.writeHead(200, { 'content-type': 'application/json', 'request-id': `count_${counts.length}` });
+  res.end(JSON.stringify({ input_tokens: tokens }));
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
