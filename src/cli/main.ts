@@ -106,6 +106,23 @@ withRunOptions(
 });
 
 program
+  .command('estimate')
+  .description('what a run of a workflow will cost, before it runs: the worst case its limits allow and the likely cost (no model call that costs money)')
+  .argument('<file>', 'workflow file')
+  .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+  .option('--no-setup', 'skip the setup steps: a for_each over their output is shown per item')
+  .option('--from <sessions...>', 'earlier sessions of the workflow: the likely turns are the median of theirs')
+  .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+  .option('--json', 'the same as --format json')
+  .option('--model <model>', 'as run --model: this model for every agent')
+  .option('--provider <provider>', 'as run --provider: anthropic, bedrock, vertex or foundry')
+  .option('--workspace <dir>', 'the directory setup steps run in (default: the current one)')
+  .action(async (file: string, options: import('./estimate-command.js').EstimateOptions) => {
+    const { estimateCommand } = await import('./estimate-command.js');
+    process.exitCode = await estimateCommand(file, { ...options, from: options.from ?? [] });
+  });
+
+program
   .command('worker')
   .description('take turns of runs started with --workers URL: their model calls and workspace tools run here (docs/workers.md)')
   .argument('<redis-url>', 'the Redis the coordinator was given, such as redis://host:6379')
@@ -168,6 +185,7 @@ function withRunOptions(command: Command): Command {
       .addOption(new Option('--cache [store]').hideHelp())
       .addOption(new Option('--cache-ttl <duration>').hideHelp())
       .option('--budget-usd <usd>', 'set limits.budget_usd (on resume: raise the recorded one)')
+      .option('--max-estimate-usd <usd>', 'do not start when the likely cost (conclave estimate) is over this (on resume: raise the recorded one)')
       .option('--max-turns <n>', 'set limits.max_turns (on resume: raise the recorded one)')
       .option('--max-turns-per-agent <n>', 'set limits.max_turns_per_agent (on resume: raise the recorded one)')
       .option('--max-tokens-total <n>', 'set limits.max_tokens_total (on resume: raise the recorded one)')
