@@ -39,6 +39,7 @@ export function actionArgs(input: (name: string) => string): string[] | string {
   if (cacheTtl) args.push('--response-cache-ttl', cacheTtl);
   for (const [name, flag] of [
     ['budget-usd', '--budget-usd'],
+    ['max-estimate-usd', '--max-estimate-usd'],
     ['max-turns', '--max-turns'],
     ['max-turns-per-agent', '--max-turns-per-agent'],
     ['max-tokens-total', '--max-tokens-total'],

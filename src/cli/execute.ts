@@ -180,7 +180,11 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       live: provider !== undefined || options.pool !== undefined,
       pools: provider || options.pool ? options.organisation?.pools : undefined,
       batches: provider?.batchApi(),
+      // A count that fails leaves the estimate to the prompt's length: the run's own calls will meet a real outage.
+      ...(provider ? { count: (request, to) => provider.countTokens(request, to).catch(() => undefined) } : {}),
     },
+    // The job summary opens with the estimate (docs/pricing.md: before a run).
+    estimateFirst: github,
     recording: {
       journal,
       limits: options.limits,

@@ -8,6 +8,7 @@ import { repoPath } from './sarif.js';
 import { printable } from './terminal-text.js';
 import { ballotsSection } from './ballot-section.js';
 import { taintSection } from './taint-section.js';
+import { estimateMarkdown } from './estimate-text.js';
 import {
   compactionsTable,
   documentsSection,
@@ -98,6 +99,7 @@ function render(s: SessionSummary, result: RunResult, cut: number): string {
   // A parked run (exit 75) is a green step, waiting to be resumed: not a failure.
   const icon = result.exitCode === 0 ? '✅' : result.exitCode === EXIT.waiting ? '⏸️' : '❌';
   const lines = [`## ${icon} conclave: ${inline(s.header.workflow.path)}`, '', `**${result.status}** (exit ${result.exitCode}): ${inline(result.reason)}`, ''];
+  if (s.estimate) lines.push(...estimateMarkdown(s.estimate));
   if (result.summary) lines.push(fenced(result.summary), '');
   lines.push(...ballotsSection(s, '###'), ...taintSection(s, '###'), ...outputsTable(result.outputs, '###'));
   lines.push('### Transcript', '');

@@ -8,6 +8,7 @@ export interface LimitFlags {
   maxTurnsPerAgent?: string;
   maxTokensTotal?: string;
   timeout?: string;
+  maxEstimateUsd?: string;
 }
 
 /** `limits` with the flags applied; a UsageError says which flag is not a valid value. */
@@ -19,6 +20,13 @@ export function withLimitFlags(limits: Limits, flags: LimitFlags): Limits {
       throw new UsageError(`--budget-usd must be a number of dollars above 0; got ${JSON.stringify(flags.budgetUsd)}`);
     }
     next.budgetUsd = budget;
+  }
+  if (flags.maxEstimateUsd !== undefined) {
+    const most = Number(flags.maxEstimateUsd);
+    if (flags.maxEstimateUsd.trim() === '' || !Number.isFinite(most) || most <= 0) {
+      throw new UsageError(`--max-estimate-usd must be a number of dollars above 0; got ${JSON.stringify(flags.maxEstimateUsd)}`);
+    }
+    next.maxEstimateUsd = most;
   }
   if (flags.maxTurns !== undefined) next.maxTurns = count('--max-turns', flags.maxTurns);
   if (flags.maxTurnsPerAgent !== undefined) next.maxTurnsPerAgent = count('--max-turns-per-agent', flags.maxTurnsPerAgent);

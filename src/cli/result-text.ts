@@ -9,6 +9,7 @@ const FLAG_OF: Partial<Record<LimitName, string>> = {
   max_turns_per_agent: '--max-turns-per-agent',
   max_tokens_total: '--max-tokens-total',
   timeout: '--timeout',
+  max_estimate_usd: '--max-estimate-usd',
 };
 
 /** The run's result as a person reads it at the end of the output. */

@@ -28,7 +28,9 @@ export type LimitName =
   | 'spend_pool'
   | 'wait_timeout'
   /** The organisation's spend limit at Anthropic (a 429 that says so). */
-  | 'spend_limit';
+  | 'spend_limit'
+  /** `--max-estimate-usd`: the likely cost was over it, so the run did not start. */
+  | 'max_estimate_usd';
 
 export function ending(status: Exclude<EndStatus, 'interrupted'>, reason: string, summary = ''): Ending {
   return { status, exitCode: EXIT_OF[status], reason, summary };

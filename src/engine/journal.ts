@@ -13,6 +13,7 @@ const NOT_PRODUCED = new Set<SessionEvent['type']>([
   'limits_changed',
   'rate_waited',
   'spend_pools',
+  'estimate',
   'call_abandoned',
   'shared_text',
   'batch_creating',

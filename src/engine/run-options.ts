@@ -15,6 +15,7 @@ import type { ToolResult } from '../agents/tools/tool.js';
 import type { Ballot } from '../session/ballot.js';
 import type { HumanVote } from '../session/format.js';
 import type { RunTrust } from './trust.js';
+import type { ModelRequest } from '../provider/messages.js';
 
 /** Where turns run when not in this process: --workers (docs/workers.md). */
 export interface TurnsElsewhere {
@@ -66,7 +67,11 @@ export interface RunOptions {
     pools?: PoolsCeiling;
     /** The Message Batches API, for agents with `batch: true`. */
     batches?: BatchApi;
+    /** The provider's free token counting, for the estimate before the run (undefined: its prompts are estimated from their length). */
+    count?: (request: ModelRequest, provider: ProviderName) => Promise<number | undefined>;
   };
+  /** Estimate the run before its first call even without --max-estimate-usd (the job summary shows it): estimate-gate.ts. */
+  estimateFirst?: boolean;
   /** What the run re-executes first, and the limits it starts with. */
   recording: {
     /** Where events go; when resuming or replaying, also where recorded answers come from. */

@@ -27,6 +27,8 @@ import type { CacheTtl } from '../workflow/types.js';
 import { PeopleVotes } from './people-votes.js';
 import { TrustPolicy } from './trust.js';
 import { Taints } from './taints.js';
+import { estimateGate } from './estimate-gate.js';
+import type { ProviderName } from '../provider/clouds.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -148,9 +150,14 @@ export class Run {
           warn: (message) => this.progress.tell({ type: 'warning', message }),
         });
         this.team = team;
-        this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, team.channel);
+        const price = (model: string, provider: ProviderName, batch: boolean) => this.accounting.priceOf(model, provider, batch);
+        const over = await estimateGate({ ...this.options, limits: this.limits.current, team, scope, price });
+        if (over) this.stop(over);
+      }
+      if (!this.ending) {
+        this.firstTexts = await openDocuments(workflow, scope, this.workspace, journal, this.team!.channel);
         this.taints.documentsOpened(workflow, this.agents.profiles.keys());
-        team.channel.postKickoff(this.taints.kickoff(workflow.templates.get('kickoff')!, scope));
+        this.team!.channel.postKickoff(this.taints.kickoff(workflow.templates.get('kickoff')!, scope));
         this.pump();
       }
     } catch (e) {

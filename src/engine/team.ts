@@ -9,8 +9,8 @@ import { durationMs } from '../workflow/limits.js';
 import type { TrustPolicy } from './trust.js';
 import { contextTooShort } from './cache-warming.js';
 import { FanIn } from './fan-in.js';
-import { expandTeam } from './for-each.js';
-import { buildProfiles, teamContext } from './profiles.js';
+import { expandTeam, type ExpandedTeam } from './for-each.js';
+import { buildProfiles, teamContext, type ProfileSources } from './profiles.js';
 import { editReminders, type Reminders, voteReminders } from './reminders.js';
 import type { RunOptions } from './run-options.js';
 import { Spawner, type SpawnerHooks } from './spawner.js';
@@ -22,6 +22,9 @@ export interface Team {
   fanIn: FanIn;
   /** Votes first, then reviews of edits: what members still owe when nothing else runs. */
   reminders: Reminders<unknown>[];
+  /** What the profiles were made from, and the team with its for_each expanded: an estimate before the run reads them (estimate-gate.ts). */
+  sources: ProfileSources;
+  expanded: ExpandedTeam;
 }
 
 /** What the scheduler lends the team: its agents' table and turns. */
@@ -50,7 +53,7 @@ export function assembleTeam(
   hosts: TeamHosts,
 ): Team {
   const { workflow } = options;
-  const sources = {
+  const sources: ProfileSources = {
     workflow,
     scope,
     modelOverride: options.answers.modelOverride,
@@ -69,7 +72,7 @@ export function assembleTeam(
   const spawner = new Spawner(sources, channel, hosts.profiles.size, hosts);
   const fanIn = new FanIn({ channel, spawner, profiles: hosts.profiles, running: hosts.running, hasTurnsLeft: (n) => hosts.hasTurnsLeft(n) });
   const reminders = [voteReminders(channel, (p) => hosts.onProposalClosed(p)), editReminders(channel)];
-  return { channel, spawner, fanIn, reminders };
+  return { channel, spawner, fanIn, reminders, sources, expanded: team };
 }
 
 /** How long a proposal waits for people when the workflow does not say (people.deadline). */

@@ -49,6 +49,7 @@ export const LIMITS = object({
   budgetUsd: number(),
   maxTokensTotal: nullable(number()),
   concurrency: integer(),
+  maxEstimateUsd: optional(number()),
 });
 
 export const MESSAGE = object({ id: integer(), kind: string(), sender: agentName(), text: string(), recipients: array(agentName()) });
@@ -92,7 +93,8 @@ const event = <const F extends Record<string, Schema<unknown>>>(fields: F, about
 export const EVENTS = {
   run_started: event(
     { workflow: string(), limits: LIMITS, cache_ttl: optional(oneOf('1h')) },
-    'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`); ' +
+    'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`, ' +
+      'and `maxEstimateUsd` when given); ' +
       '`cache_ttl` when its prompt cache writes are kept an hour (`cache: { ttl: 1h }`), at that price',
   ),
   limits_changed: event(
@@ -224,6 +226,31 @@ export const EVENTS = {
     { ...AGENT_TURN, step: integer(), waited_ms: number(), reason: oneOf('requests', 'input_tokens', 'output_tokens', 'retry_after') },
     "call `step` waited `waited_ms` for the API's rate limits (`reason`: the last limit it waited for, or a refusal's retry-after) before it went; a note " +
       'for the reader: resume and replay skip it',
+  ),
+  estimate: event(
+    {
+      worst_usd: number(),
+      worst_bound: oneOf('budget_usd', 'max_tokens_total', 'turns'),
+      likely_usd: number(),
+      per_item_usd: number(),
+      sessions: integer(),
+      agents: array(
+        object({
+          name: string(),
+          kind: oneOf('agent', 'for_each', 'template'),
+          instances: nullable(integer()),
+          worst_usd: number(),
+          likely_usd: number(),
+          calls: integer(),
+          cached_tokens: integer(),
+          batched: boolean(),
+          counted: oneOf('exact', 'length'),
+          turns_from: oneOf('sessions', 'messages'),
+        }),
+      ),
+    },
+    'what the run was estimated to cost before its first call (`conclave estimate`, docs/pricing.md): with `--max-estimate-usd`, and in GitHub Actions; ' +
+      'a resume compares the recorded `likely_usd` with a raised `--max-estimate-usd`; a note: resume and replay skip it',
   ),
   spend_pools: event(
     { store: string(), pools: array(object({ name: string(), cap_usd: number(), per: string() })) },

@@ -1,5 +1,5 @@
 import { ballotsOf, type Ballot } from './ballot.js';
-import type { SessionEvent, SessionHeader } from './format.js';
+import type { EventOf, SessionEvent, SessionHeader } from './format.js';
 import type { SessionRecord } from './reader.js';
 import { isObject } from './schema.js';
 import { timelineOf, type Timeline } from './timeline.js';
@@ -94,6 +94,8 @@ export interface SessionSummary {
   documents: DocumentSummary[];
   agents: Record<string, AgentUsage>;
   total: AgentUsage;
+  /** What the run was estimated to cost before its first call (docs/pricing.md: before a run), if it was. */
+  estimate?: EventOf<'estimate'>;
   /** The run_ended event, if the run ended. */
   end?: { status: string; exit_code: number; reason: string; summary: string; outputs: Record<string, string> };
 }
@@ -123,6 +125,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   const spawned: Record<string, SpawnedAgent> = {};
   const usage = (agent: string) => (agents[agent] ??= { ...NO_AGENT_USAGE });
   let end: SessionSummary['end'];
+  let estimate: EventOf<'estimate'> | undefined;
   const pools = new Map<string, PoolDraw>();
   /** The pools the calls that follow draw from: from a `spend_pools` note to the next `resumed`. */
   let drawing: PoolDraw[] = [];
@@ -153,6 +156,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     documents: documents.all(),
     agents,
     total,
+    ...(estimate ? { estimate } : {}),
     end,
   };
 
@@ -202,6 +206,9 @@ export function summarize(record: SessionRecord): SessionSummary {
         if (e.is_error) proposals.voteRefused(e.tool_use_id, e.content);
         return;
       }
+      case 'estimate':
+        estimate = e;
+        return;
       case 'spend_pools':
         drawing = e.pools.map((p) => (pools.get(p.name) ?? pools.set(p.name, { ...p, drawn_usd: 0 }).get(p.name))!);
         return;

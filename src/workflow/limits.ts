@@ -9,6 +9,8 @@ export interface Limits {
   /** Infinity when the workflow sets none. */
   maxTokensTotal: number;
   concurrency: number;
+  /** `--max-estimate-usd`: the run does not start when its likely cost is over this (docs/pricing.md: before a run). */
+  maxEstimateUsd?: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -82,7 +84,7 @@ export function describeDuration(ms: number): string {
 /** Each limit the tighter of the two: a resume goes on with no limit looser than the workflow's, unless a flag raises it. */
 export function tighterLimits(a: Limits, b: Limits): Limits {
   const next = { ...a };
-  for (const key of Object.keys(a) as (keyof Limits)[]) next[key] = Math.min(a[key], b[key]);
+  for (const key of Object.keys(a) as (keyof Limits)[]) next[key] = Math.min(a[key] ?? Infinity, b[key] ?? Infinity);
   return next;
 }
 

@@ -93,7 +93,7 @@ describe('model text stays inside the job summary and show --format markdown', (
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
     expect(summary).toContain('### Proposals');
     expect(summary).toContain('### Findings');
-    expectNoEscape(summary, /^(## ✅ conclave: workflow\.yml|### (Outputs|Transcript|Findings|Proposals|Timeline|Usage and cost))$/);
+    expectNoEscape(summary, /^(## ✅ conclave: workflow\.yml|### (Estimate before the run|Outputs|Transcript|Findings|Proposals|Timeline|Usage and cost))$/);
     const session = (JSON.parse(run.stdout) as { session: string }).session;
     const shown = await conclave(['show', '--format', 'markdown', session], { cwd: dir });
     expect(shown.code, shown.stderr).toBe(0);
