@@ -12,6 +12,7 @@ import { COMMAND_MS, TEAM, workersSpread } from './workers.js';
 import { LATENCY_MS, LIMIT, ONE_RUN_REVIEWERS, REVIEWERS, RUNS, sharedPacing } from './shared-pacing.js';
 import { CONTEXT_TOKENS, contextInBatches, LATENCY_MS as REVIEW_LATENCY_MS, sharedContext } from './shared-context.js';
 import { batchedReview } from './batches.js';
+import { COUNT_LATENCY_MS, estimateFanOut, ITEMS } from './estimate.js';
 
 const results = [];
 
@@ -145,6 +146,14 @@ results.push({
   ratio: Number(inBatches.ratio.toFixed(3)),
   target: '≤ 0.55 (≤ 13 % of the diff in each system)',
   ok: inBatches.ratio <= 0.55 && inBatches.ofOwn <= 0.13,
+});
+const estimated = await estimateFanOut();
+results.push({
+  benchmark: `estimate: lead + for_each of ${ITEMS}, each token count answered after ${COUNT_LATENCY_MS} ms (the process's start included)`,
+  measured: `${estimated.medianMs.toFixed(0)} ms; ${estimated.counts} counting requests, ${estimated.messages} message requests`,
+  ratio: Number((estimated.medianMs / 2000).toFixed(2)),
+  target: '≤ 1.00 × 2,000 ms, no message request',
+  ok: estimated.medianMs <= 2000 && estimated.messages === 0,
 });
 const history = await historyGrowth();
 results.push({

@@ -199,6 +199,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     if (req.method === 'POST' && (req.url ?? '').split('?')[0] === '/v1/messages/count_tokens') {
       const unauthenticated = authProblem('anthropic', req, raw, issued, FAKE_API_KEY_PREFIX);
       if (unauthenticated) return sendCloudError(res, 'anthropic', 401, 'authentication_error', unauthenticated);
+      if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
       return countTokens(raw, res, counts);
     }
     const route = routeOf(req.method, req.url ?? '');
