@@ -11,14 +11,14 @@ import { baseScope, runSetup } from '../engine/setup.js';
 import { cacheTtlOf } from '../engine/cache-warming.js';
 import { CALL_RETRIES, Provider, REQUEST_TIMEOUT_MS } from '../provider/client.js';
 import { MissingCredentials } from '../provider/connect.js';
-import { readSession, SessionFileError } from '../session/reader.js';
+import { readSession, SessionFileError, type SessionRecord } from '../session/reader.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { printableJson } from './command-guard.js';
 import { estimateMarkdown, estimateText } from './estimate-text.js';
 import { warning } from './execute.js';
 import { connectionsFor, providerFlag } from './providers.js';
-import { loadForRun } from './run-workflow.js';
+import { loadForRun, recordedPairs } from './run-workflow.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface EstimateOptions {
@@ -40,8 +40,11 @@ export interface EstimateOptions {
 export async function estimateCommand(file: string, options: EstimateOptions): Promise<number> {
   const format = options.json ? 'json' : options.format;
   const workflow = loadForRun(file, format === 'json');
-  const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, options.input), InputError);
-  const history = options.from.map((path) => recordedRunOf(sessionOf(path, workflow)));
+  const sessions = options.from.map((path) => sessionOf(path, workflow));
+  // The first session's inputs stand in for those not given (secret ones aside), as a replay takes them.
+  const given = sessions[0] ? [...recordedPairs(sessions[0].header.inputs, options.input), ...options.input] : options.input;
+  const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
+  const history = sessions.map((record) => recordedRunOf(record.effective));
   const estimate = await estimateOf(workflow, inputs, options, history);
   if (format === 'json') process.stdout.write(`${printableJson(estimate)}\n`);
   else if (format === 'markdown') process.stdout.write(`${estimateMarkdown(estimate).join('\n')}\n`);
@@ -60,7 +63,7 @@ async function estimateOf(
   const providerOverride = providerFlag(options.provider);
   const counter = await counterOf(workflow, options);
   let countFailed = false;
-  const { scope, mcp, perItem, forEachWorkflow } = await scopeOf(workflow, inputs, options.setup, workspace);
+  const { scope, mcp, perItem, forEachWorkflow } = await scopeOf(workflow, inputs, options.setup, workspace, history[0]?.setup);
   try {
     const cacheTtl = cacheTtlOf(workflow.spec, false, undefined);
     const sources = {
@@ -112,14 +115,16 @@ async function counterOf(workflow: Workflow, options: EstimateOptions): Promise<
 
 /**
  * The scope prompts are filled from: setup run as a run would (its MCP servers started, for
- * their tools' definitions), or skipped with --no-setup, when a `for_each` over setup's output
- * is shown per item.
+ * their tools' definitions), or skipped with --no-setup: then each step's output is what the
+ * first `--from` session recorded, or empty, and a `for_each` over setup's output with no
+ * recorded output is shown per item.
  */
 async function scopeOf(
   workflow: Workflow,
   inputs: Record<string, string | number | boolean>,
   setup: boolean,
   workspace: string,
+  recorded: Record<string, string> = {},
 ): Promise<{ scope: Scope; mcp?: import('../agents/tools/mcp.js').McpToolbox; perItem: Set<string>; forEachWorkflow: Workflow }> {
   const identity = { runId: 'estimate', sessionPath: '' };
   if (setup) {
@@ -136,10 +141,11 @@ async function scopeOf(
     });
     return { scope: done.scope, ...(done.tools.mcp ? { mcp: done.tools.mcp } : {}), perItem: new Set(), forEachWorkflow: workflow };
   }
-  const scope: Scope = { ...baseScope(workflow, inputs, identity.runId, identity.sessionPath), env: {}, setup: {}, github: {} };
+  const outputs = { ...Object.fromEntries((workflow.spec.setup ?? []).map((step) => [step.id, ''])), ...recorded };
+  const scope: Scope = { ...baseScope(workflow, inputs, identity.runId, identity.sessionPath), env: {}, setup: outputs, github: {} };
   const perItem = new Set(
     Object.entries(workflow.spec.agents)
-      .filter(([, a]) => typeof a.for_each === 'string' && /\bsetup\s*\./.test(a.for_each))
+      .filter(([, a]) => typeof a.for_each === 'string' && /\bsetup\s*\./.test(a.for_each) && Object.keys(recorded).length === 0)
       .map(([name]) => name),
   );
   const agents = Object.fromEntries(Object.entries(workflow.spec.agents).map(([name, a]) => [name, perItem.has(name) ? { ...a, for_each: ['(an item)'] } : a]));
@@ -147,10 +153,10 @@ async function scopeOf(
 }
 
 /** An earlier session of the same workflow, read as `show` reads it. */
-function sessionOf(path: string, workflow: Workflow) {
+function sessionOf(path: string, workflow: Workflow): SessionRecord {
   const record = asUsageError(() => readSession(path), SessionFileError);
   const name = record.effective.find((e) => e.type === 'run_started')?.workflow;
   if (name !== undefined && name !== workflow.spec.name)
     throw new UsageError(`--from ${path} is a session of the workflow "${name}", not of "${workflow.spec.name}": its turns say nothing of this one`);
-  return record.effective;
+  return record;
 }

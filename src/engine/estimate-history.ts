@@ -12,13 +12,17 @@ export interface RecordedRun {
   calls: Map<string, RecordedCall[]>;
   /** Spawned agents by template (`(fork)` for forks). */
   spawned: Map<string, string[]>;
+  /** What each setup step printed. */
+  setup: Record<string, string>;
 }
 
 /** The calls a session recorded, by agent (`conclave estimate --from`, docs/pricing.md). */
 export function recordedRunOf(events: readonly SessionEvent[]): RecordedRun {
   const calls = new Map<string, RecordedCall[]>();
   const spawned = new Map<string, string[]>();
+  const setup: Record<string, string> = {};
   for (const event of events) {
+    if (event.type === 'setup_finished') setup[event.id] = event.stdout;
     if (event.type === 'agent_spawned') spawned.set(event.template, [...(spawned.get(event.template) ?? []), event.agent]);
     if (event.type !== 'model_call') continue;
     const usage = (event.response.usage ?? {}) as Partial<Record<keyof TokenUsage, number | null>>;
@@ -33,7 +37,7 @@ export function recordedRunOf(events: readonly SessionEvent[]): RecordedRun {
     };
     calls.set(event.agent, [...(calls.get(event.agent) ?? []), call]);
   }
-  return { calls, spawned };
+  return { calls, spawned, setup };
 }
 
 /** The middle value of `values` by `key` (the lower of the two middle ones), or undefined when there are none. */

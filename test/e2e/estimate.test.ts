@@ -171,3 +171,43 @@ describe('run --max-estimate-usd', () => {
     expect(lines.some((l) => /^\| helper \| \$[0-9.]+ \| \$5\.00 \| 1 \|/.test(l))).toBe(true);
   });
 });
+
+describe('conclave estimate on the examples', () => {
+  const INPUTS: Record<string, string[]> = {
+    'issue-triage.yml': ['-i', 'issue=7', '-i', 'repo=octo/app'],
+    'release-notes.yml': ['-i', 'from=v1.0.0', '-i', 'version=1.1.0'],
+    'pr-review.yml': ['-i', 'pr=42'],
+  };
+  it.each(['issue-triage.yml', 'migration-plan.yml', 'pr-review.yml', 'release-notes.yml', 'review-each-file.yml', 'review-per-file.yml'])(
+    'examples/%s (--no-setup): a worst case above a likely cost above nothing',
+    async (file) => {
+      const server = await startFakeAnthropic({});
+      onTestFinished(() => server.close());
+      const result = await conclave(['estimate', `examples/${file}`, '--no-setup', '--json', ...(INPUTS[file] ?? [])], { env: envOf(server) });
+      expect(result.code, result.stderr).toBe(0);
+      const e = JSON.parse(result.stdout) as EstimateJson;
+      expect(e.likely_usd + e.per_item_usd).toBeGreaterThan(0);
+      expect(e.worst_usd).toBeGreaterThanOrEqual(e.likely_usd);
+      expect(server.requests).toHaveLength(0);
+    },
+  );
+
+  it('examples/pr-review.yml against its recorded session: the worst case above the recorded cost, the likely one within 25% of it', async () => {
+    const server = await startFakeAnthropic({});
+    onTestFinished(() => server.close());
+    const recorded = readFileSync('examples/pr-review.session.jsonl', 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; cost_usd?: number })
+      .filter((e) => e.type === 'model_call')
+      .reduce((sum, e) => sum + (e.cost_usd ?? 0), 0);
+    const result = await conclave(['estimate', 'examples/pr-review.yml', '--no-setup', '--json', '--from', 'examples/pr-review.session.jsonl'], {
+      env: envOf(server),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const e = JSON.parse(result.stdout) as EstimateJson;
+    console.log(`pr-review: recorded $${recorded.toFixed(5)}, likely $${e.likely_usd.toFixed(5)}, worst $${e.worst_usd}`);
+    expect(e.worst_usd).toBeGreaterThanOrEqual(recorded);
+    expect(Math.abs(e.likely_usd / recorded - 1)).toBeLessThanOrEqual(0.25);
+  });
+});
