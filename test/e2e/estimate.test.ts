@@ -21,10 +21,10 @@ interface EstimateJson {
 
 const envOf = (server: FakeAnthropic) => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY });
 
-async function estimate(server: FakeAnthropic, dir: string, args: string[] = []): Promise<EstimateJson> {
+async function estimate(server: FakeAnthropic, dir: string, args: string[] = []): Promise<EstimateJson & { stderr: string }> {
   const result = await conclave(['estimate', 'workflow.yml', '--json', ...args], { cwd: dir, env: envOf(server) });
   expect(result.code, result.stderr).toBe(0);
-  return JSON.parse(result.stdout) as EstimateJson;
+  return { ...(JSON.parse(result.stdout) as EstimateJson), stderr: result.stderr };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
@@ -32,9 +32,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 describe('conclave estimate against recorded runs of 25 shapes', () => {
   const measured: { name: string; recorded: number; worst: number; likely: number; fromSession: number }[] = [];
 
-  it.concurrent.each(ESTIMATE_CASES.map((c) => [c.name, c] as const))(
-    '%s: the worst case is never below the recorded cost',
-    async (_name, c) => {
+  // Concurrent: each case with its own expect and onTestFinished, so that its end closes only its own servers.
+  it.concurrent.for(ESTIMATE_CASES)(
+    '$name: the worst case is never below the recorded cost',
+    async (c, { expect, onTestFinished }) => {
       // Each case is run twice: the estimate from the first run's session is checked against the second run.
       const runs = [];
       const servers: FakeAnthropic[] = [];
@@ -65,7 +66,7 @@ describe('conclave estimate against recorded runs of 25 shapes', () => {
             .filter(([name]) => name === row.name || new RegExp(`^${row.name}-[0-9]+$`).test(name))
             .reduce((sum, [, a]) => sum + a.cost_usd, 0);
           expect(row.worst_usd, `${c.name}: ${row.name}`).toBeGreaterThanOrEqual(spent);
-          expect(row.counted).toBe('exact');
+          expect(row.counted, e.stderr).toBe('exact');
         }
       }
       const called = new Set(first.run.events.filter((e) => e.type === 'model_call').map((e) => String(e.agent).replace(/-[0-9]+$/, '')));
