@@ -127,7 +127,8 @@ function makeCase(rand: () => number, i: number): Case {
   const payload: Record<string, unknown> = {
     action: 'created',
     issue: { number: PULL, pull_request: { url: 'x' } },
-    comment: { ...comment },
+    // A deep copy: a mutation of the event's comment (its user) must not change GitHub's own copy.
+    comment: structuredClone(comment),
     repository: { full_name: REPOSITORY },
   };
   let value: unknown = payload;
@@ -139,7 +140,8 @@ function makeCase(rand: () => number, i: number): Case {
     name: `case ${i} (seed ${SEED})`,
     payload: value,
     body: typeof c?.body === 'string' ? c.body : '',
-    login: (c?.user as { login?: unknown } | undefined)?.login === login ? login : '',
+    // The event's author, when GitHub's copy agrees (logins ignore case).
+    login: String((c?.user as { login?: unknown } | undefined)?.login).toLowerCase() === login.toLowerCase() ? login : '',
     // An event without the comment's last edit is vouched for by GitHub's copy, which says it was never edited.
     created:
       p?.action === 'created' &&
@@ -184,7 +186,7 @@ describe(`fuzzing votes from comments (FUZZ_SEED=${SEED})`, () => {
       recorded++;
       expect(isExactCommand(c.body, digest), `${c.name}: recorded from ${JSON.stringify(c.body.slice(0, 200))}`).toBe(true);
       // GitHub's logins ignore case: Octocat is octocat.
-      expect(c.login.toLowerCase(), c.name).toBe('octocat');
+      expect(c.login.toLowerCase(), `${c.name}: ${JSON.stringify(c.payload).slice(0, 600)}`).toBe('octocat');
       expect(c.created, `${c.name}: ${JSON.stringify(c.payload).slice(0, 600)}`).toBe(true);
       expect(outcome.vote).toMatchObject({ proposal: 'verdict', seat: '@octocat', digest, permission: 'write' });
     }
