@@ -37,14 +37,20 @@ function runOnce(server, args, reviewers) {
 }
 
 /** RUNS runs at once (or `runs`) with `args`: wall time, requests, refusals, and the time the limit allows for the requests made. */
-export async function threeRuns(args, reviewers = REVIEWERS, limits = { requests: LIMIT }, runs = RUNS) {
-  const server = await startFakeAnthropic(fanOutScript(reviewers), { rateLimits: limits, latencyMs: LATENCY_MS });
+export async function threeRuns(args, reviewers = REVIEWERS, limits = { requests: LIMIT }, runs = RUNS, shape) {
+  const server = await startFakeAnthropic(fanOutScript(reviewers), { rateLimits: limits, latencyMs: LATENCY_MS, ...(shape ? { rateLimiter: shape } : {}) });
   try {
     const started = Date.now();
     const failures = (await Promise.all(Array.from({ length: runs }, () => runOnce(server, args, reviewers)))).filter(Boolean);
     const wallMs = Date.now() - started;
     const answered = server.requests.length;
-    const allowedMs = (Math.max(0, answered - limits.requests.limit) * limits.requests.windowMs) / limits.requests.limit;
+    const { limit, windowMs } = limits.requests;
+    // Issue 56's rows: the last request as early as the limiter lets it go, and its answer; the older rows: the bucket's pace alone.
+    const allowedMs = !shape
+      ? (Math.max(0, answered - limit) * windowMs) / limit
+      : shape === 'sliding'
+        ? Math.floor((answered - 1) / limit) * windowMs + LATENCY_MS
+        : (Math.max(0, answered - limit) * windowMs) / limit + LATENCY_MS;
     return { wallMs, answered, refusals: server.refusals, allowedMs, ratio: wallMs / allowedMs, failures };
   } finally {
     await server.close();
@@ -67,6 +73,37 @@ export async function sharedPacing() {
       results[kind] = await threeRuns(['--coordinate', store.url]);
     } finally {
       await store.kill();
+    }
+  }
+  return results;
+}
+
+/** Issue 56's limit: 12 requests in 5 s, as a token bucket and as a sliding window; three runs of lead + 8 sharing it, and one run of lead + 24 alone. */
+export const SHAPE_LIMIT = { limit: 12, windowMs: 5_000 };
+export const SHAPE_REVIEWERS = 8;
+export const SHAPE_ONE_REVIEWERS = 24;
+
+export async function pacingShapes() {
+  const limits = { requests: SHAPE_LIMIT };
+  const results = [];
+  const missing = missingStores();
+  for (const shape of ['bucket', 'sliding']) {
+    results.push({ shape, how: 'one run alone', ...(await threeRuns([], SHAPE_ONE_REVIEWERS, limits, 1, shape)) });
+    if (missing) continue;
+    for (const [kind, start] of [
+      ['redis', startRedis],
+      ['postgres', startPostgres],
+    ]) {
+      const store = await start();
+      try {
+        results.push({
+          shape,
+          how: `${RUNS} runs, --coordinate on ${kind}`,
+          ...(await threeRuns(['--coordinate', store.url], SHAPE_REVIEWERS, limits, RUNS, shape)),
+        });
+      } finally {
+        await store.kill();
+      }
     }
   }
   return results;

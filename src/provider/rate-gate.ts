@@ -58,6 +58,8 @@ const MINUTE_MS = 60_000;
 const LOOK_AGAIN_MS = 1_000;
 /** The longest other calls wait for the first call's headers (a stream sends them first, a slow server late). */
 const PROBE_MS = 1_000;
+/** Two resets this close are the same moment: the server wrote both from one window. */
+const SAME_RESET_MS = 20;
 
 /**
  * One model class's limits as a process sees them (docs/organisation.md: pacing): its calls in
@@ -66,8 +68,14 @@ const PROBE_MS = 1_000;
  */
 export class RateGate {
   /** Given, or learned: `used`, the points the reading it was learned from said were used (0: no measure). */
-  private readonly windows: Partial<Record<RateDimension, Window & { given: boolean; used: number }>> = {};
+  private readonly windows: Partial<Record<RateDimension, Window & { given: boolean; used: number; window?: true }>> = {};
   private readonly word: Partial<Record<RateDimension, Word>> = {};
+  /** Each limit's last precise reset, what was used at it, and the first request seen counted in it. */
+  private readonly resets: Partial<Record<RateDimension, { resetAt: number; used: number; firstSent: number }>> = {};
+  /** Limits whose reset stays put while their count grows: a fixed or sliding window, not a token bucket. */
+  private readonly windowLike = new Set<RateDimension>();
+  /** What each call let through in the last minute took, and when: what a window still holds of this process's calls. */
+  private readonly recent: { at: number; need: CallNeed }[] = [];
   /** Calls let through, by sequence number, for as long as a word might not count them (none while the server says nothing). */
   private readonly sent = new Map<number, { need: CallNeed; answered: boolean }>();
   private seq = 0;
@@ -159,6 +167,7 @@ export class RateGate {
     if (this.windows[d]?.given) return;
     const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
     const used = reading.limit - reading.remaining;
+    if (precise && used > 0 && this.windowReading(d, reading, used, sentAt)) return;
     const measured = precise && used > 0 && reading.resetAt > sentAt ? ((reading.resetAt - sentAt) * reading.limit) / used : undefined;
     const known = this.windows[d]?.points === reading.limit ? this.windows[d] : undefined;
     if (measured === undefined) {
@@ -167,6 +176,27 @@ export class RateGate {
     }
     if (known && (known.used > used || (known.used === used && known.ms >= measured))) return;
     this.windows[d] = { points: reading.limit, ms: Math.min(MINUTE_MS, Math.max(100, measured)), given: false, used };
+  }
+
+  /**
+   * A window's reading: a reset that stayed where the last reading put it while the count grew is
+   * a fixed or sliding window's (a token bucket's reset moves with every request). Its length is
+   * from the first request seen counted in it to that reset: never longer than the server's, and
+   * a bucket's formula (used points over the time to refill) would make it many times too long.
+   */
+  private windowReading(d: RateDimension, reading: RateReading, used: number, sentAt: number): boolean {
+    const last = this.resets[d];
+    const same = last !== undefined && Math.abs(last.resetAt - reading.resetAt) <= SAME_RESET_MS && last.used !== used;
+    const firstSent = same ? Math.min(last.firstSent, sentAt) : sentAt;
+    this.resets[d] = { resetAt: reading.resetAt, used, firstSent };
+    if (same) this.windowLike.add(d);
+    if (!this.windowLike.has(d)) return false;
+    // Each such measure is at most the window (the first request seen may not be the first in it): the longest is the nearest.
+    const ms = Math.min(MINUTE_MS, Math.max(100, reading.resetAt - firstSent));
+    const known = this.windows[d];
+    if (same && (!known?.window || known.points !== reading.limit || ms > known.ms))
+      this.windows[d] = { points: reading.limit, ms, given: false, used, window: true };
+    return true;
   }
 
   private async pump(): Promise<void> {
@@ -186,6 +216,9 @@ export class RateGate {
           const seq = ++this.seq;
           if (wait.taken.length > 0) this.taken.set(seq, { need: waiter.need, dimensions: wait.taken });
           if (!this.silent) this.sent.set(seq, { need: waiter.need, answered: false });
+          const sentAt = Date.now();
+          this.recent.push({ at: sentAt, need: waiter.need });
+          while (this.recent.length > 0 && this.recent[0]!.at < sentAt - MINUTE_MS) this.recent.shift();
           if (Object.keys(this.windows).length === 0 && !this.silent) {
             for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
             if (Object.keys(this.word).length === 0) this.probe = { seq, since: Date.now() };
@@ -281,6 +314,7 @@ export class RateGate {
    * left down, so that line is below the bucket however late the word came.
    */
   private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
+    if (this.windowLike.has(d)) return this.untilWindowAllows(d, word, wanted, now);
     let rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
     // A reset past a minute is not the API's (its windows are a minute): a minute at most.
     const refillMs = Math.min(word.resetAt - word.seenAt, MINUTE_MS);
@@ -290,5 +324,28 @@ export class RateGate {
     const left = Math.min(word.limit, word.remaining + rate * (now - word.seenAt)) - since;
     const share = Math.min(wanted, word.limit);
     return left >= share ? 0 : Math.ceil((share - left) / rate);
+  }
+
+  /**
+   * A window gives nothing back before its reset: until then, what the word left less what went
+   * since. After it, the window holds what this process sent in the last window's length (a
+   * sliding window lets each request go a window after it came; a fixed one, all at its reset).
+   */
+  private untilWindowAllows(d: RateDimension, word: Word, wanted: number, now: number): number {
+    const share = Math.min(wanted, word.limit);
+    if (now < word.resetAt) {
+      let since = word.carried;
+      for (const [seq, s] of this.sent) if (seq > word.seq) since += s.need[d];
+      return word.remaining - since >= share ? 0 : word.resetAt - now;
+    }
+    const ms = this.windows[d]?.ms ?? MINUTE_MS;
+    const inside = this.recent.filter((r) => r.at > now - ms);
+    let held = inside.reduce((sum, r) => sum + r.need[d], 0);
+    if (word.limit - held >= share) return 0;
+    for (const r of inside) {
+      held -= r.need[d];
+      if (word.limit - held >= share) return Math.max(1, r.at + ms - now);
+    }
+    return 1;
   }
 }

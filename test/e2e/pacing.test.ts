@@ -28,6 +28,17 @@ describe('pacing under the API rate limits', () => {
     expect(shown.stdout).toMatch(new RegExp(`Rate limits: ${waits.length} calls waited \\d+\\.\\d s in all`));
   }, 60_000);
 
+  it('a sliding window (12 in any 5 s, its reset the moment the oldest request leaves): the same fan-out waits for it, refused at most once', async () => {
+    server = await startFakeAnthropic(fanOutScript(24), { rateLimits: { requests: { limit: 12, windowMs: 5_000 } }, rateLimiter: 'sliding', latencyMs: 200 });
+    const started = Date.now();
+    const run = await runWorkflow(server, FAN_OUT(24));
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.requests.filter((r) => r.agent.startsWith('reviewer-'))).toHaveLength(24);
+    // A bucket's reading of a window's reset took it as many times longer, and was refused as it went on.
+    expect(server.refusals).toBeLessThanOrEqual(1);
+    expect(Date.now() - started).toBeLessThan(45_000);
+  }, 60_000);
+
   it('--rate-limit (or CONCLAVE_RATE_LIMIT) paces where the API sends no headers; a wait ends with the run at its timeout', async () => {
     server = await startFakeAnthropic(relayScript());
     const started = Date.now();

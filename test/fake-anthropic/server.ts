@@ -109,6 +109,12 @@ export interface FakeOptions {
    */
   rateLimits?: Partial<Record<RateDimension, { limit: number; windowMs: number }>>;
   /**
+   * The shape of those limits: `bucket` (the default: Anthropic's, refilled continuously), or
+   * `sliding`: at most `limit` in any `windowMs`, `-reset` the moment the oldest request in the
+   * window leaves it (to the millisecond), as many API gateways keep theirs.
+   */
+  rateLimiter?: 'bucket' | 'sliding';
+  /**
    * Simulate Anthropic's prompt cache (prompt-cache.ts): answers without a scripted `usage` then
    * say what was read from the cache and written to it, as the API does. Off, nothing is cached.
    */
@@ -124,7 +130,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   const queues = new Map(Object.entries(script).map(([agent, s]) => [agent, Array.isArray(s) ? [...s] : s]));
   const sockets = new Set<Socket>();
   let ids = 0;
-  const buckets = bucketsOf(options.rateLimits ?? {});
+  const buckets = bucketsOf(options.rateLimits ?? {}, options.rateLimiter ?? 'bucket');
   let refusals = 0;
   const authFailures: string[] = [];
   const counts: FakeAnthropic['counts'] = [];
@@ -436,16 +442,33 @@ interface Bucket {
   windowMs: number;
   tokens: number;
   at: number;
+  /** A sliding window's requests in it: when each came and what it took. */
+  sliding?: { at: number; amount: number }[];
 }
 
-function bucketsOf(limits: NonNullable<FakeOptions['rateLimits']>): Bucket[] {
+function bucketsOf(limits: NonNullable<FakeOptions['rateLimits']>, shape: 'bucket' | 'sliding'): Bucket[] {
   return Object.entries(limits).map(([dimension, { limit, windowMs }]) => ({
     dimension: dimension as RateDimension,
     limit,
     windowMs,
     tokens: limit,
     at: Date.now(),
+    ...(shape === 'sliding' ? { sliding: [] } : {}),
   }));
+}
+
+/** What a sliding window has left now, and when a request of `need` fits (the oldest entries leave as they age). */
+function slidingLeft(b: Bucket & { sliding: { at: number; amount: number }[] }, now: number, need: number): { left: number; fitsAt: number; resetAt: number } {
+  while (b.sliding.length > 0 && b.sliding[0]!.at + b.windowMs <= now) b.sliding.shift();
+  const used = b.sliding.reduce((sum, e) => sum + e.amount, 0);
+  let fitsAt = now;
+  let over = used + Math.min(need, b.limit) - b.limit;
+  for (const e of b.sliding) {
+    if (over <= 0) break;
+    fitsAt = e.at + b.windowMs;
+    over -= e.amount;
+  }
+  return { left: b.limit - used, fitsAt, resetAt: b.sliding.length > 0 ? b.sliding[0]!.at + b.windowMs : now };
 }
 
 /**
@@ -458,18 +481,28 @@ function takeFrom(
 ): { refusedFor?: RateDimension; retryAfterSeconds: number; headers: Record<string, string> } {
   const now = Date.now();
   for (const b of buckets) {
-    b.tokens = Math.min(b.limit, b.tokens + ((now - b.at) * b.limit) / b.windowMs);
+    if (b.sliding) b.tokens = slidingLeft({ ...b, sliding: b.sliding }, now, 0).left;
+    else b.tokens = Math.min(b.limit, b.tokens + ((now - b.at) * b.limit) / b.windowMs);
     b.at = now;
   }
   const short = buckets.find((b) => b.tokens < Math.min(need[b.dimension], b.limit));
-  if (!short) for (const b of buckets) b.tokens -= need[b.dimension];
+  if (!short)
+    for (const b of buckets) {
+      b.tokens -= need[b.dimension];
+      b.sliding?.push({ at: now, amount: need[b.dimension] });
+    }
   const headers: Record<string, string> = {};
   for (const b of buckets) {
+    const resetAt = b.sliding ? slidingLeft({ ...b, sliding: b.sliding }, now, 0).resetAt : now + Math.ceil(((b.limit - b.tokens) * b.windowMs) / b.limit);
     headers[`anthropic-ratelimit-${b.dimension}-limit`] = String(b.limit);
     headers[`anthropic-ratelimit-${b.dimension}-remaining`] = String(Math.max(0, Math.floor(b.tokens)));
-    headers[`anthropic-ratelimit-${b.dimension}-reset`] = new Date(now + Math.ceil(((b.limit - b.tokens) * b.windowMs) / b.limit)).toISOString();
+    headers[`anthropic-ratelimit-${b.dimension}-reset`] = new Date(resetAt).toISOString();
   }
-  const retryAfterMs = short ? ((Math.min(need[short.dimension], short.limit) - short.tokens) * short.windowMs) / short.limit : 0;
+  const retryAfterMs = !short
+    ? 0
+    : short.sliding
+      ? slidingLeft({ ...short, sliding: short.sliding }, now, need[short.dimension]).fitsAt - now
+      : ((Math.min(need[short.dimension], short.limit) - short.tokens) * short.windowMs) / short.limit;
   return { ...(short ? { refusedFor: short.dimension } : {}), retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)), headers };
 }
 
