@@ -141,7 +141,7 @@ export class RateGate {
         let carried = 0;
         for (const [seq, s] of this.sent) if (seq < admission.seq && !s.answered) carried += s.need[d];
         this.word[d] = { ...reading, seq: admission.seq, seenAt: now, carried };
-        this.learn(d, reading, admission.at, response.headers);
+        this.learn(d, reading, admission.at, response.headers, response.status < 400);
       }
       // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
       if (response.status === 429) this.holdUntil = Math.max(this.holdUntil, now + Math.min(retryAfterMs(response.headers) ?? LOOK_AGAIN_MS, MINUTE_MS));
@@ -163,11 +163,13 @@ export class RateGate {
    * from when it was seen reads as a window too short: more calls than the limit allows). That
    * error is the delay over the points used, so the reading with the most used is the nearest.
    */
-  private learn(d: RateDimension, reading: RateReading, sentAt: number, headers: Headers): void {
+  private learn(d: RateDimension, reading: RateReading, sentAt: number, headers: Headers, taken: boolean): void {
     if (this.windows[d]?.given) return;
     const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
     const used = reading.limit - reading.remaining;
-    if (precise && used > 0 && this.windowReading(d, reading, used, sentAt)) return;
+    // A refusal took nothing: a bucket's reset then stays put as it refills, as a window's does while it fills.
+    if (precise && used > 0 && taken && this.windowReading(d, reading, used, sentAt)) return;
+    if (this.windowLike.has(d)) return;
     const measured = precise && used > 0 && reading.resetAt > sentAt ? ((reading.resetAt - sentAt) * reading.limit) / used : undefined;
     const known = this.windows[d]?.points === reading.limit ? this.windows[d] : undefined;
     if (measured === undefined) {
@@ -186,7 +188,11 @@ export class RateGate {
    */
   private windowReading(d: RateDimension, reading: RateReading, used: number, sentAt: number): boolean {
     const last = this.resets[d];
-    const same = last !== undefined && Math.abs(last.resetAt - reading.resetAt) <= SAME_RESET_MS && last.used !== used;
+    // Read as a bucket, each point used moves the reset by the time a point takes to come back: a fast bucket's
+    // (thousands a minute) moves less than the tolerance, so the tolerance is also under half of that.
+    const perPoint = (reading.resetAt - sentAt) / used;
+    const tolerance = last === undefined ? 0 : Math.min(SAME_RESET_MS, (perPoint * Math.abs(last.used - used)) / 2);
+    const same = last !== undefined && last.used !== used && Math.abs(last.resetAt - reading.resetAt) <= tolerance;
     const firstSent = same ? Math.min(last.firstSent, sentAt) : sentAt;
     this.resets[d] = { resetAt: reading.resetAt, used, firstSent };
     if (same) this.windowLike.add(d);
