@@ -22,8 +22,6 @@ export interface EstimateGroup {
 export interface FirstPrompt {
   tokens: number;
   exact: boolean;
-  /** Its system prompt and tools: what every later call repeats. */
-  fixedTokens: number;
   /** Its tools and the workflow's `context:`: what agents with the same tools share in the prompt cache. */
   sharedTokens: number;
   sharedKey: string;

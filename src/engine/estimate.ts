@@ -120,13 +120,12 @@ async function firstPrompts(sources: EstimateSources): Promise<Map<AgentProfile,
     const first = request(profile, [{ role: 'user', content: [{ type: 'text', text: sources.firstMessage(profile) }] }]);
     const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
     const context = profile.system.length > 1 ? Buffer.byteLength(profile.system[0]!) : 0;
-    return { first, bytes: bytes(first), fixed: bytes(first.system) + bytes(first.tools), shared: bytes(first.tools) + context };
+    return { first, bytes: bytes(first), shared: bytes(first.tools) + context };
   };
   const keep = (profile: AgentProfile, m: ReturnType<typeof measure>, tokens: number, exact: boolean) =>
     counted.set(profile, {
       tokens,
       exact,
-      fixedTokens: Math.round((tokens * m.fixed) / m.bytes),
       sharedTokens: Math.round((tokens * m.shared) / m.bytes),
       sharedKey: `${profile.model}\n${JSON.stringify(m.first.tools)}\n${profile.system.length > 1 ? profile.system[0] : ''}`,
     });

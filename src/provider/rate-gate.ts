@@ -60,6 +60,8 @@ const LOOK_AGAIN_MS = 1_000;
 const PROBE_MS = 1_000;
 /** Two resets this close are the same moment: the server wrote both from one window. */
 const SAME_RESET_MS = 20;
+/** Readings after which a limit's shape is taken as known (a bucket's, unless two showed a window's reset). */
+const SHAPE_READINGS = 3;
 
 /**
  * One model class's limits as a process sees them (docs/organisation.md: pacing): its calls in
@@ -74,6 +76,10 @@ export class RateGate {
   private readonly resets: Partial<Record<RateDimension, { resetAt: number; used: number; firstSent: number }>> = {};
   /** Limits whose reset stays put while their count grows: a fixed or sliding window, not a token bucket. */
   private readonly windowLike = new Set<RateDimension>();
+  /** Limits whose shape is known: a window, a bucket, or a reset in whole seconds (the API's minute); by the readings seen. */
+  private readonly shaped = new Map<RateDimension, number>();
+  /** Shared: the one call in flight while a learned limit's shape is not known yet, and since when. */
+  private shapeProbe: { seq: number; since: number } | undefined;
   /** What each call let through in the last minute took, and when: what a window still holds of this process's calls. */
   private readonly recent: { at: number; need: CallNeed }[] = [];
   /** Calls let through, by sequence number, for as long as a word might not count them (none while the server says nothing). */
@@ -130,6 +136,7 @@ export class RateGate {
 
   observe(admission: Admission, response?: { headers: Headers; status: number }): void {
     if (this.probe?.seq === admission.seq) this.probe = undefined;
+    if (this.shapeProbe?.seq === admission.seq) this.shapeProbe = undefined;
     const own = this.sent.get(admission.seq);
     if (own) own.answered = true;
     if (response) {
@@ -167,6 +174,7 @@ export class RateGate {
     if (this.windows[d]?.given) return;
     const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
     const used = reading.limit - reading.remaining;
+    this.shaped.set(d, precise ? (this.shaped.get(d) ?? 0) + 1 : SHAPE_READINGS);
     // A refusal took nothing: a bucket's reset then stays put as it refills, as a window's does while it fills.
     if (precise && used > 0 && taken && this.windowReading(d, reading, used, sentAt)) return;
     if (this.windowLike.has(d)) return;
@@ -196,6 +204,7 @@ export class RateGate {
     const firstSent = same ? Math.min(last.firstSent, sentAt) : sentAt;
     this.resets[d] = { resetAt: reading.resetAt, used, firstSent };
     if (same) this.windowLike.add(d);
+    if (last !== undefined && last.used !== used) this.shaped.set(d, SHAPE_READINGS);
     if (!this.windowLike.has(d)) return false;
     // Each such measure is at most the window (the first request seen may not be the first in it): the longest is the nearest.
     const ms = Math.min(MINUTE_MS, Math.max(100, reading.resetAt - firstSent));
@@ -225,6 +234,10 @@ export class RateGate {
           const sentAt = Date.now();
           this.recent.push({ at: sentAt, need: waiter.need });
           while (this.recent.length > 0 && this.recent[0]!.at < sentAt - MINUTE_MS) this.recent.shift();
+          if (wait.shapeProbe) {
+            this.shapeProbe = { seq, since: Date.now() };
+            for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
+          }
           if (Object.keys(this.windows).length === 0 && !this.silent) {
             for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
             if (Object.keys(this.word).length === 0) this.probe = { seq, since: Date.now() };
@@ -254,7 +267,7 @@ export class RateGate {
   }
 
   /** How long a call of this need must wait, and why; or, when it may go now, the limiters that took their points. */
-  private async waitFor(need: CallNeed): Promise<{ ms: number; reason?: WaitReason } | { taken: RateDimension[] }> {
+  private async waitFor(need: CallNeed): Promise<{ ms: number; reason?: WaitReason } | { taken: RateDimension[]; shapeProbe?: true }> {
     const now = Date.now();
     if (now < this.holdUntil) return { ms: this.holdUntil - now, reason: 'retry_after' };
     if (this.probe && now - this.probe.since < PROBE_MS) return { ms: this.probe.since + PROBE_MS - now };
@@ -268,6 +281,12 @@ export class RateGate {
     if (Object.keys(this.windows).length === 0 || (this.localStore && !Object.values(this.windows).some((w) => w.given))) return { taken: [] };
     const store = await this.limiters();
     this.localStore = !store.shared;
+    // Shared, a learned limit's window is set in the store for every runner: until a second reading tells a
+    // bucket from a window (a window read as a bucket is many times too long), one call at a time goes.
+    if (store.shared && (Object.keys(this.windows) as RateDimension[]).some((d) => !this.windows[d]!.given && (this.shaped.get(d) ?? 0) < SHAPE_READINGS)) {
+      if (this.shapeProbe && now - this.shapeProbe.since < PROBE_MS) return { ms: this.shapeProbe.since + PROBE_MS - now };
+      return { taken: [], shapeProbe: true };
+    }
     // In one process the server's word is the better guide to a limit learned from it: the
     // limiters keep those given, and, shared, every limit across the organisation's runners.
     const dimensions = (Object.keys(this.windows) as RateDimension[]).filter((d) => store.shared || this.windows[d]!.given);
@@ -294,7 +313,7 @@ export class RateGate {
   private limiter(store: LimiterStore, d: RateDimension): Limiter {
     const { points, ms } = this.windows[d]!;
     if (!store.shared) return store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
-    const { perWindow, seconds } = sharedWindow(points, ms);
+    const { perWindow, seconds } = sharedWindow(points, ms, this.windowLike.has(d));
     return store.limiter(`${this.name}:${d}`, perWindow, seconds);
   }
 

@@ -225,6 +225,11 @@ describe('the pacer', () => {
     /** What the server wrote at `at`, with `remaining` left: full again 500 ms a request later. */
     const word = (at: number, remaining: number) => limitHeaders(10, remaining, at + (10 - remaining) * 500 - Date.now());
     pacer.observe(first, { headers: word(written, 9), status: 200 });
+    // Shared, one call goes alone until a second reading tells a bucket (its reset moves) from a window.
+    const second = await pacer.admit(SONNET, NEED, never);
+    const secondSent = Date.now();
+    await pass(1_000);
+    pacer.observe(second, { headers: word(secondSent, 8), status: 200 });
     const calls = [];
     for (let i = 0; i < 4; i++) calls.push(await pacer.admit(SONNET, NEED, never));
     const sent = Date.now();
@@ -253,6 +258,10 @@ describe('the pacer', () => {
     const probe = await shared.admit(SONNET, NEED, never);
     // Learned: 10 per 5 s (a request refills in 500 ms).
     shared.observe(probe, { headers: limitHeaders(10, 9, 500), status: 200 });
+    // One reading cannot tell a bucket from a window: the next call goes alone, the store not yet given a window.
+    const shape = await shared.admit(SONNET, NEED, never);
+    expect(made).toEqual([]);
+    shared.observe(shape, { headers: limitHeaders(10, 8, 1_000), status: 200 });
     await shared.admit(SONNET, NEED, never);
     expect(made).toContain('sonnet:requests 4/2s');
     expect(made).toContain('charge sonnet:requests 1');
@@ -329,6 +338,21 @@ describe('the pacer', () => {
         if (points < 2) continue;
         expect(2 * perWindow, `${points} per ${ms} ms: two windows back to back`).toBeLessThanOrEqual(points);
         expect(perWindow * ms, `${points} per ${ms} ms: the refill`).toBeLessThanOrEqual(points * seconds * 1_000);
+      }
+    }
+  });
+
+  it("shares a fixed or sliding window's limit in fixed windows none of its stretches can count more than the limit of", () => {
+    // 12 in any 5 s: a stretch of 5 s meets 6 windows of a second, so 2 a second.
+    expect(sharedWindow(12, 5_000, true)).toEqual({ perWindow: 2, seconds: 1 });
+    for (let points = 1; points <= 60; points++) {
+      for (const ms of [1_000, 1_500, 4_938, 5_000, 5_006, 12_345, 60_000]) {
+        const { perWindow, seconds } = sharedWindow(points, ms, true);
+        if (points < 2 * Math.ceil(ms / 1000)) continue;
+        // The worst stretch of ms starts just before a window ends: it meets ⌈ms / T⌉ + 1 windows, each full.
+        const met = Math.ceil(ms / (seconds * 1000)) + 1;
+        expect(perWindow * met, `${points} per ${ms} ms as a window: its worst stretch`).toBeLessThanOrEqual(points);
+        expect(perWindow * ms, `${points} per ${ms} ms: the rate`).toBeLessThanOrEqual(points * seconds * 1_000);
       }
     }
   });
