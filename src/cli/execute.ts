@@ -181,7 +181,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       pools: provider || options.pool ? options.organisation?.pools : undefined,
       batches: provider?.batchApi(),
       // A count that fails leaves the estimate to the prompt's length: the run's own calls will meet a real outage.
-      ...(provider ? { count: (request, to) => provider.countTokens(request, to).catch(() => undefined) } : {}),
+      ...(provider ? { count: (request, to, signal) => provider.countTokens(request, to, signal).catch(() => undefined) } : {}),
     },
     // The job summary opens with the estimate (docs/pricing.md: before a run).
     estimateFirst: github,

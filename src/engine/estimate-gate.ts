@@ -11,6 +11,8 @@ import type { Team } from './team.js';
 
 export interface EstimateGateSources extends Pick<RunOptions, 'workflow' | 'recording' | 'answers' | 'estimateFirst'> {
   limits: Limits;
+  /** The run's: a stop or a signal ends the counting. */
+  signal: AbortSignal;
   team: Team;
   scope: Scope;
   price(model: string, provider: ProviderName, batch: boolean): Price;
@@ -33,10 +35,12 @@ export async function estimateGate(sources: EstimateGateSources): Promise<Ending
       limits: sources.limits,
       groups: estimateGroups(sources.team.sources, sources.team.expanded),
       firstMessage: firstMessageOf(sources.workflow, sources.scope),
-      count: sources.answers.count ?? (() => Promise.resolve(undefined)),
+      count: (request, provider) => sources.answers.count?.(request, provider, sources.signal) ?? Promise.resolve(undefined),
       price: sources.price,
       history: [],
     });
+    // Stopped while counting (a signal, the timeout): the run ends as it was stopped, with no estimate.
+    if (sources.signal.aborted) return undefined;
     journal.append({ type: 'estimate', ...made });
     estimate = made;
   }

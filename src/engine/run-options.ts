@@ -68,7 +68,7 @@ export interface RunOptions {
     /** The Message Batches API, for agents with `batch: true`. */
     batches?: BatchApi;
     /** The provider's free token counting, for the estimate before the run (undefined: its prompts are estimated from their length). */
-    count?: (request: ModelRequest, provider: ProviderName) => Promise<number | undefined>;
+    count?: (request: ModelRequest, provider: ProviderName, signal: AbortSignal) => Promise<number | undefined>;
   };
   /** Estimate the run before its first call even without --max-estimate-usd (the job summary shows it): estimate-gate.ts. */
   estimateFirst?: boolean;

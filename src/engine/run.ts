@@ -151,7 +151,7 @@ export class Run {
         });
         this.team = team;
         const price = (model: string, provider: ProviderName, batch: boolean) => this.accounting.priceOf(model, provider, batch);
-        const over = await estimateGate({ ...this.options, limits: this.limits.current, team, scope, price });
+        const over = await estimateGate({ ...this.options, limits: this.limits.current, team, scope, price, signal: this.controller.signal });
         if (over) this.stop(over);
       }
       if (!this.ending) {

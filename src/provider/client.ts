@@ -16,6 +16,8 @@ export type { ModelRequest, ModelResponse } from './messages.js';
 /** Retries of a call, and how long one request may take: the same wherever a call is made. */
 export const CALL_RETRIES = 4;
 export const REQUEST_TIMEOUT_MS = 10 * 60_000;
+/** A token count is a small request: one that takes longer is given up (the estimate then goes by length). */
+const COUNT_TIMEOUT_MS = 30_000;
 
 export interface ProviderOptions {
   /** The providers the run's agents use, their credentials checked (connect.ts). */
@@ -150,14 +152,17 @@ export class Provider {
    * The input tokens of `request` as the provider's free token-counting endpoint counts them
    * (`conclave estimate`), or undefined where the provider's SDK has none (Bedrock's).
    */
-  async countTokens(request: ModelRequest, provider: ProviderName = 'anthropic'): Promise<number | undefined> {
+  async countTokens(request: ModelRequest, provider: ProviderName = 'anthropic', signal?: AbortSignal): Promise<number | undefined> {
     const messages = this.clients.get(provider)?.messages;
     // Bedrock's SDK has no token counting (its own CountTokens API is not the Messages API's).
     if (provider === 'bedrock' || !messages?.countTokens) return undefined;
     const { max_tokens: _max, stream: _stream, ...counted } = request as ModelRequest & { stream?: boolean };
     let answer: unknown;
     try {
-      answer = await messages.countTokens({ ...counted, model: cloudModelId(provider, request.model) } as Parameters<typeof messages.countTokens>[0]);
+      answer = await messages.countTokens({ ...counted, model: cloudModelId(provider, request.model) } as Parameters<typeof messages.countTokens>[0], {
+        timeout: COUNT_TIMEOUT_MS,
+        ...(signal ? { signal } : {}),
+      });
     } catch (e) {
       throw classify(e);
     }

@@ -212,3 +212,17 @@ describe('conclave estimate on the examples', () => {
     expect(Math.abs(e.likely_usd / recorded - 1)).toBeLessThanOrEqual(0.25);
   });
 });
+
+describe('the estimate before the run, when the API does not answer', () => {
+  it('a token count that hangs ends with the run at its timeout: exit 3, no estimate noted, no message request', async () => {
+    const server = await startFakeAnthropic({ lead: [{ text: 'never asked' }] }, { latencyMs: 60_000 });
+    onTestFinished(() => server.close());
+    const started = Date.now();
+    const run = await runWorkflow(server, PAIR(), ['--max-estimate-usd', '5', '--timeout', '2s']);
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.json.reason).toMatch(/^limit reached: timeout/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(server.requests).toHaveLength(0);
+    expect(run.events.map((e) => e.type)).not.toContain('estimate');
+  }, 30_000);
+});
