@@ -108,7 +108,7 @@ async function counterOf(workflow: Workflow, options: EstimateOptions): Promise<
     return connections && new Provider({ connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS });
   } catch (e) {
     if (!(e instanceof MissingCredentials)) throw e;
-    warning(`${e.message.split('\n')[0]}: prompts are estimated from their length instead of counted`);
+    warning(`${e.message.split(/\.(\s|$)/)[0]}: prompts are estimated from their length instead of counted`);
     return undefined;
   }
 }
