@@ -2,29 +2,10 @@ import { CallAborted } from './provider-errors.js';
 import { RATE_DIMENSIONS, rateReadings, retryAfterMs, type RateDimension, type RateReading } from './rate-headers.js';
 import type { Limiter, LimiterStore } from './rate-limiters.js';
 import { sharedWindow } from './shared-window.js';
+import { LimitShapes } from './limit-shapes.js';
+import type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
 
-/** What one HTTP request takes from each limit. */
-export type CallNeed = Record<RateDimension, number>;
-
-/** Limits given by the user, per minute (`--rate-limit rpm=N,itpm=N,otpm=N`). */
-export type GivenLimits = Partial<Record<RateDimension, number>>;
-
-/** Why a call waits: a limit, or a refusal's `retry-after`. */
-export type WaitReason = RateDimension | 'retry_after';
-
-/** Told when a call starts to wait, with how long it will wait at most before it asks again. */
-export type WaitListener = (reason: WaitReason, ms: number) => void;
-
-/** A call let through: given back to `observe` with what its response said. */
-export interface Admission {
-  readonly gate: string;
-  readonly seq: number;
-  /** When it was let through: its request left then. */
-  readonly at: number;
-  /** How long it waited, and for what (the last reason). */
-  readonly waitedMs: number;
-  readonly reason?: WaitReason;
-}
+export type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
 
 interface Window {
   points: number;
@@ -58,10 +39,6 @@ const MINUTE_MS = 60_000;
 const LOOK_AGAIN_MS = 1_000;
 /** The longest other calls wait for the first call's headers (a stream sends them first, a slow server late). */
 const PROBE_MS = 1_000;
-/** Two resets this close are the same moment: the server wrote both from one window. */
-const SAME_RESET_MS = 20;
-/** Readings after which a limit's shape is taken as known (a bucket's, unless two showed a window's reset). */
-const SHAPE_READINGS = 3;
 
 /**
  * One model class's limits as a process sees them (docs/organisation.md: pacing): its calls in
@@ -72,16 +49,10 @@ export class RateGate {
   /** Given, or learned: `used`, the points the reading it was learned from said were used (0: no measure). */
   private readonly windows: Partial<Record<RateDimension, Window & { given: boolean; used: number; window?: true }>> = {};
   private readonly word: Partial<Record<RateDimension, Word>> = {};
-  /** Each limit's last precise reset, what was used at it, and the first request seen counted in it. */
-  private readonly resets: Partial<Record<RateDimension, { resetAt: number; used: number; firstSent: number }>> = {};
-  /** Limits whose reset stays put while their count grows: a fixed or sliding window, not a token bucket. */
-  private readonly windowLike = new Set<RateDimension>();
-  /** Limits whose shape is known: a window, a bucket, or a reset in whole seconds (the API's minute); by the readings seen. */
-  private readonly shaped = new Map<RateDimension, number>();
+  /** A bucket's limits or a window's (limit-shapes.ts). */
+  private readonly shapes = new LimitShapes();
   /** Shared: the one call in flight while a learned limit's shape is not known yet, and since when. */
   private shapeProbe: { seq: number; since: number } | undefined;
-  /** What each call let through in the last minute took, and when: what a window still holds of this process's calls. */
-  private readonly recent: { at: number; need: CallNeed }[] = [];
   /** Calls let through, by sequence number, for as long as a word might not count them (none while the server says nothing). */
   private readonly sent = new Map<number, { need: CallNeed; answered: boolean }>();
   private seq = 0;
@@ -174,10 +145,14 @@ export class RateGate {
     if (this.windows[d]?.given) return;
     const precise = /\.\d/.test(headers.get(`anthropic-ratelimit-${d.replace('_', '-')}-reset`) ?? '');
     const used = reading.limit - reading.remaining;
-    this.shaped.set(d, precise ? (this.shaped.get(d) ?? 0) + 1 : SHAPE_READINGS);
-    // A refusal took nothing: a bucket's reset then stays put as it refills, as a window's does while it fills.
-    if (precise && used > 0 && taken && this.windowReading(d, reading, used, sentAt)) return;
-    if (this.windowLike.has(d)) return;
+    const { windowMs } = this.shapes.read(d, reading, sentAt, precise, taken);
+    // A window's length is measured by its readings, the longest the nearest; a bucket's formula would make it too long.
+    if (windowMs !== undefined) {
+      const known = this.windows[d];
+      if (!known?.window || known.points !== reading.limit || windowMs > known.ms)
+        this.windows[d] = { points: reading.limit, ms: windowMs, given: false, used, window: true };
+    }
+    if (this.shapes.isWindow(d)) return;
     const measured = precise && used > 0 && reading.resetAt > sentAt ? ((reading.resetAt - sentAt) * reading.limit) / used : undefined;
     const known = this.windows[d]?.points === reading.limit ? this.windows[d] : undefined;
     if (measured === undefined) {
@@ -186,32 +161,6 @@ export class RateGate {
     }
     if (known && (known.used > used || (known.used === used && known.ms >= measured))) return;
     this.windows[d] = { points: reading.limit, ms: Math.min(MINUTE_MS, Math.max(100, measured)), given: false, used };
-  }
-
-  /**
-   * A window's reading: a reset that stayed where the last reading put it while the count grew is
-   * a fixed or sliding window's (a token bucket's reset moves with every request). Its length is
-   * from the first request seen counted in it to that reset: never longer than the server's, and
-   * a bucket's formula (used points over the time to refill) would make it many times too long.
-   */
-  private windowReading(d: RateDimension, reading: RateReading, used: number, sentAt: number): boolean {
-    const last = this.resets[d];
-    // Read as a bucket, each point used moves the reset by the time a point takes to come back: a fast bucket's
-    // (thousands a minute) moves less than the tolerance, so the tolerance is also under half of that.
-    const perPoint = (reading.resetAt - sentAt) / used;
-    const tolerance = last === undefined ? 0 : Math.min(SAME_RESET_MS, (perPoint * Math.abs(last.used - used)) / 2);
-    const same = last !== undefined && last.used !== used && Math.abs(last.resetAt - reading.resetAt) <= tolerance;
-    const firstSent = same ? Math.min(last.firstSent, sentAt) : sentAt;
-    this.resets[d] = { resetAt: reading.resetAt, used, firstSent };
-    if (same) this.windowLike.add(d);
-    if (last !== undefined && last.used !== used) this.shaped.set(d, SHAPE_READINGS);
-    if (!this.windowLike.has(d)) return false;
-    // Each such measure is at most the window (the first request seen may not be the first in it): the longest is the nearest.
-    const ms = Math.min(MINUTE_MS, Math.max(100, reading.resetAt - firstSent));
-    const known = this.windows[d];
-    if (same && (!known?.window || known.points !== reading.limit || ms > known.ms))
-      this.windows[d] = { points: reading.limit, ms, given: false, used, window: true };
-    return true;
   }
 
   private async pump(): Promise<void> {
@@ -231,9 +180,7 @@ export class RateGate {
           const seq = ++this.seq;
           if (wait.taken.length > 0) this.taken.set(seq, { need: waiter.need, dimensions: wait.taken });
           if (!this.silent) this.sent.set(seq, { need: waiter.need, answered: false });
-          const sentAt = Date.now();
-          this.recent.push({ at: sentAt, need: waiter.need });
-          while (this.recent.length > 0 && this.recent[0]!.at < sentAt - MINUTE_MS) this.recent.shift();
+          this.shapes.sent(Date.now(), waiter.need);
           if (wait.shapeProbe) {
             this.shapeProbe = { seq, since: Date.now() };
             for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
@@ -283,7 +230,7 @@ export class RateGate {
     this.localStore = !store.shared;
     // Shared, a learned limit's window is set in the store for every runner: until a second reading tells a
     // bucket from a window (a window read as a bucket is many times too long), one call at a time goes.
-    if (store.shared && (Object.keys(this.windows) as RateDimension[]).some((d) => !this.windows[d]!.given && (this.shaped.get(d) ?? 0) < SHAPE_READINGS)) {
+    if (store.shared && (Object.keys(this.windows) as RateDimension[]).some((d) => !this.windows[d]!.given && !this.shapes.known(d))) {
       if (this.shapeProbe && now - this.shapeProbe.since < PROBE_MS) return { ms: this.shapeProbe.since + PROBE_MS - now };
       return { taken: [], shapeProbe: true };
     }
@@ -313,7 +260,7 @@ export class RateGate {
   private limiter(store: LimiterStore, d: RateDimension): Limiter {
     const { points, ms } = this.windows[d]!;
     if (!store.shared) return store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
-    const { perWindow, seconds } = sharedWindow(points, ms, this.windowLike.has(d));
+    const { perWindow, seconds } = sharedWindow(points, ms, this.shapes.isWindow(d));
     return store.limiter(`${this.name}:${d}`, perWindow, seconds);
   }
 
@@ -339,38 +286,15 @@ export class RateGate {
    * left down, so that line is below the bucket however late the word came.
    */
   private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
-    if (this.windowLike.has(d)) return this.untilWindowAllows(d, word, wanted, now);
+    let since = word.carried;
+    for (const [seq, s] of this.sent) if (seq > word.seq) since += s.need[d];
+    const share = Math.min(wanted, word.limit);
+    if (this.shapes.isWindow(d)) return this.shapes.untilAllows(d, word, since, this.windows[d]?.ms ?? MINUTE_MS, share, now);
     let rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
     // A reset past a minute is not the API's (its windows are a minute): a minute at most.
     const refillMs = Math.min(word.resetAt - word.seenAt, MINUTE_MS);
     if (word.remaining < word.limit && refillMs > 0) rate = Math.min(rate, (word.limit - word.remaining) / refillMs);
-    let since = word.carried;
-    for (const [seq, s] of this.sent) if (seq > word.seq) since += s.need[d];
     const left = Math.min(word.limit, word.remaining + rate * (now - word.seenAt)) - since;
-    const share = Math.min(wanted, word.limit);
     return left >= share ? 0 : Math.ceil((share - left) / rate);
-  }
-
-  /**
-   * A window gives nothing back before its reset: until then, what the word left less what went
-   * since. After it, the window holds what this process sent in the last window's length (a
-   * sliding window lets each request go a window after it came; a fixed one, all at its reset).
-   */
-  private untilWindowAllows(d: RateDimension, word: Word, wanted: number, now: number): number {
-    const share = Math.min(wanted, word.limit);
-    if (now < word.resetAt) {
-      let since = word.carried;
-      for (const [seq, s] of this.sent) if (seq > word.seq) since += s.need[d];
-      return word.remaining - since >= share ? 0 : word.resetAt - now;
-    }
-    const ms = this.windows[d]?.ms ?? MINUTE_MS;
-    const inside = this.recent.filter((r) => r.at > now - ms);
-    let held = inside.reduce((sum, r) => sum + r.need[d], 0);
-    if (word.limit - held >= share) return 0;
-    for (const r of inside) {
-      held -= r.need[d];
-      if (word.limit - held >= share) return Math.max(1, r.at + ms - now);
-    }
-    return 1;
   }
 }
