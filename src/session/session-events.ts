@@ -12,73 +12,19 @@ import {
   optional,
   record,
   string,
-  text,
   type ObjectSchema,
   type Schema,
 } from './schema.js';
+
+import { AGENT_TURN, anyObject, ESTIMATE_ROW, HEADER, LIMITS, MCP_TOOL, MESSAGE, PROPOSAL, RESPONSE, USAGE } from './event-parts.js';
+
+export { HEADER, LIMITS, MESSAGE, PROPOSAL, RESPONSE, USAGE } from './event-parts.js';
 
 /**
  * The session file's lines, each defined once: format.ts takes their types from here, the reader
  * checks every line against them, and docs/session-format.md's tables are made from them (a test
  * keeps the page equal to `sessionReference()`).
  */
-
-const anyObject = (): Schema<Record<string, unknown>> => ({ ...record(json()), doc: 'object', problem: record(json()).problem });
-
-export const HEADER = object({
-  type: oneOf('header'),
-  format: integer(),
-  run_id: string(),
-  conclave_version: string(),
-  workflow: object({ path: text(), sha256: string() }),
-  inputs: anyObject(),
-  secret_checks: optional(record(string())),
-  session: string(),
-  started_at: string(),
-  forked_from: optional(object({ path: string(), seq: integer() })),
-  note: optional(string()),
-  github: optional(object({ repository: string(), commit: string(), pull_request: optional(integer()), head: optional(string()) })),
-  trust: optional(object({ untrusted: boolean(), why: string() })),
-  event: optional(object({ event_name: string(), title: string(), body: string(), comment: string(), author: string() })),
-});
-
-export const LIMITS = object({
-  timeoutMs: number(),
-  maxTurns: integer(),
-  maxTurnsPerAgent: integer(),
-  budgetUsd: number(),
-  maxTokensTotal: nullable(number()),
-  concurrency: integer(),
-  maxEstimateUsd: optional(number()),
-});
-
-export const MESSAGE = object({ id: integer(), kind: string(), sender: agentName(), text: string(), recipients: array(agentName()) });
-
-export const PROPOSAL = object({
-  id: string(),
-  proposer: agentName(),
-  question: string(),
-  options: array(string()),
-  voters: array(voterName()),
-  rule: string(),
-  quorum: integer(),
-  deadline_turns: nullable(integer()),
-  opened_at_turn: integer(),
-  deadline_ms: optional(integer()),
-  action: optional(object({ tool: string(), input: anyObject() })),
-});
-
-const TOKENS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
-export const USAGE = object({ input_tokens: integer(), output_tokens: integer(), cache_creation_input_tokens: integer(), cache_read_input_tokens: integer() });
-const API_USAGE = object(
-  Object.fromEntries(TOKENS.map((t) => [t, optional(nullable(integer()))])) as Record<(typeof TOKENS)[number], Schema<number | null> & { optional: true }>,
-);
-
-/** A model's response as the API sent it: every field and content block is kept verbatim (unnamed fields pass unchecked). */
-export const RESPONSE = object({ content: array(object({ type: string() })), stop_reason: nullable(string()), usage: optional(API_USAGE) });
-
-const MCP_TOOL = object({ name: string(), description: string(), input_schema: anyObject(), read_only: boolean() });
-const AGENT_TURN = { agent: agentName(), turn: integer() };
 
 interface EventDefinition<S extends ObjectSchema<Record<string, Schema<unknown>>>> {
   schema: S;
@@ -234,20 +180,7 @@ export const EVENTS = {
       likely_usd: number(),
       per_item_usd: number(),
       sessions: integer(),
-      agents: array(
-        object({
-          name: string(),
-          kind: oneOf('agent', 'for_each', 'template'),
-          instances: nullable(integer()),
-          worst_usd: number(),
-          likely_usd: number(),
-          calls: integer(),
-          cached_tokens: integer(),
-          batched: boolean(),
-          counted: oneOf('exact', 'length'),
-          turns_from: oneOf('sessions', 'messages'),
-        }),
-      ),
+      agents: array(ESTIMATE_ROW),
     },
     'what the run was estimated to cost before its first call (`conclave estimate`, docs/pricing.md): with `--max-estimate-usd`, and in GitHub Actions; ' +
       'a resume compares the recorded `likely_usd` with a raised `--max-estimate-usd`; a note: resume and replay skip it',
