@@ -1,5 +1,6 @@
 import { UsageError } from '../conclave-error.js';
 import { Limiters, type LimiterStore } from './rate-limiters.js';
+import { PostgresLimitKeeper, RedisLimitKeeper } from './store-limits.js';
 import { shownSpec, withoutCredentials } from './store-url.js';
 import { withinTime } from './time-limit.js';
 import { PostgresLedger, RedisLedger, type PoolLedger, type PoolWindow } from './spend-ledger.js';
@@ -11,7 +12,7 @@ export class CoordinateError extends UsageError {}
 export interface Coordination {
   /** The URL as the user may see it (no password). */
   shown: string;
-  /** The store's limiters: rate-limiter-flexible on Redis or PostgreSQL. */
+  /** The store's limiters (store-limits.ts). */
   limiters: LimiterStore;
   ledger: PoolLedger;
   close(): Promise<void>;
@@ -19,11 +20,10 @@ export interface Coordination {
 
 /** How long the store may take to connect, or to answer one operation, before it is taken for dead. */
 export const STORE_TIMEOUT_MS = 3_000;
-const TABLE = 'conclave_rate_limits';
 
 /**
  * Connects to the --coordinate store (`named` as the user gave it: the flag, or CONCLAVE_COORDINATE) and proves it answers, before the run starts. The drivers
- * (node-redis, node-postgres) and rate-limiter-flexible load only here. Each driver is set up to
+ * (node-redis, node-postgres) load only here. Each driver is set up to
  * fail rather than wait: no reconnecting, no offline queue, bounded connection and query times.
  */
 export async function coordinate(url: string, named = '--coordinate'): Promise<Coordination> {
@@ -33,7 +33,7 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
     throw new CoordinateError(`${named} ${shown} ${what}: ${withoutCredentials(why, url)}`, { cause: e });
   };
   if (/^rediss?:\/\//.test(url)) {
-    const [{ createClient }, { RateLimiterRedis }] = await Promise.all([import('@redis/client'), import('rate-limiter-flexible')]);
+    const { createClient } = await import('@redis/client');
     const client = createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: STORE_TIMEOUT_MS, reconnectStrategy: false } });
     client.on('error', () => {}); // each failed command reports it
     await withTimeout(
@@ -42,7 +42,7 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
     ).catch(refuse);
     return proven(refuse, {
       shown,
-      limiters: new Limiters((o) => new RateLimiterRedis({ ...o, storeClient: client, useRedisPackage: true, rejectIfRedisNotReady: true }), true),
+      limiters: new Limiters(new RedisLimitKeeper(client), true),
       ledger: new RedisLedger(client),
       // A client whose server went away is closed already (close() would throw).
       close: async () => {
@@ -51,7 +51,7 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
     });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    const [{ default: pg }, { RateLimiterPostgres }] = await Promise.all([import('pg'), import('rate-limiter-flexible')]);
+    const { default: pg } = await import('pg');
     const pool = new pg.Pool({
       connectionString: url,
       max: 4,
@@ -61,15 +61,9 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
     });
     pool.on('error', () => {}); // an idle connection that breaks; the next query reports it
     const ledger = new PostgresLedger(pool);
-    // The limiters' table, made by the library itself (its first limiter), and the ledger's tables.
+    const keeper = new PostgresLimitKeeper(pool);
     await withTimeout(
-      new Promise<void>(
-        (resolve, reject) =>
-          new RateLimiterPostgres(
-            { storeClient: pool, storeType: 'pool', tableName: TABLE, clearExpiredByTimeout: false, points: 1, duration: 1 },
-            (e?: Error) => (e ? reject(e) : resolve()),
-          ),
-      ).then(() => ledger.prepare()),
+      keeper.prepare().then(() => ledger.prepare()),
       'connect',
     ).catch(async (e: unknown) => {
       await pool.end().catch(() => {});
@@ -77,10 +71,7 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
     });
     return proven(refuse, {
       shown,
-      limiters: new Limiters(
-        (o) => new RateLimiterPostgres({ ...o, storeClient: pool, storeType: 'pool', tableName: TABLE, tableCreated: true, clearExpiredByTimeout: false }),
-        true,
-      ),
+      limiters: new Limiters(keeper, true),
       ledger,
       close: () => pool.end().catch(() => {}),
     });
@@ -97,7 +88,7 @@ async function proven(refuse: (e: unknown, what: string) => never, store: Coordi
   const probe: PoolWindow = { pool: 'conclave-probe', start: 0, keepMs: 1 };
   const id = `probe:${process.pid}:${Date.now()}`;
   const use = async () => {
-    await store.limiters.limiter('conclave-probe', 1, 1).charge(0);
+    await store.limiters.early('conclave-probe', 0, 0);
     await store.ledger.now();
     await store.ledger.reserve(probe, id, 0, 1, 1_000);
     await store.ledger.settle(probe, id, 0);

@@ -4,6 +4,12 @@ import type { CallNeed } from './rate-types.js';
 const MINUTE_MS = 60_000;
 /** Two resets this close are the same moment: the server wrote both from one window. */
 const SAME_RESET_MS = 20;
+/**
+ * Added to a window's length: the server counts a request from when it came, a little after it
+ * left, and the requests of a burst come over some milliseconds; a window a little long is slower
+ * by that, one a little short is refused.
+ */
+const WINDOW_MARGIN_MS = 100;
 /** Readings after which a limit's shape is taken as known (a bucket's, unless two showed a window's reset). */
 const SHAPE_READINGS = 3;
 
@@ -59,7 +65,7 @@ export class LimitShapes {
     if (last !== undefined && last.used !== used) this.readings.set(d, SHAPE_READINGS);
     if (!same) return {};
     this.windows.add(d);
-    return { windowMs: Math.min(MINUTE_MS, Math.max(100, reading.resetAt - firstSent)) };
+    return { windowMs: Math.min(MINUTE_MS, Math.max(100, reading.resetAt - firstSent + WINDOW_MARGIN_MS)) };
   }
 
   /**
@@ -79,4 +85,32 @@ export class LimitShapes {
     }
     return 1;
   }
+}
+
+/**
+ * Milliseconds until the server's bucket holds `share`. The bucket is followed as the server keeps
+ * it: from what the word left when its request went (the server took it after that, and wrote the
+ * word then), refilled at `rate` and never over the limit, less each call this process let through
+ * since, when it went. Calls let through before the word and still unanswered (`carried`) are
+ * counted as taken after it. The rate is at most the word's own line, from what it left to full at
+ * its reset (a minute at most): a rate learned from an earlier word may be a little too fast.
+ */
+export function untilBucketAllows(
+  word: RateReading & { sentAt: number; carried: number },
+  since: { at: number; points: number }[],
+  learnedRate: number,
+  share: number,
+  now: number,
+): number {
+  let rate = learnedRate;
+  const refillMs = Math.min(word.resetAt - word.sentAt, MINUTE_MS);
+  if (word.remaining < word.limit && refillMs > 0) rate = Math.min(rate, (word.limit - word.remaining) / refillMs);
+  let level = word.remaining - word.carried;
+  let at = word.sentAt;
+  for (const s of since) {
+    level = Math.min(word.limit, level + rate * Math.max(0, s.at - at)) - s.points;
+    at = Math.max(at, s.at);
+  }
+  const left = Math.min(word.limit, level + rate * Math.max(0, now - at));
+  return left >= share ? 0 : Math.ceil((share - left) / rate);
 }

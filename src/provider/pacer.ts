@@ -16,7 +16,7 @@ export function modelClass(model: string): string {
  * - the server's word allows it: what the last response said was left, refilled since at the
  *   limit's rate, less what was let through after that response's request;
  * - the limiters allow it: the limits given, or learned from the headers, kept by
- *   rate-limiter-flexible in this process or, with --coordinate, in the store all runners share.
+ *   in this process or, with --coordinate, in the store all runners share (limit-share.ts).
  * Until a class's limits are known (nothing given, no response yet), the first call goes alone,
  * the others waiting up to a second for its headers.
  */
@@ -26,7 +26,7 @@ export class Pacer {
   constructor(
     /** The limits given for a model class, if any. */
     private readonly given: (modelClass: string) => GivenLimits,
-    /** Made when a limit is first known (rate-limiter-flexible loads only then), once for every class. */
+    /** Made when a limit is first needed, once for every class. */
     limiters: () => Promise<LimiterStore>,
   ) {
     let store: Promise<LimiterStore> | undefined;

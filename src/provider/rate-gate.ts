@@ -1,8 +1,7 @@
 import { CallAborted } from './provider-errors.js';
 import { RATE_DIMENSIONS, rateReadings, retryAfterMs, type RateDimension, type RateReading } from './rate-headers.js';
 import type { Limiter, LimiterStore } from './rate-limiters.js';
-import { sharedWindow } from './shared-window.js';
-import { LimitShapes } from './limit-shapes.js';
+import { LimitShapes, untilBucketAllows } from './limit-shapes.js';
 import type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
 
 export type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
@@ -16,7 +15,8 @@ interface Window {
 interface Word extends RateReading {
   /** The admission whose response said it: calls let through after it are not counted in it. */
   seq: number;
-  seenAt: number;
+  /** When its request left: the server took it, and wrote the word, after. */
+  sentAt: number;
   /**
    * What calls let through before it and still unanswered took: the server may have taken their
    * requests after this one (they raced on the way), so they are counted as not in it.
@@ -54,15 +54,13 @@ export class RateGate {
   /** Shared: the one call in flight while a learned limit's shape is not known yet, and since when. */
   private shapeProbe: { seq: number; since: number } | undefined;
   /** Calls let through, by sequence number, for as long as a word might not count them (none while the server says nothing). */
-  private readonly sent = new Map<number, { need: CallNeed; answered: boolean }>();
+  private readonly sent = new Map<number, { need: CallNeed; answered: boolean; at: number }>();
   private seq = 0;
   private holdUntil = 0;
   /** The one call in flight while nothing is known of the limits, and since when. */
   private probe: { seq: number; since: number } | undefined;
   /** A response came without rate headers: only given limits apply. */
   private silent = false;
-  /** What calls let through before any limit was known took: counted in the limiters once one is. */
-  private readonly unlimited: [RateDimension, number][] = [];
   private readonly queue: Waiter[] = [];
   /** What the limiters took for each call in flight, by sequence number. */
   private readonly taken = new Map<number, { need: CallNeed; dimensions: RateDimension[] }>();
@@ -113,12 +111,13 @@ export class RateGate {
     if (response) {
       const now = Date.now();
       const readings = rateReadings(response.headers, now);
-      if (Object.keys(readings).length === 0) this.silent = true;
+      // Without rate headers only given limits apply, until a response carries them again.
+      this.silent = Object.keys(readings).length === 0;
       // The latest response is the server's latest word, whatever the order its requests went in.
       for (const [d, reading] of Object.entries(readings) as [RateDimension, RateReading][]) {
         let carried = 0;
         for (const [seq, s] of this.sent) if (seq < admission.seq && !s.answered) carried += s.need[d];
-        this.word[d] = { ...reading, seq: admission.seq, seenAt: now, carried };
+        this.word[d] = { ...reading, seq: admission.seq, sentAt: admission.at, carried };
         this.learn(d, reading, admission.at, response.headers, response.status < 400);
       }
       // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
@@ -179,14 +178,14 @@ export class RateGate {
           this.queue.shift();
           const seq = ++this.seq;
           if (wait.taken.length > 0) this.taken.set(seq, { need: waiter.need, dimensions: wait.taken });
-          if (!this.silent) this.sent.set(seq, { need: waiter.need, answered: false });
+          if (!this.silent) this.sent.set(seq, { need: waiter.need, answered: false, at: Date.now() });
           this.shapes.sent(Date.now(), waiter.need);
           if (wait.shapeProbe) {
             this.shapeProbe = { seq, since: Date.now() };
-            for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
+            this.noteEarly(waiter.need);
           }
           if (Object.keys(this.windows).length === 0 && !this.silent) {
-            for (const d of RATE_DIMENSIONS) this.unlimited.push([d, waiter.need[d]]);
+            this.noteEarly(waiter.need);
             if (Object.keys(this.word).length === 0) this.probe = { seq, since: Date.now() };
           }
           const at = Date.now();
@@ -213,6 +212,19 @@ export class RateGate {
     }
   }
 
+  /**
+   * A call let through before its limits' sizes were known is noted in the limiters at once, with
+   * when it went: the first to size a limit counts it, whichever runner's it was.
+   */
+  private noteEarly(need: CallNeed): void {
+    const at = Date.now();
+    void this.limiters()
+      .then(async (store) => {
+        for (const d of RATE_DIMENSIONS) await store.early(`${this.name}:${d}`, need[d], Date.now() - at);
+      })
+      .catch(() => {});
+  }
+
   /** How long a call of this need must wait, and why; or, when it may go now, the limiters that took their points. */
   private async waitFor(need: CallNeed): Promise<{ ms: number; reason?: WaitReason } | { taken: RateDimension[]; shapeProbe?: true }> {
     const now = Date.now();
@@ -237,7 +249,6 @@ export class RateGate {
     // In one process the server's word is the better guide to a limit learned from it: the
     // limiters keep those given, and, shared, every limit across the organisation's runners.
     const dimensions = (Object.keys(this.windows) as RateDimension[]).filter((d) => store.shared || this.windows[d]!.given);
-    for (const [d, used] of this.unlimited.splice(0)) if (dimensions.includes(d)) await this.limiter(store, d).charge(used);
     const taken: RateDimension[] = [];
     for (const d of dimensions) {
       const ms = await this.limiter(store, d).take(need[d]);
@@ -252,16 +263,12 @@ export class RateGate {
   }
 
   /**
-   * The limiter of a dimension. The limiters count whole seconds: rounded up, a window is never
-   * shorter than the limit's. Shared by runners that each see only their own answers, fixed windows
-   * of T seconds and P points, where two back to back (2P) never pass more than the API's bucket
-   * holds and P per T is no faster than it refills: the largest P of the fastest such pair.
+   * The limiter of a dimension, at the limit's size and shape: the store hands the limit out as
+   * the server keeps it (limit-share.ts), shared by every runner when the store is.
    */
   private limiter(store: LimiterStore, d: RateDimension): Limiter {
     const { points, ms } = this.windows[d]!;
-    if (!store.shared) return store.limiter(`${this.name}:${d}`, points, Math.ceil(ms / 1000));
-    const { perWindow, seconds } = sharedWindow(points, ms, this.shapes.isWindow(d));
-    return store.limiter(`${this.name}:${d}`, perWindow, seconds);
+    return store.limiter(`${this.name}:${d}`, { points, ms, window: this.shapes.isWindow(d) });
   }
 
   /** A call's answer is whole: what the limiters took beyond what it used goes back, and the server's word counts what it used. */
@@ -279,22 +286,15 @@ export class RateGate {
     this.wake();
   }
 
-  /**
-   * Milliseconds until the server's bucket, as last seen and refilled since, holds this call's share.
-   * The bucket refills at the window's rate, and at most as fast as the word's own line from what it
-   * left to full at its reset: the server wrote the word before it was seen and rounded what was
-   * left down, so that line is below the bucket however late the word came.
-   */
+  /** Milliseconds until the server's word, and what this process sent since, allow this call's share. */
   private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
-    let since = word.carried;
-    for (const [seq, s] of this.sent) if (seq > word.seq) since += s.need[d];
     const share = Math.min(wanted, word.limit);
-    if (this.shapes.isWindow(d)) return this.shapes.untilAllows(d, word, since, this.windows[d]?.ms ?? MINUTE_MS, share, now);
-    let rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
-    // A reset past a minute is not the API's (its windows are a minute): a minute at most.
-    const refillMs = Math.min(word.resetAt - word.seenAt, MINUTE_MS);
-    if (word.remaining < word.limit && refillMs > 0) rate = Math.min(rate, (word.limit - word.remaining) / refillMs);
-    const left = Math.min(word.limit, word.remaining + rate * (now - word.seenAt)) - since;
-    return left >= share ? 0 : Math.ceil((share - left) / rate);
+    const since = [...this.sent].filter(([seq]) => seq > word.seq).map(([, s]) => ({ at: s.at, points: s.need[d] }));
+    if (!this.shapes.isWindow(d)) {
+      const rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
+      return untilBucketAllows(word, since, rate, share, now);
+    }
+    const sent = word.carried + since.reduce((sum, s) => sum + s.points, 0);
+    return this.shapes.untilAllows(d, word, sent, this.windows[d]?.ms ?? MINUTE_MS, share, now);
   }
 }

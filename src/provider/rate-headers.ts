@@ -23,7 +23,7 @@ export function rateReadings(headers: Headers, now = Date.now()): RateReadings {
     const remaining = Number(headers.get(`${name}-remaining`) ?? NaN);
     const resetAt = Date.parse(headers.get(`${name}-reset`) ?? '');
     if (!(limit > 0) || !(remaining >= 0)) continue;
-    readings[dimension] = { limit, remaining: Math.min(remaining, limit), resetAt: Number.isFinite(resetAt) ? Math.max(resetAt, now) : now };
+    readings[dimension] = { limit, remaining: Math.min(remaining, limit), resetAt: Number.isFinite(resetAt) ? resetAt : now };
   }
   return readings;
 }

@@ -1,82 +1,68 @@
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { limitStep, type LimitOp, type LimitSize, type LimitState } from './limit-share.js';
 
-/** One limit: `points` per `seconds`, in windows that start with their first call. */
+export type { LimitSize } from './limit-share.js';
+
+/** One limit, as given or learned (limit-share.ts). */
 export interface Limiter {
   /** Takes `points`, or takes nothing and says how many milliseconds to wait before asking again. */
   take(points: number): Promise<number>;
-  /** Gives back points taken (a call that took several limits and was stopped by a later one). */
+  /** Gives back points taken (a call that took several limits and was stopped by a later one, or used less). */
   giveBack(points: number): Promise<void>;
-  /** Counts points already used, whether or not they fit (a call made before the limit was known). */
-  charge(points: number): Promise<void>;
 }
 
 /** Where limits are kept: in this process, or in a store every runner of the organisation shares. */
 export interface LimiterStore {
   readonly shared: boolean;
-  limiter(key: string, points: number, seconds: number): Limiter;
+  limiter(key: string, size: LimitSize): Limiter;
+  /** Notes `points` that went `agoMs` ago before the limit's size was known: the first limiter of the key to be used counts them. */
+  early(key: string, points: number, agoMs: number): Promise<void>;
 }
 
-type MakeLimiter = (options: { keyPrefix: string; points: number; duration: number }) => RateLimiterAbstract;
+/** The size an early note is made with: it has none (limit-share.ts keeps such notes a minute). */
+const UNSIZED: LimitSize = { points: 0, ms: 60_000, window: false };
+
+/** Keeps each key's limit and changes it atomically: in memory, Redis or PostgreSQL (store-limits.ts). */
+export interface LimitKeeper {
+  /** One limitStep on the key's state; the milliseconds a take must wait (0: taken). */
+  apply(key: string, size: LimitSize, op: LimitOp, points: number, agoMs?: number): Promise<number>;
+}
 
 /**
- * Limiters of rate-limiter-flexible (docs/organisation.md: pacing): `make` gives one on a store,
- * or in memory. A refused take gives its points back, so that waiting calls do not use up the
- * window they wait for. One limiter per key and size.
+ * Limiters on a keeper (docs/organisation.md: pacing). Runners that learned other sizes of one
+ * limit still share the key's state: each holds it to its own size.
  */
 export class Limiters implements LimiterStore {
-  private readonly made = new Map<string, Limiter>();
-
   constructor(
-    private readonly make: MakeLimiter,
+    private readonly keeper: LimitKeeper,
     readonly shared: boolean,
   ) {}
 
-  limiter(key: string, points: number, seconds: number): Limiter {
-    const id = `${key}:${points}/${seconds}`;
-    let limiter = this.made.get(id);
-    if (!limiter) {
-      // Runners that learned other sizes still share the key's count: each holds it to its own size.
-      const made = this.make({ keyPrefix: 'conclave:rate', points, duration: seconds });
-      limiter = {
-        take: (wanted) => {
-          const points = Math.min(Math.ceil(wanted), made.points);
-          return made.consume(key, points).then(
-            () => 0,
-            async (refusal: unknown) => {
-              if (!isRefusal(refusal)) throw refusal;
-              // A record that never expires (no limiter writes one: a hand-set key, another tool's) would hold every
-              // call for ever: it goes, and the call asks again. A wait is never longer than this limiter's window.
-              if (refusal.msBeforeNext < 0) {
-                await made.delete(key);
-                return 1;
-              }
-              await made.reward(key, points);
-              return Math.min(Math.max(1, refusal.msBeforeNext), made.duration * 1000);
-            },
-          );
-        },
-        giveBack: async (wanted) => {
-          await made.reward(key, Math.min(Math.ceil(wanted), made.points));
-        },
-        charge: async (used) => {
-          await made.penalty(key, Math.min(Math.ceil(used), made.points));
-        },
-      };
-      this.made.set(id, limiter);
-    }
-    return limiter;
+  async early(key: string, points: number, agoMs: number): Promise<void> {
+    await this.keeper.apply(key, UNSIZED, 'early', points, agoMs);
+  }
+
+  limiter(key: string, size: LimitSize): Limiter {
+    return {
+      take: (points) => this.keeper.apply(key, size, 'take', points),
+      giveBack: async (points) => void (await this.keeper.apply(key, size, 'give', points)),
+    };
   }
 }
 
-/** A refusal is a RateLimiterRes; a store's failure is an Error. */
-function isRefusal(value: unknown): value is RateLimiterRes {
-  return typeof value === 'object' && value !== null && !(value instanceof Error) && typeof (value as RateLimiterRes).msBeforeNext === 'number';
+/** Limits kept in this process's memory, on its clock. */
+export class MemoryLimitKeeper implements LimitKeeper {
+  private readonly states = new Map<string, LimitState>();
+
+  async apply(key: string, size: LimitSize, op: LimitOp, points: number, agoMs = 0): Promise<number> {
+    const { state, waitMs } = limitStep(this.states.get(key), size, op, points, Date.now(), agoMs);
+    this.states.set(key, state);
+    return waitMs;
+  }
 }
 
 /** Limits kept in this process only. */
 export async function localLimiters(): Promise<LimiterStore> {
-  const { RateLimiterMemory } = await import('rate-limiter-flexible');
-  return new Limiters((options) => new RateLimiterMemory(options), false);
+  return new Limiters(new MemoryLimitKeeper(), false);
 }
 
 /**
@@ -95,19 +81,39 @@ export class FallbackLimiters implements LimiterStore {
     private readonly onFailure: (error: unknown) => void,
   ) {}
 
-  limiter(key: string, points: number, seconds: number): Limiter {
-    const local = this.local.limiter(key, points, seconds);
-    const shared = this.store.limiter(key, points, seconds);
-    const either = <T>(use: (l: Limiter) => Promise<T>): Promise<T> => {
-      if (this.failed) return use(local);
-      return this.timeout(use(shared), 'a rate limiter').catch((e: unknown) => {
-        if (!this.failed) {
-          this.failed = true;
-          this.onFailure(e);
-        }
-        return use(local);
-      });
+  early(key: string, points: number, agoMs: number): Promise<void> {
+    return this.either(
+      () => this.store.early(key, points, agoMs),
+      () => this.local.early(key, points, agoMs),
+    );
+  }
+
+  limiter(key: string, size: LimitSize): Limiter {
+    const local = this.local.limiter(key, size);
+    const shared = this.store.limiter(key, size);
+    return {
+      take: (n) =>
+        this.either(
+          () => shared.take(n),
+          () => local.take(n),
+        ),
+      giveBack: (n) =>
+        this.either(
+          () => shared.giveBack(n),
+          () => local.giveBack(n),
+        ),
     };
-    return { take: (n) => either((l) => l.take(n)), giveBack: (n) => either((l) => l.giveBack(n)), charge: (n) => either((l) => l.charge(n)) };
+  }
+
+  /** The store's answer, or once it has failed (said once), this process's. */
+  private either<T>(store: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (this.failed) return local();
+    return this.timeout(store(), 'a rate limiter').catch((e: unknown) => {
+      if (!this.failed) {
+        this.failed = true;
+        this.onFailure(e);
+      }
+      return local();
+    });
   }
 }

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { PG_NOW_MS, pgLocked, REDIS_NOW, type PgQuery, type RedisScripts } from './store-atomic.js';
 
 /** One window of one spend pool: `org` for the UTC day that began at `start`. Amounts are in millionths of a dollar. */
 export interface PoolWindow {
@@ -34,11 +35,6 @@ export interface PoolLedger {
   renew(w: PoolWindow, ids: readonly string[], holdMs: number): Promise<void>;
 }
 
-/** The store's time in a script: Redis gives seconds and microseconds. */
-const NOW = `
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)`;
-
 /** A stored amount, or an error that says it is none (text, NaN, inf, a number past what a double holds exactly). */
 const AMOUNT = `
 local function amount(value, what)
@@ -49,7 +45,7 @@ local function amount(value, what)
   return tonumber(value)
 end`;
 
-const RESERVE = `${AMOUNT}${NOW}
+const RESERVE = `${AMOUNT}${REDIS_NOW}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
 for _, id in ipairs(expired) do redis.call('HDEL', KEYS[3], id) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -62,25 +58,20 @@ redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], math.max(1, tonumber(ARGV[5]) - now)) end
 return {1, spent, held}`;
 
-const SETTLE = `${AMOUNT}${NOW}
+const SETTLE = `${AMOUNT}${REDIS_NOW}
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 local spent = amount(redis.call('GET', KEYS[1]), 'spent')
 redis.call('SET', KEYS[1], tostring(spent + tonumber(ARGV[2])))
 redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(ARGV[3]) - now))`;
 
-const RENEW = `${NOW}
+const RENEW = `${REDIS_NOW}
 for i = 2, #ARGV do
   if redis.call('ZSCORE', KEYS[1], ARGV[i]) then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i]) end
 end`;
 
-const TIME = `${NOW}
+const TIME = `${REDIS_NOW}
 return now`;
-
-/** What the ledger needs of a node-redis client: its scripts. */
-export interface RedisScripts {
-  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-}
 
 /** Spend pools in Redis: per window a counter of what was spent, and the holds (a sorted set by expiry, and their amounts). */
 export class RedisLedger implements PoolLedger {
@@ -113,9 +104,6 @@ function keysOf(w: PoolWindow): string[] {
   return [`${base}:spent`, `${base}:holds`, `${base}:amounts`];
 }
 
-/** The server's time in milliseconds: `clock_timestamp()`, not `now()`, which stays at the transaction's start. */
-const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
-
 /** Spend pools in PostgreSQL: a row per window with what was spent, a row per hold; a window's operations serialised by an advisory lock. */
 export class PostgresLedger implements PoolLedger {
   constructor(private readonly pool: Pool) {}
@@ -136,12 +124,12 @@ export class PostgresLedger implements PoolLedger {
   }
 
   async now(): Promise<number> {
-    return Number((await this.pool.query(`SELECT ${NOW_MS} AS now`)).rows[0]?.now);
+    return Number((await this.pool.query(`SELECT ${PG_NOW_MS} AS now`)).rows[0]?.now);
   }
 
   reserve(w: PoolWindow, id: string, amount: number, cap: number, holdMs: number): Promise<Standing & { granted: boolean }> {
     return this.locked(w, async (query) => {
-      await query(`DELETE FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2 AND expires_at <= ${NOW_MS}`, [w.pool, w.start]);
+      await query(`DELETE FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2 AND expires_at <= ${PG_NOW_MS}`, [w.pool, w.start]);
       const held = Number(
         (await query('SELECT coalesce(sum(amount), 0) AS held FROM conclave_pool_holds WHERE pool = $1 AND window_start = $2', [w.pool, w.start])).rows[0]
           ?.held ?? 0,
@@ -150,7 +138,7 @@ export class PostgresLedger implements PoolLedger {
       const granted = spent + held + amount <= cap;
       if (granted) {
         await query(
-          `INSERT INTO conclave_pool_holds VALUES ($1, $2, $3, $4, ${NOW_MS} + $5) ON CONFLICT (id, pool, window_start) DO UPDATE SET amount = ` +
+          `INSERT INTO conclave_pool_holds VALUES ($1, $2, $3, $4, ${PG_NOW_MS} + $5) ON CONFLICT (id, pool, window_start) DO UPDATE SET amount = ` +
             `EXCLUDED.amount, expires_at = EXCLUDED.expires_at`,
           [id, w.pool, w.start, amount, holdMs],
         );
@@ -172,7 +160,7 @@ export class PostgresLedger implements PoolLedger {
 
   async renew(w: PoolWindow, ids: readonly string[], holdMs: number): Promise<void> {
     if (ids.length > 0)
-      await this.pool.query(`UPDATE conclave_pool_holds SET expires_at = ${NOW_MS} + $1 WHERE pool = $2 AND window_start = $3 AND id = ANY($4)`, [
+      await this.pool.query(`UPDATE conclave_pool_holds SET expires_at = ${PG_NOW_MS} + $1 WHERE pool = $2 AND window_start = $3 AND id = ANY($4)`, [
         holdMs,
         w.pool,
         w.start,
@@ -180,22 +168,7 @@ export class PostgresLedger implements PoolLedger {
       ]);
   }
 
-  private async locked<T>(
-    w: PoolWindow,
-    work: (query: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>,
-  ): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`conclave:pool:${w.pool}:${w.start}`]);
-      const result = await work((text, values) => client.query(text, values));
-      await client.query('COMMIT');
-      return result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw e;
-    } finally {
-      client.release();
-    }
+  private locked<T>(w: PoolWindow, work: (query: PgQuery) => Promise<T>): Promise<T> {
+    return pgLocked(this.pool, `conclave:pool:${w.pool}:${w.start}`, work);
   }
 }

@@ -304,16 +304,18 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     60_000,
   );
 
-  it("postgres: a rate-limit record set by hand with no expiry holds no run (Redis gives such a key the window's expiry itself)", async () => {
+  it('postgres: a rate-limit record set by hand (used up for ever, or from a clock far ahead) holds no run (Redis keys carry their own expiry)', async () => {
     const server = await startFakeAnthropic(relayScript());
     try {
       const first = await runWorkflow(server, RELAY, ['--coordinate', urlOf('postgres'), '--rate-limit', 'rpm=40']);
       expect(first.code, first.stderr).toBe(0);
-      // Every record of the limits, full and with no expiry: no limiter writes one.
+      // Every record of the limits used up a million times over, at a time far ahead: no limiter writes one.
       const pg = (await import('pg')).default;
       const client = new pg.Client({ connectionString: urlOf('postgres') });
       await client.connect();
-      const { rowCount } = await client.query('UPDATE conclave_rate_limits SET points = 1000000, expire = NULL');
+      const { rowCount } = await client.query(
+        `UPDATE conclave_limits SET state = '{"tokens": -1000000, "at": 9000000000000000, "log": [[9000000000000000, 1000000]]}'`,
+      );
       await client.end();
       expect(rowCount).toBeGreaterThan(0);
       const started = Date.now();

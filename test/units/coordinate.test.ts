@@ -134,9 +134,9 @@ describe.skipIf(missing !== undefined)('the --coordinate store and its spend led
       const [one, two] = [await coordinate(url), await coordinate(url)];
       try {
         const key = `unit-${Date.now()}`;
-        expect(await one.limiters.limiter(key, 2, 60).take(1)).toBe(0);
-        expect(await two.limiters.limiter(key, 2, 60).take(1)).toBe(0);
-        expect(await one.limiters.limiter(key, 2, 60).take(1)).toBeGreaterThan(0);
+        expect(await one.limiters.limiter(key, { points: 2, ms: 60_000, window: false }).take(1)).toBe(0);
+        expect(await two.limiters.limiter(key, { points: 2, ms: 60_000, window: false }).take(1)).toBe(0);
+        expect(await one.limiters.limiter(key, { points: 2, ms: 60_000, window: false }).take(1)).toBeGreaterThan(0);
         expect(one.limiters.shared).toBe(true);
       } finally {
         await one.close();

@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } from '../../src/provider/pacer.js';
 import { CallAborted } from '../../src/provider/provider-errors.js';
 import { rateReadings } from '../../src/provider/rate-headers.js';
-import { localLimiters } from '../../src/provider/rate-limiters.js';
-import { sharedWindow } from '../../src/provider/shared-window.js';
+import { localLimiters, type LimitSize } from '../../src/provider/rate-limiters.js';
+import { limitStep } from '../../src/provider/limit-share.js';
 
 const NEED: CallNeed = { requests: 1, input_tokens: 100, output_tokens: 50 };
 const SONNET = 'claude-sonnet-5-5';
@@ -212,9 +212,10 @@ describe('the pacer', () => {
     const made: string[] = [];
     const store = async () => ({
       shared: true,
-      limiter: (key: string, points: number, seconds: number) => {
-        made.push(`${key} ${points}/${seconds}s`);
-        return { take: async () => 0, giveBack: async () => {}, charge: async () => {} };
+      early: async () => {},
+      limiter: (key: string, size: LimitSize) => {
+        made.push(`${key} ${size.points} per ${size.ms} ms, ${size.window ? 'a window' : 'a bucket'}`);
+        return { take: async () => 0, giveBack: async () => {} };
       },
     });
     const pacer = new Pacer(() => ({}), store);
@@ -237,34 +238,47 @@ describe('the pacer', () => {
     // The last of them is the fifth in the server's bucket: the reading that says most (5 used) is the nearest.
     pacer.observe(calls[3]!, { headers: word(sent, 5), status: 200 });
     await pacer.admit(SONNET, NEED, never);
-    // Shared, 10 per 5 s is kept as 4 per 2 s (learned from the word seen late: 3 per 1 s).
-    expect(made.at(-1)).toBe('sonnet:requests 4/2s');
+    // Shared, the store hands out 10 per 5 s as a bucket (learned from the word seen late: 3 per 1 s).
+    const [, points, ms, shape] = /^sonnet:requests (\d+) per (\d+) ms, (.*)$/.exec(made.at(-1)!)!;
+    expect([points, shape]).toEqual(['10', 'a bucket']);
+    expect(Number(ms)).toBeGreaterThanOrEqual(5_000);
+    expect(Number(ms)).toBeLessThan(5_200);
   });
 
-  it('keeps given limits in the limiters, and, shared, every limit in windows that never pass it; what went before a limit was known is charged', async () => {
+  it('keeps given limits in the limiters, and, shared, every limit at its size and shape; what went before a limit was known is noted at once', async () => {
     const made: string[] = [];
     const store = (shared: boolean) => async () => ({
       shared,
-      limiter: (key: string, points: number, seconds: number) => {
-        made.push(`${key} ${points}/${seconds}s`);
-        return { take: async () => 0, giveBack: async () => {}, charge: async (n: number) => void made.push(`charge ${key} ${n}`) };
+      early: async (key: string, n: number) => void made.push(`early ${key} ${n}`),
+      limiter: (key: string, size: LimitSize) => {
+        made.push(`${key} ${size.points} per ${size.ms} ms, ${size.window ? 'a window' : 'a bucket'}`);
+        return { take: async () => 0, giveBack: async () => {} };
       },
     });
     const local = new Pacer(() => ({ requests: 50 }), store(false));
     await local.admit(SONNET, NEED, never);
-    expect([...new Set(made)]).toEqual(['sonnet:requests 50/60s']);
+    expect([...new Set(made)]).toEqual(['sonnet:requests 50 per 60000 ms, a bucket']);
     made.length = 0;
     const shared = new Pacer(() => ({}), store(true));
     const probe = await shared.admit(SONNET, NEED, never);
+    await pass(10);
+    expect(made, 'the first call, before anything is known, is noted for whoever learns the limit').toContain('early sonnet:requests 1');
+    made.length = 0;
     // Learned: 10 per 5 s (a request refills in 500 ms).
     shared.observe(probe, { headers: limitHeaders(10, 9, 500), status: 200 });
     // One reading cannot tell a bucket from a window: the next call goes alone, the store not yet given a window.
     const shape = await shared.admit(SONNET, NEED, never);
-    expect(made).toEqual([]);
+    await pass(10);
+    expect(
+      made.filter((m) => !m.startsWith('early')),
+      'no limiter sized yet',
+    ).toEqual([]);
     shared.observe(shape, { headers: limitHeaders(10, 8, 1_000), status: 200 });
     await shared.admit(SONNET, NEED, never);
-    expect(made).toContain('sonnet:requests 4/2s');
-    expect(made).toContain('charge sonnet:requests 1');
+    expect(
+      made.some((m) => /^sonnet:requests 10 per 50\d\d ms, a bucket$/.test(m)),
+      made.join('; '),
+    ).toBe(true);
   });
 
   it('holds for a second after a refusal that says not how long; a call whose signal is aborted is refused at once', async () => {
@@ -289,7 +303,8 @@ describe('the pacer', () => {
     const given: string[] = [];
     const store = async () => ({
       shared: false,
-      limiter: (key: string) => ({ take: async () => 0, giveBack: async (n: number) => void given.push(`${key} ${n}`), charge: async () => {} }),
+      early: async () => {},
+      limiter: (key: string) => ({ take: async () => 0, giveBack: async (n: number) => void given.push(`${key} ${n}`) }),
     });
     const pacer = new Pacer(() => ({ requests: 100, input_tokens: 100_000, output_tokens: 100_000 }), store);
     const answered = await pacer.admit(SONNET, { requests: 1, input_tokens: 500, output_tokens: 4096 }, never);
@@ -321,38 +336,47 @@ describe('the pacer', () => {
       }),
       status: 200,
     });
-    const third = pacer.admit(SONNET, NEED, never);
-    // Learned as a minute's window (the longest there is): one request a second.
-    await vi.advanceTimersByTimeAsync(1_100);
-    expect((await third).reason).toBe('requests');
+    // Learned as a minute's window (the longest there is): one request a second. The word's request left a second
+    // ago, and the server took it (and wrote its word) then: one has come back since.
+    const third = await pacer.admit(SONNET, NEED, never);
+    expect(third.reason).toBeUndefined();
+    const fourth = pacer.admit(SONNET, NEED, never);
+    await vi.advanceTimersByTimeAsync(900);
+    expect(await Promise.race([fourth.then(() => 'admitted'), Promise.resolve('waiting')])).toBe('waiting');
+    await vi.advanceTimersByTimeAsync(200);
+    expect((await fourth).reason).toBe('requests');
   });
 
-  it('shares a limit in fixed windows of whole seconds that never pass it, as fast as it refills where whole seconds allow', () => {
-    expect(sharedWindow(10, 5_000)).toEqual({ perWindow: 4, seconds: 2 });
-    expect(sharedWindow(50, 60_000)).toEqual({ perWindow: 25, seconds: 30 });
-    expect(sharedWindow(1, 60_000)).toEqual({ perWindow: 1, seconds: 60 });
-    expect(sharedWindow(400_000, 60_000)).toEqual({ perWindow: 200_000, seconds: 30 });
-    for (let points = 1; points <= 60; points++) {
-      for (const ms of [100, 999, 1_000, 1_500, 4_938, 5_000, 5_006, 12_345, 60_000]) {
-        const { perWindow, seconds } = sharedWindow(points, ms);
-        if (points < 2) continue;
-        expect(2 * perWindow, `${points} per ${ms} ms: two windows back to back`).toBeLessThanOrEqual(points);
-        expect(perWindow * ms, `${points} per ${ms} ms: the refill`).toBeLessThanOrEqual(points * seconds * 1_000);
-      }
-    }
-  });
-
-  it("shares a fixed or sliding window's limit in fixed windows none of its stretches can count more than the limit of", () => {
-    // 12 in any 5 s: a stretch of 5 s meets 6 windows of a second, so 2 a second.
-    expect(sharedWindow(12, 5_000, true)).toEqual({ perWindow: 2, seconds: 1 });
-    for (let points = 1; points <= 60; points++) {
-      for (const ms of [1_000, 1_500, 4_938, 5_000, 5_006, 12_345, 60_000]) {
-        const { perWindow, seconds } = sharedWindow(points, ms, true);
-        if (points < 2 * Math.ceil(ms / 1000)) continue;
-        // The worst stretch of ms starts just before a window ends: it meets ⌈ms / T⌉ + 1 windows, each full.
-        const met = Math.ceil(ms / (seconds * 1000)) + 1;
-        expect(perWindow * met, `${points} per ${ms} ms as a window: its worst stretch`).toBeLessThanOrEqual(points);
-        expect(perWindow * ms, `${points} per ${ms} ms: the rate`).toBeLessThanOrEqual(points * seconds * 1_000);
+  it('hands out a limit as the server keeps it: no stretch of time gets more than a bucket or a window lets through, and nothing that fits waits', () => {
+    let seed = 56;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    for (const window of [false, true]) {
+      for (const [points, ms] of [
+        [12, 5_000],
+        [3, 1_500],
+        [50, 60_000],
+      ] as const) {
+        let state: unknown;
+        let now = 0;
+        const went: [number, number][] = [];
+        for (let i = 0; i < 400; i++) {
+          now += Math.floor(random() * (ms / points) * 2);
+          const wanted = 1 + Math.floor(random() * 2);
+          const step = limitStep(state, { points, ms, window }, 'take', wanted, now);
+          state = step.state;
+          if (step.waitMs === 0) went.push([now, wanted]);
+          else expect(limitStep(state, { points, ms, window }, 'take', wanted, now + step.waitMs).waitMs, 'it fits when told').toBe(0);
+        }
+        // Any stretch from one take to a later one: a window's `ms` holds `points`; a bucket's holds `points` and what refills.
+        for (let i = 0; i < went.length; i++) {
+          let sum = 0;
+          for (let j = i; j < went.length && (window ? went[j]![0] - went[i]![0] < ms : true); j++) {
+            sum += went[j]![1];
+            const allowed = window ? points : points + ((went[j]![0] - went[i]![0]) * points) / ms;
+            expect(sum, `${points} per ${ms} ms ${window ? 'window' : 'bucket'}`).toBeLessThanOrEqual(allowed + 1e-9);
+          }
+        }
+        expect(went.length, 'and the limit is used').toBeGreaterThan(100);
       }
     }
   });

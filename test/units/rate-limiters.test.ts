@@ -1,79 +1,138 @@
-import { describe, expect, it } from 'vitest';
-import { FallbackLimiters, Limiters, localLimiters, type LimiterStore } from '../../src/provider/rate-limiters.js';
+import { createClient } from '@redis/client';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FallbackLimiters, Limiters, localLimiters, MemoryLimitKeeper, type LimitKeeper, type LimiterStore } from '../../src/provider/rate-limiters.js';
+import { PostgresLimitKeeper, RedisLimitKeeper } from '../../src/provider/store-limits.js';
+import { missingStores, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 
-describe('the limiters (rate-limiter-flexible)', () => {
-  it('takes points until the window is full, then says how long to wait, at most the window; a refused take takes nothing', async () => {
-    const store = await localLimiters();
-    expect(store.shared).toBe(false);
-    const limiter = store.limiter('sonnet:requests', 2, 1);
-    expect(store.limiter('sonnet:requests', 2, 1), 'one limiter per key and size').toBe(limiter);
-    expect(await limiter.take(1)).toBe(0);
-    expect(await limiter.take(1)).toBe(0);
+/**
+ * The limiters hand a limit out as the server keeps it (limit-share.ts): a bucket refilled
+ * continuously, or a window whose points come back a window after they went; the same in this
+ * process, in Redis (a script) and in PostgreSQL, on each keeper's clock.
+ */
+const missing = missingStores();
+if (missing && process.env.CONCLAVE_REQUIRE_STORES) throw new Error(`the store tests must run here, but ${missing}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const keepers: Record<string, LimitKeeper> = { memory: new MemoryLimitKeeper() };
+let redis: StoreServer | undefined;
+let postgres: StoreServer | undefined;
+let redisClient: ReturnType<typeof createClient> | undefined;
+let pool: pg.Pool | undefined;
+
+beforeAll(async () => {
+  if (missing) return;
+  [redis, postgres] = await Promise.all([startRedis(), startPostgres()]);
+  redisClient = createClient({ url: redis.url });
+  await redisClient.connect();
+  pool = new pg.Pool({ connectionString: postgres.url });
+  const kept = new PostgresLimitKeeper(pool);
+  await kept.prepare();
+  keepers.redis = new RedisLimitKeeper(redisClient);
+  keepers.postgres = kept;
+}, 60_000);
+
+afterAll(async () => {
+  await redisClient?.close();
+  await pool?.end();
+  await redis?.kill();
+  await postgres?.kill();
+});
+
+const kinds = missing ? ['memory'] : ['memory', 'redis', 'postgres'];
+let unique = 0;
+const fresh = (kind: string) => ({ store: new Limiters(keepers[kind]!, kind !== 'memory'), key: `unit:${process.pid}:${++unique}` });
+
+describe.each(kinds)('the limiters kept in %s', (kind) => {
+  it('a bucket: its whole size at once, then one point per refill, the wait said to the millisecond; a refused take takes nothing', async () => {
+    const { store, key } = fresh(kind);
+    const limiter = store.limiter(key, { points: 4, ms: 2_000, window: false });
+    for (let i = 0; i < 4; i++) expect(await limiter.take(1)).toBe(0);
     const wait = await limiter.take(1);
-    expect(wait).toBeGreaterThan(0);
-    expect(wait).toBeLessThanOrEqual(1_000);
-    // The refused take gave its point back: one given back makes room for exactly one.
+    expect(wait, 'a point comes back every 500 ms').toBeGreaterThan(400);
+    expect(wait).toBeLessThanOrEqual(500);
     await limiter.giveBack(1);
-    expect(await limiter.take(1)).toBe(0);
+    expect(await limiter.take(1), 'one given back makes room for one').toBe(0);
     expect(await limiter.take(1)).toBeGreaterThan(0);
+    await sleep(wait + 20);
+    expect(await limiter.take(1), 'refilled').toBe(0);
+    expect(await limiter.take(16), 'a call larger than the limit waits for all of it, and goes alone').toBeGreaterThan(1_500);
   });
 
-  it('takes no more than the window holds (a call larger than the limit goes alone), and counts what was used before the limit was known', async () => {
-    const store = await localLimiters();
-    const big = store.limiter('opus:output_tokens', 4_000, 60);
-    expect(await big.take(16_000), 'a call larger than the whole window still goes, alone').toBe(0);
-    expect(await big.take(1)).toBeGreaterThan(0);
-    const charged = store.limiter('haiku:requests', 3, 60);
-    await charged.charge(2);
-    expect(await charged.take(1)).toBe(0);
-    expect(await charged.take(1)).toBeGreaterThan(0);
-    // A charge and a give-back are capped at the window alike: together they leave it as it was (full).
-    await charged.charge(50);
-    await charged.giveBack(50);
-    expect(await charged.take(1)).toBeGreaterThan(0);
-    await charged.giveBack(1);
-    expect(await charged.take(1)).toBe(0);
+  it('a window: its points come back a window after each went, not all at once and not before', async () => {
+    const { store, key } = fresh(kind);
+    const limiter = store.limiter(key, { points: 3, ms: 1_000, window: true });
+    expect(await limiter.take(1)).toBe(0);
+    await sleep(300);
+    expect(await limiter.take(2)).toBe(0);
+    const wait = await limiter.take(1);
+    expect(wait, 'the first point leaves 1 s after it went').toBeGreaterThan(600);
+    expect(wait).toBeLessThanOrEqual(700);
+    expect(await limiter.take(3), 'all three: when the last two leave').toBeGreaterThan(900);
+    await sleep(wait + 20);
+    expect(await limiter.take(1)).toBe(0);
+    expect(await limiter.take(1), 'only the first came back').toBeGreaterThan(0);
+    await limiter.giveBack(1);
+    expect(await limiter.take(1), 'a point given back goes from the last taken').toBe(0);
   });
 
-  it('drops a record that never expires (set by hand, or by another tool) and asks again; a store error is an error', async () => {
-    const calls: string[] = [];
-    const made: unknown[] = [];
-    let answer: unknown = { msBeforeNext: -1, remainingPoints: 0, consumedPoints: 5, isFirstInDuration: false };
-    const store = new Limiters(
-      (options) =>
-        (made.push(options),
-        {
-          points: options.points,
-          duration: options.duration,
-          consume: async (key: string, n: number) => (calls.push(`consume ${key} ${n}`), Promise.reject(answer)),
-          reward: async (key: string, n: number) => void calls.push(`reward ${key} ${n}`),
-          penalty: async () => {},
-          delete: async (key: string) => (calls.push(`delete ${key}`), true),
-        }) as never,
-      true,
-    );
-    const limiter = store.limiter('k', 5, 10);
-    expect(made).toEqual([{ keyPrefix: 'conclave:rate', points: 5, duration: 10 }]);
-    expect(await limiter.take(2)).toBe(1);
-    expect(calls).toEqual(['consume k 2', 'delete k']);
-    calls.length = 0;
-    answer = { msBeforeNext: 86_400_000, remainingPoints: 0, consumedPoints: 7, isFirstInDuration: false };
-    expect(await limiter.take(2), 'never longer than the window').toBe(10_000);
-    expect(calls).toEqual(['consume k 2', 'reward k 2']);
-    calls.length = 0;
-    answer = { msBeforeNext: 0, remainingPoints: 0, consumedPoints: 7, isFirstInDuration: false };
-    expect(await limiter.take(2), 'at least a millisecond').toBe(1);
-    expect(calls, 'a window that ends now is no record to drop').toEqual(['consume k 2', 'reward k 2']);
-    answer = new Error('READONLY the replica takes no writes');
-    await expect(limiter.take(2)).rejects.toThrow(/READONLY/);
-    // What is no refusal is the store's failure, whatever it looks like.
-    for (const failure of [{ code: 'ECONNRESET' }, Object.assign(new Error('ETIMEDOUT'), { msBeforeNext: 5 }), null, { msBeforeNext: '5' }]) {
-      answer = failure;
-      await expect(limiter.take(2), JSON.stringify(failure)).rejects.toBe(failure);
+  it('what went before the size was known counts, whoever noted it; a window as long as the longest any runner learned', async () => {
+    const { store, key } = fresh(kind);
+    await store.early(key, 2, 0);
+    await store.early(key, 1, 5_000);
+    const runnerA = store.limiter(key, { points: 4, ms: 1_000, window: true });
+    expect(await runnerA.take(2), 'two noted within the window, one long gone').toBe(0);
+    expect(await runnerA.take(1)).toBeGreaterThan(0);
+    // A runner that came later learned the window short: the longest asked with holds.
+    const { key: other } = fresh(kind);
+    expect(await store.limiter(other, { points: 1, ms: 1_500, window: true }).take(1)).toBe(0);
+    expect(await store.limiter(other, { points: 1, ms: 300, window: true }).take(1)).toBeGreaterThan(1_000);
+    const { key: bucket } = fresh(kind);
+    await store.early(bucket, 3, 100);
+    const b = store.limiter(bucket, { points: 4, ms: 4_000, window: false });
+    expect(await b.take(1)).toBe(0);
+    expect(await b.take(1), 'the bucket counted the three noted').toBeGreaterThan(0);
+  });
+});
+
+describe.skipIf(missing !== undefined)('limits in a store as hostile as any input', () => {
+  it('a record that is no limit (text, wrong numbers, the other shape) is taken as unused; a key of another type is an error', async () => {
+    for (const [kind, write] of [
+      ['redis', (key: string, value: string) => redisClient!.set(`conclave:limit:${key}`, value)],
+      ['postgres', (key: string, value: string) => pool!.query('INSERT INTO conclave_limits VALUES ($1, $2::jsonb)', [key, value])],
+    ] as const) {
+      for (const [i, value] of [
+        '"not a limit"',
+        '{"tokens": "x", "at": 1}',
+        '{"log": [[1, "a"], "x", null], "ms": -5}',
+        '{"tokens": 1e308, "at": 9e15}',
+      ].entries()) {
+        const key = `hostile:${kind}:${i}:${Date.now()}`;
+        await write(key, value);
+        const store = new Limiters(keepers[kind]!, true);
+        expect(await store.limiter(key, { points: 2, ms: 60_000, window: i % 2 === 0 }).take(2), `${kind} ${value}`).toBe(0);
+        expect(await store.limiter(key, { points: 2, ms: 60_000, window: i % 2 === 0 }).take(1), `${kind} ${value}: then counted`).toBeGreaterThan(0);
+      }
+    }
+    await redisClient!.lPush('conclave:limit:a-list', 'x');
+    await expect(new Limiters(keepers.redis!, true).limiter('a-list', { points: 1, ms: 1_000, window: false }).take(1)).rejects.toThrow(/WRONGTYPE/);
+  });
+
+  it('runners racing for the last points of one limit: no more than the limit goes', async () => {
+    for (const kind of ['redis', 'postgres']) {
+      const key = `race:${kind}:${Date.now()}`;
+      const taken = await Promise.all(
+        Array.from({ length: 20 }, () => new Limiters(keepers[kind]!, true).limiter(key, { points: 7, ms: 60_000, window: true }).take(1)),
+      );
+      expect(
+        taken.filter((w) => w === 0),
+        kind,
+      ).toHaveLength(7);
     }
   });
+});
 
-  it('shared limits fall back to this process when the store fails: said once, and never unlimited', async () => {
+describe('shared limits that fail', () => {
+  it('fall back to this process when the store fails: said once, and never unlimited', async () => {
     const failures: unknown[] = [];
     let down = false;
     let asked = 0;
@@ -81,10 +140,10 @@ describe('the limiters (rate-limiter-flexible)', () => {
     const refused = () => Promise.reject(new Error('ECONNREFUSED'));
     const shared: LimiterStore = {
       shared: true,
+      early: async (_key, n) => (down ? refused() : void sharedCalls.push(`early ${n}`)),
       limiter: () => ({
         take: async () => (asked++, down ? refused() : 0),
         giveBack: async (n) => (down ? refused() : void sharedCalls.push(`giveBack ${n}`)),
-        charge: async (n) => (down ? refused() : void sharedCalls.push(`charge ${n}`)),
       }),
     };
     const store = new FallbackLimiters(
@@ -94,19 +153,19 @@ describe('the limiters (rate-limiter-flexible)', () => {
       (e) => failures.push(e),
     );
     expect(store.shared).toBe(true);
-    const limiter = store.limiter('sonnet:requests', 1, 60);
+    const limiter = store.limiter('sonnet:requests', { points: 1, ms: 60_000, window: false });
     expect(await limiter.take(1)).toBe(0);
     await limiter.giveBack(1);
-    await limiter.charge(1);
-    expect(sharedCalls, 'while it answers, the store keeps them all').toEqual(['giveBack 1', 'charge 1']);
+    await store.early('sonnet:requests', 1, 0);
+    expect(sharedCalls, 'while it answers, the store keeps them all').toEqual(['giveBack 1', 'early 1']);
     down = true;
-    // Two calls that fail at once: the failure is said once.
-    expect(await Promise.all([limiter.take(1), store.limiter('haiku:requests', 1, 60).take(1)]), 'the local limiters took them').toEqual([0, 0]);
-    expect(await limiter.take(1), 'and holds the limit: one a minute').toBeGreaterThan(0);
+    const haiku = store.limiter('haiku:requests', { points: 1, ms: 60_000, window: false });
+    expect(await Promise.all([limiter.take(1), haiku.take(1)]), 'the local limiters took them').toEqual([0, 0]);
+    expect(await limiter.take(1), 'and hold the limit: one a minute').toBeGreaterThan(0);
     expect(failures).toHaveLength(1);
     expect(String(failures[0])).toMatch(/ECONNREFUSED/);
     const before = asked;
-    await store.limiter('opus:requests', 5, 60).take(1);
+    await store.limiter('opus:requests', { points: 5, ms: 60_000, window: false }).take(1);
     expect(asked, 'the failed store is not asked again').toBe(before);
   });
 
@@ -114,11 +173,12 @@ describe('the limiters (rate-limiter-flexible)', () => {
     const failures: unknown[] = [];
     const hanging: LimiterStore = {
       shared: true,
-      limiter: () => ({ take: () => new Promise<number>(() => {}), giveBack: async () => {}, charge: async () => {} }),
+      early: () => new Promise<void>(() => {}),
+      limiter: () => ({ take: () => new Promise<number>(() => {}), giveBack: async () => {} }),
     };
     const timeout = <T>(_work: Promise<T>, what: string) => Promise.reject<T>(new Error(`${what} did not answer`));
     const store = new FallbackLimiters(hanging, await localLimiters(), timeout, (e) => failures.push(e));
-    expect(await store.limiter('k', 2, 1).take(1)).toBe(0);
+    expect(await store.limiter('k', { points: 2, ms: 1_000, window: false }).take(1)).toBe(0);
     expect(String(failures[0])).toBe('Error: a rate limiter did not answer');
   });
 });
