@@ -1,0 +1,1 @@
+import{o as e}from"./rolldown-runtime-Dlfrvzb7.js";import{t}from"./lib-uhxayukF.js";var n=/* @__PURE__ */ e(t(),1);n.default.Client,n.default.Pool,n.default.Connection,n.default.types,n.default.Query,n.default.DatabaseError,n.default.escapeIdentifier,n.default.escapeLiteral,n.default.Result,n.default.TypeOverrides,n.default.defaults;var r=n.default;export{r as default};

@@ -1,1 +1,0 @@
-export{t as FallbackLimiters,n as Limiters,r as localLimiters}from"./rate-limiters-DvR7RpOM.js";

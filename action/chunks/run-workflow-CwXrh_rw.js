@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-workflow-fO8Q2vFe.js";
