@@ -212,14 +212,13 @@ export class RateGate {
     }
   }
 
-  /**
-   * A call let through before its limits' sizes were known is noted in the limiters at once, with
-   * when it went: the first to size a limit counts it, whichever runner's it was.
-   */
+  /** Shared, a call let through before its limits' sizes were known is noted at once, with when it went: the first
+   * runner to size a limit counts it. In one process learned limits are kept by the server's word alone. */
   private noteEarly(need: CallNeed): void {
     const at = Date.now();
     void this.limiters()
       .then(async (store) => {
+        if (!store.shared) return;
         for (const d of RATE_DIMENSIONS) await store.early(`${this.name}:${d}`, need[d], Date.now() - at);
       })
       .catch(() => {});

@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-fO8Q2vFe.js";
