@@ -29,8 +29,21 @@ export class LimitShapes {
   /** What each call let through in the last minute took, and when. */
   private readonly recent: { at: number; need: CallNeed }[] = [];
 
+  /** When each bucket last showed others using it: a word with less left than this process's own calls explain. */
+  private readonly othersSeen: Partial<Record<RateDimension, number>> = {};
+
   isWindow(d: RateDimension): boolean {
     return this.windows.has(d);
+  }
+
+  /** A bucket's new word said `remaining` where this process's calls alone would leave `expected` (a point more for rounding). */
+  compare(d: RateDimension, remaining: number, expected: number, now: number): void {
+    if (remaining < expected - 1) this.othersSeen[d] = now;
+  }
+
+  /** Whether others than this process used the bucket in the last minute. */
+  shared(d: RateDimension, now: number): boolean {
+    return now - (this.othersSeen[d] ?? -Infinity) < MINUTE_MS;
   }
 
   /** Whether the readings have told a bucket from a window yet. */
@@ -87,30 +100,59 @@ export class LimitShapes {
   }
 }
 
+/** The server's latest word on a limit, as the pacer keeps it (rate-gate.ts). */
+export interface Word extends RateReading {
+  /** The admission whose response said it: calls let through after it are not counted in it. */
+  seq: number;
+  /** When its request left: the server took it, and wrote the word, after. */
+  sentAt: number;
+  seenAt: number;
+  /**
+   * What calls let through before it and still unanswered took: the server may have taken their
+   * requests after this one (they raced on the way), so they are counted as not in it.
+   */
+  carried: number;
+}
+
+/** A limit's size, given or learned: `used`, the points the reading it was learned from said were used (0: no measure). */
+export interface LearnedSize {
+  points: number;
+  /** How long the limit takes to refill from empty. */
+  ms: number;
+  given: boolean;
+  used: number;
+  window?: true;
+}
+
 /**
- * Milliseconds until the server's bucket holds `share`. The bucket is followed as the server keeps
- * it: from what the word left when its request went (the server took it after that, and wrote the
- * word then), refilled at `rate` and never over the limit, less each call this process let through
- * since, when it went. Calls let through before the word and still unanswered (`carried`) are
- * counted as taken after it. The rate is at most the word's own line, from what it left to full at
- * its reset (a minute at most): a rate learned from an earlier word may be a little too fast.
+ * What the server's bucket holds at `now`, followed as the server keeps it: from what the word
+ * left at `from` (when its request went: the server took it after that, and wrote the word then),
+ * refilled at the rate and never over the limit, less each call this process let through since,
+ * when it went. Calls let through before the word and still unanswered (`carried`) are counted as
+ * taken after it. The rate is at most the word's own line, from what it left to full at its reset
+ * (a minute at most): a rate learned from an earlier word may be a little too fast.
  */
-export function untilBucketAllows(
-  word: RateReading & { sentAt: number; carried: number },
+export function bucketLevel(
+  word: Word,
   since: { at: number; points: number }[],
   learnedRate: number,
-  share: number,
   now: number,
-): number {
+  from = word.sentAt,
+): { left: number; rate: number } {
   let rate = learnedRate;
-  const refillMs = Math.min(word.resetAt - word.sentAt, MINUTE_MS);
+  const refillMs = Math.min(word.resetAt - from, MINUTE_MS);
   if (word.remaining < word.limit && refillMs > 0) rate = Math.min(rate, (word.limit - word.remaining) / refillMs);
   let level = word.remaining - word.carried;
-  let at = word.sentAt;
+  let at = from;
   for (const s of since) {
     level = Math.min(word.limit, level + rate * Math.max(0, s.at - at)) - s.points;
     at = Math.max(at, s.at);
   }
-  const left = Math.min(word.limit, level + rate * Math.max(0, now - at));
+  return { left: Math.min(word.limit, level + rate * Math.max(0, now - at)), rate };
+}
+
+/** Milliseconds until the server's bucket, followed from `from` (bucketLevel), holds `share`. */
+export function untilBucketAllows(word: Word, since: { at: number; points: number }[], learnedRate: number, share: number, now: number, from?: number): number {
+  const { left, rate } = bucketLevel(word, since, learnedRate, now, from);
   return left >= share ? 0 : Math.ceil((share - left) / rate);
 }

@@ -1,28 +1,10 @@
 import { CallAborted } from './provider-errors.js';
 import { RATE_DIMENSIONS, rateReadings, retryAfterMs, type RateDimension, type RateReading } from './rate-headers.js';
 import type { Limiter, LimiterStore } from './rate-limiters.js';
-import { LimitShapes, untilBucketAllows } from './limit-shapes.js';
+import { bucketLevel, LimitShapes, untilBucketAllows, type LearnedSize, type Word } from './limit-shapes.js';
 import type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
 
 export type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
-
-interface Window {
-  points: number;
-  /** How long the limit takes to refill from empty. */
-  ms: number;
-}
-
-interface Word extends RateReading {
-  /** The admission whose response said it: calls let through after it are not counted in it. */
-  seq: number;
-  /** When its request left: the server took it, and wrote the word, after. */
-  sentAt: number;
-  /**
-   * What calls let through before it and still unanswered took: the server may have taken their
-   * requests after this one (they raced on the way), so they are counted as not in it.
-   */
-  carried: number;
-}
 
 interface Waiter {
   need: CallNeed;
@@ -47,7 +29,7 @@ const PROBE_MS = 1_000;
  */
 export class RateGate {
   /** Given, or learned: `used`, the points the reading it was learned from said were used (0: no measure). */
-  private readonly windows: Partial<Record<RateDimension, Window & { given: boolean; used: number; window?: true }>> = {};
+  private readonly windows: Partial<Record<RateDimension, LearnedSize>> = {};
   private readonly word: Partial<Record<RateDimension, Word>> = {};
   /** A bucket's limits or a window's (limit-shapes.ts). */
   private readonly shapes = new LimitShapes();
@@ -117,7 +99,12 @@ export class RateGate {
       for (const [d, reading] of Object.entries(readings) as [RateDimension, RateReading][]) {
         let carried = 0;
         for (const [seq, s] of this.sent) if (seq < admission.seq && !s.answered) carried += s.need[d];
-        this.word[d] = { ...reading, seq: admission.seq, sentAt: admission.at, carried };
+        const before = this.word[d];
+        if (before && before.seq < admission.seq && !this.shapes.isWindow(d)) {
+          const ownOnly = bucketLevel(before, this.sentSince(d, before.seq, admission.seq + 1), this.rate(d, before), admission.at).left;
+          this.shapes.compare(d, reading.remaining, ownOnly, now);
+        }
+        this.word[d] = { ...reading, seq: admission.seq, sentAt: admission.at, seenAt: now, carried };
         this.learn(d, reading, admission.at, response.headers, response.status < 400);
       }
       // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
@@ -285,15 +272,28 @@ export class RateGate {
     this.wake();
   }
 
-  /** Milliseconds until the server's word, and what this process sent since, allow this call's share. */
+  /**
+   * Milliseconds until the server's word, and what this process sent since, allow this call's share.
+   * A bucket others use too, with no store that counts their calls, is followed from when its word
+   * was seen: what refilled while the word was on its way, they may have taken.
+   */
   private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
     const share = Math.min(wanted, word.limit);
-    const since = [...this.sent].filter(([seq]) => seq > word.seq).map(([, s]) => ({ at: s.at, points: s.need[d] }));
+    const since = this.sentSince(d, word.seq);
     if (!this.shapes.isWindow(d)) {
-      const rate = (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
-      return untilBucketAllows(word, since, rate, share, now);
+      const from = this.localStore && this.shapes.shared(d, now) ? word.seenAt : word.sentAt;
+      return untilBucketAllows(word, since, this.rate(d, word), share, now, from);
     }
     const sent = word.carried + since.reduce((sum, s) => sum + s.points, 0);
     return this.shapes.untilAllows(d, word, sent, this.windows[d]?.ms ?? MINUTE_MS, share, now);
+  }
+
+  private rate(d: RateDimension, word: Word): number {
+    return (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
+  }
+
+  /** This process's calls let through after the one of sequence `after` (and before `until`), when each went. */
+  private sentSince(d: RateDimension, after: number, until = Infinity): { at: number; points: number }[] {
+    return [...this.sent].filter(([seq]) => seq > after && seq < until).map(([, s]) => ({ at: s.at, points: s.need[d] }));
   }
 }

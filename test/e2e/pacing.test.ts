@@ -39,6 +39,16 @@ describe('pacing under the API rate limits', () => {
     expect(Date.now() - started).toBeLessThan(45_000);
   }, 60_000);
 
+  it('three runs on one API key with no store between them: each learns of the others from the words it reads, and no lead fails for refusals', async () => {
+    // Each run is refused at times (it cannot see the others' calls). A bucket others use too is followed from when its
+    // word was seen, as if they took what refilled meanwhile: followed from when its request went, a lead's call was
+    // refused past its retries and the run failed (exit 4) in every try.
+    server = await startFakeAnthropic(fanOutScript(14), { rateLimits: TEN_PER_FIVE_SECONDS, latencyMs: 1_000 });
+    const runs = await Promise.all([1, 2, 3].map(() => runWorkflow(server, FAN_OUT(14))));
+    for (const run of runs) expect(run.code, run.stderr).toBe(0);
+    expect(server.requests.filter((r) => r.agent === 'lead').length).toBeGreaterThanOrEqual(6);
+  }, 90_000);
+
   it('--rate-limit (or CONCLAVE_RATE_LIMIT) paces where the API sends no headers; a wait ends with the run at its timeout', async () => {
     server = await startFakeAnthropic(relayScript());
     const started = Date.now();

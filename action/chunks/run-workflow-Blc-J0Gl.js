@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-B4n9umX7.js";
