@@ -208,6 +208,23 @@ describe('the pacer', () => {
     expect(await settlesWithin(next, 400)).toBe(true);
   });
 
+  it('a bucket whose words come after their resets stays a bucket: a reset already past is kept as it was, not taken as now', async () => {
+    const pacer = new Pacer(() => ({}), localLimiters);
+    // 12 per 5 s: a point comes back every 417 ms. Every answer is seen a second after its request went.
+    const first = await pacer.admit(SONNET, NEED, never);
+    await pass(1_000);
+    pacer.observe(first, { headers: limitHeaders(12, 11, 417 - 1_000), status: 200 });
+    const burst = [];
+    for (let i = 0; i < 12; i++) burst.push(await pacer.admit(SONNET, NEED, never));
+    await pass(1_000);
+    // Two past resets, 417 ms apart: taken as now, they looked like one window's, and a window of a second let all through.
+    for (const [k, call] of burst.entries()) pacer.observe(call, { headers: limitHeaders(12, 11 - k, (k + 1) * 417 - 1_000), status: 200 });
+    const next = Array.from({ length: 6 }, () => pacer.admit(SONNET, NEED, never));
+    expect(await settlesWithin(next[1]!, 5), 'what refilled since the burst went: two').toBe(true);
+    expect(await settlesWithin(next[5]!, 1_300), 'the sixth waits for the bucket').toBe(false);
+    expect(await settlesWithin(next[5]!, 400)).toBe(true);
+  });
+
   it('learns a window from when its request left, not when the answer was seen: a word a second late reads no shorter', async () => {
     const made: string[] = [];
     const store = async () => ({
