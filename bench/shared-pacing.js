@@ -3,7 +3,8 @@
 // as a model's first token comes): each run a lead that spawns 14 reviewers, 45 requests or more
 // in all against 10 requests per 5 s. Alone (each run paces by the headers it sees), and with
 // --coordinate on Redis and on PostgreSQL. Each against the time the limit allows for the
-// requests answered: the bucket's first 10 at once, then one every half second.
+// requests answered: the bucket's first 10 at once, then one every half second. Issue 56's rows
+// (pacingShapes) measure against the time the limit allows the runs' own chain of calls.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,16 +49,68 @@ export async function threeRuns(args, reviewers = REVIEWERS, limits = { requests
     const wallMs = Date.now() - started;
     const answered = server.requests.length;
     const { limit, windowMs } = limits.requests;
-    // Issue 56's rows: the last request as early as the limiter lets it go, and its answer; the older rows: the bucket's pace alone.
-    const allowedMs = !shape
-      ? (Math.max(0, answered - limit) * windowMs) / limit
-      : shape === 'sliding'
-        ? Math.floor((answered - 1) / limit) * windowMs + LATENCY_MS
-        : (Math.max(0, answered - limit) * windowMs) / limit + LATENCY_MS;
-    return { wallMs, answered, refusals: server.refusals, allowedMs, ratio: wallMs / allowedMs, failures };
+    if (!shape) {
+      // The older rows: the bucket's pace alone.
+      const allowedMs = (Math.max(0, answered - limit) * windowMs) / limit;
+      return { wallMs, answered, refusals: server.refusals, allowedMs, ratio: wallMs / allowedMs, failures };
+    }
+    // Issue 56's rows: as if every request were ready at once (a bound no run reaches: the lead's last call waits for the
+    // answers before it), and the run's own chain of calls sent each as early as the limiter lets it go.
+    const allReadyMs =
+      shape === 'sliding' ? Math.floor((answered - 1) / limit) * windowMs + LATENCY_MS : (Math.max(0, answered - limit) * windowMs) / limit + LATENCY_MS;
+    const expected = runs * (reviewers + 3);
+    if (answered !== expected) failures.push(`${answered} answers, the fan-out makes ${expected}`);
+    const allowedMs = chainAllowedMs(shape, limits.requests, runs, reviewers);
+    return { wallMs, answered, refusals: server.refusals, allowedMs, ratio: wallMs / allowedMs, allReadyMs, allReadyRatio: wallMs / allReadyMs, failures };
   } finally {
     await server.close();
   }
+}
+
+/**
+ * The time a limit allows for `runs` fan-outs of `reviewers` (test/fixtures/fan-out.ts), each answer LATENCY_MS after
+ * its request: a run's lead spawns (1 call); its reviewers and the lead's answer to the spawn's result are then ready at
+ * once (reviewers + 1); its last call is ready when all of those have answered (1). Every request goes the moment it
+ * is ready and the limiter (the fake API's, `bucket` or `sliding`) lets it, earliest ready first. For one run that
+ * is the soonest any pacer can finish; for several it is the soonest for that order.
+ */
+export function chainAllowedMs(shape, { limit, windowMs }, runs, reviewers) {
+  const sent = [];
+  let tokens = limit;
+  let refilledAt = 0;
+  /** The soonest at or after `ready`, and not before the request sent last, that the limiter takes one more. */
+  const soonest = (after) => {
+    const ready = Math.max(after, sent.at(-1) ?? 0);
+    if (shape === 'sliding') {
+      const inWindow = sent.filter((at) => at > ready - windowMs);
+      return inWindow.length < limit ? ready : inWindow[inWindow.length - limit] + windowMs;
+    }
+    const level = Math.min(limit, tokens + ((ready - refilledAt) * limit) / windowMs);
+    return level >= 1 ? ready : ready + ((1 - level) * windowMs) / limit;
+  };
+  const take = (at) => {
+    if (shape !== 'sliding') {
+      tokens = Math.min(limit, tokens + ((at - refilledAt) * limit) / windowMs) - 1;
+      refilledAt = at;
+    }
+    sent.push(at);
+    return at + LATENCY_MS;
+  };
+  const phases = [1, reviewers + 1, 1];
+  let ready = Array.from({ length: runs }, (_, run) => ({ run, phase: 0, at: 0 }));
+  const answeredAt = Array.from({ length: runs }, () => 0);
+  let end = 0;
+  while (ready.length > 0) {
+    ready.sort((a, b) => a.at - b.at);
+    const { run, phase, at } = ready[0];
+    ready = ready.slice(1);
+    const answer = take(soonest(at));
+    answeredAt[run] = Math.max(answeredAt[run], answer);
+    end = Math.max(end, answer);
+    const phaseDone = !ready.some((r) => r.run === run && r.phase === phase);
+    if (phaseDone && phase + 1 < phases.length) for (let i = 0; i < phases[phase + 1]; i++) ready.push({ run, phase: phase + 1, at: answeredAt[run] });
+  }
+  return end;
 }
 
 /** Reviewers of the one run that paces itself by the API's headers alone: 26 answers. */
