@@ -35,6 +35,8 @@ export interface ServeOptions extends WorkerPlace {
   concurrency: number;
   /** A worker with no turn for this long exits. */
   idleTimeoutMs: number;
+  /** A worker whose Redis has not answered for this long stops (LOST_AFTER_MS unless given). */
+  lostAfterMs?: number;
   log(line: string): void;
   /** Hides this machine's secrets in what its tools print, before it leaves the machine. */
   mask(text: string): string;
@@ -223,8 +225,9 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
     );
   }, 1000);
   options.signal.addEventListener('abort', () => finish({ code: 'interrupted' }), { once: true });
-  const stopWatching = whenLost(redis, LOST_AFTER_MS, (why) =>
-    finish({ code: 'lost', reason: `the workers' Redis has not answered for ${LOST_AFTER_MS / 1000}s (${why}): the turns this worker held go to others` }),
+  const lostAfterMs = options.lostAfterMs ?? LOST_AFTER_MS;
+  const stopWatching = whenLost(redis, lostAfterMs, (why) =>
+    finish({ code: 'lost', reason: `the workers' Redis has not answered for ${lostAfterMs / 1000}s (${why}): the turns this worker held go to others` }),
   );
   const served = await finished;
   stopWatching();

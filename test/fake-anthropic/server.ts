@@ -59,6 +59,8 @@ export interface RecordedRequest {
   bytes: number;
   receivedAt: number;
   answeredAt?: number;
+  /** When the client closed the connection before the answer was whole (an aborted call). */
+  droppedAt?: number;
   /** The id of the message that answered it. */
   responseId?: string;
   /** The message batch it came in (the Message Batches API), if it came in one. */
@@ -240,6 +242,9 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
       });
     }
     requests.push(recorded);
+    res.on('close', () => {
+      if (!res.writableFinished) recorded.droppedAt = Date.now();
+    });
     const unauthenticated = authProblem(wire, req, raw, issued, FAKE_API_KEY_PREFIX);
     if (unauthenticated) {
       authFailures.push(`${wire}: ${unauthenticated}`);

@@ -12,7 +12,7 @@ import { WorkerPool } from '../../src/workers/coordinator.js';
 import { another, openRedis } from '../../src/workers/redis.js';
 import { Signer } from '../../src/workers/signing.js';
 import type { RemoteTurn } from '../../src/workers/remote-turn.js';
-import { jobPlace, keysOf } from '../../src/workers/wire.js';
+import { HEARTBEAT_MS, jobPlace, keysOf, messageOf, type Up } from '../../src/workers/wire.js';
 import { serveTurns, type ServeOptions } from '../../src/workers/worker.js';
 import { FAKE_API_KEY_PREFIX, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { missingStores, startRedis, type StoreServer } from '../helpers/stores.js';
@@ -47,6 +47,7 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
     fake = await startFakeAnthropic({
       lead: (request) => {
         if (request.body.max_tokens === 31) return { text: 'late', delayMs: 20_000 };
+        if (request.body.max_tokens === 37) return { text: 'late', delayMs: 3_000 };
         if (request.body.max_tokens === 13) return { error: { status: 400, type: 'invalid_request_error', message: 'no such thing' } };
         // max_tokens 29: a stream that breaks once, then an answer.
         if (request.body.max_tokens === 29 && !overloaded) {
@@ -70,11 +71,22 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
   });
 
   /** A coordinator for a fresh queue, and a worker beside it; what each said. */
-  async function pair(options: { version?: string; workerSecret?: string; idleTimeoutMs?: number; start?: boolean } = {}) {
+  async function pair(
+    options: {
+      version?: string;
+      workerSecret?: string;
+      idleTimeoutMs?: number;
+      lostAfterMs?: number;
+      start?: boolean;
+      api?: FakeAnthropic;
+      redisUrl?: string;
+    } = {},
+  ) {
+    const url = options.redisUrl ?? redis.url;
     const queue = `unit-${++queues}`;
     const warned: string[] = [];
     const logged: string[] = [];
-    const coordinatorRedis = await openRedis(redis.url);
+    const coordinatorRedis = await openRedis(url);
     const jobs = new Queue(queue, { connection: coordinatorRedis }).on('error', () => {});
     const sha256 = createHash('sha256').update(WORKFLOW).digest('hex');
     const pool = new WorkerPool(
@@ -87,15 +99,16 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
     );
     if (options.start !== false) await pool.start();
     const controller = new AbortController();
-    const workerRedis = await openRedis(redis.url);
+    const workerRedis = await openRedis(url);
     const serveOptions: ServeOptions = {
       redis: workerRedis,
       queue,
       signer: new Signer(options.workerSecret ?? SECRET),
       concurrency: 2,
       idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+      ...(options.lostAfterMs !== undefined ? { lostAfterMs: options.lostAfterMs } : {}),
       workspace,
-      env: { ANTHROPIC_API_KEY: `${FAKE_API_KEY_PREFIX}unit`, ANTHROPIC_BASE_URL: fake.url },
+      env: { ANTHROPIC_API_KEY: `${FAKE_API_KEY_PREFIX}unit`, ANTHROPIC_BASE_URL: (options.api ?? fake).url },
       version: options.version ?? '1.0.0',
       warn: (m) => logged.push(`warn: ${m}`),
       pacerFor: async () => ({ pacer: new Pacer(() => ({}), localLimiters), close: async () => {} }),
@@ -159,7 +172,7 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
       expect(warned).toEqual([
         `worker ${WORKER} refused run1/lead/1: it comes from conclave 1.0.0, and this worker is conclave 9.9.9: run the same version on both sides`,
       ]);
-      expect(logged.filter((l) => l.startsWith('took'))).toEqual([]);
+      expect(logged.filter((l) => l.startsWith('took') || l.includes('given up'))).toEqual([]);
     } finally {
       await pool.close();
     }
@@ -231,18 +244,121 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
     await served;
   }, 60_000);
 
+  it("a call paced on the worker by the API's limit is heard by the coordinator's listeners: the wait, and how long it took", async () => {
+    // One request per 1.5 s: the first answer says none is left, and the second call waits on the worker for its refill.
+    const limited = await startFakeAnthropic({ lead: () => ({ text: 'hello' }) }, { rateLimits: { requests: { limit: 1, windowMs: 1_500 } } });
+    process.env.ANTHROPIC_BASE_URL = limited.url;
+    const { pool, serving, controller } = await pair({ api: limited });
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      const waits: [string, number][] = [];
+      const paced: [number, string][] = [];
+      const listeners = {
+        onWait: (reason: string, ms: number) => void waits.push([reason, ms]),
+        onPaced: (ms: number, reason: string) => void paced.push([ms, reason]),
+      };
+      await turn.call(REQUEST, new AbortController().signal, listeners, 'anthropic');
+      expect(waits).toEqual([]);
+      await turn.call(REQUEST, new AbortController().signal, listeners, 'anthropic');
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+      expect(waits[0]![0]).toBe('requests');
+      expect(waits[0]![1]).toBeGreaterThan(0);
+      expect(paced).toHaveLength(1);
+      expect(paced[0]![1]).toBe('requests');
+      expect(paced[0]![0]).toBeGreaterThan(500);
+      expect(limited.refusals).toBe(0);
+      expect(limited.requests).toHaveLength(2);
+      await turn.end();
+    } finally {
+      await pool.close();
+      controller.abort();
+      await limited.close();
+      process.env.ANTHROPIC_BASE_URL = fake.url;
+    }
+    await served;
+  }, 60_000);
+
+  it('a call the coordinator aborts is aborted on the worker: its request to the API is dropped, and the turn goes on', async () => {
+    const { pool, serving, controller } = await pair();
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      const asked = fake.requests.length;
+      const stop = new AbortController();
+      const call = turn.call({ ...REQUEST, max_tokens: 31 }, stop.signal, {}, 'anthropic').catch((e: unknown) => e);
+      await until(() => fake.requests.length > asked, 'the worker to send the request');
+      stop.abort();
+      expect(await call).toBeInstanceOf(Error);
+      const request = fake.requests[asked]!;
+      await until(() => request.droppedAt !== undefined, 'the worker to drop the request');
+      expect(request.answeredAt).toBeUndefined();
+      const answer = await turn.call(REQUEST, new AbortController().signal, {}, 'anthropic');
+      expect(answer.content).toEqual([expect.objectContaining({ text: 'hello' })]);
+      await turn.end();
+    } finally {
+      await pool.close();
+      controller.abort();
+    }
+    await served;
+  }, 60_000);
+
+  it('a worker serves as many turns at once as its concurrency', async () => {
+    const { pool, serving, controller } = await pair();
+    const served = serving();
+    try {
+      const asked = fake.requests.length;
+      const turns = [1, 2].map((n) => pool.open('lead', n, {}) as RemoteTurn);
+      // Two calls of 3 s each on a worker of concurrency 2: both are asked before either is answered.
+      const calls = turns.map((turn) => turn.call({ ...REQUEST, max_tokens: 37 }, new AbortController().signal, {}, 'anthropic'));
+      await until(() => fake.requests.length >= asked + 2, 'both turns to call the API');
+      expect(fake.requests.slice(asked).every((r) => r.answeredAt === undefined)).toBe(true);
+      await Promise.all(calls);
+      await Promise.all(turns.map((turn) => turn.end()));
+    } finally {
+      await pool.close();
+      controller.abort();
+    }
+    expect(await served).toMatchObject({ turns: 2 });
+  }, 60_000);
+
+  it('a worker stopped while a call is in hand drops the call and leaves its turn to others', async () => {
+    const { pool, serving, controller, logged } = await pair();
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      const asked = fake.requests.length;
+      void turn.call({ ...REQUEST, max_tokens: 31 }, new AbortController().signal, {}, 'anthropic').catch(() => {});
+      await until(() => fake.requests.length > asked, 'the worker to send the request');
+      const stopped = Date.now();
+      controller.abort();
+      expect(await served).toEqual({ code: 'interrupted', turns: 1 });
+      // Not held by the turn in hand (BullMQ's close would wait for it): a bound that catches the wait, not a timing.
+      expect(Date.now() - stopped).toBeLessThan(4_000);
+      await until(() => fake.requests[asked]!.droppedAt !== undefined, 'the worker to drop the request');
+      expect(logged.filter((l) => l.includes('is over') || l.includes('given up'))).toEqual([]);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
   it('a worker that loses its lock on a turn stops it and says so; the error BullMQ raises for it is not said again', async () => {
     const { pool, logged, serving, controller, coordinatorRedis, queue } = await pair();
     const served = serving();
     try {
       const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      const asked = fake.requests.length;
       // max_tokens 31: an answer that takes 20 s, so that the turn is in hand when its lock goes.
       void turn.call({ ...REQUEST, max_tokens: 31 }, new AbortController().signal, {}, 'anthropic').catch(() => {});
       await until(() => logged.includes('took turn 1 of @lead (run run1)'), 'the worker to take the turn');
+      await until(() => fake.requests.length > asked, 'the worker to send the request');
       await coordinatorRedis.del(`bull:${queue}:run1/lead/1:lock`);
       await until(() => logged.some((l) => l.startsWith('lost its lock')), 'the worker to see its lock lost', 30_000);
       expect(logged.filter((l) => l.startsWith('lost its lock'))).toEqual(['lost its lock on turn 1 of @lead: stopped it; another worker takes it over']);
       expect(logged.filter((l) => l.startsWith('warning:') && l.includes('run1/lead/1'))).toEqual([]);
+      // What the turn was doing here stops: its call to the API is dropped, and the turn is not given up (others take it).
+      await until(() => fake.requests[asked]!.droppedAt !== undefined, 'the worker to drop the request');
+      expect(logged.filter((l) => l.includes('given up'))).toEqual([]);
     } finally {
       controller.abort();
       await pool.close();
@@ -271,6 +387,42 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
     await served;
   }, 90_000);
 
+  it("a turn waits for a coordinator that starts late, and is not given up while its coordinator's heartbeat is missing for less than its life", async () => {
+    const { pool, logged, serving, controller, jobs, queue, coordinatorRedis } = await pair({ start: false });
+    const signer = new Signer(SECRET);
+    const keys = keysOf(queue);
+    const served = serving();
+    const gap = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      // This test plays the coordinator: its heartbeat is set, taken away and set again by hand.
+      const job = { run: 'run1', agent: 'lead', turn: 1, version: '1.0.0', workflow: pool.identity.workflow, providers: ['anthropic'], env: {} };
+      await jobs.add('turn', signer.seal(jobPlace(queue, 'run1/lead/1'), job), { jobId: 'run1/lead/1', removeOnFail: true });
+      await until(() => logged.includes('took turn 1 of @lead (run run1)'), 'the worker to take the turn');
+      await gap(1_500);
+      await coordinatorRedis.set(keys.heartbeat, 'incarnation-1');
+      const attached = async () =>
+        (await coordinatorRedis.lrange(keys.up, 0, -1)).map((text) => messageOf<Up>(signer.openText(keys.up, text))).filter((m) => m?.type === 'attached');
+      await until(async () => (await attached()).length === 1, 'the worker to attach to the late coordinator');
+      expect(await attached()).toEqual([expect.objectContaining({ job: 'run1/lead/1', incarnation: 'incarnation-1' })]);
+      // Missing for 2.5 s (the worker looks every second), back, and missing again more than the heartbeat's life after it first went.
+      const firstGone = Date.now();
+      await coordinatorRedis.del(keys.heartbeat);
+      await gap(2_500);
+      await coordinatorRedis.set(keys.heartbeat, 'incarnation-1');
+      await gap(HEARTBEAT_MS - (Date.now() - firstGone) + 500);
+      await coordinatorRedis.del(keys.heartbeat);
+      await gap(2_500);
+      await coordinatorRedis.set(keys.heartbeat, 'incarnation-1');
+      await gap(1_500);
+      expect(logged.filter((l) => l.includes('given up'))).toEqual([]);
+      expect(await attached()).toHaveLength(1);
+    } finally {
+      controller.abort();
+      await pool.close();
+    }
+    expect(await served).toEqual({ code: 'interrupted', turns: 1 });
+  }, 60_000);
+
   it('a message on the list that is not signed is ignored, said once', async () => {
     const { pool, warned, coordinatorRedis, queue } = await pair();
     try {
@@ -288,9 +440,16 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
   }, 30_000);
 
   it('a worker with nothing to do exits when the run has ended, or when it has been idle too long', async () => {
-    const ended = await pair();
+    // Ended before the worker came: said at once, before any idleness counts.
+    const ended = await pair({ idleTimeoutMs: 500 });
     await ended.pool.close();
     expect(await ended.serving()).toEqual({ code: 'ended', turns: 0 });
+    // Ended while the worker waits for turns.
+    const waiting = await pair();
+    const served = waiting.serving();
+    await new Promise((r) => setTimeout(r, 1_200));
+    await waiting.pool.close();
+    expect(await served).toEqual({ code: 'ended', turns: 0 });
     const idle = await pair({ idleTimeoutMs: 500 });
     try {
       expect(await idle.serving()).toEqual({ code: 'idle', turns: 0 });
@@ -298,6 +457,52 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
       await idle.pool.close();
     }
   }, 30_000);
+
+  it('a worker is not idle while a turn is in hand, and its idleness counts from the end of its last turn', async () => {
+    const { pool, serving } = await pair({ idleTimeoutMs: 2_500 });
+    const served = serving();
+    try {
+      // A call of 3 s, longer than the worker may be idle: the turn in hand keeps it.
+      const first = pool.open('lead', 1, {}) as RemoteTurn;
+      const late = await first.call({ ...REQUEST, max_tokens: 37 }, new AbortController().signal, {}, 'anthropic');
+      expect(late.content).toEqual([expect.objectContaining({ text: 'late' })]);
+      await first.end();
+      // Idle for 1.2 s: less than its limit counted from the turn's end, more than a watch's tick.
+      await new Promise((r) => setTimeout(r, 1_200));
+      const second = pool.open('lead', 2, {}) as RemoteTurn;
+      const answer = await Promise.race([
+        second.call(REQUEST, new AbortController().signal, {}, 'anthropic'),
+        served.then((s) => ({ content: `the worker left first: ${JSON.stringify(s)}` })),
+      ]);
+      expect(answer.content).toEqual([expect.objectContaining({ text: 'hello' })]);
+      await second.end();
+      expect(await served).toEqual({ code: 'idle', turns: 2 });
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it("a worker whose Redis goes away stops once it has not answered for the time given, and says each of BullMQ's errors once", async () => {
+    const own = await startRedis();
+    const { pool, serving, logged } = await pair({ redisUrl: own.url, lostAfterMs: 1_500 });
+    const served = serving();
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      await own.kill();
+      const started = Date.now();
+      const result = await served;
+      expect(result).toMatchObject({ code: 'lost', turns: 0 });
+      expect((result as { reason: string }).reason).toMatch(/^the workers' Redis has not answered for 1\.5s \(.+\): the turns this worker held go to others$/);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      const warnings = logged.filter((l) => l.startsWith('warning:'));
+      // BullMQ raises the refused connection on every attempt to reconnect: said once.
+      expect(warnings.filter((w) => w.includes('ECONNREFUSED'))).toHaveLength(1);
+      expect(new Set(warnings).size).toBe(warnings.length);
+    } finally {
+      await pool.close();
+      await own.kill();
+    }
+  }, 60_000);
 
   it('a turn no worker takes is said after a few seconds; a job lost from the queue is queued again; an ended turn takes its job back', async () => {
     const { pool, warned, jobs, queue } = await pair();
@@ -322,7 +527,7 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
   }, 60_000);
 
   it('a worker attached to a turn whose coordinator is resumed attaches to the new one, and its operations go on', async () => {
-    const { pool, serving, controller, jobs, coordinatorRedis, queue } = await pair();
+    const { pool, serving, controller, jobs, coordinatorRedis, queue, logged } = await pair();
     const served = serving();
     try {
       const turn = pool.open('lead', 1, {}) as RemoteTurn;
@@ -334,6 +539,9 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
       const again = resumed.open('lead', 1, {}) as RemoteTurn;
       const answer = await again.call(REQUEST, new AbortController().signal, {}, 'anthropic');
       expect(answer.content).toEqual([expect.objectContaining({ text: 'hello' })]);
+      // The same job, attached to the new coordinator: not given up as if its coordinator were gone.
+      expect(logged.filter((l) => l.includes('given up'))).toEqual([]);
+      expect(logged.filter((l) => l.startsWith('took'))).toEqual(['took turn 1 of @lead (run run1)']);
       await again.end();
       await resumed.close();
     } finally {
