@@ -423,6 +423,49 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
     expect(await served).toEqual({ code: 'interrupted', turns: 1 });
   }, 60_000);
 
+  it('a worker does each operation on its list once, ignores what is not signed or has no id, and says nothing of one aborted', async () => {
+    const { pool, logged, serving, controller, jobs, queue, coordinatorRedis } = await pair({ start: false });
+    const signer = new Signer(SECRET);
+    const keys = keysOf(queue);
+    const served = serving();
+    const said = async () => (await coordinatorRedis.lrange(keys.up, 0, -1)).map((text) => messageOf<Up>(signer.openText(keys.up, text))!);
+    try {
+      // This test plays the coordinator: it pushes onto the worker's list what a coordinator would, and more.
+      await coordinatorRedis.set(keys.heartbeat, 'incarnation-1');
+      const job = { run: 'run1', agent: 'lead', turn: 1, version: '1.0.0', workflow: pool.identity.workflow, providers: ['anthropic'], env: {} };
+      await jobs.add('turn', signer.seal(jobPlace(queue, 'run1/lead/1'), job), { jobId: 'run1/lead/1', removeOnFail: true });
+      await until(async () => (await said()).some((m) => m.type === 'attached'), 'the worker to attach');
+      const { token } = (await said()).find((m) => m.type === 'attached') as { token: string };
+      const down = keys.down('run1/lead/1', token);
+      const push = (message: unknown) => coordinatorRedis.rpush(down, signer.sealText(down, message));
+      const call = (max_tokens: number) => ({ kind: 'call', request: { ...REQUEST, max_tokens }, provider: 'anthropic', inputTokens: 5 });
+      const asked = fake.requests.length;
+      await push({ type: 'op', id: 'slow', op: call(31) });
+      await until(() => fake.requests.length > asked, 'the slow call to be sent');
+      await push({ type: 'abort', id: 'slow' });
+      await until(() => fake.requests[asked]!.droppedAt !== undefined, 'the slow call to be dropped');
+      await coordinatorRedis.rpush(down, 'not signed at all');
+      await push({ type: 'op', id: 7, op: call(20) });
+      await push({ type: 'op', id: 'once', op: call(20) });
+      await push({ type: 'op', id: 'once', op: call(20) });
+      await push({ type: 'op', id: 'read', op: { kind: 'tool', agent: 'lead', name: 'read_file', input: { path: 'notes.txt' } } });
+      await until(async () => (await said()).filter((m) => m.type === 'result').length === 2, 'both operations to be done');
+      await push({ type: 'done' });
+      await until(() => logged.includes('turn 1 of @lead is over'), 'the turn to end');
+      expect(fake.requests.length).toBe(asked + 2);
+      const ends = (await said()).filter((m) => m.type === 'result' || m.type === 'failed');
+      expect(ends.map((m) => [m.type, (m as { id: string }).id]).sort()).toEqual([
+        ['result', 'once'],
+        ['result', 'read'],
+      ]);
+      expect(JSON.stringify(ends)).toContain('the token is ***');
+    } finally {
+      controller.abort();
+      await pool.close();
+    }
+    await served;
+  }, 60_000);
+
   it('a message on the list that is not signed is ignored, said once', async () => {
     const { pool, warned, coordinatorRedis, queue } = await pair();
     try {
