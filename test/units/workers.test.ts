@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/provider/client.js';
-import { Pacer } from '../../src/provider/pacer.js';
+import { type GivenLimits, Pacer } from '../../src/provider/pacer.js';
 import { ProviderError } from '../../src/provider/provider-errors.js';
 import { localLimiters } from '../../src/provider/rate-limiters.js';
 import { WorkerPool } from '../../src/workers/coordinator.js';
@@ -80,6 +80,7 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
       start?: boolean;
       api?: FakeAnthropic;
       redisUrl?: string;
+      given?: GivenLimits;
     } = {},
   ) {
     const url = options.redisUrl ?? redis.url;
@@ -111,7 +112,7 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
       env: { ANTHROPIC_API_KEY: `${FAKE_API_KEY_PREFIX}unit`, ANTHROPIC_BASE_URL: (options.api ?? fake).url },
       version: options.version ?? '1.0.0',
       warn: (m) => logged.push(`warn: ${m}`),
-      pacerFor: async () => ({ pacer: new Pacer(() => ({}), localLimiters), close: async () => {} }),
+      pacerFor: async () => ({ pacer: new Pacer(() => options.given ?? {}, localLimiters), close: async () => {} }),
       log: (line) => logged.push(line),
       mask: (text) => text.replaceAll('tok-SECRET-1', '***'),
       signal: controller.signal,
@@ -592,6 +593,47 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
       controller.abort();
     }
     await served;
+  }, 60_000);
+
+  it("a call on the worker is paced by the coordinator's count of its input tokens, not by its size", async () => {
+    // 40 input tokens a minute: two calls the coordinator counts at 5 each go at once; counted by their bytes, each would take it all.
+    const { pool, serving, controller } = await pair({ given: { input_tokens: 40 } });
+    const served = serving();
+    try {
+      const turn = pool.open('lead', 1, {}) as RemoteTurn;
+      const waits: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        let answered = false;
+        const call = turn.call(REQUEST, new AbortController().signal, { inputTokens: 5, onWait: (reason) => void waits.push(reason) }, 'anthropic');
+        void call.then(() => (answered = true));
+        await until(() => answered || waits.length > 0, 'the call to go or wait');
+        expect(waits).toEqual([]);
+        await call;
+      }
+      await turn.end();
+    } finally {
+      await pool.close();
+      controller.abort();
+    }
+    await served;
+  }, 60_000);
+
+  it('a job not signed with the worker’s secret is said once, however often it is queued again', async () => {
+    const { pool, logged, serving, controller, jobs, queue } = await pair({ workerSecret: 'x'.repeat(40), start: false });
+    const signer = new Signer(SECRET);
+    const served = serving();
+    try {
+      const job = { run: 'run1', agent: 'lead', turn: 1, version: '1.0.0', workflow: pool.identity.workflow, providers: ['anthropic'], env: {} };
+      for (let i = 0; i < 2; i++) {
+        await jobs.add('turn', signer.seal(jobPlace(queue, 'run1/lead/1'), job), { jobId: 'run1/lead/1', removeOnFail: true });
+        await until(async () => (await jobs.getJobState('run1/lead/1')) === 'unknown', 'the worker to refuse the job');
+      }
+      expect(logged.filter((l) => l.includes('not signed'))).toHaveLength(1);
+    } finally {
+      controller.abort();
+      await pool.close();
+    }
+    expect(await served).toEqual({ code: 'interrupted', turns: 0 });
   }, 60_000);
 });
 
