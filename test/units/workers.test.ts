@@ -246,8 +246,8 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
   }, 60_000);
 
   it("a call paced on the worker by the API's limit is heard by the coordinator's listeners: the wait, and how long it took", async () => {
-    // One request per 1.5 s: the first answer says none is left, and the second call waits on the worker for its refill.
-    const limited = await startFakeAnthropic({ lead: () => ({ text: 'hello' }) }, { rateLimits: { requests: { limit: 1, windowMs: 1_500 } } });
+    // One request per 3 s: the first answer says none is left, and the second call waits on the worker for its refill.
+    const limited = await startFakeAnthropic({ lead: () => ({ text: 'hello' }) }, { rateLimits: { requests: { limit: 1, windowMs: 3_000 } } });
     process.env.ANTHROPIC_BASE_URL = limited.url;
     const { pool, serving, controller } = await pair({ api: limited });
     const served = serving();
