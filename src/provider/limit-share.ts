@@ -1,6 +1,6 @@
 /**
  * How a limiter hands out a limit as the server keeps it (docs/organisation.md: pacing), the same
- * in this process and in PostgreSQL (Redis runs the same steps as a script: redis-limits.ts).
+ * in this process and in PostgreSQL (Redis runs the same steps as a script: store-limits.ts).
  * A token bucket holds `points` and refills them continuously over `ms`, as the Messages API's
  * does; a window (fixed or sliding) lets at most `points` go in any `ms`, each point coming back
  * `ms` after it went. What goes is counted to the millisecond of the keeper's clock: nothing is
