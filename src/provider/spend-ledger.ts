@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { PG_NOW_MS, pgLocked, REDIS_NOW, type PgQuery, type RedisScripts } from './store-atomic.js';
+import { PG_NOW_MS, pgCreateTables, pgLocked, REDIS_NOW, type PgQuery, type RedisScripts } from './store-atomic.js';
 
 /** One window of one spend pool: `org` for the UTC day that began at `start`. Amounts are in millionths of a dollar. */
 export interface PoolWindow {
@@ -108,19 +108,15 @@ function keysOf(w: PoolWindow): string[] {
 export class PostgresLedger implements PoolLedger {
   constructor(private readonly pool: Pool) {}
 
-  /** Makes the two tables, if no runner has yet (two racing to make one: the loser's error is no error). */
-  async prepare(): Promise<void> {
-    for (const statement of [
+  /** Makes the two tables, if no runner has yet. */
+  prepare(): Promise<void> {
+    return pgCreateTables(this.pool, [
       'CREATE TABLE IF NOT EXISTS conclave_spend (pool text NOT NULL, window_start bigint NOT NULL, spent bigint NOT NULL DEFAULT 0, PRIMARY KEY (pool, ' +
         'window_start))',
       // A hold is its call's in one window of one pool: a call draws from several pools under one id.
       'CREATE TABLE IF NOT EXISTS conclave_pool_holds (id text NOT NULL, pool text NOT NULL, window_start bigint NOT NULL, amount bigint NOT NULL, ' +
         'expires_at bigint NOT NULL, PRIMARY KEY (id, pool, window_start))',
-    ]) {
-      await this.pool.query(statement).catch((e: { code?: string }) => {
-        if (e.code !== '23505' && e.code !== '42P07') throw e;
-      });
-    }
+    ]);
   }
 
   async now(): Promise<number> {

@@ -21,6 +21,17 @@ export const PG_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint
 
 export type PgQuery = (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
 
+/**
+ * Makes a store's tables, if no runner has yet. Runners that start together take turns under one
+ * lock: without it, the loser of two CREATE TABLE IF NOT EXISTS fails on the table's type (42710,
+ * or 23505 on the catalogue) instead of finding the table made.
+ */
+export function pgCreateTables(pool: Pool, statements: readonly string[]): Promise<void> {
+  return pgLocked(pool, 'conclave:tables', async (query) => {
+    for (const statement of statements) await query(statement, []);
+  });
+}
+
 /** `work` in one transaction that holds the advisory lock named `lock` until it ends. */
 export async function pgLocked<T>(pool: Pool, lock: string, work: (query: PgQuery) => Promise<T>): Promise<T> {
   const client = await pool.connect();

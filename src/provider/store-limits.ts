@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { limitStep, type LimitOp, type LimitSize } from './limit-share.js';
 import type { LimitKeeper } from './rate-limiters.js';
-import { PG_NOW_MS, pgLocked, REDIS_NOW, type RedisScripts } from './store-atomic.js';
+import { PG_NOW_MS, pgCreateTables, pgLocked, REDIS_NOW, type RedisScripts } from './store-atomic.js';
 
 /**
  * limitStep (limit-share.ts) as one Redis script: atomic, on the store's clock. A record that is
@@ -97,17 +97,16 @@ const TABLE = 'conclave_limits';
 export class PostgresLimitKeeper implements LimitKeeper {
   constructor(private readonly pool: Pool) {}
 
-  /** Makes the table, if no runner has yet (two racing to make it: the loser's error is no error). */
-  async prepare(): Promise<void> {
-    await this.pool.query(`CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, state jsonb NOT NULL)`).catch((e: { code?: string }) => {
-      if (e.code !== '23505' && e.code !== '42P07') throw e;
-    });
+  /** Makes the table, if no runner has yet. */
+  prepare(): Promise<void> {
+    return pgCreateTables(this.pool, [`CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, state jsonb NOT NULL)`]);
   }
 
   apply(key: string, size: LimitSize, op: LimitOp, points: number, agoMs = 0): Promise<number> {
     return pgLocked(this.pool, prefix(key), async (query) => {
-      const row = (await query(`SELECT ${PG_NOW_MS} AS now, (SELECT state FROM ${TABLE} WHERE key = $1) AS state`, [key])).rows[0];
-      const { state, waitMs } = limitStep(row?.state, size, op, points, Number(row?.now), agoMs);
+      // One row always: the server's time, and the key's state or null.
+      const row = (await query(`SELECT ${PG_NOW_MS} AS now, (SELECT state FROM ${TABLE} WHERE key = $1) AS state`, [key])).rows[0]!;
+      const { state, waitMs } = limitStep(row.state, size, op, points, Number(row.now), agoMs);
       await query(`INSERT INTO ${TABLE} VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET state = $2`, [key, JSON.stringify(state)]);
       return waitMs;
     });

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinate, CoordinateError, withTimeout, type Coordination } from '../../src/provider/coordinate.js';
 import { PostgresLedger, RedisLedger, type PoolLedger, type PoolWindow } from '../../src/provider/spend-ledger.js';
+import { PostgresLimitKeeper } from '../../src/provider/store-limits.js';
 import { freePort, missingStores, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 
 /**
@@ -245,13 +246,22 @@ describe.skipIf(missing !== undefined)('the --coordinate store and its spend led
 });
 
 describe('the spend ledgers, against drivers that fail', () => {
-  it('PostgreSQL: tables another runner made first are no error; any other error is', async () => {
-    for (const code of ['23505', '42P07']) {
-      const pool = { query: async () => Promise.reject(Object.assign(new Error('exists'), { code })) } as never;
-      await expect(new PostgresLedger(pool).prepare()).resolves.toBeUndefined();
+  it('PostgreSQL: a store where the tables cannot be made is an error, the ledger and the limits alike, and nothing half made stays', async () => {
+    for (const Keeper of [PostgresLedger, PostgresLimitKeeper]) {
+      const said: string[] = [];
+      let released = 0;
+      const client = {
+        query: async (text: string) => {
+          said.push(text.split(' ')[0]!);
+          if (text.startsWith('CREATE')) throw Object.assign(new Error('permission denied for schema public'), { code: '42501' });
+          return { rows: [] };
+        },
+        release: () => void released++,
+      };
+      await expect(new Keeper({ connect: async () => client } as never).prepare(), Keeper.name).rejects.toThrow('permission denied');
+      expect(said, Keeper.name).toEqual(['BEGIN', 'SELECT', 'CREATE', 'ROLLBACK']);
+      expect(released).toBe(1);
     }
-    const denied = { query: async () => Promise.reject(Object.assign(new Error('permission denied for schema public'), { code: '42501' })) } as never;
-    await expect(new PostgresLedger(denied).prepare()).rejects.toThrow('permission denied');
   });
 
   it('PostgreSQL: an operation that fails is rolled back, and its connection given back', async () => {

@@ -2,6 +2,7 @@ import { createClient } from '@redis/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FallbackLimiters, Limiters, localLimiters, MemoryLimitKeeper, type LimitKeeper, type LimiterStore } from '../../src/provider/rate-limiters.js';
+import { PostgresLedger } from '../../src/provider/spend-ledger.js';
 import { PostgresLimitKeeper, RedisLimitKeeper } from '../../src/provider/store-limits.js';
 import { missingStores, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 
@@ -115,6 +116,33 @@ describe.skipIf(missing !== undefined)('limits in a store as hostile as any inpu
     }
     await redisClient!.lPush('conclave:limit:a-list', 'x');
     await expect(new Limiters(keepers.redis!, true).limiter('a-list', { points: 1, ms: 1_000, window: false }).take(1)).rejects.toThrow(/WRONGTYPE/);
+  });
+
+  it('PostgreSQL: runners racing to make the tables in a database without them are no error, and a limit is a row of it', async () => {
+    for (let round = 0; round < 12; round++) {
+      const database = `fresh_${process.pid}_${round}_${Date.now()}`;
+      await pool!.query(`CREATE DATABASE ${database}`);
+      const url = new URL(postgres!.url);
+      url.pathname = `/${database}`;
+      const fresh = new pg.Pool({ connectionString: url.toString(), max: 6 });
+      try {
+        // Every runner connected first, so that their CREATE TABLEs meet in the server.
+        const clients = await Promise.all(Array.from({ length: 6 }, () => fresh.connect()));
+        for (const client of clients) client.release();
+        // Each runner makes the limits' table, then the ledger's, as `--coordinate` does.
+        const runners = Array.from({ length: 6 }, () => new PostgresLimitKeeper(fresh));
+        await Promise.all(runners.map((runner) => runner.prepare().then(() => new PostgresLedger(fresh).prepare())));
+        const limiter = new Limiters(runners[0]!, true).limiter('sonnet:requests', { points: 2, ms: 60_000, window: true });
+        expect(await limiter.take(2)).toBe(0);
+        expect(await new Limiters(runners[1]!, true).limiter('sonnet:requests', { points: 2, ms: 60_000, window: true }).take(1)).toBeGreaterThan(0);
+        const rows = (await fresh.query('SELECT key, state FROM conclave_limits')).rows;
+        expect(rows, 'the limit lives in the database, not in this process').toEqual([
+          { key: 'sonnet:requests', state: { log: [[expect.any(Number), 2]], ms: 60_000 } },
+        ]);
+      } finally {
+        await fresh.end();
+      }
+    }
   });
 
   it('runners racing for the last points of one limit: no more than the limit goes', async () => {
