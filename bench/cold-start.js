@@ -1,9 +1,11 @@
 // Cold start of the CLI against a bare `node -e 0`, as the median of many runs of each,
 // interleaved so that machine noise falls on all of them alike; on any Node given (the bench runs
-// it on the Node it runs on and on Node 24). Beside them, the floor: commander and yaml alone,
-// bundled, parsing the same file (bench/floor-cli.js): what validate cannot start faster than.
+// it on the Node it runs on and on Node 24). Beside them, the floors: commander and yaml alone,
+// bundled, parsing the same file (bench/floor-cli.js), as ESM, as CommonJS and from a start
+// snapshot; yaml alone (bench/floor-yaml.js); and an empty start snapshot. What validate cannot
+// start faster than, however it is built (docs/BENCHMARKS.md).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,25 +16,42 @@ const runs = Number(process.env.BENCH_RUNS ?? 21);
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** The floor's bundle, built as conclave's is (yaml's ESM build, minified, one file). */
-async function floorBundle() {
+/** A floor's bundle, built as conclave's is (yaml's ESM build, minified, one file), as ESM or CommonJS. */
+async function floorBundle(name, format = 'esm') {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-floor-'));
+  const file = `${name}.${format === 'esm' ? 'mjs' : 'cjs'}`;
   await build({
-    input: { floor: join(root, 'bench/floor-cli.js') },
+    input: { [name]: join(root, `bench/${name}.js`) },
     platform: 'node',
     logLevel: 'silent',
     resolve: { alias: { yaml: join(root, 'node_modules/yaml/browser/index.js') } },
-    output: { dir, format: 'esm', minify: true, codeSplitting: false },
+    output: { dir, format, minify: true, codeSplitting: false, entryFileNames: file },
   });
-  return join(dir, 'floor.js');
+  return join(dir, file);
+}
+
+/** A start snapshot of `script` (CommonJS, one file) for `node`: a snapshot holds only what one Node version can read. */
+function startSnapshot(node, script) {
+  const blob = join(mkdtempSync(join(tmpdir(), 'conclave-snapshot-')), 'start.blob');
+  const built = spawnSync(node, ['--snapshot-blob', blob, '--build-snapshot', script], { cwd: root, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`building a start snapshot of ${script} failed: ${built.stderr}`);
+  return blob;
 }
 
 export async function coldStart(node = process.execPath) {
+  const floor = await floorBundle('floor-cli', 'cjs');
+  const empty = join(mkdtempSync(join(tmpdir(), 'conclave-snapshot-')), 'empty.cjs');
+  writeFileSync(empty, "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});\n");
+  const validate = ['validate', 'examples/pr-review.yml'];
   const commands = {
     'node -e 0': ['-e', '0'],
     'conclave --help': ['bin/conclave.js', '--help'],
-    'conclave validate examples/pr-review.yml': ['bin/conclave.js', 'validate', 'examples/pr-review.yml'],
-    'floor: commander + yaml parsing the same file, one bundle': [await floorBundle(), 'validate', 'examples/pr-review.yml'],
+    'conclave validate examples/pr-review.yml': ['bin/conclave.js', ...validate],
+    'floor: commander + yaml parsing the same file, one bundle': [await floorBundle('floor-cli'), ...validate],
+    'floor: the same as one CommonJS file': [floor, ...validate],
+    'floor: the same from a start snapshot (--snapshot-blob)': ['--snapshot-blob', startSnapshot(node, floor), ...validate],
+    'floor: yaml alone parsing the same file, one CommonJS file': [await floorBundle('floor-yaml', 'cjs'), ...validate],
+    'floor: an empty start snapshot': ['--snapshot-blob', startSnapshot(node, empty)],
   };
   const times = Object.fromEntries(Object.keys(commands).map((name) => [name, []]));
   for (let i = 0; i < runs + 2; i++) {
