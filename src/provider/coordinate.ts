@@ -67,6 +67,9 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
       'connect',
     ).catch(async (e: unknown) => {
       await pool.end().catch(() => {});
+      // The server answered: this role may not make the tables that are missing.
+      if ((e as { code?: unknown }).code === '42501')
+        refuse(e, 'cannot make its tables (a role that may create tables makes them once; this one then needs only their use)');
       refuse(e);
     });
     return proven(refuse, {

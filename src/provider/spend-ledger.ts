@@ -110,13 +110,13 @@ export class PostgresLedger implements PoolLedger {
 
   /** Makes the two tables, if no runner has yet. */
   prepare(): Promise<void> {
-    return pgCreateTables(this.pool, [
-      'CREATE TABLE IF NOT EXISTS conclave_spend (pool text NOT NULL, window_start bigint NOT NULL, spent bigint NOT NULL DEFAULT 0, PRIMARY KEY (pool, ' +
-        'window_start))',
+    return pgCreateTables(this.pool, {
+      conclave_spend: 'pool text NOT NULL, window_start bigint NOT NULL, spent bigint NOT NULL DEFAULT 0, PRIMARY KEY (pool, window_start)',
       // A hold is its call's in one window of one pool: a call draws from several pools under one id.
-      'CREATE TABLE IF NOT EXISTS conclave_pool_holds (id text NOT NULL, pool text NOT NULL, window_start bigint NOT NULL, amount bigint NOT NULL, ' +
-        'expires_at bigint NOT NULL, PRIMARY KEY (id, pool, window_start))',
-    ]);
+      conclave_pool_holds:
+        'id text NOT NULL, pool text NOT NULL, window_start bigint NOT NULL, amount bigint NOT NULL, expires_at bigint NOT NULL, ' +
+        'PRIMARY KEY (id, pool, window_start)',
+    });
   }
 
   async now(): Promise<number> {

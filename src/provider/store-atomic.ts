@@ -22,13 +22,17 @@ export const PG_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint
 export type PgQuery = (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
 
 /**
- * Makes a store's tables, if no runner has yet. Runners that start together take turns under one
- * lock: without it, the loser of two CREATE TABLE IF NOT EXISTS fails on the table's type (42710,
- * or 23505 on the catalogue) instead of finding the table made.
+ * Makes those of a store's tables (name → columns) that do not exist yet. Only a missing table is
+ * created: PostgreSQL refuses even CREATE TABLE IF NOT EXISTS to a role without the right to create
+ * tables, and a CI role may be given only the use of tables an owner made. Runners that start
+ * together take turns under one lock: without it, the loser of two creates fails on the table's type.
  */
-export function pgCreateTables(pool: Pool, statements: readonly string[]): Promise<void> {
+export function pgCreateTables(pool: Pool, tables: Readonly<Record<string, string>>): Promise<void> {
   return pgLocked(pool, 'conclave:tables', async (query) => {
-    for (const statement of statements) await query(statement, []);
+    for (const [name, columns] of Object.entries(tables)) {
+      const { rows } = await query('SELECT to_regclass($1) IS NOT NULL AS made', [name]);
+      if (rows[0]?.made !== true) await query(`CREATE TABLE IF NOT EXISTS ${name} (${columns})`, []);
+    }
   });
 }
 

@@ -99,7 +99,7 @@ export class PostgresLimitKeeper implements LimitKeeper {
 
   /** Makes the table, if no runner has yet. */
   prepare(): Promise<void> {
-    return pgCreateTables(this.pool, [`CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, state jsonb NOT NULL)`]);
+    return pgCreateTables(this.pool, { [TABLE]: 'key text PRIMARY KEY, state jsonb NOT NULL' });
   }
 
   apply(key: string, size: LimitSize, op: LimitOp, points: number, agoMs = 0): Promise<number> {

@@ -372,6 +372,43 @@ describe.skipIf(missing !== undefined)('--coordinate: a store that answers but c
   });
 });
 
+describe.skipIf(missing !== undefined)('--coordinate: a PostgreSQL role that may only use the tables', () => {
+  it('runs once an owner has made them: a role without the right to create tables is not refused for it', async () => {
+    const store = await startPostgres();
+    const server = await startFakeAnthropic(relayScript());
+    const pg = (await import('pg')).default;
+    const admin = new pg.Client({ connectionString: store.url });
+    try {
+      await admin.connect();
+      await admin.query("CREATE ROLE ci_runner LOGIN PASSWORD 'ci-runner-password'");
+      const url = new URL(store.url);
+      url.username = 'ci_runner';
+      url.password = 'ci-runner-password';
+      // Before the tables exist: the role cannot make them, and is told so before the run.
+      const early = await runWorkflow(server, RELAY, ['--coordinate', url.toString()]);
+      expect(early.code, early.stderr).toBe(2);
+      expect(early.stderr).toContain('--coordinate postgres://***@');
+      expect(early.stderr).toContain(
+        'cannot make its tables (a role that may create tables makes them once; this one then needs only their use): permission denied',
+      );
+      expect(early.stderr).not.toContain('ci-runner-password');
+      expect(server.requests).toHaveLength(0);
+      // The owner's first run makes conclave's tables; the CI role may then only read and write them.
+      const first = await runWorkflow(server, RELAY, ['--coordinate', store.url]);
+      expect(first.code, first.stderr).toBe(0);
+      await admin.query('GRANT SELECT, INSERT, UPDATE, DELETE ON conclave_limits, conclave_spend, conclave_pool_holds TO ci_runner');
+      const run = await runWorkflow(server, RELAY, ['--coordinate', url.toString(), '--rate-limit', 'rpm=40']);
+      expect(run.code, run.stderr).toBe(0);
+      const { rows } = await admin.query('SELECT count(*)::int AS n FROM conclave_limits');
+      expect(rows[0].n, 'its limits live in the tables it was given').toBeGreaterThan(0);
+    } finally {
+      await admin.end().catch(() => {});
+      await server.close();
+      await store.kill();
+    }
+  }, 60_000);
+});
+
 describe('--rate-limit, --coordinate and --spend-pool refuse what they cannot use', () => {
   it.each([
     [['--rate-limit', 'rpm=fast'], /--rate-limit takes rpm=N,itpm=N,otpm=N/],
