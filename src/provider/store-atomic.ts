@@ -30,8 +30,9 @@ export type PgQuery = (text: string, values: unknown[]) => Promise<{ rows: Recor
 export function pgCreateTables(pool: Pool, tables: Readonly<Record<string, string>>): Promise<void> {
   return pgLocked(pool, 'conclave:tables', async (query) => {
     for (const [name, columns] of Object.entries(tables)) {
+      // One row always: true or false.
       const { rows } = await query('SELECT to_regclass($1) IS NOT NULL AS made', [name]);
-      if (rows[0]?.made !== true) await query(`CREATE TABLE IF NOT EXISTS ${name} (${columns})`, []);
+      if (rows[0]!.made !== true) await query(`CREATE TABLE IF NOT EXISTS ${name} (${columns})`, []);
     }
   });
 }

@@ -63,6 +63,27 @@ describe.skipIf(missing !== undefined)('the --coordinate store and its spend led
     expect(pgRefused.message).not.toContain('wrong-password');
   }, 30_000);
 
+  it('PostgreSQL: a role that may not create the missing tables is told so, not that the store does not answer', async () => {
+    const admin = new pg.Client({ connectionString: postgres!.url });
+    await admin.connect();
+    try {
+      const database = `no_rights_${process.pid}`;
+      await admin.query(`CREATE DATABASE ${database}`);
+      await admin.query("CREATE ROLE no_rights LOGIN PASSWORD 'no-rights-password'");
+      const url = new URL(postgres!.url);
+      url.pathname = `/${database}`;
+      url.username = 'no_rights';
+      url.password = 'no-rights-password';
+      const refused = (await coordinate(url.toString()).catch((e: Error) => e)) as Error;
+      expect(refused).toBeInstanceOf(CoordinateError);
+      expect(refused.message).toMatch(
+        /^--coordinate postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/no_rights_\d+ cannot make its tables \(a role that may create tables makes them once; this one then needs only their use\): permission denied for schema public$/,
+      );
+    } finally {
+      await admin.end();
+    }
+  });
+
   it("a closed port is refused at once with the driver's reason, not retried until the timeout", async () => {
     const port = await freePort();
     const started = Date.now();
