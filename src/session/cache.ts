@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConclaveError } from '../conclave-error.js';
 import type { ModelResponse } from '../provider/client.js';
 import { CacheError, cacheStore, withoutCredentials } from './cache-store.js';
@@ -51,6 +52,12 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
   /** One operation, within OP_TIMEOUT_MS and the signal; a store error becomes an Error whatever keyv does with it. */
   const op = async <T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
     failure = undefined;
+    const value = await within(work, signal);
+    if (failure) throw failure;
+    return value;
+  };
+  /** `work`, or an error once OP_TIMEOUT_MS has passed or the signal is aborted. */
+  const within = async <T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
@@ -60,9 +67,7 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
       signal?.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const value = await Promise.race([work(), stop]);
-      if (failure) throw failure;
-      return value;
+      return await Promise.race([work(), stop]);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort!);
@@ -71,8 +76,13 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
   const close = () => Promise.race([keyv.disconnect().catch(() => {}), new Promise((r) => setTimeout(r, OP_TIMEOUT_MS).unref())]).then(() => {});
 
   try {
-    await op(() => keyv.set(PROBE_KEY, { probe: true } as never));
-    await op(() => keyv.get(PROBE_KEY));
+    // The store works when what is written is read back, whatever an adapter said on the way:
+    // @keyv/postgres says it could not create its table to a role that may only use the one there.
+    // The mark is this run's own: a probe an earlier run left does not pass for a write that failed.
+    failure = undefined;
+    const mark = randomUUID();
+    const read = await within(async () => (await keyv.set(PROBE_KEY, { probe: mark } as never), await keyv.get(PROBE_KEY)));
+    if ((read as { probe?: unknown } | undefined)?.probe !== mark) throw failure ?? new Error('a value written was not read back');
   } catch (e) {
     void close();
     throw new CacheError(`the response cache ${shown} cannot be used: ${withoutCredentials(messageOf(e), spec)}`);

@@ -172,6 +172,38 @@ describe.skipIf(missing !== undefined)('the response cache on real Redis and Pos
       silent.close();
     }
   }, 120_000);
+
+  it('postgres: a role that may only use the table an owner made shares the cache, and is not refused for lacking the right to create it', async () => {
+    const server = await relayServer();
+    const pg = (await import('pg')).default;
+    const admin = new pg.Client({ connectionString: postgres.url });
+    await admin.connect();
+    try {
+      const database = `cache_role_${process.pid}`;
+      await admin.query(`CREATE DATABASE ${database}`);
+      await admin.query("CREATE ROLE cache_runner LOGIN PASSWORD 'cache-runner-password'");
+      const owner = new URL(postgres.url);
+      owner.pathname = `/${database}`;
+      // The owner's run makes the adapter's table; the CI role is given only its use.
+      const first = await timedRun(server, ['--response-cache', owner.toString()]);
+      expect(first.code, first.stderr).toBe(0);
+      const inDatabase = new pg.Client({ connectionString: owner.toString() });
+      await inDatabase.connect();
+      await inDatabase.query('GRANT SELECT, INSERT, UPDATE, DELETE ON keyv TO cache_runner');
+      await inDatabase.end();
+      const runner = new URL(owner);
+      runner.username = 'cache_runner';
+      runner.password = 'cache-runner-password';
+      const second = await timedRun(server, ['--response-cache', runner.toString()]);
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).not.toContain('cache');
+      expect(costOf(second), 'answered from the cache the owner filled').toBe(0);
+      expect(server.requests).toHaveLength(3);
+    } finally {
+      await admin.end();
+      await server.close();
+    }
+  });
 });
 
 describe('the response cache in an SQLite file it cannot use', () => {

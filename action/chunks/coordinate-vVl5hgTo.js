@@ -1,1 +1,0 @@
-export{t as CoordinateError,n as STORE_TIMEOUT_MS,r as coordinate,i as withTimeout}from"./coordinate-D7DN_uI8.js";
