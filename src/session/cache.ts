@@ -78,11 +78,13 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
   try {
     // The store works when what is written is read back, whatever an adapter said on the way:
     // @keyv/postgres says it could not create its table to a role that may only use the one there.
-    // The mark is this run's own: a probe an earlier run left does not pass for a write that failed.
+    // The key is this run's own, so that runs starting together do not read each other's probe.
     failure = undefined;
     const mark = randomUUID();
-    const read = await within(async () => (await keyv.set(PROBE_KEY, { probe: mark } as never), await keyv.get(PROBE_KEY)));
+    const key = `${PROBE_KEY}:${mark}`;
+    const read = await within(async () => (await keyv.set(key, { probe: mark } as never), await keyv.get(key)));
     if ((read as { probe?: unknown } | undefined)?.probe !== mark) throw failure ?? new Error('a value written was not read back');
+    await within(() => keyv.delete(key));
   } catch (e) {
     void close();
     throw new CacheError(`the response cache ${shown} cannot be used: ${withoutCredentials(messageOf(e), spec)}`);
