@@ -203,7 +203,7 @@ describe.skipIf(missing !== undefined)('the response cache on real Redis and Pos
       await admin.end();
       await server.close();
     }
-  });
+  }, 60_000);
 });
 
 describe('the response cache in an SQLite file it cannot use', () => {

@@ -143,7 +143,7 @@ describe.skipIf(missing !== undefined)('limits in a store as hostile as any inpu
         await fresh.end();
       }
     }
-  });
+  }, 60_000);
 
   it('runners racing for the last points of one limit: no more than the limit goes', async () => {
     for (const kind of ['redis', 'postgres']) {
