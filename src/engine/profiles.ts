@@ -37,9 +37,12 @@ export interface ProfileSources {
   contextSources?: string[];
 }
 
-/** A prompt's template filled: untrusted values fenced when the run has a trust policy; the untrusted sources it holds. */
-function fillPrompt(sources: Pick<ProfileSources, 'trust'>, template: LocatedTemplate, scope: Scope): { text: string; sources: string[] } {
-  return sources.trust ? sources.trust.fill(template, scope) : { text: fillTemplate(template, scope), sources: [] };
+/**
+ * A prompt's template filled: untrusted values fenced when the run has a trust policy; the
+ * untrusted sources it holds. `item`: the untrusted source of a `for_each` instance's item.
+ */
+function fillPrompt(sources: Pick<ProfileSources, 'trust'>, template: LocatedTemplate, scope: Scope, item?: string): { text: string; sources: string[] } {
+  return sources.trust ? sources.trust.fill(template, scope, item) : { text: fillTemplate(template, scope), sources: [] };
 }
 
 /**
@@ -55,10 +58,11 @@ export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): 
     const instance = instances.get(name);
     return instance ? { ...scope, item: instance.item, item_index: instance.index } : scope;
   };
+  const itemSourceOf = (name: string) => (instances.has(name) ? sources.trust?.itemSourceOf(workflow, declaredOf(name)) : undefined);
   const described = new Map<string, string[]>();
   const team: TeamEntry[] = [...graph.members.values()].map((m) => {
     const description = workflow.templates.get(`agents.${declaredOf(m.name)}.description`);
-    const filled = description ? fillPrompt(sources, description, scopeOf(m.name)) : { text: '', sources: [] };
+    const filled = description ? fillPrompt(sources, description, scopeOf(m.name), itemSourceOf(m.name)) : { text: '', sources: [] };
     described.set(m.name, filled.sources);
     return { name: m.name, role: m.role, isLead: m.name === graph.lead, reportsTo: m.reportsTo, description: filled.text };
   });
@@ -67,7 +71,8 @@ export function buildProfiles(sources: ProfileSources, expanded: ExpandedTeam): 
   const rosterSources = [...new Set([...described.values()].flat())];
   return team.map((entry) => {
     const declared = declaredOf(entry.name);
-    return profileOf({ ...sources, scope: scopeOf(entry.name) }, entry, spec.agents[declared]!, workflow.system[declared], team, roster, rosterSources);
+    const own = { ...sources, scope: scopeOf(entry.name), item: itemSourceOf(entry.name) };
+    return profileOf(own, entry, spec.agents[declared]!, workflow.system[declared], team, roster, rosterSources);
   });
 }
 
@@ -108,7 +113,7 @@ export function instanceProfile(sources: ProfileSources, template: string, name:
 }
 
 function profileOf(
-  sources: ProfileSources,
+  sources: ProfileSources & { item?: string },
   entry: TeamEntry,
   agent: AgentSpec | TemplateSpec,
   system: LocatedTemplate | undefined,
@@ -137,7 +142,7 @@ function profileOf(
     ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : (mcp?.toolsFor(t) ?? []))),
   ];
   const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
-  const instructions = system ? fillPrompt(sources, system, scope) : { text: '', sources: [] };
+  const instructions = system ? fillPrompt(sources, system, scope, sources.item) : { text: '', sources: [] };
   const untrusted = [...new Set([...(sources.contextSources ?? []), ...instructions.sources, ...describedFrom])];
   const model = modelOverride ?? settings.model ?? DEFAULT_MODEL;
   return {

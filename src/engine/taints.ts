@@ -4,6 +4,8 @@ import { isPerson } from '../session/person.js';
 import type { Journal } from './journal.js';
 import type { ProgressListener } from './progress-events.js';
 import type { TrustPolicy } from './trust.js';
+import { TextOrigins } from './text-origins.js';
+import type { Shown } from '../agents/tools/tool.js';
 import type { AgentProfile } from '../agents/profile.js';
 import type { Scope } from '../workflow/evaluate.js';
 import type { LocatedTemplate, Workflow } from '../workflow/load.js';
@@ -19,22 +21,28 @@ interface Use {
 
 /**
  * Which agents have read text from outside the team (docs/security.md: untrusted content). An
- * agent is tainted for the rest of the run once its prompts, its inbox or a tool's result holds
- * such text: untrusted sources in its prompts, the kickoff filled from them, a message from a
- * tainted agent, what a tool read in a stranger's workspace. A proposal a tainted agent opens does
- * not taint its voters: they are asked to judge it, and the ballot shows the exact action. Each
- * taint is an `agent_tainted` event. A tainted agent's tools that change something outside the
- * run go through only with `untrusted: allow`, or once per proposal that names the exact call,
- * decided "allow" by votes of agents that are not tainted or of people.
+ * agent is tainted for the rest of the run once anything in front of it holds such text, by
+ * whatever way it came: its prompts, the kickoff, a message or a notice in its inbox, the
+ * channel's history, a document, a proposal, what a tool read in a stranger's workspace
+ * (text-origins.ts says which of the run's texts hold it). Each taint is an `agent_tainted` event.
+ * A tainted agent's tools that change something outside the run go through only with
+ * `untrusted: allow`, or once per proposal that names the exact call, decided "allow" by people
+ * or by agents that had read nothing from outside when it opened and until they voted: reading
+ * the proposal itself taints a voter for its own writes, not for its vote.
  */
 export class Taints {
   private readonly why = new Map<string, string>();
-  /** Why a document makes its readers tainted, when one does. */
+  private readonly origins = new TextOrigins((agent) => this.has(agent));
+  /** Whether any document makes its readers tainted from the start. */
   private untrustedDocument: string | undefined;
   /** The kickoff's untrusted sources, known once it is filled. */
   private kickoffSources: string[] = [];
   /** Consents used: proposals whose action went through. */
   private readonly used = new Set<string>();
+  /** Per open proposal, its agent voters that have read nothing from outside but the proposal. */
+  private readonly clean = new Map<string, Set<string>>();
+  /** Per proposal, the voters whose last vote was cast while clean for it. */
+  private readonly cleanVotes = new Map<string, Set<string>>();
 
   constructor(
     /** Where text comes from (trust.ts). */
@@ -48,7 +56,9 @@ export class Taints {
     return this.why.has(agent);
   }
 
-  taint(agent: string, why: string): void {
+  /** `agent` read untrusted text; `proposal` when the text was that proposal's own, which does not spoil its vote on it. */
+  taint(agent: string, why: string, proposal?: string): void {
+    for (const [id, voters] of this.clean) if (id !== proposal) voters.delete(agent);
     if (this.why.has(agent)) return;
     this.why.set(agent, why);
     this.journal.append({ type: 'agent_tainted', agent, why });
@@ -77,19 +87,36 @@ export class Taints {
     for (const [name, declared] of Object.entries(workflow.spec.documents ?? {})) {
       const template = workflow.templates.get(`documents.${name}.text`);
       const sources = template ? this.policy.sourcesOf(template) : declared.file && this.policy.strangersWorkspace ? ['a file of the workspace'] : [];
-      if (sources.length && !this.untrustedDocument) this.untrustedDocument = `document "${name}" holds ${sources.join(', ')}`;
+      if (!sources.length) continue;
+      const why = `document "${name}" holds ${sources.join(', ')}`;
+      this.origins.documentHolds(name, why);
+      this.untrustedDocument ??= why;
     }
     if (this.untrustedDocument) for (const agent of agents) this.taint(agent, this.untrustedDocument);
   }
 
-  /** A channel event: what it brings into an inbox may be untrusted. */
+  /** A channel event: a message's recipients are tainted when its text holds a stranger's words. */
   noticed(event: ChannelEvent): void {
-    if (event.type !== 'message') return;
-    const m = event.message;
-    let from: string | undefined;
-    if (m.kind === 'agent' && this.has(m.sender)) from = `a message from @${m.sender}, who read untrusted text`;
-    else if (m.kind === 'kickoff' && this.kickoffSources.length) from = `the kickoff, which holds ${this.kickoffSources.join(', ')}`;
-    if (from) for (const r of m.recipients) this.taint(r, from);
+    if (event.type === 'proposal_opened') {
+      const { id, voters } = event.proposal;
+      this.clean.set(id, new Set(voters.filter((v) => !isPerson(v) && !this.has(v))));
+    }
+    if (event.type === 'vote') {
+      const votes = this.cleanVotes.get(event.proposal) ?? new Set<string>();
+      this.cleanVotes.set(event.proposal, votes);
+      if (this.clean.get(event.proposal)?.has(event.voter)) votes.add(event.voter);
+      else votes.delete(event.voter);
+    }
+    if (event.type === 'proposal_closed') this.clean.delete(event.proposal);
+    const kickoff = this.kickoffSources.length ? `the kickoff, which holds ${this.kickoffSources.join(', ')}` : undefined;
+    const origin = this.origins.noticed(event, kickoff);
+    if (origin && event.type === 'message') for (const r of event.message.recipients) this.taint(r, origin.why, origin.proposal);
+  }
+
+  /** A tool showed `agent` texts the run keeps (the channel's history, a document, a proposal): it is tainted when they hold a stranger's words. */
+  shown(agent: string, shown: Shown): void {
+    const origin = this.origins.of(shown);
+    if (origin) this.taint(agent, origin.why, origin.proposal);
   }
 
   /** A tool's result came back: in a stranger's workspace, what a tool read (or a command printed) there is untrusted. */
@@ -121,7 +148,8 @@ export class Taints {
     if (p.status !== 'decided' || p.winner !== 'allow' || !p.action || this.used.has(p.id)) return false;
     if (p.action.tool !== use.name || canonical(p.action.input) !== canonical(use.input ?? {})) return false;
     const allowing = Object.entries(p.votes).filter(([, v]) => v.option === 'allow');
-    return allowing.length > 0 && allowing.every(([voter]) => isPerson(voter) || !this.has(voter));
+    const clean = this.cleanVotes.get(p.id);
+    return allowing.length > 0 && allowing.every(([voter]) => isPerson(voter) || clean?.has(voter) === true);
   }
 }
 

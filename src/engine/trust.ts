@@ -2,7 +2,7 @@ import { fenced } from '../channel/code-spans.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { pathsOf, type Expr } from '../workflow/expression.js';
 import { fillTemplate } from '../workflow/fill.js';
-import type { LocatedTemplate } from '../workflow/load.js';
+import type { LocatedTemplate, Workflow } from '../workflow/load.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 
 /** Whether the run's event is a stranger's, as the session header records it (cli/event-trust.ts). */
@@ -41,10 +41,15 @@ export class TrustPolicy {
     return this.event?.untrusted === true;
   }
 
-  /** The untrusted source an expression reads (`inputs.body`), if it reads one. */
-  sourceOf(expr: Expr): string | undefined {
+  /**
+   * The untrusted source an expression reads (`inputs.body`), if it reads one. `item` is the
+   * untrusted source a `for_each` instance's item was taken from: the item keeps its label.
+   * `item_index` is a number the run counted, never a stranger's text.
+   */
+  sourceOf(expr: Expr, item?: string): string | undefined {
     for (const { root, keys } of pathsOf(expr)) {
       const name = String(keys[0] ?? '');
+      if (root === 'item' && item !== undefined) return item;
       if (root === 'inputs' && this.inputs.has(name)) return `inputs.${name}`;
       if (root === 'setup' && this.setups.has(name)) return `setup.${name}`;
       if (root === 'github' && this.event?.untrusted === true) return `github.${name || 'event'}`;
@@ -53,16 +58,22 @@ export class TrustPolicy {
   }
 
   /** The untrusted sources a template reads, without filling it. */
-  sourcesOf(template: LocatedTemplate): string[] {
-    const sources = template.parts.flatMap((part) => (part.kind === 'expr' ? [this.sourceOf(part.expr)] : []));
+  sourcesOf(template: LocatedTemplate, item?: string): string[] {
+    const sources = template.parts.flatMap((part) => (part.kind === 'expr' ? [this.sourceOf(part.expr, item)] : []));
     return [...new Set(sources.filter((s): s is string => s !== undefined))];
   }
 
+  /** The untrusted source the items of `agent`'s `for_each` come from, when its list is an expression that reads one. */
+  itemSourceOf(workflow: Workflow, agent: string): string | undefined {
+    const template = workflow.templates.get(`agents.${agent}.for_each`);
+    return template ? this.sourcesOf(template)[0] : undefined;
+  }
+
   /** A prompt's template filled, each untrusted value fenced; the untrusted sources it holds. */
-  fill(template: LocatedTemplate, scope: Scope): { text: string; sources: string[] } {
+  fill(template: LocatedTemplate, scope: Scope, item?: string): { text: string; sources: string[] } {
     const sources: string[] = [];
     const text = fillTemplate(template, scope, (value, part) => {
-      const source = this.sourceOf(part.expr);
+      const source = this.sourceOf(part.expr, item);
       if (source === undefined || value === '') return value;
       if (!sources.includes(source)) sources.push(source);
       return untrustedBlock(value, source);

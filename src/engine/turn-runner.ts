@@ -17,6 +17,7 @@ import type { ToolSetup } from './setup.js';
 import { SpawnBudgetReached, type Spawner } from './spawner.js';
 import { toolHooks } from './tool-calls.js';
 import type { Taints } from './taints.js';
+import type { Shown } from '../agents/tools/tool.js';
 import { baseEnvironment } from '../agents/tools/tool-env.js';
 
 /**
@@ -117,7 +118,15 @@ export async function takeTurn(host: TurnHost, name: string, turn: number): Prom
  * minimal base, whatever the workflow gave them.
  */
 function toolContext(host: TurnHost, name: string, signal: AbortSignal) {
-  const context = { agent: name, channel: host.channel, workspace: host.workspace, ...host.tools, signal, ...host.spawner.toolsFor(name, () => host.pump()) };
+  const context = {
+    agent: name,
+    channel: host.channel,
+    workspace: host.workspace,
+    ...host.tools,
+    signal,
+    ...host.spawner.toolsFor(name, () => host.pump()),
+    shown: (what: Shown) => host.taints.shown(name, what),
+  };
   const { env } = host.tools;
   return Object.defineProperty(context, 'env', { enumerable: true, get: () => (host.taints.stripsEnv(name) ? baseEnvironment(env) : env) });
 }

@@ -251,7 +251,11 @@ kickoff: Start.
       checker: [{ tools: [{ name: 'vote', input: { proposal: 'run-it', option: 'allow', reason: 'harmless' } }] }, { text: '' }, { text: '' }, { text: '' }],
     });
     expect(r.json.reason, r.stderr).toMatch(/ended idle/);
-    expect(eventsOf(r, 'agent_tainted').map((e) => e.agent)).toEqual(['lead']);
+    // The checker read the tainted proposal: tainted for its own writes, yet its vote on that proposal counts.
+    expect(eventsOf(r, 'agent_tainted').map((e) => [e.agent, e.why])).toEqual([
+      ['lead', 'the kickoff, which holds github.title, github.body, setup.diff'],
+      ['checker', 'proposal "run-it" of @lead, who read untrusted text'],
+    ]);
     expect(existsSync(join(r.dir, 'consented'))).toBe(true);
     expect(existsSync(join(r.dir, 'other'))).toBe(false);
     const results = eventsOf(r, 'tool_result').filter((e) => e.tool === 'run_command');

@@ -60,7 +60,12 @@ export const vote = defineTool({
     option: input.string({ description: 'One of its options, exactly.' }),
     reason: input.string({ description: 'Why, in a sentence.' }).optional(),
   },
-  run: ({ proposal, option, reason = '' }, { agent, channel }) => channelAction(() => channel.vote(agent, proposal, option, reason)),
+  run: ({ proposal, option, reason = '' }, { agent, channel, shown }) => {
+    const result = channelAction(() => channel.vote(agent, proposal, option, reason));
+    // The answer shows every vote's reason.
+    shown?.({ proposal });
+    return result;
+  },
 });
 
 export const cancelProposal = defineTool({
@@ -81,8 +86,9 @@ export const channelHistory = defineTool({
     sender: input.string({ description: 'Only messages from this agent (or "system").' }).optional(),
     last: input.integer({ minimum: 1, maximum: 200, description: 'How many of the latest messages (default 20).' }).optional(),
   },
-  run: ({ sender, last = 20 }, { channel }) => {
+  run: ({ sender, last = 20 }, { channel, shown }) => {
     const messages = channel.history({ sender, last });
+    shown?.({ messages: messages.map((m) => m.id) });
     return { content: messages.length ? messages.map(formatWithId).join('\n\n') : 'No messages.' };
   },
 });

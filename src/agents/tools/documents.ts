@@ -1,6 +1,6 @@
 import { MAX_DOCUMENT_CHARS } from '../../channel/document.js';
 import { defineTool, input } from './define-tool.js';
-import type { AgentTool, ToolResult } from './tool.js';
+import type { AgentTool, Shown, ToolContext, ToolResult } from './tool.js';
 
 /**
  * The tools of documents with an owner (docs/workflow.md: documents), given to every agent when
@@ -8,6 +8,12 @@ import type { AgentTool, ToolResult } from './tool.js';
  */
 
 const json = (value: unknown): ToolResult => ({ content: JSON.stringify(value, null, 1) });
+
+/** A result that shows a document's text: its reader is tainted when the document holds a stranger's words (engine/taints.ts). */
+function showing(result: ToolResult, what: Shown, shown: ToolContext['shown']): ToolResult {
+  shown?.(what);
+  return result;
+}
 const limit = `at most ${MAX_DOCUMENT_CHARS.toLocaleString('en-US')} characters`;
 
 export const readDocument = defineTool({
@@ -16,7 +22,7 @@ export const readDocument = defineTool({
   readOnly: true,
   external: false,
   input: { name: input.string({ description: 'The document, as the workflow names it.' }) },
-  run: ({ name }, { agent, channel }) => json(channel.documents.read(agent, name)),
+  run: ({ name }, { agent, channel, shown }) => showing(json(channel.documents.read(agent, name)), { document: name }, shown),
 });
 
 export const editDocument = defineTool({
@@ -33,7 +39,9 @@ export const editDocument = defineTool({
     text: input.string({ description: 'The whole new text.' }),
     why: input.string({ description: 'Why, in a sentence or two: the owner reads it.' }),
   },
-  run: ({ name, version, text, why }, { agent, channel }) => json(channel.documents.edit(agent, name, version, text, why)),
+  // A merge's conflict shows the text of others' versions.
+  run: ({ name, version, text, why }, { agent, channel, shown }) =>
+    showing(json(channel.documents.edit(agent, name, version, text, why)), { document: name }, shown),
 });
 
 export const reviewEdit = defineTool({
@@ -48,7 +56,8 @@ export const reviewEdit = defineTool({
     accept: input.boolean({ description: 'true to accept, false to reject.' }),
     why: input.string({ description: 'Why, for the author.' }),
   },
-  run: ({ edit, accept, why }, { agent, channel }) => json(channel.documents.review(agent, edit, accept, why)),
+  run: ({ edit, accept, why }, { agent, channel, shown }) =>
+    showing(json(channel.documents.review(agent, edit, accept, why)), { document: edit.slice(0, edit.lastIndexOf('#')) }, shown),
 });
 
 export const appendDocument = defineTool({

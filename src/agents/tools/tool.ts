@@ -22,6 +22,9 @@ export interface ForkPoint {
   toolUseId: string;
 }
 
+/** Text the run keeps that a tool's result shows: channel messages by id, a document, or a proposal with its votes. */
+export type Shown = { messages: readonly number[] } | { document: string } | { proposal: string };
+
 export interface ToolContext {
   agent: string;
   channel: Channel;
@@ -39,6 +42,8 @@ export interface ToolContext {
   forkPoint?: ForkPoint;
   /** Cancels an agent this one spawned (or below one), and everything below it; what to tell the model. */
   cancel?(agent: string): string;
+  /** What the result shows of the run's own texts: whoever reads a stranger's words there is tainted (engine/taints.ts). */
+  shown?(what: Shown): void;
   /** The lead's `complete`: ends the run, with the values of its typed outputs. */
   complete(status: 'success' | 'failure', summary: string, outputs?: Record<string, unknown>): void;
 }
