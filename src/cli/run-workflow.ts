@@ -91,13 +91,14 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   let given = options.input;
   // What the event said and whether it is a stranger's: asked now, or, for a replay, as the run recorded it.
   let trusted: Pick<SessionHeader, 'trust' | 'event'>;
+  let head: string | undefined;
   if (options.replay) {
     const record = asUsageError(() => readSession(options.replay!), SessionFileError);
     recording = replayable(record.effective);
     given = [...recordedPairs(record.header.inputs, given), ...given];
     trusted = { ...(record.header.trust ? { trust: record.header.trust } : {}), ...(record.header.event ? { event: record.header.event } : {}) };
   } else {
-    trusted = await eventTrust(process.env);
+    ({ head, ...trusted } = await eventTrust(process.env));
   }
   const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
   // With --workers, the workers call the models, each with its own credentials: the coordinator needs none.
@@ -135,7 +136,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
         session: sessionPath,
         started_at: new Date().toISOString(),
         ...(options.replay ? { note: `a replay of ${options.replay}` } : {}),
-        ...githubOrigin(process.env),
+        ...githubOrigin(process.env, head),
         ...trusted,
       },
       masker,

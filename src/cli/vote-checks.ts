@@ -90,7 +90,10 @@ function commentInPlace(c: CommentSeen, github: SessionRecord['header']['github'
 async function digestHolds(api: GitHubApi, repository: string, p: ProposalSummary, digest: string, github: SessionRecord['header']['github']): Promise<void> {
   const shown = github?.head;
   let head = shown;
-  if (shown !== undefined && github?.pull_request !== undefined) {
+  if (github?.pull_request !== undefined) {
+    // A run on a pull request binds every vote to the head it showed: one that never knew it can bind none (fail closed).
+    if (shown === undefined)
+      refuse(`the run did not record the head of pull request #${github.pull_request} when it started, so no vote can be bound to what it reviewed`);
     const pull = await api.get(`/repos/${repository}/pulls/${github.pull_request}`);
     const sha = (pull?.head as { sha?: unknown } | undefined)?.sha;
     if (typeof sha !== 'string') throw new GitHubUnavailable(`GitHub did not say the head of pull request #${github.pull_request}`);

@@ -9,6 +9,8 @@ import type { WorkflowSpec } from '../workflow/types.js';
 export interface RunTrust {
   untrusted: boolean;
   why: string;
+  /** The event's texts (`comment`, `title`, `body`) that are the repository's own in an event that is otherwise a stranger's. */
+  own?: string[];
 }
 
 /**
@@ -52,7 +54,7 @@ export class TrustPolicy {
       if (root === 'item' && item !== undefined) return item;
       if (root === 'inputs' && this.inputs.has(name)) return `inputs.${name}`;
       if (root === 'setup' && this.setups.has(name)) return `setup.${name}`;
-      if (root === 'github' && this.event?.untrusted === true) return `github.${name || 'event'}`;
+      if (root === 'github' && this.event?.untrusted === true && !this.event.own?.includes(name)) return `github.${name || 'event'}`;
     }
     return undefined;
   }

@@ -17,7 +17,7 @@ export const HEADER = object({
   forked_from: optional(object({ path: string(), seq: integer() })),
   note: optional(string()),
   github: optional(object({ repository: string(), commit: string(), pull_request: optional(integer()), head: optional(string()) })),
-  trust: optional(object({ untrusted: boolean(), why: string() })),
+  trust: optional(object({ untrusted: boolean(), why: string(), own: optional(array(string())) })),
   event: optional(object({ event_name: string(), title: string(), body: string(), comment: string(), author: string() })),
 });
 

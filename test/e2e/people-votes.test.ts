@@ -206,6 +206,35 @@ describe('votes from people', () => {
     expect(readFileSync(session).equals(afterAlice)).toBe(true);
   }, 60_000);
 
+  it('a run started by a comment on the pull request binds its ballot to the head GitHub said: after a push, the old ballot is stale', async () => {
+    anthropic = await startFakeAnthropic({ lead: [propose(['@octocat']), { text: 'Waiting.' }, quiet], reviewer: [] });
+    github = await startFakeGitHub(REPOSITORY, PULL);
+    github.people.head = HEAD;
+    github.people.permissions = { octocat: 'write' };
+    github.people.pullAuthor = 'octocat';
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-people-comment-'));
+    const event = join(dir, 'comment-event.json');
+    writeFileSync(
+      event,
+      JSON.stringify({
+        action: 'created',
+        issue: { number: PULL, title: 'Change', body: '', user: { login: 'octocat' }, pull_request: { url: `https://api.github.com/repos/${REPOSITORY}/pulls/${PULL}` } },
+        comment: { id: 5, body: '/conclave review', user: { login: 'octocat' } },
+      }),
+    );
+    const run = await runWorkflow(anthropic, WORKFLOW(), ['--park'], { dir, env: jobEnv(dir, { GITHUB_EVENT_NAME: 'issue_comment', GITHUB_EVENT_PATH: event }) });
+    expect(run.code, run.stderr).toBe(75);
+    const session = join(run.dir, run.json.session as string);
+    expect(JSON.parse(readFileSync(session, 'utf8').split('\n')[0]!).github).toMatchObject({ pull_request: PULL, head: HEAD });
+    const digest = (run.json.waiting_for as { ballot: { digest: string } }[])[0]!.ballot.digest;
+    const before = readFileSync(session);
+    github.people.head = MOVED;
+    const refused = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest]);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(/head moved from 111111111111 to 222222222222 since it was shown/);
+    expect(readFileSync(session).equals(before)).toBe(true);
+  });
+
   it('--from-comment refuses an edited comment, one older than the proposal, and one on another pull request', async () => {
     const { run, session, digest } = await parkedRun();
     expect(run.code, run.stderr).toBe(75);

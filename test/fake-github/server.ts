@@ -16,6 +16,10 @@ export interface FakePeople {
   /** `org/team` → its active members. */
   teams: Record<string, string[]>;
   head?: string;
+  /** The repository the pull request's head is in: the repository itself unless given; null for a deleted fork. */
+  headRepo?: string | null;
+  /** Who opened the pull request. */
+  pullAuthor?: string;
   fail?: 'error' | 'silent';
 }
 
@@ -140,7 +144,11 @@ export async function startFakeGitHub(repository: string, issue: number, existin
       const members = people.teams[`${membership[1]}/${membership[2]}`] ?? [];
       return members.includes(membership[3]!) ? { state: 'active', role: 'member' } : null;
     }
-    if (path === `/repos/${repository}/pulls/${issue}`) return people.head ? { number: issue, head: { sha: people.head } } : null;
+    if (path === `/repos/${repository}/pulls/${issue}`) {
+      if (!people.head) return null;
+      const repo = people.headRepo === null ? null : { full_name: people.headRepo ?? repository, fork: (people.headRepo ?? repository) !== repository };
+      return { number: issue, head: { sha: people.head, repo }, base: { repo: { full_name: repository } }, user: { login: people.pullAuthor ?? 'octocat' } };
+    }
     const comment = new RegExp(`^/repos/${repository}/issues/comments/(\\d+)$`).exec(path);
     if (comment) return comments.find((c) => c.id === Number(comment[1])) ?? null;
     return undefined;
