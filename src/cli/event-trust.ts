@@ -150,7 +150,8 @@ class Asker {
     const key = t.author.toLowerCase();
     if (!this.levels.has(key)) this.levels.set(key, permissionOf(this.api, this.repository, t.author).catch(unavailable));
     const answer = await this.levels.get(key)!;
-    if (answer instanceof GitHubUnavailable) return { untrusted: true, why: `${t.what} by @${t.author}, whose permission GitHub did not say (${answer.message})` };
+    if (answer instanceof GitHubUnavailable)
+      return { untrusted: true, why: `${t.what} by @${t.author}, whose permission GitHub did not say (${answer.message})` };
     return { untrusted: !answer.mayWrite, why: `${t.what} by @${t.author}, who has ${answer.level === 'none' ? 'no' : answer.level} permission` };
   }
 

@@ -61,7 +61,10 @@ export class TextOrigins {
       case 'vote':
         // A reason is shown to whoever reads the proposal next (the vote tool answers with every vote).
         if (event.reason !== '' && this.tainted(event.voter) && !this.proposals.has(event.proposal))
-          this.proposals.set(event.proposal, { why: `proposal "${event.proposal}", voted on by @${event.voter}, who read untrusted text`, proposal: event.proposal });
+          this.proposals.set(event.proposal, {
+            why: `proposal "${event.proposal}", voted on by @${event.voter}, who read untrusted text`,
+            proposal: event.proposal,
+          });
         return undefined;
       case 'proposal_closed':
         this.pending = this.proposals.get(event.proposal);

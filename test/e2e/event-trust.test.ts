@@ -144,14 +144,17 @@ sandbox: off
     expect(r.events.find((e) => e.type === 'tool_result')).toMatchObject({ is_error: false });
   });
 
-  it('what GitHub does not say is a stranger\'s: a pull request whose fork was deleted, a workflow_run of a fork or of no known repository', async () => {
+  it("what GitHub does not say is a stranger's: a pull request whose fork was deleted, a workflow_run of a fork or of no known repository", async () => {
     const deleted = await commentRun('maintainer', () => {}, 'pull_request', {
       payload: { pull_request: { number: 3, head: { sha: 'e'.repeat(40), repo: null }, base: { repo: { full_name: REPOSITORY } }, user: { login: 'x' } } },
     });
     expect(header(deleted).trust).toEqual({ untrusted: true, why: 'a pull request whose head repository is not known (a deleted fork)' });
     await anthropic!.close();
     await github!.close();
-    const run = (headRepository: unknown) => ({ workflow_run: { id: 1, head_sha: 'f'.repeat(40), head_repository: headRepository }, repository: { full_name: REPOSITORY } });
+    const run = (headRepository: unknown) => ({
+      workflow_run: { id: 1, head_sha: 'f'.repeat(40), head_repository: headRepository },
+      repository: { full_name: REPOSITORY },
+    });
     const fork = await commentRun('maintainer', () => {}, 'workflow_run', { payload: run({ full_name: 'stranger/widgets' }) });
     expect(header(fork).trust).toEqual({ untrusted: true, why: 'a workflow_run of a run of the fork stranger/widgets' });
     await anthropic!.close();

@@ -218,11 +218,20 @@ describe('votes from people', () => {
       event,
       JSON.stringify({
         action: 'created',
-        issue: { number: PULL, title: 'Change', body: '', user: { login: 'octocat' }, pull_request: { url: `https://api.github.com/repos/${REPOSITORY}/pulls/${PULL}` } },
+        issue: {
+          number: PULL,
+          title: 'Change',
+          body: '',
+          user: { login: 'octocat' },
+          pull_request: { url: `https://api.github.com/repos/${REPOSITORY}/pulls/${PULL}` },
+        },
         comment: { id: 5, body: '/conclave review', user: { login: 'octocat' } },
       }),
     );
-    const run = await runWorkflow(anthropic, WORKFLOW(), ['--park'], { dir, env: jobEnv(dir, { GITHUB_EVENT_NAME: 'issue_comment', GITHUB_EVENT_PATH: event }) });
+    const run = await runWorkflow(anthropic, WORKFLOW(), ['--park'], {
+      dir,
+      env: jobEnv(dir, { GITHUB_EVENT_NAME: 'issue_comment', GITHUB_EVENT_PATH: event }),
+    });
     expect(run.code, run.stderr).toBe(75);
     const session = join(run.dir, run.json.session as string);
     expect(JSON.parse(readFileSync(session, 'utf8').split('\n')[0]!).github).toMatchObject({ pull_request: PULL, head: HEAD });
