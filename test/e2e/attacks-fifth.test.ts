@@ -9,6 +9,7 @@ import { REVIEW, reviewScript } from '../fixtures/review-team.js';
 import { BIN, conclave, NODE } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 import { sandboxForTests } from '../helpers/sandbox.js';
+import { SWAPPER } from '../helpers/swapper.js';
 
 /**
  * The fifth round of attacks (issue 50): the fourth stage's parts (documents, batches, parking)
@@ -30,20 +31,6 @@ function toolResults(requests: RecordedRequest[]): { content: string; is_error?:
     return Array.isArray(last) ? (last.filter((b) => b.type === 'tool_result') as { content: string; is_error?: boolean }[]) : [];
   });
 }
-
-/** Swaps two names of the working directory with renameat2(RENAME_EXCHANGE) until `done` exists; prints how often. */
-const SWAPPER = `
-import ctypes, os, time
-libc = ctypes.CDLL(None, use_errno=True)
-AT_FDCWD, RENAME_EXCHANGE = -100, 2
-pairs = [(b'out', b'lnk'), (b'out2', b'lnk2')]
-swaps, end = 0, time.time() + 90
-while not os.path.exists('done') and time.time() < end:
-    for a, b in pairs:
-        if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0:
-            swaps += 1
-print('swaps', swaps)
-`;
 
 describe('a directory swapped for a link under write_file', () => {
   it.skipIf(!sandboxForTests().bwrap)(

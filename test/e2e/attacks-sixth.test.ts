@@ -1,8 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic, type Reply, type Script } from '../fake-anthropic/server.js';
-import { runWorkflow, type WorkflowRun } from '../helpers/run-workflow.js';
+import { fresh } from '../helpers/attack.js';
+import { conclave } from '../helpers/cli.js';
+import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
+import { sandboxForTests } from '../helpers/sandbox.js';
+import { SWAPPER } from '../helpers/swapper.js';
 
 /**
  * The sixth round of attacks (issue 66): a stranger's text that reaches an agent by any way the
@@ -164,4 +168,72 @@ kickoff: "@writer @ops go"
     expect(opsRefused(r).content).toMatch(/^Not run: you read untrusted text/);
     expect(leaked(r)).toBe('');
   });
+});
+
+describe('a directory swapped for a link under grep and list_files', () => {
+  it.skipIf(!sandboxForTests().bwrap)(
+    '240 searches and listings raced against a sandboxed renameat2 loop: nothing of .git or outside the workspace is ever shown',
+    async () => {
+      const repo = fresh('swap-reads');
+      const outside = fresh('swap-reads-outside');
+      mkdirSync(join(repo, '.git'));
+      writeFileSync(join(repo, '.git', 'config'), '[core]\n\ttoken = ghp_SIXTHROUNDSECRET\n');
+      writeFileSync(join(outside, 'outside-only.txt'), 'token = outside-secret\n');
+      mkdirSync(join(repo, 'out'));
+      mkdirSync(join(repo, 'out2'));
+      writeFileSync(join(repo, 'out', 'config'), 'token = harmless\n');
+      writeFileSync(join(repo, 'out2', 'inside.txt'), 'token = inside\n');
+      symlinkSync('.git', join(repo, 'lnk'));
+      symlinkSync(outside, join(repo, 'lnk2'));
+      writeFileSync(join(repo, 'swap.py'), SWAPPER);
+      writeFileSync(
+        join(repo, 'workflow.yml'),
+        `name: swap-reads
+sandbox: required
+agents:
+  lead: { role: manager, tools: [run_command] }
+  reader: { role: worker, tools: [grep, list_files, write_file] }
+kickoff: "@lead @reader go"
+`,
+      );
+      const round = Array.from({ length: 60 }, (_, i) =>
+        i % 3 === 0
+          ? { name: 'grep', input: { pattern: 'token', path: 'out' } }
+          : i % 3 === 1
+            ? { name: 'grep', input: { pattern: 'token', path: 'out2' } }
+            : { name: 'list_files', input: { path: i % 2 ? 'out' : 'out2', recursive: true } },
+      );
+      server = await startFakeAnthropic({
+        lead: (r) =>
+          r.call === 1 ? { tools: [{ name: 'run_command', input: { command: '/usr/bin/python3 swap.py', timeout_seconds: 120 } }] } : { text: 'ok' },
+        reader: [
+          { delayMs: 1500, tools: round },
+          { tools: round },
+          { tools: round },
+          { tools: round },
+          { tools: [{ name: 'write_file', input: { path: 'done', content: '' } }] },
+          { text: 'read' },
+        ],
+      });
+      const run = await conclave(['run', 'workflow.yml', '--json'], { cwd: repo, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+      expect(run.code, run.stderr).toBe(0);
+      const results = server
+        .of('reader')
+        .flatMap((r) => {
+          const last = r.body.messages.at(-1)?.content;
+          return Array.isArray(last) ? last.filter((b) => b.type === 'tool_result') : [];
+        })
+        .slice(0, 240) as { content: string; is_error?: boolean }[];
+      expect(results).toHaveLength(240);
+      for (const r of results) {
+        expect(r.content).not.toContain('ghp_SIXTHROUNDSECRET');
+        expect(r.content).not.toContain('outside');
+      }
+      // The race was on: the swapper swapped, and some reads met a link and were refused or found nothing.
+      const swapped = server.of('lead')[1]!.body.messages.at(-1)!.content as { content: string }[];
+      expect(Number(/swaps (\d+)/.exec(swapped[0]!.content)?.[1])).toBeGreaterThan(100);
+      expect(results.some((r) => r.content.includes('token = harmless') || r.content.includes('inside.txt'))).toBe(true);
+    },
+    180_000,
+  );
 });

@@ -1,4 +1,18 @@
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  unlinkSync,
+  type Dirent,
+  type Stats,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { ToolInputError } from './tool-error.js';
 
@@ -56,6 +70,46 @@ function openDirectory(step: string, path: string, dir: OpenDir, part: string, m
     }
     if (code === 'ENOTDIR' || code === 'ELOOP') throw notFollowed(step, at, 'is not a directory');
     throw e;
+  }
+}
+
+/** The directory `parts` name below `root`, each step opened inside the one before without following a link; the caller closes it. */
+export function openDirectoryAt(root: string, path: string, parts: readonly string[]): OpenDir {
+  return openParents(root, path, [...parts, ''], false);
+}
+
+/**
+ * What a listing or a search walks (list_files, grep): the entries of an open directory, sorted,
+ * read through its descriptor, so that a directory swapped for a link while the walk goes on
+ * is never entered: each child is opened inside its parent's descriptor without following a link.
+ */
+export function entriesOf(dir: OpenDir): Dirent[] {
+  return readdirSync(BY_DESCRIPTOR ? `/proc/self/fd/${dir.fd}` : dir.full, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** `name` inside `dir` opened with `flags` and never through a link; undefined when it is gone, or no longer of the kind the flags ask. */
+export function openChild(dir: OpenDir, name: string, flags: number): number | undefined {
+  try {
+    return openSync(inside(dir, name), flags | O_NOFOLLOW | O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENXIO') return undefined;
+    throw e;
+  }
+}
+
+/** A subdirectory of `dir`, held open (see openChild). */
+export function openChildDirectory(dir: OpenDir, name: string): OpenDir | undefined {
+  const fd = openChild(dir, name, O_RDONLY | O_DIRECTORY);
+  return fd === undefined ? undefined : { fd, full: join(dir.full, name) };
+}
+
+/** What `name` inside `dir` is, without following a link (undefined when it is gone). */
+export function statChild(dir: OpenDir, name: string): Stats | undefined {
+  try {
+    return lstatSync(inside(dir, name));
+  } catch {
+    return undefined;
   }
 }
 

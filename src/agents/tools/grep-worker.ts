@@ -1,12 +1,14 @@
 // The grep tool's search, in a worker thread that the tool terminates at its deadline: a regular
 // expression that backtracks cannot block conclave's event loop (docs/design.md: the tool boundary). Bundled on its own.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, readSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { entriesOf, openChild, openChildDirectory, openParents, type OpenDir } from './descriptor-walk.js';
 
 export interface GrepJob {
   root: string;
-  start: string;
+  /** The start's steps below the root, opened one inside the other (descriptor-walk.ts): no link is followed, now or while it walks. */
+  steps: string[];
   pattern: string;
   ignoreCase: boolean;
   maxMatches: number;
@@ -36,14 +38,12 @@ function match(full: string, n: number, line: string): void {
   if (batch.length >= 20) flush();
 }
 
-/** Searches one regular file, reading it in chunks; binary files (a NUL in the first chunk) are skipped. */
-function search(full: string): void {
-  let fd: number;
-  try {
-    fd = openSync(full, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return;
-  }
+/** Searches one regular file of `dir`, reading it in chunks; binary files (a NUL in the first chunk) are skipped. */
+function search(dir: OpenDir, name: string): void {
+  const full = join(dir.full, name);
+  if (job.secret.includes(full)) return;
+  const fd = openChild(dir, name, constants.O_RDONLY);
+  if (fd === undefined) return;
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile() || stats.nlink > 1) return;
@@ -71,19 +71,37 @@ function search(full: string): void {
   }
 }
 
-function visit(dir: string): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (found >= job.maxMatches) return;
-    const full = join(dir, entry.name);
-    if (entry.isDirectory() && !job.skipped.includes(entry.name)) visit(full);
-    else if (entry.isFile() && !job.secret.includes(full)) {
-      search(full);
-      flush(); // what was found so far survives a deadline in the next file
+function visit(dir: OpenDir): void {
+  try {
+    for (const entry of entriesOf(dir)) {
+      if (found >= job.maxMatches) return;
+      if (entry.isDirectory() && !job.skipped.includes(entry.name)) {
+        const child = openChildDirectory(dir, entry.name);
+        if (child) visit(child);
+      } else if (entry.isFile()) {
+        search(dir, entry.name);
+        flush(); // what was found so far survives a deadline in the next file
+      }
     }
+  } finally {
+    closeSync(dir.fd);
   }
 }
 
-if (lstatSync(job.start).isDirectory()) visit(job.start);
-else search(job.start);
+// The start is a directory, or a file searched through its directory's descriptor.
+const last = job.steps.at(-1);
+const parent = openParents(job.root, job.steps.join('/') || '.', job.steps, false);
+const start = last === undefined ? parent : openChildDirectory(parent, last);
+if (start === parent) visit(parent);
+else if (start) {
+  closeSync(parent.fd);
+  visit(start);
+} else {
+  try {
+    search(parent, last!);
+  } finally {
+    closeSync(parent.fd);
+  }
+}
 flush();
 parentPort!.postMessage({ type: 'done', limited: found >= job.maxMatches });

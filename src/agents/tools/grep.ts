@@ -28,12 +28,12 @@ export const grep = defineTool({
       throw new ToolInputError(`invalid pattern: ${(e as Error).message}`);
     }
     workspace.checkReadable(path);
-    const { full } = workspace.existing(path);
+    workspace.existing(path);
     const file = bundledWorker('grep-worker', import.meta.url);
     if (!file) return { content: 'grep is not available: its worker file is missing from this build of conclave', isError: true };
     const job: GrepJob = {
       root: workspace.root,
-      start: full,
+      steps: workspace.stepsOf(path),
       pattern,
       ignoreCase: ignore_case === true,
       maxMatches: GREP_MATCH_CAP,

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { openLast, openParents, realOf, removeCreated } from './descriptor-walk.js';
+import { openDirectoryAt, openLast, openParents, realOf, removeCreated, type OpenDir } from './descriptor-walk.js';
 import { ToolInputError } from './tool-error.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = constants;
@@ -112,6 +112,16 @@ export class Workspace {
     } finally {
       closeSync(dir.fd);
     }
+  }
+
+  /** An existing directory, opened through its parents' descriptors (list_files walks below it by descriptor); the caller closes it. */
+  openDirectory(path: string): OpenDir {
+    return openDirectoryAt(this.root, path, this.partsOf(path));
+  }
+
+  /** The steps of `path` below the root (grep's worker opens them one inside the other). */
+  stepsOf(path: string): string[] {
+    return this.partsOf(path);
   }
 
   /** A path relative to the workspace, as tools show it. */

@@ -1,4 +1,5 @@
-import { closeSync, ftruncateSync, lstatSync, readdirSync, readSync, writeSync, type Dirent } from 'node:fs';
+import { closeSync, ftruncateSync, readSync, writeSync } from 'node:fs';
+import { entriesOf, openChildDirectory, statChild, type OpenDir } from './descriptor-walk.js';
 import { join } from 'node:path';
 import { defineTool, input } from './define-tool.js';
 import type { Workspace } from './workspace-root.js';
@@ -77,29 +78,35 @@ export const listFiles = defineTool({
     const { full: start, stats } = workspace.existing(path);
     if (!stats.isDirectory()) return { content: `${workspace.show(start)} (${stats.size} bytes)` };
     const lines: string[] = [];
-    const visit = (dir: string) => {
-      for (const entry of sortedEntries(dir)) {
+    // Below the start, by descriptor: a directory swapped for a link while this walks is never entered (descriptor-walk.ts).
+    const visit = (dir: OpenDir) => {
+      for (const entry of entriesOf(dir)) {
         if (lines.length >= LIST_CAP) return;
-        const full = join(dir, entry.name);
-        const shown = workspace.show(full);
+        const shown = workspace.show(join(dir.full, entry.name));
         if (entry.isDirectory()) {
           lines.push(`${shown}/`);
-          if (recursive && !SKIPPED_DIRS.has(entry.name)) visit(full);
+          const child = recursive && !SKIPPED_DIRS.has(entry.name) ? openChildDirectory(dir, entry.name) : undefined;
+          if (child) walkClosing(child, visit);
         } else if (entry.isSymbolicLink()) {
           lines.push(`${shown} (link, not followed)`);
         } else if (entry.isFile()) {
-          lines.push(`${shown} (${lstatSync(full).size} bytes)`);
+          lines.push(`${shown} (${statChild(dir, entry.name)?.size ?? 0} bytes)`);
         } else {
           lines.push(`${shown} (not a regular file)`);
         }
       }
     };
-    visit(start);
+    walkClosing(workspace.openDirectory(path), visit);
     if (lines.length >= LIST_CAP) lines.push(`[… stopped at ${LIST_CAP} entries]`);
     return { content: lines.join('\n') || '(empty)' };
   },
 });
 
-function sortedEntries(dir: string): Dirent[] {
-  return readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+/** Visits an open directory, then closes it. */
+function walkClosing(dir: OpenDir, visit: (dir: OpenDir) => void): void {
+  try {
+    visit(dir);
+  } finally {
+    closeSync(dir.fd);
+  }
 }
