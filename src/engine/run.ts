@@ -99,13 +99,14 @@ export class Run {
       progress: this.progress.tell,
       spawner: () => this.team?.spawner,
       profile: (agent) => this.agents.profiles.get(agent),
-      batchesChanged: () => this.parkIfStuck(),
-      onBatchWait: (agent, waiting) => {
-        if (!waiting) return void this.batchWaiting.delete(agent);
-        this.batchWaiting.add(agent);
-        // Its slot is free: another turn may start, and its call join the same batch.
-        if (!this.ending) this.startEligible(false);
-      },
+      batchesChanged: () => this.step(() => this.parkIfStuck()),
+      onBatchWait: (agent, waiting) =>
+        this.step(() => {
+          if (!waiting) return void this.batchWaiting.delete(agent);
+          this.batchWaiting.add(agent);
+          // Its slot is free: another turn may start, and its call join the same batch.
+          if (!this.ending) this.startEligible(false);
+        }),
     }));
     this.workspace = workspaceOf(options);
     options.recording.journal.listen({
@@ -188,7 +189,7 @@ export class Run {
 
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143 (what becomes of its batches: parking.ts). */
   interrupt(signal: 'SIGINT' | 'SIGTERM'): void {
-    if (!this.ending) this.stop(...interruptedStop(signal, this.calls.batches));
+    this.step(() => this.ending || this.stop(...interruptedStop(signal, this.calls.batches)));
   }
 
   // --- scheduling ----------------------------------------------------------------------------
@@ -225,7 +226,7 @@ export class Run {
     if (this.people.settle()) return this.pump();
     // Only people's votes can move the run on: it parks (--park, and a replay, which has no one to wait for), or waits in process.
     if (this.people.waiting().length > 0)
-      return this.options.park || this.options.replay ? this.stop(...this.people.parkedStop()) : this.people.waitInProcess(() => this.pump());
+      return this.options.park || this.options.replay ? this.stop(...this.people.parkedStop()) : this.people.waitInProcess(() => this.step(() => this.pump()));
     this.stop(ending('idle', 'ended idle: no agent has anything left to do'));
   }
 
@@ -240,7 +241,7 @@ export class Run {
     const later = this.options.recording.journal.turnStart(name, turn, this.controller.signal);
     // A turn never throws (a recorded start the run never reaches is given up with it): the run
     // ends once every turn's end is applied (settle waits for `running` to empty).
-    void (later !== undefined ? later.then(begin, (): TurnEnd => ({})) : begin()).then((end) => this.apply(name, end));
+    void (later !== undefined ? later.then(begin, (): TurnEnd => ({})) : begin()).then((end) => this.step(() => this.apply(name, end)));
   }
 
   /** The scheduler applies how a turn ended: the one place a turn's outcome changes the run. */
@@ -277,6 +278,15 @@ export class Run {
       taints: this.taints,
     };
     return this.host;
+  }
+
+  /** The one way into the run from outside a turn: a throw (a recording that differs, a full disk) stops it with its reason (ARCHITECTURE.md). */
+  private step(what: () => void): void {
+    try {
+      what();
+    } catch (e) {
+      this.stop(endingOfError(e) ?? ending('error', String(e)));
+    }
   }
 
   private elapsedMs = (): number => (this.options.recording.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;

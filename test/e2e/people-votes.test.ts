@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -242,6 +242,33 @@ describe('votes from people', () => {
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(/head moved from 111111111111 to 222222222222 since it was shown/);
     expect(readFileSync(session).equals(before)).toBe(true);
+  });
+
+  it('a session holding one human_vote twice: resume and --replay stop with one sentence, --json on stdout, no stack and no lock left', async () => {
+    const { run, session, digest } = await parkedRun();
+    expect(run.code, run.stderr).toBe(75);
+    const voted = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest]);
+    expect(voted.code, voted.stderr).toBe(0);
+    const lines = readFileSync(session, 'utf8').trimEnd().split('\n');
+    const at = lines.findIndex((l) => l.includes('"type":"human_vote"'));
+    const doubled = join(run.dir, 'doubled.jsonl');
+    // The vote again right after it, every later event's seq one on.
+    const later = (l: string) => l.replace(/"seq":(\d+)/, (_, n) => `"seq":${Number(n) + 1}`);
+    writeFileSync(doubled, `${[...lines.slice(0, at + 1), ...lines.slice(at).map(later)].join('\n')}\n`);
+    // Resumed where it stopped right after the second copy (a run that has not ended).
+    const cut = join(run.dir, 'doubled-cut.jsonl');
+    writeFileSync(cut, `${[...lines.slice(0, at + 1), later(lines[at]!)].join('\n')}\n`);
+    for (const [args, file] of [
+      [['run', 'workflow.yml', '--replay', doubled, '--json'], doubled],
+      [['resume', cut, '--json'], cut],
+    ] as const) {
+      const r = await conclave(args, { cwd: run.dir, env: { ...jobEnv(run.dir), ANTHROPIC_BASE_URL: anthropic!.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+      expect(r.stderr, args[0]).not.toMatch(/\n\s+at |Unhandled|TypeError|ChannelError/);
+      expect([1, 2], `${args[0]}: ${r.stderr}`).toContain(r.code);
+      expect(`${r.stdout}\n${r.stderr.slice(-600)}`, args[0]).toMatch(/differs from the session at event #\d+ \(human_vote\)/);
+      if (r.code === 1) expect(JSON.parse(r.stdout)).toMatchObject({ status: 'error' });
+      expect(existsSync(`${file}.lock`), args[0]).toBe(false);
+    }
   });
 
   it('--from-comment refuses an edited comment, one older than the proposal, and one on another pull request', async () => {
