@@ -30,7 +30,13 @@ export async function listParked(token: string, votes = false, pull = ''): Promi
   if (!token.trim()) return refused("list-parked needs a github-token that may read the repository's artifacts (actions: read)");
   if (pull && !/^[1-9]\d{0,8}$/.test(pull)) return refused(`pull-request must be a pull request's number; found ${JSON.stringify(pull)}`);
   try {
-    const parked = parkedRuns(await sessionCopies(token.trim()), votes ? 'voting' : 'waiting', pull ? Number(pull) : undefined);
+    const { copies, unknownOrigin } = await sessionCopies(token.trim());
+    if (unknownOrigin > 0)
+      core.warning(
+        `conclave skipped ${unknownOrigin} session cop${unknownOrigin === 1 ? 'y' : 'ies'} among the artifacts: GitHub did not say whose code ` +
+          'the run that uploaded it ran (no head_repository_id), and a copy from a fork could be forged',
+      );
+    const parked = parkedRuns(copies, votes ? 'voting' : 'waiting', pull ? Number(pull) : undefined);
     return {
       outputs: { status: 'success', 'exit-code': '0', parked: JSON.stringify(parked) },
       exitCode: 0,
@@ -94,7 +100,7 @@ export async function beforeResume(file: string, token: string, cwd: string): Pr
   if (!token.trim() || !process.env.GITHUB_REPOSITORY) return undefined;
   let newer: ReturnType<typeof newerCopy>;
   try {
-    newer = newerCopy(await sessionCopies(token.trim()), record.header.run_id, generation);
+    newer = newerCopy((await sessionCopies(token.trim())).copies, record.header.run_id, generation);
   } catch (e) {
     core.warning(`conclave could not look for a newer copy of this session among the artifacts (${(e as Error).message}); it goes on with this one`);
     return undefined;

@@ -38,15 +38,19 @@ export function generationOf(record: SessionRecord): number {
  * Every session copy among the repository's artifacts (GITHUB_API_URL, GITHUB_REPOSITORY), newest
  * first as the API lists them; at most 5,000 artifacts are read.
  */
-export async function sessionCopies(token: string): Promise<SessionCopy[]> {
+export async function sessionCopies(token: string): Promise<{ copies: SessionCopy[]; unknownOrigin: number }> {
   const octokit = github.getOctokit(token);
   const { owner, repo } = github.context.repo;
   const copies: SessionCopy[] = [];
+  let unknownOrigin = 0;
   let page = 0;
   for await (const response of octokit.paginate.iterator(octokit.rest.actions.listArtifactsForRepo, { owner, repo, per_page: 100 })) {
     for (const artifact of response.data) {
       const match = NAME.exec(artifact.name);
-      if (!match || fromFork(artifact.workflow_run)) continue;
+      if (!match) continue;
+      const origin = originOf(artifact.workflow_run);
+      if (origin === 'unknown') unknownOrigin++;
+      if (origin !== 'own') continue;
       copies.push({
         name: artifact.name,
         runId: match[1]!,
@@ -61,16 +65,18 @@ export async function sessionCopies(token: string): Promise<SessionCopy[]> {
     }
     if (++page >= 50) break;
   }
-  return copies;
+  return { copies, unknownOrigin };
 }
 
 /**
- * An artifact a fork's pull request uploaded: its workflow run ran the fork's code, which can write
- * any session under any name. A session copy comes only from the repository's own runs (where
- * the API says whose code a run ran), or a forged copy would be the "newest" one resumed.
+ * Whose code the run that uploaded an artifact ran. A fork's pull request runs the fork's code,
+ * which can write any session under any name: a session copy comes only from the repository's own
+ * runs, or a forged copy would be the "newest" one resumed. Where the API does not say (an older
+ * GitHub Enterprise Server leaves head_repository_id out), the copy is not taken either.
  */
-function fromFork(run: { repository_id?: number; head_repository_id?: number } | null | undefined): boolean {
-  return run?.repository_id !== undefined && run.head_repository_id !== undefined && run.head_repository_id !== run.repository_id;
+function originOf(run: { repository_id?: number | null; head_repository_id?: number | null } | null | undefined): 'own' | 'fork' | 'unknown' {
+  if (typeof run?.repository_id !== 'number' || typeof run.head_repository_id !== 'number') return 'unknown';
+  return run.head_repository_id === run.repository_id ? 'own' : 'fork';
 }
 
 /** Each run's newest copy. */

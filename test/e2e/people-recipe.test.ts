@@ -100,6 +100,15 @@ describe('votes from people, through the Action (examples/github)', () => {
       headRepositoryId: 2,
       files: { 'forged.jsonl': forged },
     });
+    // The same from a GitHub that does not say whose code the uploading run ran (no head_repository_id): not taken either.
+    gitHub.artifacts.push({
+      ...real,
+      id: 98,
+      name: real.name.replace('-g1-', '-g6-'),
+      workflowRun: 1998,
+      headRepositoryId: null,
+      files: { 'forged.jsonl': forged },
+    });
     const ballot = gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!;
     const command = /\/conclave vote verdict approve [0-9a-f]{12}/.exec(ballot.body)?.[0];
     expect(command, ballot.body).toBeDefined();
@@ -112,6 +121,7 @@ describe('votes from people, through the Action (examples/github)', () => {
       const event = commentEvent(comment);
       const found = await conclaveStep(conclaveOf(FIND_JOB), { github: { token: TOKEN, event: event.payload } }, repository, runId, event);
       expect(found.code, found.stdout.slice(-3000)).toBe(0);
+      expect(found.stdout).toContain('conclave skipped 1 session copy among the artifacts: GitHub did not say whose code');
       const runs = JSON.parse(found.outputs.parked!) as { artifact: string }[];
       expect(runs).toHaveLength(1);
       expect(runs[0]!.artifact).toBe(real.name);

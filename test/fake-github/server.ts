@@ -35,8 +35,8 @@ export interface FakeArtifact {
   createdAt: string;
   expired: boolean;
   files: Record<string, string>;
-  /** The repository whose code the uploading run ran: the repository's own (1) unless a fork's pull request uploaded it. */
-  headRepositoryId?: number;
+  /** The repository whose code the uploading run ran: the repository's own (1) unless a fork's pull request uploaded it; null: not said (older GHES). */
+  headRepositoryId?: number | null;
 }
 
 export interface FakeGitHub {
@@ -107,7 +107,12 @@ export async function startFakeGitHub(repository: string, issue: number, existin
               expired: a.expired,
               created_at: a.createdAt,
               size_in_bytes: Object.values(a.files).reduce((n, f) => n + f.length, 0),
-              workflow_run: { id: a.workflowRun, head_sha: a.headSha, repository_id: 1, head_repository_id: a.headRepositoryId ?? 1 },
+              workflow_run: {
+                id: a.workflowRun,
+                head_sha: a.headSha,
+                repository_id: 1,
+                ...(a.headRepositoryId === null ? {} : { head_repository_id: a.headRepositoryId ?? 1 }),
+              },
             })),
           }),
         );
