@@ -96,7 +96,8 @@ export async function estimateRun(sources: EstimateSources): Promise<Estimate> {
   const counted = rows.filter((r) => r.instances !== null);
   return {
     worst_usd: worst,
-    worst_bound: worst === worstSum ? 'turns' : worst === limits.budgetUsd ? 'budget_usd' : 'max_tokens_total',
+    // Each agent's worst is already capped at the budget: a budget as low as the sum is what binds it.
+    worst_bound: worst === limits.budgetUsd ? 'budget_usd' : worst === worstSum ? 'turns' : 'max_tokens_total',
     likely_usd: Math.min(
       worst,
       counted.reduce((a, r) => a + r.likely_usd, 0),

@@ -214,6 +214,20 @@ describe('conclave estimate on the examples', () => {
 });
 
 describe('the estimate before the run, when the API does not answer', () => {
+  it('a budget that binds is named as the bound, with one agent too (whose own worst is already capped at it)', async () => {
+    const server = await startFakeAnthropic({});
+    onTestFinished(() => server.close());
+    for (const agents of ['  lead: { role: manager }\n', '  lead: { role: manager }\n  helper: { role: worker }\n']) {
+      const dir = mkdtempSync(join(tmpdir(), 'conclave-estimate-bound-'));
+      writeFileSync(join(dir, 'workflow.yml'), `name: bound\nlimits: { budget_usd: 0.05 }\nagents:\n${agents}kickoff: Start.\n`);
+      const json = await estimate(server, dir);
+      expect(json.worst_bound).toBe('budget_usd');
+      expect(json.worst_usd).toBe(0.05);
+      const text = await conclave(['estimate', 'workflow.yml'], { cwd: dir, env: envOf(server) });
+      expect(text.stdout).toContain('at most $0.05 (bounded by limits.budget_usd)');
+    }
+  });
+
   it('a token count that hangs ends with the run at its timeout: exit 3, no estimate noted, no message request', async () => {
     const server = await startFakeAnthropic({ lead: [{ text: 'never asked' }] }, { latencyMs: 60_000 });
     onTestFinished(() => server.close());
