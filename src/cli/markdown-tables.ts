@@ -77,7 +77,7 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
 
 export function usageTable(s: SessionSummary, title: string): string[] {
   const rows = agentTree(s).map(({ name, depth, usage: u, below }) => {
-    const label = `${depth ? `${'&nbsp;&nbsp;'.repeat(depth)}↳ ` : ''}${cell(name)}${s.spawned[name]?.ended ? ` (${cell(s.spawned[name]!.ended!)})` : ''}`;
+    const label = `${depth ? `${indentOf(depth, '&nbsp;&nbsp;')}↳ ` : ''}${cell(name)}${s.spawned[name]?.ended ? ` (${cell(s.spawned[name]!.ended!)})` : ''}`;
     return (
       `| ${label} | ${u.turns} | ${u.calls} | ${u.input_tokens} | ${u.cache_read_input_tokens} | ${u.cache_creation_input_tokens} | ${u.output_tokens} ` +
       `| ${dollars(u.cost_usd)} | ${below ? `${dollars(below.costUsd)} (with the ${below.agents - 1} below)` : ''} |`
@@ -173,6 +173,14 @@ export interface AgentRow {
  * spawned. Walked without recursion, each agent once: a session file's chain of spawns may be as
  * deep as it likes, or loop, and still prints.
  */
+/** How deep the usage tables indent a spawned agent; deeper ones say their depth instead, so that a row's width stays bounded. */
+const INDENT_AT_MOST = 12;
+
+/** `unit` once per level of `depth`, up to INDENT_AT_MOST levels; deeper, the depth as a number after them. */
+export function indentOf(depth: number, unit: string): string {
+  return depth <= INDENT_AT_MOST ? unit.repeat(depth) : `${unit.repeat(INDENT_AT_MOST)}[depth ${depth}] `;
+}
+
 export function agentTree(s: SessionSummary): AgentRow[] {
   const children = new Map<string, string[]>();
   for (const [name, a] of Object.entries(s.spawned)) children.set(a.parent, [...(children.get(a.parent) ?? []), name]);

@@ -8,6 +8,7 @@ import { ballotsSection } from './ballot-section.js';
 import { taintSection } from './taint-section.js';
 import {
   agentTree,
+  indentOf,
   batchLine,
   cacheLine,
   compactionsTable,
@@ -102,7 +103,7 @@ function text(s: SessionSummary): string {
     const ended = s.spawned[name]?.ended;
     lines.push(
       usageLine(
-        `${'  '.repeat(depth)}${name}`,
+        `${indentOf(depth, '  ')}${name}`,
         usage,
         `${below ? ` · ${dollars(below.costUsd)} with the ${below.agents - 1} below` : ''}${ended ? ` (${ended})` : ''}`,
       ),

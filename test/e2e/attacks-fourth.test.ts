@@ -131,12 +131,16 @@ describe('hostile session files', () => {
     }));
     const file = sessionFile([
       { type: 'run_started', workflow: 'w', limits: { timeoutMs: 1, maxTurns: 1, maxTurnsPerAgent: 1, budgetUsd: 1, maxTokensTotal: null, concurrency: 1 } },
+      // The lead took a turn, so the usage tables hold the whole chain below it (each row indented by its depth, once).
+      { type: 'turn_started', agent: 'lead', turn: 1, through: 0, messages: [] },
       ...spawns,
     ]);
     for (const format of ['text', 'markdown', 'json']) {
       const shown = await conclave(['show', '--format', format, file]);
       expect(shown.code, `${format}: ${shown.stderr.slice(0, 500)}`).toBe(0);
       expect(shown.stderr).not.toMatch(/RangeError|internal error/);
+      if (format !== 'json') expect(shown.stdout.length, format).toBeLessThan(20 * 1024 * 1024);
+      if (format !== 'json') expect(shown.stdout).toContain('a20000');
     }
     const traced = await conclave(['trace', '--format', 'json', file]);
     expect(traced.stderr).not.toMatch(/RangeError|internal error/);
