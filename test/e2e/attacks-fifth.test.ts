@@ -325,6 +325,23 @@ describe('a batch and a stopping run', () => {
     expect(JSON.parse(out.stdout).status).toBe('interrupted');
   }, 60_000);
 
+  it('SIGTERM while a batch is being created that ends at once: its cancel comes too late, and the resume takes its answers (no new batch)', async () => {
+    server = await startFakeAnthropic(reviewScript(8), { batches: { endsAfterMs: 0, createDelayMs: 2_500 } });
+    const dir = fresh('batch-upload-ended');
+    writeFileSync(join(dir, 'workflow.yml'), REVIEW(true));
+    const { child, closed, session } = await startUntil(dir, ['run', 'workflow.yml', '--json'], '"batch_creating"');
+    child.kill('SIGTERM');
+    expect(await closed).toBe(143);
+    expect(server.batches).toHaveLength(1);
+    const first = server.batches[0]!;
+    const resumed = await conclave(['resume', session(), '--json'], { cwd: dir, env: env() });
+    expect(resumed.stderr).not.toMatch(/internal error|\n\s+at /);
+    // The first batch's requests were answered by it: none of them is in a later batch.
+    const later = server.batches.slice(1).flatMap((b) => b.requests.map((r) => r.custom_id));
+    for (const r of first.requests) expect(later).not.toContain(r.custom_id);
+    expect(resumed.code, resumed.stderr).toBe(0);
+  }, 60_000);
+
   it('queue: interrupt abandons a batched call whose batch goes on: its prompt is counted (at the batch price), not free', async () => {
     server = await startFakeAnthropic(
       {
