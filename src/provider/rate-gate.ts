@@ -114,7 +114,8 @@ export class RateGate {
     } else {
       this.taken.delete(admission.seq);
     }
-    const oldest = Math.min(...Object.values(this.word).map((w) => w.seq));
+    // A call still unanswered may bring an older word yet: it counts the calls let through after it, so they are kept.
+    const oldest = Math.min(...Object.values(this.word).map((w) => w.seq), ...[...this.sent].flatMap(([seq, s]) => (s.answered ? [] : [seq - 1])));
     for (const [seq, s] of this.sent) if (seq <= oldest && s.answered) this.sent.delete(seq);
     this.wake();
   }

@@ -39,6 +39,18 @@ describe('pacing under the API rate limits', () => {
     expect(Date.now() - started).toBeLessThan(45_000);
   }, 60_000);
 
+  it.each([0, 20, 200])(
+    'a sliding window of 10 in any 5 s (the limit in headers), answers after %i ms: lead + 24 refused at most once',
+    async (latencyMs) => {
+      server = await startFakeAnthropic(fanOutScript(24), { rateLimits: { requests: { limit: 10, windowMs: 5_000 } }, rateLimiter: 'sliding', latencyMs });
+      const run = await runWorkflow(server, FAN_OUT(24));
+      expect(run.code, run.stderr).toBe(0);
+      expect(server.requests.filter((r) => r.agent.startsWith('reviewer-'))).toHaveLength(24);
+      expect(server.refusals).toBeLessThanOrEqual(1);
+    },
+    60_000,
+  );
+
   it('three runs on one API key with no store between them: each learns of the others from the words it reads, and no lead fails for refusals', async () => {
     // Each run is refused at times (it cannot see the others' calls). A bucket others use too is followed from when its
     // word was seen, as if they took what refilled meanwhile: followed from when its request went, a lead's call was

@@ -316,6 +316,22 @@ describe('the pacer', () => {
     expect(await settlesWithin(second, 20)).toBe(true);
   });
 
+  it('an older word that arrives last still counts every call let through after its request (issue 66: a sliding window refused twice)', async () => {
+    const pacer = new Pacer(() => ({}), localLimiters);
+    const resetAt = Date.now() + 5_000;
+    const word = (remaining: number) => ({ headers: limitHeaders(10, remaining, resetAt - Date.now()), status: 200 });
+    const first = await pacer.admit(SONNET, NEED, never);
+    pacer.observe(first, word(9));
+    // Nine calls go on the word's 9 left; their answers come back out of order: the last first, the first last.
+    const calls: Admission[] = [];
+    for (let i = 0; i < 9; i++) calls.push(await pacer.admit(SONNET, NEED, never));
+    pacer.observe(calls[8]!, word(0));
+    for (let i = 7; i >= 2; i--) pacer.observe(calls[i]!, word(8 - i));
+    // The first's word was written when the server had taken two: it is older than the calls after it, which it must count.
+    pacer.observe(calls[0]!, word(8));
+    expect(await settlesWithin(pacer.admit(SONNET, NEED, never), 1_000), 'nothing is left until the window resets').toBe(false);
+  });
+
   it('gives the limiters back what a call took beyond what it used, and all of it when the call was refused', async () => {
     const given: string[] = [];
     const store = async () => ({
