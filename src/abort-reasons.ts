@@ -43,3 +43,11 @@ export class Interrupted extends AbortReason {
 export function abortReason(signal: AbortSignal | undefined): AbortReason | undefined {
   return signal?.aborted && signal.reason instanceof AbortReason ? signal.reason : undefined;
 }
+
+/** Whether any of these calls was given up by a run that leaves its message batches running (it parks, or Ctrl-C): else their batch is cancelled. */
+export function keepsBatches(calls: readonly { signal: AbortSignal }[]): boolean {
+  return calls.some(({ signal }) => {
+    const reason = abortReason(signal);
+    return reason instanceof RunStopped && reason.keepsBatches;
+  });
+}

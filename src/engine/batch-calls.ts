@@ -1,4 +1,4 @@
-import { abortReason, RunStopped } from '../abort-reasons.js';
+import { keepsBatches } from '../abort-reasons.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, ProviderError } from '../provider/provider-errors.js';
 import type { EventInput } from './journal.js';
@@ -6,6 +6,7 @@ import { LimitReached } from './ending.js';
 import type { BatchApi } from '../provider/batch-api.js';
 import { isObject, resultProblem } from './batch-results.js';
 import { PrefixWriters } from './prefix-writers.js';
+import { InDoubtBatches } from './batch-in-doubt.js';
 import { DEFAULT_WAIT_TIMEOUT_MS, formatDuration, parts } from './batch-limits.js';
 
 export interface BatchCallsOptions {
@@ -14,6 +15,8 @@ export interface BatchCallsOptions {
   note(event: EventInput): void;
   /** The batch a recorded run already submitted this request in (by its hash), if it did. */
   submitted(customId: string): string | undefined;
+  /** The group of calls a recorded run was creating a batch for when it stopped, with no batch named (batch-in-doubt.ts). */
+  inDoubt?(customId: string): readonly string[] | undefined;
   /** The requests a recorded run submitted and has no answer to, with their batches (a parked run's). */
   unanswered?: Map<string, string>;
   /** How long calls that become ready together are gathered into one batch. */
@@ -51,12 +54,11 @@ interface Waiter {
 }
 
 /**
- * Model calls through the Message Batches API (docs/workflow.md: batch): half the price, answered
- * when the batch ends. The calls that are ready together (within `gatherMs`) go in one batch,
- * each `custom_id` the request's hash; the batch's id is noted in the session before anything
- * waits for it, so that a run killed while it waits, once resumed, polls the same batch instead of
- * submitting the calls again. A request that errored or expired is sent again once, in the next
- * batch. A batch every waiter of which has given up (the run stopped) is cancelled.
+ * Model calls through the Message Batches API (docs/workflow.md: batch): half the price, answered when the batch ends. The calls
+ * that are ready together (within `gatherMs`) go in one batch, each `custom_id` the request's hash; the batch's id is noted in the
+ * session before anything waits for it, so that a run killed while it waits, once resumed, polls the same batch instead of
+ * submitting the calls again (one it was stopped while creating is looked for: batch-in-doubt.ts). A request that errored or
+ * expired is sent again once, in the next batch. A batch every waiter of which has given up (the run stopped) is cancelled.
  */
 export class BatchCalls {
   private gathering: Waiter[] = [];
@@ -70,6 +72,8 @@ export class BatchCalls {
   private readonly prefixes = new PrefixWriters<Waiter>((w) => this.gather(w));
   /** What the run left waiting when it parked. */
   private leftAtPark: { waiting_calls: number; reserved_usd: number } | undefined;
+
+  private inDoubt: InDoubtBatches | undefined;
 
   constructor(private readonly options: BatchCallsOptions) {}
 
@@ -105,7 +109,7 @@ export class BatchCalls {
     return [...new Set(unanswered.values())].join(', ');
   }
 
-  /** The run parks (or Ctrl-C): what it leaves waiting, for its reason; the abort's reason keeps the batches (`keepsItsBatch`). */
+  /** The run parks (or Ctrl-C): what it leaves waiting, for its reason; the abort's reason keeps the batches (`keepsBatches`). */
   park(): void {
     const left = [...[...this.waiting.keys()].flatMap((id) => this.live(id)), ...this.prefixes.waiting];
     this.leftAtPark = { waiting_calls: left.length, reserved_usd: left.reduce((sum, w) => sum + w.worstUsd, 0) };
@@ -136,7 +140,12 @@ export class BatchCalls {
         const prefix = this.options.coldPrefix?.(request);
         if (prefix) this.prefixes.writes(prefix, waiter);
         this.wait(recorded, [waiter]);
-      } else this.gather(waiter);
+      } else {
+        const group = this.options.inDoubt?.(customId);
+        if (!group) return this.gather(waiter);
+        this.inDoubt ??= new InDoubtBatches(this.options.api, this.options.note);
+        void this.inDoubt.find(group).then((id) => (id ? (onSubmitted?.(), this.wait(id, [waiter])) : this.gather(waiter)));
+      }
     });
   }
 
@@ -175,7 +184,7 @@ export class BatchCalls {
     this.options.note({ type: 'batch_submitted', batch_id: id, custom_ids: customIds });
     for (const w of waiters) w.onSubmitted?.();
     if (waiters.every((w) => w.signal.aborted)) {
-      if (!keepsItsBatch(waiters)) this.cancel(id);
+      if (!keepsBatches(waiters)) this.cancel(id);
       return;
     }
     this.options.progress?.({ type: 'batch', batch: id, requests: waiters.length, state: 'submitted' });
@@ -280,18 +289,10 @@ export class BatchCalls {
       if (!waiters.includes(waiter)) continue;
       if (waiters.every((w) => w.signal.aborted)) {
         this.waiting.delete(id);
-        if (!keepsItsBatch(waiters)) this.cancel(id);
+        if (!keepsBatches(waiters)) this.cancel(id);
       }
     }
   }
-}
-
-/** Calls given up by a run that parks or is stopped with Ctrl-C leave their batch running, for a resume to poll; any other stop cancels it. */
-function keepsItsBatch(waiters: readonly Waiter[]): boolean {
-  return waiters.some((w) => {
-    const reason = abortReason(w.signal);
-    return reason instanceof RunStopped && reason.keepsBatches;
-  });
 }
 
 function messageOf(e: unknown): string {

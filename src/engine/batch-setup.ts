@@ -15,13 +15,15 @@ export function batchesOf(options: RunOptions, onChange: () => void, warming?: C
       type: 'warning',
       message:
         `the process before this one was stopped while it created a message batch for ${inDoubt} call${inDoubt === 1 ? '' : 's'}: ` +
-        'if the API had created it, those calls are sent again now and may be billed twice (the Console lists the batches)',
+        "it is looked for among the API's newest batches (an ended one holding exactly those calls is taken); calls whose batch is not found " +
+        'are sent again and may be billed twice (the Console lists the batches)',
     });
   return {
     batches: new BatchCalls({
       api,
       note: (event) => journal.append(event),
       submitted: (customId) => journal.recorded.submittedBatch(customId),
+      inDoubt: (customId) => journal.recorded.inDoubt(customId),
       unanswered: journal.recorded.unansweredBatched(),
       progress: (event) => options.progress(event),
       onChange,

@@ -21,6 +21,7 @@ export class RecordingIndex {
   private readonly batches = new Map<string, string>();
   /** Requests whose batch was being created when the recorded process stopped, with no batch noted for them. */
   private readonly creating = new Set<string>();
+  private readonly creatingGroups: string[][] = [];
   /** Where each recorded turn started, by agent and turn. */
   private readonly turnStarts = new Map<string, number>();
   /** When each recorded proposal opened (epoch milliseconds), by id: a deadline for people counts from it. */
@@ -48,8 +49,10 @@ export class RecordingIndex {
       else if (event.type === 'document_opened') this.documents.set(event.document.name, event.document.text);
       else if (event.type === 'shared_text') this.texts.add(event.sha256);
       else if (event.type === 'proposal_opened' && event.at_ms !== undefined) this.proposalsOpened.set(event.proposal.id, event.at_ms);
-      else if (event.type === 'batch_creating') for (const id of event.custom_ids) this.creating.add(id);
-      else if (event.type === 'batch_submitted')
+      else if (event.type === 'batch_creating') {
+        for (const id of event.custom_ids) this.creating.add(id);
+        this.creatingGroups.push(event.custom_ids);
+      } else if (event.type === 'batch_submitted')
         for (const id of event.custom_ids) {
           this.batches.set(id, event.batch_id);
           this.creating.delete(id);
@@ -102,6 +105,12 @@ export class RecordingIndex {
   /** How many recorded requests may be in a batch that no event names (the process was killed while creating it). */
   get batchesInDoubt(): number {
     return this.creating.size;
+  }
+
+  /** The calls of the batch a recorded run was creating with this request in it, when no event names that batch. */
+  inDoubt(customId: string): readonly string[] | undefined {
+    if (!this.creating.has(customId)) return undefined;
+    return this.creatingGroups.findLast((group) => group.includes(customId));
   }
 
   /**

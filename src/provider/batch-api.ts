@@ -7,6 +7,8 @@ export interface BatchApi {
   /** The results file's lines, as the API sent them: each is checked before it is read (engine/batch-calls.ts). */
   results(id: string): Promise<AsyncIterable<unknown>>;
   cancel(id: string): Promise<unknown>;
+  /** The workspace's batches, newest first (the API pages them), as the API sent them: each is checked before it is read. */
+  list(): AsyncIterable<unknown>;
 }
 
 export type BatchResult =

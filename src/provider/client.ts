@@ -145,6 +145,7 @@ export class Provider {
       retrieve: (id) => classified(() => batches.retrieve(id)),
       results: (id) => classified(async () => (await batches.results(id)) as unknown as AsyncIterable<unknown>),
       cancel: (id) => classified(() => batches.cancel(id)),
+      list: () => classifiedPages(batches.list({ limit: 100 })),
     };
   }
 
@@ -217,6 +218,15 @@ async function finalIfSpendLimit(response: Response): Promise<Response> {
   const headers = new Headers(response.headers);
   if (isSpendLimit(body)) headers.set('x-should-retry', 'false');
   return new Response(body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/** A paged list's items, its errors classified as a call's are. */
+async function* classifiedPages<T>(pages: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* pages;
+  } catch (e) {
+    throw classify(e);
+  }
 }
 
 function classify(e: unknown): ProviderError {

@@ -342,6 +342,31 @@ describe('a batch and a stopping run', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
   }, 60_000);
 
+  it('SIGTERM while a batch takes longer to create than a stopping run waits: the resume finds the batch the API made, and takes its answers', async () => {
+    const batches = { endsAfterMs: 0, createDelayMs: 16_000 };
+    server = await startFakeAnthropic(reviewScript(8), { batches });
+    const dir = fresh('batch-upload-unnamed');
+    writeFileSync(join(dir, 'workflow.yml'), REVIEW(true));
+    const { child, closed, session } = await startUntil(dir, ['run', 'workflow.yml', '--json'], '"batch_creating"');
+    child.kill('SIGTERM');
+    expect(await closed).toBe(143);
+    // The run stopped before the API answered: its session names no batch for those calls.
+    expect(readFileSync(session(), 'utf8')).not.toContain('"batch_submitted"');
+    for (let i = 0; i < 200 && server.batches.length === 0; i++) await sleep(100);
+    expect(server.batches).toHaveLength(1);
+    const made = server.batches[0]!;
+    // Only that upload was slow.
+    batches.createDelayMs = 0;
+    const resumed = await conclave(['resume', session(), '--json'], { cwd: dir, env: env() });
+    expect(resumed.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain("it is looked for among the API's newest batches");
+    // Found and taken: none of its requests went again, and the session now names it.
+    const later = server.batches.slice(1).flatMap((b) => b.requests.map((r) => r.custom_id));
+    for (const r of made.requests) expect(later).not.toContain(r.custom_id);
+    expect(readFileSync(session(), 'utf8')).toContain(`"batch_submitted","batch_id":"${made.id}"`);
+  }, 90_000);
+
   it('queue: interrupt abandons a batched call whose batch goes on: its prompt is counted (at the batch price), not free', async () => {
     server = await startFakeAnthropic(
       {

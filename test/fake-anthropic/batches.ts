@@ -67,6 +67,16 @@ export class FakeBatches {
       res.setHeader('retry-after-ms', '20');
       return refuse(this.options.failWith.status, this.options.failWith.type, 'the batch API fails here');
     }
+    if (id === undefined && req.method === 'GET') {
+      // Newest first, as the API lists them; after_id pages on.
+      const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+      const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 20) || 20));
+      const newest = [...this.batches].reverse();
+      const after = query.get('after_id');
+      const from = after ? newest.findIndex((b) => b.id === after) + 1 : 0;
+      const page = newest.slice(from, from + limit).map((b) => this.view(b, baseUrl));
+      return send(200, { data: page, has_more: from + limit < newest.length, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null });
+    }
     if (id === undefined) {
       if (req.method !== 'POST') return refuse(405, 'invalid_request_error', `${req.method} /v1/messages/batches is not served here`);
       let body: { requests?: unknown };
