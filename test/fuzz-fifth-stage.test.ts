@@ -83,7 +83,14 @@ describe(`fuzzing the fifth stage (seed ${SEED})`, () => {
     github = await startFakeGitHub(REPOSITORY, PULL);
     github.people.head = HEAD;
     github.people.permissions = { octocat: 'write' };
-    writeFileSync(join(dir, 'pull.json'), JSON.stringify({ action: 'opened', number: PULL, pull_request: { number: PULL, head: { sha: HEAD } } }));
+    writeFileSync(
+      join(dir, 'pull.json'),
+      JSON.stringify({
+        action: 'opened',
+        number: PULL,
+        pull_request: { number: PULL, head: { sha: HEAD, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
+      }),
+    );
     const env = {
       GITHUB_ACTIONS: 'true',
       GITHUB_REPOSITORY: REPOSITORY,

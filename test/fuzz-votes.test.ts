@@ -50,7 +50,14 @@ beforeAll(async () => {
   github.people.head = HEAD;
   github.people.permissions = { octocat: 'write', mallory: 'read' };
   dir = mkdtempSync(join(tmpdir(), 'conclave-fuzz-votes-'));
-  writeFileSync(join(dir, 'pull.json'), JSON.stringify({ action: 'opened', number: PULL, pull_request: { number: PULL, head: { sha: HEAD } } }));
+  writeFileSync(
+    join(dir, 'pull.json'),
+    JSON.stringify({
+      action: 'opened',
+      number: PULL,
+      pull_request: { number: PULL, head: { sha: HEAD, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
+    }),
+  );
   const run = await runWorkflow(anthropic, WORKFLOW, ['--park'], {
     dir,
     env: {

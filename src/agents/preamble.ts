@@ -19,6 +19,8 @@ export interface PreambleInput {
   documents?: readonly { name: string; owner: string; mode: 'edit' | 'append' }[];
   /** In a run with text from outside the team: how to read it (docs/security.md: untrusted content). */
   untrustedNote?: string;
+  /** The workflow's people, and the proposals only they decide (docs/workflow.md: votes from people). */
+  people?: { voters: readonly string[]; decide: readonly string[] };
 }
 
 /**
@@ -56,6 +58,7 @@ function preamble(input: PreambleInput): string {
     `- Address agents by mentioning them: @name. @all reaches every agent. ${routing}`,
     '- Mentions inside `code` or code blocks do not count. Keep replies to what the recipients need.',
     '- To decide something together, open a proposal with propose; voters answer with vote.',
+    ...peopleLines(input),
     ...documentLines(input),
     '',
     `Your tools: ${input.toolNames.join(', ')}.`,
@@ -64,6 +67,22 @@ function preamble(input: PreambleInput): string {
     ...(input.untrustedNote ? [`- ${input.untrustedNote}`] : []),
   ];
   return lines.join('\n');
+}
+
+/** Who the people are, and the decisions that are theirs: a proposal of such an id is decided by them, whoever an agent names. */
+function peopleLines({ people }: PreambleInput): string[] {
+  if (!people) return [];
+  const ids = people.decide.map((id) => `"${id}"`).join(', ');
+  return [
+    `- People vote too, from GitHub, not in this channel: ${people.voters.join(', ')}. Name them as voters of a proposal as written here; a mention ` +
+      'of them in a message reaches no one.',
+    ...(people.decide.length
+      ? [
+          `- Decisions that are the people's: the proposals with the id ${ids}. Open one with propose and that id when the decision is due: ` +
+            "whatever voters you name, the people decide it; agents' votes on it are advice. The run cannot end in success while one is open.",
+        ]
+      : []),
+  ];
 }
 
 /** The team's documents, and what the agent does with those it owns. */

@@ -107,7 +107,7 @@ export class Channel {
     this.emit({ type: 'proposal_opened', proposal: spec });
     this.postSystem(
       openedText(spec),
-      spec.voters.filter((v) => v !== proposer && isAgentVoter(v)),
+      [...spec.voters, ...(spec.advisers ?? [])].filter((v) => v !== proposer && isAgentVoter(v)),
     );
     return this.proposals.view(spec.id)!;
   }
@@ -275,7 +275,7 @@ export class Channel {
   // --- helpers -------------------------------------------------------------------------------
 
   private postRouted(kind: MessageKind, sender: string, text: string): { message?: Message; notice?: Message } {
-    const { recipients, unknown } = route(this.members, this.members.mentionable, kind, sender, text);
+    const { recipients, unknown } = route(this.members, this.members.mentionable, kind, sender, text, this.people?.voters);
     const message = this.write(kind, sender, text, recipients);
     if (unknown.length === 0 || kind !== 'agent') return { message };
     return { message, notice: this.postSystem(unknownMentionNotice(unknown, this.members.names), [sender]) };
@@ -291,7 +291,7 @@ export class Channel {
   private close(p: ProposalState, result: Outcome | { status: 'cancelled'; reason: string }): void {
     const winner = result.status === 'decided' ? result.winner : null;
     this.emit({ type: 'proposal_closed', proposal: p.id, status: result.status, winner, reason: 'reason' in result ? result.reason : null });
-    this.postSystem(closedText(p), [p.proposer, ...p.voters.filter(isAgentVoter)]);
+    this.postSystem(closedText(p), [p.proposer, ...p.voters.filter(isAgentVoter), ...(p.advisers ?? [])]);
   }
 
   private requireAgent(agent: string): void {

@@ -11,11 +11,13 @@ export class ProposalBook {
   apply(event: ProposalEvent): void {
     switch (event.type) {
       case 'proposal_opened':
-        this.proposals.set(event.proposal.id, { ...event.proposal, status: 'open', votes: new Map(), winner: null, reason: null });
+        this.proposals.set(event.proposal.id, { ...event.proposal, status: 'open', votes: new Map(), advice: new Map(), winner: null, reason: null });
         return;
-      case 'vote':
-        this.require(event.proposal).votes.set(event.voter, { option: event.option, reason: event.reason });
+      case 'vote': {
+        const p = this.require(event.proposal);
+        (p.advisers?.includes(event.voter) ? p.advice : p.votes).set(event.voter, { option: event.option, reason: event.reason });
         return;
+      }
       case 'proposal_closed': {
         const p = this.require(event.proposal);
         p.status = event.status;

@@ -43,6 +43,8 @@ export interface ProposalSpec {
   deadline_ms?: number;
   /** The tool call it asks consent for, if it does: decided "allow", the call goes through once. */
   action?: ProposalAction;
+  /** Only the people decide it (people.decide): its voters are the people, and these agents' votes are advice. */
+  advisers?: string[];
 }
 
 /** The workflow's `people:` (docs/workflow.md: votes from people): who may be named, and the defaults of a proposal that names them. */
@@ -50,6 +52,8 @@ export interface PeoplePolicy {
   voters: readonly string[];
   rule?: Rule;
   deadlineMs: number;
+  /** Proposal ids only the people decide. */
+  decide?: readonly string[];
 }
 
 export interface Vote {
@@ -60,6 +64,8 @@ export interface Vote {
 export interface ProposalState extends ProposalSpec {
   status: ProposalStatus;
   votes: Map<string, Vote>;
+  /** The advisers' votes: shown, deciding nothing. */
+  advice: Map<string, Vote>;
   winner: string | null;
   /** Why it ended without a decision, or who cancelled it. */
   reason: string | null;
@@ -92,13 +98,17 @@ export function specify(
   const id = request.id ?? nextId;
   if (typeof id !== 'string' || !ID.test(id)) fail(`proposal id ${JSON.stringify(id)} must be letters, digits, _ and -`);
   if (taken(id)) fail(`a proposal with the id "${id}" exists already; choose another id`);
-  const named = request.voters ?? agents.filter((a) => a !== proposer);
-  if (!Array.isArray(named) || named.length === 0) fail('a proposal needs at least one voter');
-  const voters = named.map((voter) => (typeof voter === 'string' && isPerson(voter) ? personNamed(voter, people, fail) : voter));
-  for (const voter of voters) {
+  const theirs = people?.decide?.includes(id) === true;
+  const named = request.voters ?? (theirs ? [] : agents.filter((a) => a !== proposer));
+  if (!Array.isArray(named) || (named.length === 0 && !theirs)) fail('a proposal needs at least one voter');
+  const listed = named.map((voter) => (typeof voter === 'string' && isPerson(voter) ? personNamed(voter, people, fail) : voter));
+  for (const voter of listed) {
     if (!isPerson(voter) && !agents.includes(voter)) fail(`voter "${voter}" is not an agent${didYouMean(String(voter), agents)}`);
   }
-  if (new Set(voters).size !== voters.length) fail('each voter may be listed once');
+  if (new Set(listed).size !== listed.length) fail('each voter may be listed once');
+  // A decision that is the people's (people.decide): they vote, whatever the agent named; the agents it named advise.
+  const voters = theirs ? [...people!.voters] : listed;
+  const advisers = theirs ? listed.filter((v) => !isPerson(v) && v !== proposer) : [];
   const withPeople = voters.some(isPerson);
   const rule = request.rule ?? (withPeople ? people?.rule : undefined) ?? 'majority';
   if (!RULES.includes(rule)) fail(`rule must be ${RULES.join(', ')}; got ${JSON.stringify(rule)}`);
@@ -122,6 +132,7 @@ export function specify(
     opened_at_turn: turn,
     ...(withPeople ? { deadline_ms: people!.deadlineMs } : {}),
     ...(action !== undefined ? { action: { tool: action.tool, input: action.input } } : {}),
+    ...(theirs ? { advisers } : {}),
   };
 }
 
@@ -144,7 +155,7 @@ export function isAgentVoter(voter: string): boolean {
 /** Checks a vote; throws ChannelError with what is wrong. */
 export function checkVote(p: ProposalState, voter: string, option: string): void {
   if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed (${p.status.replace('_', ' ')}); votes are no longer taken`);
-  if (!p.voters.includes(voter)) {
+  if (!p.voters.includes(voter) && !p.advisers?.includes(voter)) {
     throw new ChannelError(`you are not a voter of proposal "${p.id}"; its voters are ${p.voters.map((v) => (isPerson(v) ? v : `@${v}`)).join(', ')}`);
   }
   if (!p.options.includes(option)) {
@@ -213,6 +224,11 @@ export function openedText(p: ProposalSpec): string {
     `Options: ${p.options.map((o) => JSON.stringify(o)).join(', ')} (${terms.join(', ')}).`,
     `Voters: ${p.voters.map((v) => (isPerson(v) ? v : `@${v}`)).join(', ')}. Vote with the vote tool, giving proposal "${p.id}", an option and a reason.`,
   ];
+  if (p.advisers)
+    lines.push(
+      `This decision is the people's (people.decide): only ${p.voters.join(', ')} decide${p.voters.length === 1 ? 's' : ''} it.` +
+        (p.advisers.length ? ` ${p.advisers.map((a) => `@${a}`).join(', ')} may vote as advice, shown to them; it decides nothing.` : ''),
+    );
   const people = p.voters.filter(isPerson);
   const one = people.length === 1;
   if (people.length > 0)
@@ -248,6 +264,7 @@ export function viewOf(p: ProposalState): ProposalView {
     reason: p.reason,
     tally: tally(p),
     votes: Object.fromEntries(p.votes),
+    ...(p.advisers ? { advisers: [...p.advisers], advice: Object.fromEntries(p.advice) } : {}),
     ...(p.deadline_ms !== undefined ? { deadline_ms: p.deadline_ms } : {}),
     ...(p.action !== undefined ? { action: p.action } : {}),
   };

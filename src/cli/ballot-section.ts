@@ -21,6 +21,14 @@ export function ballotsSection(s: Pick<SessionSummary, 'ballots'>, heading: stri
       ([voter, v]) => `- ${inline(voterLabel(voter))}: ${safe(codeCell(v.option))}${v.reason ? ` — ${safe(inline(v.reason))}` : ''}`,
     ),
     ...(Object.keys(b.votes).length ? [''] : []),
+    ...(b.advice
+      ? [
+          "The team's advice (this decision is yours: the agents' votes decide nothing):",
+          '',
+          ...Object.entries(b.advice).map(([agent, v]) => `- ${inline(agent)}: ${safe(codeCell(v.option))}${v.reason ? ` — ${safe(inline(v.reason))}` : ''}`),
+          '',
+        ]
+      : []),
     `To vote, comment on the pull request with exactly one of these lines, then a reason if you like (digest \`${b.digest}\` binds the vote to ` +
       'the proposal as shown):',
     '',

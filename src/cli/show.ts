@@ -58,6 +58,7 @@ function text(s: SessionSummary): string {
       lines.push(`    ${voterLabel(voter)}: ${v ? `${v.option}${v.reason ? ` — ${v.reason}` : ''}` : 'did not vote'}`);
     }
     for (const r of p.refused) lines.push(`    @${r.voter}: ${r.option} (not counted: ${r.why})`);
+    for (const [agent, v] of Object.entries(p.advice ?? {})) lines.push(`    @${agent} (advice): ${v.option}${v.reason ? ` — ${v.reason}` : ''}`);
   }
   if (s.header.trust?.untrusted) lines.push('', `Untrusted content: ${s.header.trust.why}.`);
   const tainted = Object.entries(s.tainted);

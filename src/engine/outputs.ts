@@ -1,3 +1,4 @@
+import { isPerson } from '../session/person.js';
 import type { DocumentView, ProposalView } from '../channel/channel.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate, UnresolvedValueError } from '../workflow/fill.js';
@@ -38,7 +39,9 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
       ...scope,
       result: { status: end.status, summary: end.summary },
       agents: Object.fromEntries(Object.entries(facts.agents).map(([n, a]) => [n, { last_message: a.last_message, turns: a.turns }])),
-      proposals: Object.fromEntries(proposals.map((p) => [p.id, { question: p.question, status: p.status, winner: p.winner, tally: p.tally }])),
+      proposals: Object.fromEntries(
+        proposals.map((p) => [p.id, { question: p.question, status: p.status, winner: p.winner, tally: p.tally, decided_by: decidedBy(p) }]),
+      ),
       documents: Object.fromEntries(Object.entries(facts.documents).map(([name, d]) => [name, d.text])),
       usage: { input_tokens: total.usage.input_tokens, output_tokens: total.usage.output_tokens, cost_usd: Number(total.costUsd.toFixed(6)) },
     };
@@ -98,4 +101,11 @@ export function recordEnd(journal: Journal, result: RunResult): void {
   } catch (e) {
     if (!(e instanceof SessionWriteError)) throw e;
   }
+}
+
+/** Who decided a proposal, for `proposals.ID.decided_by`: the people, the agents, or both; empty while it is not decided. */
+function decidedBy(p: { status: string; voters: readonly string[] }): string {
+  if (p.status !== 'decided') return '';
+  const people = p.voters.filter(isPerson).length;
+  return people === p.voters.length ? 'people' : people === 0 ? 'agents' : 'people and agents';
 }

@@ -165,6 +165,7 @@ function profileOf(
         instructions: instructions.text,
         ...(spec.documents ? { documents: documentsOf(spec) } : {}),
         ...(sources.trust?.active ? { untrustedNote: UNTRUSTED_NOTE } : {}),
+        ...(spec.people ? { people: { voters: spec.people.voters, decide: spec.people.decide ?? [] } } : {}),
       },
       sources.context,
     ),

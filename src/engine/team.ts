@@ -79,5 +79,5 @@ export function assembleTeam(
 const PEOPLE_DEADLINE = '24h';
 
 function peoplePolicy(people: PeopleSpec | undefined): PeoplePolicy | undefined {
-  return people && { voters: people.voters, rule: people.rule, deadlineMs: durationMs(people.deadline ?? PEOPLE_DEADLINE) };
+  return people && { voters: people.voters, rule: people.rule, deadlineMs: durationMs(people.deadline ?? PEOPLE_DEADLINE), decide: people.decide ?? [] };
 }

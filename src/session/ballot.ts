@@ -11,6 +11,8 @@ export interface BallotSource {
   rule: string;
   status: string;
   votes: Record<string, { option: string; reason: string }>;
+  /** A decision that is the people's (people.decide): the agents' votes, as advice. */
+  advice?: Record<string, { option: string; reason: string }>;
   deadline_ms?: number;
   action?: { tool: string; input: Record<string, unknown> };
 }
@@ -29,6 +31,8 @@ export interface Ballot {
   /** The people seats still waited for. */
   waiting_for: string[];
   votes: Record<string, { option: string; reason: string }>;
+  /** The agents' votes on a decision that is the people's: advice, deciding nothing. */
+  advice?: Record<string, { option: string; reason: string }>;
   digest: string;
   commands: Record<string, string>;
   /** When it closes by its rule with the votes cast (ISO 8601), when the opening time is known. */
@@ -63,6 +67,7 @@ export function ballotOf(p: BallotSource, head: string | undefined, openedAtMs?:
     rule: p.rule,
     waiting_for: peopleSeatsOpen(p),
     votes: { ...p.votes },
+    ...(p.advice && Object.keys(p.advice).length ? { advice: { ...p.advice } } : {}),
     digest,
     commands: Object.fromEntries(p.options.map((o) => [o, voteCommand(p.id, o, digest)])),
     ...(openedAtMs !== undefined && p.deadline_ms !== undefined ? { deadline: new Date(openedAtMs + p.deadline_ms).toISOString() } : {}),

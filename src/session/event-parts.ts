@@ -45,6 +45,7 @@ export const PROPOSAL = object({
   opened_at_turn: integer(),
   deadline_ms: optional(integer()),
   action: optional(object({ tool: string(), input: anyObject() })),
+  advisers: optional(array(agentName())),
 });
 
 const TOKENS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;

@@ -21,6 +21,9 @@ export interface ProposalSummary {
   opened_at_ms?: number;
   /** The exact tool call it asks consent for (docs/security.md: untrusted content). */
   action?: { tool: string; input: Record<string, unknown> };
+  /** A decision that is the people's (people.decide): the agents whose votes are advice, and their votes. */
+  advisers?: string[];
+  advice?: Record<string, { option: string; reason: string }>;
   /** The people's votes, by seat: who cast each, and the comment it came from. */
   cast_by?: Record<string, { voter: string; url: string | null }>;
 }
@@ -53,6 +56,7 @@ export class ProposalHistories {
     if (!p) return;
     if (e.type === 'human_vote') p.cast_by = { ...p.cast_by, [e.seat]: { voter: e.voter, url: e.comment?.url ?? null } };
     else if (e.type === 'proposal_closed') Object.assign(p, { status: e.status, winner: e.winner, reason: e.reason });
+    else if (p.advisers?.includes(e.voter)) p.advice = { ...p.advice, [e.voter]: { option: e.option, reason: e.reason } };
     else {
       p.votes[e.voter] = { option: e.option, reason: e.reason };
       p.tally = Object.fromEntries(p.options.map((o) => [o, Object.values(p.votes).filter((v) => v.option === o).length]));

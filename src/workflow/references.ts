@@ -55,7 +55,7 @@ const GITHUB_CONTEXTS: Record<string, string> = {
   steps: "; GitHub's contexts are not available here: pass the value as an input, or use setup.ID for a setup step's output",
 };
 const AGENT_FIELDS = ['last_message', 'turns'];
-const PROPOSAL_FIELDS = ['question', 'status', 'winner', 'tally'];
+const PROPOSAL_FIELDS = ['question', 'status', 'winner', 'tally', 'decided_by'];
 
 /** Checks every path in `expr` against what the workflow declares and where the expression stands. */
 export function checkReferences(expr: Expr, scope: ReferenceScope): ReferenceError[] {

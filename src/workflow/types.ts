@@ -149,6 +149,8 @@ export interface PeopleSpec {
   voters: string[];
   rule?: 'plurality' | 'majority' | 'unanimous';
   deadline?: string | number;
+  /** Proposal ids only these people decide (docs/workflow.md: decisions that are people's). */
+  decide?: string[];
 }
 
 /** A document of `documents:`: its owner, its first text (`text` or `file`), its mode, and where its final text goes. */

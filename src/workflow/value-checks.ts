@@ -240,14 +240,30 @@ export function toolsEnvProblems(source: WorkflowSource, spec: WorkflowSpec): Di
   });
 }
 
-/** `people.voters`: each person or team once (GitHub's names ignore case). */
+/**
+ * `people.voters`: each person or team once (GitHub's names ignore case). A warning when nothing
+ * makes a proposal reach them: no `people.decide`, and no prompt names one of them, so agents
+ * decide everything among themselves unless a model happens to ask.
+ */
 export function peopleProblems(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
   const voters = isRecord(spec.people) && Array.isArray(spec.people.voters) ? spec.people.voters : [];
   const seen = new Set<string>();
-  return voters.flatMap((voter, i) => {
+  const twice = voters.flatMap((voter, i) => {
     if (typeof voter !== 'string') return [];
     const key = voter.toLowerCase();
     if (!seen.has(key)) return (seen.add(key), []);
     return [source.error(source.valuePosition(['people', 'voters', i]), `people.voters[${i}] names ${voter} a second time: name each person or team once`)];
   });
+  const decide = isRecord(spec.people) ? spec.people.decide : undefined;
+  if (voters.length === 0 || (Array.isArray(decide) && decide.length > 0)) return twice;
+  const prompts = JSON.stringify([spec.kickoff, spec.context, spec.agents, spec.templates]).toLowerCase();
+  if (voters.some((v) => typeof v === 'string' && prompts.includes(v.toLowerCase()))) return twice;
+  return [
+    ...twice,
+    source.warning(
+      source.keyPosition(['people']),
+      `people names ${voters.join(', ')}, but no proposal has to reach them: no people.decide, and no prompt names them. Add people.decide: [ID] for ` +
+        'the decisions that are theirs (a verdict, a merge), or name them in a prompt',
+    ),
+  ];
 }

@@ -35,7 +35,14 @@ afterEach(async () => {
   fakes.anthropic = fakes.gitHub = undefined;
 });
 
-const PULL_EVENT = { name: 'pull_request', payload: { action: 'opened', number: PULL, pull_request: { number: PULL, head: { sha: COMMIT } } } };
+const PULL_EVENT = {
+  name: 'pull_request',
+  payload: {
+    action: 'opened',
+    number: PULL,
+    pull_request: { number: PULL, head: { sha: COMMIT, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
+  },
+};
 const SCHEDULE_EVENT = { name: 'schedule', payload: { schedule: '*/15 * * * *' } };
 
 describe('the parked-review recipe (examples/github), through local-action', () => {

@@ -47,7 +47,14 @@ afterEach(async () => {
   fakes.anthropic = fakes.gitHub = undefined;
 });
 
-const PULL_EVENT = { name: 'pull_request', payload: { action: 'opened', number: PULL, pull_request: { number: PULL, head: { sha: COMMIT } } } };
+const PULL_EVENT = {
+  name: 'pull_request',
+  payload: {
+    action: 'opened',
+    number: PULL,
+    pull_request: { number: PULL, head: { sha: COMMIT, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
+  },
+};
 
 /** The issue_comment event GitHub sends for a new comment on the pull request. */
 function commentEvent(comment: { id: number; body: string; html_url: string; user: { login: string }; created_at: string; updated_at: string }) {

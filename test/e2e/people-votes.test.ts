@@ -46,7 +46,14 @@ afterEach(async () => {
 /** The environment of a job on pull request 7 of octo/widgets, with the fake GitHub. */
 function jobEnv(dir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const event = join(dir, 'event.json');
-  writeFileSync(event, JSON.stringify({ action: 'opened', number: PULL, pull_request: { number: PULL, head: { sha: HEAD } } }));
+  writeFileSync(
+    event,
+    JSON.stringify({
+      action: 'opened',
+      number: PULL,
+      pull_request: { number: PULL, head: { sha: HEAD, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
+    }),
+  );
   return {
     GITHUB_ACTIONS: 'true',
     GITHUB_REPOSITORY: REPOSITORY,
@@ -269,6 +276,71 @@ describe('votes from people', () => {
       if (r.code === 1) expect(JSON.parse(r.stdout)).toMatchObject({ status: 'error' });
       expect(existsSync(`${file}.lock`), args[0]).toBe(false);
     }
+  });
+
+  it("people.decide: whoever the lead names, the people decide; the agents' vote is advice; the run parks and cannot end in success until they vote", async () => {
+    const complete = { name: 'complete', input: { status: 'success', summary: 'approved' } };
+    anthropic = await startFakeAnthropic({
+      lead: [propose(['reviewer']), { tools: [complete] }, { text: 'Waiting for the people.' }, { tools: [complete] }, quiet],
+      reviewer: [{ tools: [{ name: 'vote', input: { proposal: 'verdict', option: 'approve', reason: 'looks fine to me' } }] }, quiet, quiet],
+    });
+    github = await startFakeGitHub(REPOSITORY, PULL);
+    github.people.head = HEAD;
+    github.people.permissions = { octocat: 'write' };
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-people-decide-'));
+    const workflow = WORKFLOW().replace(
+      'people: { voters: ["@octocat", "@acme/maintainers"], deadline: 24h }',
+      'people: { voters: ["@octocat"], decide: [verdict] }',
+    );
+    const run = await runWorkflow(anthropic, `${workflow}  decided_by: $<< proposals.verdict.decided_by >>\n`, ['--park'], { dir, env: jobEnv(dir) });
+    expect(run.code, run.stderr).toBe(75);
+    expect(run.json.reason).toBe('parked: waiting for a vote from @octocat on proposal "verdict"');
+    // The lead named only @reviewer: the people are the voters; the reviewer's approve is advice, and closed nothing.
+    const opened = run.events.find((e) => e.type === 'proposal_opened')!.proposal as { voters: string[]; advisers: string[] };
+    expect(opened).toMatchObject({ voters: ['@octocat'], advisers: ['reviewer'] });
+    expect(run.events.filter((e) => e.type === 'proposal_closed')).toEqual([]);
+    // The lead's success was refused while the people's decision was open.
+    const refused = run.events.find((e) => e.type === 'tool_result' && e.tool === 'complete')!;
+    expect(refused).toMatchObject({ is_error: true });
+    expect(refused.content).toContain('proposal "verdict" is the people\'s to decide (people.decide) and still open');
+    // The lead's first request names the people and the decisions that are theirs.
+    const system = JSON.stringify(anthropic.of('lead')[0]!.body.system);
+    expect(system).toContain('People vote too, from GitHub, not in this channel: @octocat.');
+    expect(system).toContain('Decisions that are the people\'s: the proposals with the id \\"verdict\\"');
+    // The ballot shows the agents' vote as advice.
+    const summary = readFileSync(join(run.dir, 'summary.md'), 'utf8');
+    expect(summary).toContain("The team's advice (this decision is yours: the agents' votes decide nothing):");
+    expect(summary).toContain('- reviewer: `approve` — looks fine to me');
+    // The people's vote decides it, against the agents' advice.
+    const session = join(run.dir, run.json.session as string);
+    const digest = (run.json.waiting_for as { ballot: { digest: string } }[])[0]!.ballot.digest;
+    const voted = await resume(run, session, ['--vote', 'verdict=reject', '--voter', 'octocat', '--digest', digest]);
+    expect(voted.code, voted.stderr).toBe(0);
+    expect(json(voted.stdout).outputs).toEqual({ verdict: 'reject', outcome: 'decided', decided_by: 'people' });
+    const shown = await conclave(['show', session], { cwd: run.dir });
+    expect(shown.stdout).toContain('@octocat: reject');
+    expect(shown.stdout).toContain('@reviewer (advice): approve — looks fine to me');
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(json(replay.stdout).outputs).toMatchObject({ verdict: 'reject', decided_by: 'people' });
+  });
+
+  it('validate warns when no proposal has to reach the people; a mention of a person reaches no one and draws no notice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-people-validate-'));
+    const team = 'agents:\n  lead: { role: manager }\n  reviewer: { role: worker }\nkickoff: Decide.\n';
+    writeFileSync(join(dir, 'none.yml'), `name: none\npeople: { voters: ["@octocat"] }\n${team}`);
+    writeFileSync(join(dir, 'decide.yml'), `name: decide\npeople: { voters: ["@octocat"], decide: [verdict] }\n${team}`);
+    const none = await conclave(['validate', 'none.yml'], { cwd: dir });
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout + none.stderr).toMatch(/none\.yml:2:1: warning: people names @octocat, but no proposal has to reach them: no people\.decide/);
+    const decide = await conclave(['validate', 'decide.yml'], { cwd: dir });
+    expect(decide.stdout + decide.stderr).not.toContain('warning');
+    anthropic = await startFakeAnthropic({ lead: [{ text: 'Asked @octocat and @acme/maintainers.' }, quiet], reviewer: [] });
+    const mention = `name: mention\npeople: { voters: ["@octocat", "@acme/maintainers"], decide: [verdict] }\n${team}`;
+    const run = await runWorkflow(anthropic, mention, [], { dir: mkdtempSync(join(tmpdir(), 'conclave-people-mention-')) });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.events.filter((e) => e.type === 'message' && (e.message as { kind: string }).kind === 'system')).toEqual([]);
+    expect(anthropic.of('lead')).toHaveLength(1);
   });
 
   it('--from-comment refuses an edited comment, one older than the proposal, and one on another pull request', async () => {

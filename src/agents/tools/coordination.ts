@@ -126,6 +126,14 @@ export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool
       const problem = names.length ? await checkOutputs(outputsSchema(typed), input.outputs, context.signal) : undefined;
       // A success gives every output as declared; a failure gives them only if it can.
       if (problem && status === 'success') return { content: `Not complete: ${problem}. Call complete again with outputs that fit.`, isError: true };
+      const theirs = status === 'success' ? context.channel.allProposals().find((p) => p.status === 'open' && p.advisers) : undefined;
+      if (theirs)
+        return {
+          content:
+            `Not complete: proposal "${theirs.id}" is the people's to decide (people.decide) and still open, so the run cannot end in success yet. ` +
+            'End your turn: the run waits for their vote, and you are told how it closed.',
+          isError: true,
+        };
       context.complete(status, summary, names.length && !problem ? (input.outputs as Record<string, unknown>) : undefined);
       return { content: 'The run is complete.' };
     },

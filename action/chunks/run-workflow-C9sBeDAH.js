@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-De6ZZe0_.js";
