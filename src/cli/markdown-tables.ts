@@ -106,6 +106,8 @@ export function cacheLine(s: SessionSummary): string {
 export function batchLine(s: SessionSummary): string {
   const { calls, saved_usd, parked, parked_ms } = s.batches;
   if (calls === 0 && parked === 0) return '';
+  // A run parked only for people's votes made no batch: its parks are said alone.
+  if (calls === 0) return `Parked ${parked} time${parked === 1 ? '' : 's'}, ${waited(parked_ms)} between its processes`;
   const parkedText = parked ? `; parked ${parked} time${parked === 1 ? '' : 's'}, ${waited(parked_ms)} between its processes` : '';
   const answered = `${calls} call${calls === 1 ? '' : 's'} answered at half price`;
   return `Message batches: ${answered}, ${dollars(saved_usd)} saved against the same calls one by one${parkedText}`;

@@ -70,6 +70,13 @@ function openProposal(record: SessionRecord, asked: VoteAsked): ProposalSummary 
     refuse(`proposal "${p!.id}" is ${p!.status === 'decided' ? `decided already (${JSON.stringify(p!.winner)})` : `closed (${p!.status.replace('_', ' ')})`}`);
   if (!p!.options.includes(asked.option))
     refuse(`"${asked.option}" is not an option of proposal "${p!.id}" (${p!.options.map((o) => JSON.stringify(o)).join(', ')})`);
+  // Past people.deadline the proposal closes by its rule with the votes cast: a later vote counts for nothing (a comment by when it was made).
+  const made = asked.comment ? Date.parse(asked.comment.createdAt) : Date.now();
+  if (p!.deadline_ms !== undefined && p!.opened_at_ms !== undefined && made > p!.opened_at_ms + p!.deadline_ms)
+    refuse(
+      `the vote came after proposal "${p!.id}"'s deadline (${new Date(p!.opened_at_ms + p!.deadline_ms).toISOString()}): it closes by its rule ` +
+        'with the votes cast when the run is resumed',
+    );
   return p!;
 }
 

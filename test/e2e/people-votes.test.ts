@@ -320,6 +320,9 @@ describe('votes from people', () => {
     const shown = await conclave(['show', session], { cwd: run.dir });
     expect(shown.stdout).toContain('@octocat: reject');
     expect(shown.stdout).toContain('@reviewer (advice): approve — looks fine to me');
+    // It parked for people, not for a batch.
+    expect(shown.stdout).toMatch(/ {2}Parked 1 time, \d+\.\d s between its processes/);
+    expect(shown.stdout).not.toContain('Message batches');
     const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(replay.code, replay.stderr).toBe(0);
     expect(json(replay.stdout).outputs).toMatchObject({ verdict: 'reject', decided_by: 'people' });
@@ -383,10 +386,15 @@ describe('votes from people', () => {
     expect(json(voted.stdout).outputs.verdict).toBe('approve');
   });
 
-  it('closes the proposal by its rule once people.deadline passed, on resume', async () => {
-    const { run, session } = await parkedRun(['@octocat'], '1s');
+  it('refuses a vote cast after people.deadline, and closes the proposal by its rule on resume', async () => {
+    const { run, session, digest } = await parkedRun(['@octocat'], '1s');
     expect(run.code, run.stderr).toBe(75);
     await new Promise((r) => setTimeout(r, 1200));
+    const before = readFileSync(session);
+    const late = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest]);
+    expect(late.code, late.stderr).toBe(2);
+    expect(late.stderr).toMatch(/vote refused, nothing recorded: the vote came after proposal "verdict"'s deadline \(\d{4}-\d\d-\d\dT[^)]+\)/);
+    expect(readFileSync(session).equals(before)).toBe(true);
     const resumed = await resume(run, session, []);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(json(resumed.stdout).outputs.outcome).toBe('no_decision');
