@@ -11,7 +11,7 @@ export function ballotsSection(s: Pick<SessionSummary, 'ballots'>, heading: stri
   return s.ballots.flatMap((b) => [
     `${heading} 🗳️ Waiting for a vote: ${inline(b.proposal)}`,
     '',
-    `**${safe(inline(b.question))}** — proposed by @${inline(b.proposer)}; options ${b.options.map((o) => safe(codeCell(o))).join(', ')}; ` +
+    `**${safe(inline(b.question))}** — proposed by ${safe(`@${inline(b.proposer)}`)}; options ${b.options.map((o) => safe(codeCell(o))).join(', ')}; ` +
       `rule: ${inline(b.rule)}${b.deadline ? `; closes by its rule at ${inline(b.deadline)} if undecided` : ''}.`,
     '',
     ...(b.action ? ['It asks consent for this exact tool call:', '', fenced(JSON.stringify(b.action, null, 1), 'json'), ''] : []),

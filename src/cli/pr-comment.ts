@@ -2,6 +2,7 @@ import * as github from '@actions/github';
 import type { SessionSummary } from '../session/summary.js';
 import { ballotsSection } from './ballot-section.js';
 import { cell, dollars, fenced, inline } from './markdown-tables.js';
+import { EXIT } from '../exit-codes.js';
 
 /** Marks the comment a workflow keeps on a pull request, so that the next run finds it again. */
 export function commentMarker(workflowPath: string): string {
@@ -26,7 +27,8 @@ export function commentBody(s: SessionSummary): string {
 
 function render(s: SessionSummary, cut: number): string {
   const end = s.end;
-  const icon = end ? (end.exit_code === 0 ? '✅' : '❌') : '⏸️';
+  // A run parked for a batch or for people is waiting, not failed (its step is green).
+  const icon = !end || end.exit_code === EXIT.waiting ? '⏸️' : end.exit_code === 0 ? '✅' : '❌';
   const lines = [commentMarker(s.header.workflow.path), `### ${icon} conclave: ${inline(s.header.workflow.path)}`, ''];
   lines.push(
     end ? `**${end.status}** (exit ${end.exit_code}): ${inert(cell(end.reason))}` : 'The run has not ended: it can be resumed from its session file.',

@@ -120,6 +120,10 @@ describe('votes from people, through the Action (examples/github)', () => {
     const command = /\/conclave vote verdict approve [0-9a-f]{12}/.exec(ballot.body)?.[0];
     expect(command, ballot.body).toBeDefined();
     expect(ballot.body).toContain('Waiting for @octocat');
+    // Parked is waiting, not failed; an agent's name notifies no GitHub user of that name.
+    expect(ballot.body).toContain('### ⏸️ conclave:');
+    expect(ballot.body).toContain('proposed by @\u200blead');
+    expect(ballot.body).not.toMatch(/@lead\b/);
 
     // Someone without write permission copies the command: refused, nothing recorded or published.
     const callsBefore = anthropic.requests.length;
