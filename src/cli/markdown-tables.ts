@@ -1,5 +1,5 @@
 import { PROVIDER_TITLE, type ProviderName } from '../provider/clouds.js';
-import { voterLabel } from '../session/person.js';
+import { castLabel } from '../session/person.js';
 import { NO_AGENT_USAGE, type AgentUsage, type DocumentStep, type SessionSummary } from '../session/summary.js';
 
 /**
@@ -58,18 +58,22 @@ export function proposalsTable(s: SessionSummary, heading: string): string[] {
     const tally = Object.entries(p.tally)
       .map(([o, n]) => `${o}: ${n}`)
       .join(', ');
+    // Each part escaped on its own: a person's vote links to its comment.
     const votes = [
       ...p.voters
         .filter((v) => p.votes[v] || !p.refused.some((r) => r.voter === v))
         .map((voter) => {
           const v = p.votes[voter];
-          return `${voterLabel(voter)}: ${v ? `${v.option}${v.reason ? ` (${v.reason})` : ''}` : 'no vote'}`;
+          const cast = p.cast_by?.[voter];
+          const link = cast?.url ? ` ${commentLink(cast.url)}` : '';
+          return `${cell(`${castLabel(voter, cast)}: ${v ? `${v.option}${v.reason ? ` (${v.reason})` : ''}` : 'no vote'}`)}${link}`;
         }),
-      ...p.refused.map((r) => `@${r.voter}: ${r.option} (not counted)`),
+      ...p.refused.map((r) => cell(`@${r.voter}: ${r.option} (not counted)`)),
+      ...Object.entries(p.advice ?? {}).map(([agent, v]) => cell(`@${agent} (advice): ${v.option}${v.reason ? ` (${v.reason})` : ''}`)),
     ].join('; ');
     return (
       `| ${cell(p.id)} | ${cell(p.question)} | ${cell(p.status.replace('_', ' '))}${p.winner ? ` **${cell(p.winner)}**` : ''} | ${cell(tally)} | ` +
-      `${cell(votes)} | ${cell(p.rule)} |`
+      `${votes} | ${cell(p.rule)} |`
     );
   });
   return [`${heading} Proposals`, '', '| proposal | question | result | tally | votes | rule |', '|---|---|---|---|---|---|', ...rows, ''];
@@ -284,4 +288,9 @@ export function documentsSection(s: SessionSummary, heading: string): string[] {
     );
   }
   return lines;
+}
+
+/** A vote's comment as a Markdown link, only when its address is a plain https one (a session is hostile input). */
+export function commentLink(url: string): string {
+  return /^https:\/\/[^\s()<>[\]]+$/.test(url) ? `[comment](${url})` : 'comment';
 }

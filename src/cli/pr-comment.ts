@@ -1,7 +1,8 @@
 import * as github from '@actions/github';
 import type { SessionSummary } from '../session/summary.js';
 import { ballotsSection } from './ballot-section.js';
-import { cell, dollars, fenced, inline } from './markdown-tables.js';
+import { cell, codeCell, commentLink, dollars, fenced, inline } from './markdown-tables.js';
+import { castLabel, isPerson } from '../session/person.js';
 import { EXIT } from '../exit-codes.js';
 
 /** Marks the comment a workflow keeps on a pull request, so that the next run finds it again. */
@@ -44,6 +45,7 @@ function render(s: SessionSummary, cut: number): string {
       '',
     );
   }
+  lines.push(...peopleDecisions(s));
   const outputs = Object.entries(end?.outputs ?? {});
   if (outputs.length) lines.push('| output | value |', '|---|---|', ...outputs.map(([k, v]) => `| ${k} | ${inert(cell(shorter(v, cut)))} |`), '');
   if (s.findings.length) {
@@ -59,6 +61,26 @@ function render(s: SessionSummary, cut: number): string {
   }
   lines.push(`Cost: ${dollars(s.total.cost_usd)} · ${s.total.calls} model calls · ${s.total.turns} turns`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The proposals people voted on, once closed: the outcome and each person's vote, by whom, with what permission, and its comment. */
+function peopleDecisions(s: SessionSummary): string[] {
+  const closed = s.proposals.filter((p) => p.status !== 'open' && p.voters.some(isPerson));
+  if (closed.length === 0) return [];
+  return [
+    '**Decisions:**',
+    '',
+    ...closed.map((p) => {
+      const votes = p.voters.flatMap((voter) => {
+        const v = p.votes[voter];
+        const cast = p.cast_by?.[voter];
+        return v ? [`${inert(cell(`${castLabel(voter, cast)}: ${v.option}`))}${cast?.url ? ` ${commentLink(cast.url)}` : ''}`] : [];
+      });
+      const result = `${p.status.replace('_', ' ')}${p.winner ? ` ${codeCell(p.winner)}` : ''}`;
+      return `- ${inert(cell(p.id))}: ${result}${votes.length ? ` — ${votes.join('; ')}` : ''}`;
+    }),
+    '',
+  ];
 }
 
 function shorter(text: string, cut: number): string {

@@ -3,7 +3,7 @@ import { printable } from './terminal-text.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { summarize, type SessionSummary, type TranscriptMessage } from '../session/summary.js';
 import { EXIT } from '../exit-codes.js';
-import { voterLabel } from '../session/person.js';
+import { castLabel } from '../session/person.js';
 import { ballotsSection } from './ballot-section.js';
 import { taintSection } from './taint-section.js';
 import {
@@ -55,7 +55,7 @@ function text(s: SessionSummary): string {
     lines.push(`  ${p.id}: ${p.question} — ${p.status.replace('_', ' ')}${p.winner ? ` "${p.winner}"` : ''} (${tally}; ${p.rule})`);
     for (const voter of p.voters.filter((v) => p.votes[v] || !p.refused.some((r) => r.voter === v))) {
       const v = p.votes[voter];
-      lines.push(`    ${voterLabel(voter)}: ${v ? `${v.option}${v.reason ? ` — ${v.reason}` : ''}` : 'did not vote'}`);
+      lines.push(`    ${castLabel(voter, p.cast_by?.[voter], (url) => url)}: ${v ? `${v.option}${v.reason ? ` — ${v.reason}` : ''}` : 'did not vote'}`);
     }
     for (const r of p.refused) lines.push(`    @${r.voter}: ${r.option} (not counted: ${r.why})`);
     for (const [agent, v] of Object.entries(p.advice ?? {})) lines.push(`    @${agent} (advice): ${v.option}${v.reason ? ` — ${v.reason}` : ''}`);

@@ -22,3 +22,14 @@ export function teamOf(voter: string): { org: string; team: string } | undefined
 export function voterLabel(voter: string): string {
   return isPerson(voter) ? voter : `@${voter}`;
 }
+
+/**
+ * Who cast a people seat's vote, as the reports show it (docs/github-action.md: votes from
+ * people): the seat, then, when a person filled it, their login and the permission GitHub said
+ * they had (`@acme/maintainers, by @maya (maintain)`). `link` writes the comment's address.
+ */
+export function castLabel(voter: string, cast: { voter: string; url: string | null; permission: string } | undefined, link?: (url: string) => string): string {
+  if (!cast) return voterLabel(voter);
+  const seat = voter.toLowerCase() === `@${cast.voter}`.toLowerCase() ? `@${cast.voter}` : `${voterLabel(voter)}, by @${cast.voter}`;
+  return `${seat} (${cast.permission}${cast.url && link ? `, ${link(cast.url)}` : ''})`;
+}

@@ -25,7 +25,7 @@ export interface ProposalSummary {
   advisers?: string[];
   advice?: Record<string, { option: string; reason: string }>;
   /** The people's votes, by seat: who cast each, and the comment it came from. */
-  cast_by?: Record<string, { voter: string; url: string | null }>;
+  cast_by?: Record<string, { voter: string; url: string | null; permission: string }>;
 }
 
 type ProposalEvent = EventOf<'proposal_opened' | 'vote' | 'human_vote' | 'proposal_closed'>;
@@ -54,7 +54,7 @@ export class ProposalHistories {
     }
     const p = this.proposals.get(e.proposal);
     if (!p) return;
-    if (e.type === 'human_vote') p.cast_by = { ...p.cast_by, [e.seat]: { voter: e.voter, url: e.comment?.url ?? null } };
+    if (e.type === 'human_vote') p.cast_by = { ...p.cast_by, [e.seat]: { voter: e.voter, url: e.comment?.url ?? null, permission: e.permission } };
     else if (e.type === 'proposal_closed') Object.assign(p, { status: e.status, winner: e.winner, reason: e.reason });
     else if (p.advisers?.includes(e.voter)) p.advice = { ...p.advice, [e.voter]: { option: e.option, reason: e.reason } };
     else {

@@ -159,6 +159,10 @@ describe('votes from people, through the Action (examples/github)', () => {
       .map((l) => JSON.parse(l))
       .find((e) => e.type === 'human_vote');
     expect(human).toMatchObject({ voter: 'octocat', seat: '@octocat', option: 'approve', reason: 'because tests pass', permission: 'write' });
+    // The final comment keeps the decision: who voted, with what permission, and a link to the vote's comment (no one notified).
+    const final = gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!.body;
+    expect(final).toContain('**Decisions:**');
+    expect(final).toMatch(/- verdict: decided `approve` — @\u200boctocat \(write\): approve \[comment\]\(https:\/\/[^)]+issuecomment-\d+\)/);
     expect(human.comment.url).toContain('#issuecomment-');
     // Only the lead's turn after the vote called the model.
     expect(anthropic.requests.length).toBe(callsBefore + 1);

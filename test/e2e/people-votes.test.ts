@@ -150,6 +150,12 @@ describe('votes from people', () => {
       true,
     );
 
+    // Who voted, with the permission GitHub said: in show, as text and as Markdown.
+    const after = await conclave(['show', session], { cwd: run.dir });
+    expect(after.stdout).toContain('    @octocat (write): approve — tests pass');
+    const afterMarkdown = await conclave(['show', session, '--format', 'markdown'], { cwd: run.dir });
+    expect(afterMarkdown.stdout).toContain('@octocat (write): approve (tests pass)');
+
     // A replay of the finished session needs neither GitHub nor the API.
     const asked = github!.requests.length;
     await github!.close();
@@ -318,7 +324,7 @@ describe('votes from people', () => {
     expect(voted.code, voted.stderr).toBe(0);
     expect(json(voted.stdout).outputs).toEqual({ verdict: 'reject', outcome: 'decided', decided_by: 'people' });
     const shown = await conclave(['show', session], { cwd: run.dir });
-    expect(shown.stdout).toContain('@octocat: reject');
+    expect(shown.stdout).toContain('@octocat (write): reject');
     expect(shown.stdout).toContain('@reviewer (advice): approve — looks fine to me');
     // It parked for people, not for a batch.
     expect(shown.stdout).toMatch(/ {2}Parked 1 time, \d+\.\d s between its processes/);

@@ -1,1 +1,0 @@
-const e=/^@[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\/[A-Za-z0-9][A-Za-z0-9_.-]{0,99})?$/,t=/^[A-Za-z0-9][A-Za-z0-9-]{0,38}$/;function n(e){return e.startsWith(`@`)}function r(e){let t=e.indexOf(`/`);return t===-1?void 0:{org:e.slice(1,t),team:e.slice(t+1)}}function i(e){return n(e)?e:`@${e}`}export{i as a,r as i,e as n,n as r,t};

@@ -1,0 +1,1 @@
+export{t as NO_AGENT_USAGE,n as summarize}from"./summary-B3y4tXIP.js";
