@@ -196,7 +196,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     servers: { start: options.replayOf === undefined, mask: (text) => options.masker.loose(text) },
     replay: options.replayOf !== undefined,
     park: options.park === true,
-    people: { votes: options.votes ?? [], head: writer.header.github?.head },
+    people: { votes: options.votes ?? [], head: writer.header.github?.head, run: writer.header.run_id },
     // As the run began: a resume is not steered by a later edit of the event's text.
     ...(writer.header.trust ? { trust: writer.header.trust } : {}),
     ...(writer.header.event ? { event: writer.header.event } : {}),

@@ -35,7 +35,7 @@ export async function checkedVote(record: SessionRecord, asked: VoteAsked, env: 
   const repository = github?.repository ?? env.GITHUB_REPOSITORY;
   if (!repository || !/^[^/\s]+\/[^/\s]+$/.test(repository)) refuse('the repository to check the voter against is not known: set GITHUB_REPOSITORY');
   try {
-    await digestHolds(api as GitHubApi, repository!, p, asked.digest, github);
+    await digestHolds(api as GitHubApi, repository!, p, asked.digest, github, record.header.run_id);
     if (asked.comment) await commentUnedited(api as GitHubApi, repository!, asked.comment, login);
     const seat = direct ?? (await teamSeat(api as GitHubApi, teams, login));
     if (!seat) refuse(`${who} is not an active member of ${teams.join(' or ')}, and the proposal names ${who} in no other way`);
@@ -94,7 +94,14 @@ function commentInPlace(c: CommentSeen, github: SessionRecord['header']['github'
 }
 
 /** The digest is that of the proposal as it stands, and of the pull request's head as it is now. */
-async function digestHolds(api: GitHubApi, repository: string, p: ProposalSummary, digest: string, github: SessionRecord['header']['github']): Promise<void> {
+async function digestHolds(
+  api: GitHubApi,
+  repository: string,
+  p: ProposalSummary,
+  digest: string,
+  github: SessionRecord['header']['github'],
+  runId: string,
+): Promise<void> {
   const shown = github?.head;
   let head = shown;
   if (github?.pull_request !== undefined) {
@@ -106,14 +113,14 @@ async function digestHolds(api: GitHubApi, repository: string, p: ProposalSummar
     if (typeof sha !== 'string') throw new GitHubUnavailable(`GitHub did not say the head of pull request #${github.pull_request}`);
     head = sha;
   }
-  const now = ballotDigest(p, head);
-  if (digest === now) return;
-  if (head !== shown && digest === ballotDigest(p, shown))
+  // The run reviewed the head it showed: once the pull request moved on, no vote of this run may decide anything.
+  if (head !== shown)
     refuse(
-      `the ballot is stale: pull request #${github!.pull_request}'s head moved from ${shown!.slice(0, 12)} to ${head!.slice(0, 12)} since it was shown; ` +
-        `to vote on proposal "${p.id}" against the new head, use the digest ${now}`,
+      `the run is stale: it reviewed ${shown!.slice(0, 12)}, and pull request #${github!.pull_request}'s head is ${head!.slice(0, 12)} now; a vote ` +
+        `counts only in the run that reviewed the head it approves (vote on the ballot of the run for ${head!.slice(0, 12)})`,
     );
-  refuse(`the digest ${digest} is not that of proposal "${p.id}" as it stands (${now}): the ballot is stale or another's`);
+  if (digest !== ballotDigest(p, { run: runId, head }))
+    refuse(`the digest ${digest} is not that of proposal "${p.id}" as this run shows it: the ballot is stale, or another run's`);
 }
 
 /** GitHub's copy of the comment says what the event said: same author and text, never edited. */

@@ -1,6 +1,6 @@
 import type { Channel, ProposalView } from '../channel/channel.js';
 import type { ChannelEvent } from '../channel/channel-events.js';
-import { ballotOf, peopleSeatsOpen, type Ballot } from '../session/ballot.js';
+import { ballotOf, peopleSeatsOpen, type Ballot, type BallotBinding } from '../session/ballot.js';
 import type { HumanVote } from '../session/format.js';
 import type { Journal } from './journal.js';
 import { Parked } from '../abort-reasons.js';
@@ -33,17 +33,17 @@ export class PeopleVotes {
   constructor(
     private readonly channel: () => Channel,
     private readonly journal: Journal,
-    options: { votes: readonly HumanVote[]; head?: string } | undefined,
+    options: { votes: readonly HumanVote[]; head?: string; run: string } | undefined,
     private readonly progress: RunProgress,
     signal: AbortSignal,
   ) {
     this.given = [...(options?.votes ?? [])];
-    this.head = options?.head;
+    this.bound = { run: options?.run ?? '', head: options?.head };
     signal.addEventListener('abort', () => clearTimeout(this.timer), { once: true });
   }
 
-  /** The pull request's head commit the ballots are made against, when the run is on one. */
-  private readonly head: string | undefined;
+  /** The run the ballots are of, and the pull request's head commit they are made against, when the run is on one. */
+  private readonly bound: BallotBinding;
 
   /** Every channel event passes here: a proposal opened live starts its deadline now. */
   noticed(event: ChannelEvent): void {
@@ -118,7 +118,7 @@ export class PeopleVotes {
     const waiting = this.waiting();
     if (waiting.length === 0) return {};
     return {
-      waitingFor: waiting.map((w) => ({ proposal: w.proposal.id, voters: w.seats, ballot: ballotOf(w.proposal, this.head, this.openedAt(w.proposal.id)) })),
+      waitingFor: waiting.map((w) => ({ proposal: w.proposal.id, voters: w.seats, ballot: ballotOf(w.proposal, this.bound, this.openedAt(w.proposal.id)) })),
     };
   }
 

@@ -101,7 +101,7 @@ export interface RunOptions {
   trust?: RunTrust;
   event?: Record<string, string>;
   /** Votes from people (docs/workflow.md: votes from people): those a resume was given, checked with GitHub, and the head commit ballots are made against. */
-  people?: { votes: readonly HumanVote[]; head?: string };
+  people?: { votes: readonly HumanVote[]; head?: string; run: string };
 }
 
 export interface RunResult extends Ending {

@@ -41,14 +41,21 @@ export interface Ballot {
   action?: { tool: string; input: Record<string, unknown> };
 }
 
+/** What a ballot is bound to besides its proposal: the run it is a ballot of, and the pull request's head it reviewed. */
+export interface BallotBinding {
+  run: string;
+  head: string | undefined;
+}
+
 /**
  * The first 12 hex characters of a sha256 of the proposal as shown (id, question, options in
- * order, voters, rule) and the pull request's head commit when the run is on one: a vote carries
- * it, so a vote counts only for exactly what was shown (a changed proposal or a moved head makes it stale).
+ * order, voters, rule), the run and the pull request's head commit when the run is on one: a vote
+ * carries it, so a vote counts only for exactly what was shown, in the run that showed it (a
+ * changed proposal, another run's ballot, or a moved head makes it stale).
  */
-export function ballotDigest(p: Pick<BallotSource, 'id' | 'question' | 'options' | 'voters' | 'rule' | 'action'>, head: string | undefined): string {
+export function ballotDigest(p: Pick<BallotSource, 'id' | 'question' | 'options' | 'voters' | 'rule' | 'action'>, bound: BallotBinding): string {
   // A proposal that asks consent for a tool call binds the vote to that call too.
-  const shown = JSON.stringify([p.id, p.question, p.options, p.voters, p.rule, head ?? null, ...(p.action ? [p.action] : [])]);
+  const shown = JSON.stringify([p.id, p.question, p.options, p.voters, p.rule, bound.head ?? null, bound.run, ...(p.action ? [p.action] : [])]);
   return createHash('sha256').update(shown).digest('hex').slice(0, 12);
 }
 
@@ -57,8 +64,8 @@ export function peopleSeatsOpen(p: Pick<BallotSource, 'status' | 'voters' | 'vot
   return p.status === 'open' ? p.voters.filter((v) => isPerson(v) && !Object.hasOwn(p.votes, v)) : [];
 }
 
-export function ballotOf(p: BallotSource, head: string | undefined, openedAtMs?: number): Ballot {
-  const digest = ballotDigest(p, head);
+export function ballotOf(p: BallotSource, bound: BallotBinding, openedAtMs?: number): Ballot {
+  const digest = ballotDigest(p, bound);
   return {
     proposal: p.id,
     question: p.question,
@@ -112,7 +119,7 @@ export function parseVoteCommand(body: string): VoteCommand | undefined {
   return { proposal: match[1]!, option, digest: match[3]!, reason: (match[4] ?? '').trim() };
 }
 
-/** The ballots of a session's proposals that wait for people, against the head the session records. */
-export function ballotsOf(proposals: readonly (BallotSource & { opened_at_ms?: number })[], head: string | undefined): Ballot[] {
-  return proposals.filter((p) => peopleSeatsOpen(p).length > 0).map((p) => ballotOf(p, head, p.opened_at_ms));
+/** The ballots of a session's proposals that wait for people, bound to its run and the head it records. */
+export function ballotsOf(proposals: readonly (BallotSource & { opened_at_ms?: number })[], bound: BallotBinding): Ballot[] {
+  return proposals.filter((p) => peopleSeatsOpen(p).length > 0).map((p) => ballotOf(p, bound, p.opened_at_ms));
 }

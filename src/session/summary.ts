@@ -151,7 +151,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     findings,
     compactions,
     proposals: proposals.all(),
-    ballots: ballotsOf(proposals.all(), record.header.github?.head),
+    ballots: ballotsOf(proposals.all(), { run: record.header.run_id, head: record.header.github?.head }),
     tainted,
     documents: documents.all(),
     agents,

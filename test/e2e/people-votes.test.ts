@@ -175,8 +175,13 @@ describe('votes from people', () => {
     const before = readFileSync(session);
     const vote = (voter: string, d = digest) => ['--vote', 'verdict=approve', '--voter', voter, '--digest', d];
     const refusals: [string, string[], RegExp, (() => void)?][] = [
-      ['a wrong digest', vote('octocat', '000000000000'), /digest 000000000000 is not that of proposal "verdict" as it stands/],
-      ['a head that moved on', vote('octocat'), /head moved from 111111111111 to 222222222222 since it was shown/, () => (github!.people.head = MOVED)],
+      ['a wrong digest', vote('octocat', '000000000000'), /digest 000000000000 is not that of proposal "verdict" as this run shows it/],
+      [
+        'a head that moved on',
+        vote('octocat'),
+        /the run is stale: it reviewed 111111111111, and pull request #7's head is 222222222222 now/,
+        () => (github!.people.head = MOVED),
+      ],
       [
         'a voter with read permission',
         vote('octocat'),
@@ -253,7 +258,7 @@ describe('votes from people', () => {
     github.people.head = MOVED;
     const refused = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest]);
     expect(refused.code, refused.stderr).toBe(2);
-    expect(refused.stderr).toMatch(/head moved from 111111111111 to 222222222222 since it was shown/);
+    expect(refused.stderr).toMatch(/the run is stale: it reviewed 111111111111, and pull request #7's head is 222222222222 now/);
     expect(readFileSync(session).equals(before)).toBe(true);
   });
 
@@ -350,6 +355,24 @@ describe('votes from people', () => {
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.events.filter((e) => e.type === 'message' && (e.message as { kind: string }).kind === 'system')).toEqual([]);
     expect(anthropic.of('lead')).toHaveLength(1);
+  });
+
+  it('a vote is for one run: the ballot of a newer run on the same pull request decides nothing in an older one', async () => {
+    const older = await parkedRun();
+    expect(older.run.code, older.run.stderr).toBe(75);
+    await anthropic!.close();
+    await github!.close();
+    const newer = await parkedRun();
+    expect(newer.run.code, newer.run.stderr).toBe(75);
+    // Same proposal, same head: only the run differs, and so do the digests.
+    expect(newer.digest).not.toBe(older.digest);
+    const before = readFileSync(older.session);
+    const crossed = await resume(older.run, older.session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', newer.digest]);
+    expect(crossed.code, crossed.stderr).toBe(2);
+    expect(crossed.stderr).toMatch(/the digest [0-9a-f]{12} is not that of proposal "verdict" as this run shows it: the ballot is stale, or another run's/);
+    expect(readFileSync(older.session).equals(before)).toBe(true);
+    const own = await resume(newer.run, newer.session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', newer.digest]);
+    expect(own.code, own.stderr).toBe(0);
   });
 
   it('--from-comment refuses an edited comment, one older than the proposal, and one on another pull request', async () => {

@@ -13,12 +13,14 @@ const PROPOSAL = {
   deadline_ms: 60_000,
 };
 const HEAD = 'a'.repeat(40);
+const RUN = '20261127T000000Z-abcdef';
+const BOUND = { run: RUN, head: HEAD };
 
 describe('ballots', () => {
-  it('a digest changes with every part of the proposal as shown, and with the head', () => {
-    const digest = ballotDigest(PROPOSAL, HEAD);
+  it('a digest changes with every part of the proposal as shown, with the head, and with the run', () => {
+    const digest = ballotDigest(PROPOSAL, BOUND);
     expect(digest).toMatch(/^[0-9a-f]{12}$/);
-    expect(ballotDigest({ ...PROPOSAL }, HEAD)).toBe(digest);
+    expect(ballotDigest({ ...PROPOSAL }, BOUND)).toBe(digest);
     const changed = [
       { ...PROPOSAL, id: 'verdict2' },
       { ...PROPOSAL, question: 'Merge now?' },
@@ -26,13 +28,15 @@ describe('ballots', () => {
       { ...PROPOSAL, voters: ['@octocat'] },
       { ...PROPOSAL, rule: 'unanimous' },
     ];
-    for (const p of changed) expect(ballotDigest(p, HEAD)).not.toBe(digest);
-    expect(ballotDigest(PROPOSAL, 'b'.repeat(40))).not.toBe(digest);
-    expect(ballotDigest(PROPOSAL, undefined)).not.toBe(digest);
+    for (const p of changed) expect(ballotDigest(p, BOUND)).not.toBe(digest);
+    expect(ballotDigest(PROPOSAL, { run: RUN, head: 'b'.repeat(40) })).not.toBe(digest);
+    expect(ballotDigest(PROPOSAL, { run: RUN, head: undefined })).not.toBe(digest);
+    // Another run's ballot of the same proposal, on the same head, is another ballot.
+    expect(ballotDigest(PROPOSAL, { run: '20261127T000001Z-fedcba', head: HEAD })).not.toBe(digest);
   });
 
   it('shows the seats waited for, the deadline, and a command per option that parses back to it', () => {
-    const ballot = ballotOf(PROPOSAL, HEAD, Date.UTC(2026, 10, 27));
+    const ballot = ballotOf(PROPOSAL, BOUND, Date.UTC(2026, 10, 27));
     expect(ballot.waiting_for).toEqual(['@octocat']);
     expect(ballot.deadline).toBe('2026-11-27T00:01:00.000Z');
     expect(ballot.commands['approve with changes']).toBe(`/conclave vote verdict "approve with changes" ${ballot.digest}`);

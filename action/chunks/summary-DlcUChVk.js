@@ -1,1 +1,0 @@
-export{t as NO_AGENT_USAGE,n as summarize}from"./summary-B3y4tXIP.js";
