@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import * as core from '@actions/core';
 import { parse } from 'yaml';
 import { AUTHORED_EVENTS } from './event-trust.js';
+import { forkWithoutSecrets } from './fork-without-secrets.js';
 
 /**
  * The GitHub Action's logic (its entry, action.ts, calls `run`; the bundle in action/ is built
@@ -104,6 +105,10 @@ export async function run(): Promise<void> {
     return end(await (await import('./action-sessions.js')).listParked(input('github-token'), listed === 'votes', input('pull-request').trim()));
   const args = actionArgs(input);
   if (typeof args === 'string') return fail(args);
+  // Another provider's credentials are not the repository's secrets: only Anthropic's key is known to be withheld.
+  const anthropic = ['', 'anthropic'].includes(input('provider').trim());
+  const skipped = args[0] === 'run' && anthropic ? forkWithoutSecrets(process.env, input('anthropic-api-key').trim() !== '') : undefined;
+  if (skipped) return end(skipped);
   if (args[0] === 'resume') {
     const sessions = await import('./action-sessions.js');
     const file = sessions.sessionFileOf(resolve(cwd, args[1]!));

@@ -167,6 +167,44 @@ describe('content from strangers', () => {
     expect(result.stdout.replace(/^::add-mask::.*$/gm, '')).not.toContain(SECRET);
   });
 
+  it("a fork's pull_request job, which GitHub gives no secrets: the step ends neutral, saying why in one sentence, with nothing run", async () => {
+    fakes.anthropic = anthropic = await startFakeAnthropic({ lead: [{ text: '' }], checker: [] });
+    fakes.gitHub = github = await startFakeGitHub(REPOSITORY, 9);
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-untrusted-nokey-'));
+    writeFileSync(join(workspace, 'review.yml'), WORKFLOW());
+    const summary = join(workspace, '..', `summary-nokey-${Date.now()}.md`);
+    writeFileSync(summary, '');
+    const step = { id: 'conclave', with: { workflow: 'review.yml', 'anthropic-api-key': '${{ secrets.ANTHROPIC_API_KEY }}' } };
+    const fork = JSON.parse(readFileSync(jobOn(workspace, 'fork').GITHUB_EVENT_PATH!, 'utf8'));
+    // GitHub withholds the secret: the expression gives an empty string.
+    const result = await conclaveStep(
+      step,
+      { secrets: { ANTHROPIC_API_KEY: '' } },
+      workspace,
+      4002,
+      { name: 'pull_request', payload: fork },
+      { GITHUB_STEP_SUMMARY: summary, ANTHROPIC_API_KEY: '' },
+    );
+    expect(result.code, result.stdout.slice(-2000)).toBe(0);
+    expect(result.outputs).toMatchObject({ status: 'skipped', 'exit-code': '0' });
+    expect(result.stdout).toMatch(/::notice::conclave did not run: this pull request comes from a fork, and GitHub gives a fork's pull_request run no secrets/);
+    expect(result.stdout).not.toContain('ANTHROPIC_API_KEY is not set');
+    expect(readFileSync(summary, 'utf8')).toContain('docs/github-action.md#pull-requests-from-forks');
+    expect(anthropic.requests).toHaveLength(0);
+    // The same job on the repository's own pull request, without a key, is still a mistake to fix (exit 2).
+    const own = { ...fork, pull_request: { ...fork.pull_request, head: { ...fork.pull_request.head, repo: { full_name: REPOSITORY, fork: false } } } };
+    const mistaken = await conclaveStep(
+      step,
+      { secrets: { ANTHROPIC_API_KEY: '' } },
+      workspace,
+      4003,
+      { name: 'pull_request', payload: own },
+      { GITHUB_STEP_SUMMARY: summary, ANTHROPIC_API_KEY: '' },
+    );
+    expect(mistaken.outputs['exit-code']).toBe('2');
+    expect(mistaken.stdout).toContain('ANTHROPIC_API_KEY is not set');
+  });
+
   it("an input marked trust: untrusted, in one agent's description, reaches every agent through the roster: all are tainted, even off GitHub", async () => {
     anthropic = await startFakeAnthropic({ lead: [{ text: '' }], helper: [] });
     const workflow = `
