@@ -29,7 +29,9 @@ export class TrustPolicy {
   ) {
     const byDefault = event?.untrusted === true;
     const untrusted = (trust: string | undefined) => (trust ?? (byDefault ? 'untrusted' : 'trusted')) === 'untrusted';
-    this.inputs = new Set(Object.entries(spec.inputs ?? {}).flatMap(([name, input]) => (untrusted(input?.trust) ? [name] : [])));
+    // A number or a yes/no cannot carry an instruction, whoever gave it (a pull request's number read from a fork's artifact).
+    const text = (type: string | undefined) => type !== 'number' && type !== 'integer' && type !== 'boolean';
+    this.inputs = new Set(Object.entries(spec.inputs ?? {}).flatMap(([name, input]) => (untrusted(input?.trust) && text(input?.type) ? [name] : [])));
     this.setups = new Set((spec.setup ?? []).flatMap((step) => (untrusted(step?.trust) ? [step.id] : [])));
   }
 

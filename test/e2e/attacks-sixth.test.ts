@@ -237,3 +237,26 @@ kickoff: "@lead @reader go"
     180_000,
   );
 });
+
+describe('a number from a stranger', () => {
+  it("an integer input marked untrusted (a fork's pull request number) is never fenced, and taints no one; a text input so marked still is", async () => {
+    server = await startFakeAnthropic({ lead: [{ text: '' }] });
+    const workflow = (type: string) => `
+name: number
+inputs:
+  pr: { type: ${type}, trust: untrusted }
+agents:
+  lead: { role: manager }
+kickoff: "Review pull request $<< inputs.pr >>."
+`;
+    const r = await runWorkflow(server, workflow('integer'), ['-i', 'pr=42']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.stringify(server.of('lead')[0]!.body.messages)).toContain('Review pull request 42.');
+    expect(tainted(r)).toEqual([]);
+    await server.close();
+    server = await startFakeAnthropic({ lead: [{ text: '' }] });
+    const text = await runWorkflow(server, workflow('string'), ['-i', 'pr=42']);
+    expect(JSON.stringify(server.of('lead')[0]!.body.messages)).toContain('[untrusted data from inputs.pr');
+    expect(tainted(text)).toEqual([['lead', 'the kickoff, which holds inputs.pr']]);
+  });
+});
