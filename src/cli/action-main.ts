@@ -152,6 +152,14 @@ export async function run(): Promise<void> {
   }
   const session = outputs['session-file'];
   if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'));
+  // A refused vote is no failed job: anyone who copies the ballot's line makes one. The comment is answered, the step neutral.
+  if (outputs.refused && args.includes('--from-comment')) {
+    core.setOutput('status', 'refused');
+    core.notice(outputs.refused);
+    await (await import('./vote-reply.js')).answerRefusedVote(input('github-token'), outputs.refused);
+    process.exitCode = 0;
+    return;
+  }
   // A parked run (75) is a step that did its part: a later job resumes the session.
   process.exitCode = code === EXIT.waiting ? 0 : code;
 }

@@ -137,10 +137,16 @@ async function votesOf(record: SessionRecord, options: ResumeOptions): Promise<H
   if (flags && options.fromComment)
     throw new UsageError('--from-comment reads the vote from the comment: give it without --vote, --voter, --digest and --reason');
   if (options.at !== undefined) throw new UsageError('a vote goes on with the session itself: give it without --at and --out');
-  const [{ voteFromEvent, voteFromFlags }, { checkedVote }] = await Promise.all([import('./vote-source.js'), import('./vote-checks.js')]);
-  const asked = options.fromComment ? voteFromEvent(process.env) : voteFromFlags(options);
-  if (typeof asked === 'string') throw new UsageError(`vote refused, nothing recorded: ${asked}`);
-  return [await checkedVote(record, asked, process.env)];
+  const [{ voteFromEvent, voteFromFlags }, { checkedVote, VoteRefused }] = await Promise.all([import('./vote-source.js'), import('./vote-checks.js')]);
+  try {
+    const asked = options.fromComment ? voteFromEvent(process.env) : voteFromFlags(options);
+    if (typeof asked === 'string') throw new VoteRefused(asked);
+    return [await checkedVote(record, asked, process.env)];
+  } catch (e) {
+    // In GitHub Actions the step says so: the Action answers the comment and ends neutral (docs/github-action.md: votes from people).
+    if (e instanceof VoteRefused && process.env.GITHUB_OUTPUT) (await import('@actions/core')).setOutput('refused', e.message);
+    throw e;
+  }
 }
 
 /** The run's inputs from the session header; secret inputs, masked there, must be given again. */

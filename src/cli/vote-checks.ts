@@ -58,8 +58,15 @@ export async function checkedVote(record: SessionRecord, asked: VoteAsked, env: 
   }
 }
 
+/** A vote not recorded, with why in one sentence: exit 2 on the command line; in the Action, an answer on the pull request and a neutral step. */
+export class VoteRefused extends UsageError {
+  constructor(why: string) {
+    super(`vote refused, nothing recorded: ${why}`);
+  }
+}
+
 function refuse(why: string): never {
-  throw new UsageError(`vote refused, nothing recorded: ${why}`);
+  throw new VoteRefused(why);
 }
 
 function openProposal(record: SessionRecord, asked: VoteAsked): ProposalSummary {

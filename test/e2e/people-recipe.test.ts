@@ -142,8 +142,13 @@ describe('votes from people, through the Action (examples/github)', () => {
       return { step, workspace };
     };
     const refused = await attempt('stranger', 2001);
-    expect(refused.step.code).toBe(2);
+    // Neutral, not red: the step succeeds with status refused, and the comment is answered on the pull request in one sentence.
+    expect(refused.step.code, refused.step.stdout.slice(-2000)).toBe(0);
+    expect(refused.step.outputs.status).toBe('refused');
     expect(refused.step.stdout).toMatch(/vote refused, nothing recorded: @stranger is not among the voters of proposal "verdict"/);
+    const answer = gitHub.comments.at(-1)!;
+    expect(answer.user.login).toBe(BOT_LOGIN);
+    expect(answer.body).toMatch(/^@stranger: your vote was not recorded: @\u200bstranger is not among the voters of proposal "verdict"/);
     expect(refused.step.outputs['artifact-name'] ?? '').toBe('');
     expect(anthropic.requests.length).toBe(callsBefore);
 

@@ -1,0 +1,1 @@
+export{o as setOutput}from"./core-CthdDKqR.js";
