@@ -16,7 +16,7 @@ function notes(estimate: Estimate): string[] {
   const turns =
     estimate.sessions > 0
       ? `the turns of ${estimate.sessions} earlier session${estimate.sessions === 1 ? '' : 's'} (their median)`
-      : 'one turn per message each agent will receive';
+      : "one turn each time an agent is woken (a manager's reports that come together wake it once)";
   const counted = estimate.agents.every((r) => r.counted === 'exact') ? "by the API's token counting" : 'partly from their length (no token counting here)';
   lines.push(`likely: prompts counted ${counted}, ${turns}`);
   return lines;

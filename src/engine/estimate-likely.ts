@@ -46,8 +46,10 @@ export const LIKELY_OUTPUT_TOKENS = 300;
 export const LIKELY_MESSAGE_TOKENS = 200;
 
 /**
- * With no session: one turn (one call) for each message the agent will receive (the lead the
- * kickoff, every agent its task, a manager each report), each call's prompt its first prompt plus
+ * With no session: one turn (one call) for each time the agent is woken (the lead by the kickoff,
+ * every agent by its task, a manager by its reports: each one with `wake: each`, all of them at
+ * once with `wake: all`, as conclave's fan-in holds a manager until the agents it addressed have
+ * answered), each call's prompt its first prompt plus
  * the conversation so far, the first writing the prompt cache and each later one reading what
  * the call before wrote. An agent's first call reads the tools and context another agent with the
  * same ones wrote before it.
@@ -62,7 +64,7 @@ export function likelyFromMessages(
 ): Likely {
   const reports =
     group.kind === 'template' ? 0 : groups.flatMap((g) => (g.kind === 'template' ? [] : g.profiles)).filter((p) => p.reportsTo === profile.name).length;
-  const calls = 1 + reports;
+  const calls = 1 + (profile.wake === 'all' ? Math.min(1, reports) : reports);
   const output = Math.min(profile.maxTokens, LIKELY_OUTPUT_TOKENS);
   const growth = output + LIKELY_MESSAGE_TOKENS;
   const cacheMin = modelInfo(profile.model).cacheMin;
