@@ -5,14 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic/server.js';
 import { startFakeGitHub, type FakeGitHub } from './fake-github/server.js';
 import { conclave } from './helpers/cli.js';
-import { mutateJson, mutateText, random } from './helpers/random.js';
+import { fuzzWorkflows, mutateJsonLine, throughTheCli } from './helpers/fuzz-cases.js';
+import { random } from './helpers/random.js';
 import { runWorkflow, TEST_API_KEY } from './helpers/run-workflow.js';
-import { mentionWarnings } from '../src/channel/mention-lint.js';
 import { readSession, SessionFileError } from '../src/session/reader.js';
 import { isFinished, replayable } from '../src/session/recording.js';
 import { summarize } from '../src/session/summary.js';
 import { spansOf } from '../src/trace/spans.js';
-import { loadWorkflow, WorkflowFileError } from '../src/workflow/load.js';
 
 /**
  * Seeded fuzzing of the fifth stage's keys and events (issue 66): workflows using `people`,
@@ -28,8 +27,6 @@ const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const CASES = 1_000;
 const SAMPLE = process.env.FUZZ_CLI_ALL ? CASES : 8;
 const LONG = process.env.FUZZ_CLI_ALL ? 7_200_000 : 240_000;
-const DOCUMENTED = [0, 1, 2, 3, 4, 75];
-const STACK = /\n\s+at .*:\d+:\d+|internal error/;
 const REPOSITORY = 'octo/widgets';
 const PULL = 7;
 const HEAD = '4444444444444444444444444444444444444444';
@@ -55,17 +52,6 @@ outputs:
 `;
 
 const VALUES: unknown[] = [null, true, 0, -1, 1.5, 1e300, '', 'x', [], {}, [null], { a: 1 }, '@octocat', 'lead', 'approve', 2 ** 53 + 1, '`'.repeat(50)];
-
-function mutateJsonLine(line: string, rand: () => number): string {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return mutateText(line, rand);
-  }
-  if (rand() < 0.1 || !mutateJson(value, rand, () => VALUES[Math.floor(rand() * VALUES.length)])) return mutateText(line, rand);
-  return JSON.stringify(value);
-}
 
 describe(`fuzzing the fifth stage (seed ${SEED})`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-fuzz5-'));
@@ -122,21 +108,7 @@ describe(`fuzzing the fifth stage (seed ${SEED})`, () => {
   });
 
   it(`${CASES} mutated workflows with people, untrusted, trust and for_each over untrusted values end in diagnostics, never in an exception`, () => {
-    const rand = random(SEED);
-    for (let n = 0; n < CASES; n++) {
-      let text = WORKFLOW;
-      for (let k = 1 + Math.floor(rand() * 3); k > 0; k--) text = mutateText(text, rand);
-      const file = join(dir, `w${n}.yml`);
-      writeFileSync(file, text);
-      try {
-        const { diagnostics, prompts, agents } = loadWorkflow(file);
-        mentionWarnings(prompts, agents);
-        for (const d of diagnostics) expect(d.line, `case ${n} (seed ${SEED})`).toBeGreaterThan(0);
-      } catch (e) {
-        if (e instanceof WorkflowFileError) continue;
-        throw new Error(`case ${n} of seed ${SEED} threw ${(e as Error).stack}\n--- the file:\n${text.slice(0, 2000)}`);
-      }
-    }
+    fuzzWorkflows(WORKFLOW, CASES, random(SEED), dir, SEED);
   });
 
   it(`${CASES} mutated sessions holding votes from people, taints, an estimate and the event's header are read, summarised, traced, or refused with their line`, () => {
@@ -148,7 +120,7 @@ describe(`fuzzing the fifth stage (seed ${SEED})`, () => {
         // Mostly the fifth stage's lines, and the header.
         const ours = lines.flatMap((l, i) => (i === 0 || /"type":"(human_vote|agent_tainted|estimate)"/.test(l) ? [i] : []));
         const i = rand() < 0.8 ? ours[Math.floor(rand() * ours.length)]! : Math.floor(rand() * lines.length);
-        lines[i] = mutateJsonLine(lines[i]!, rand);
+        lines[i] = mutateJsonLine(lines[i]!, rand, VALUES);
       }
       // A line repeated now and then: a vote or a taint twice (issue 66: a duplicated human_vote).
       if (rand() < 0.2) {
@@ -199,26 +171,8 @@ describe(`fuzzing the fifth stage (seed ${SEED})`, () => {
         ['run', 'workflow.yml', '--replay', `s${n}.jsonl`, '--json'],
         ['estimate', `w${n}.yml`, '--json', '--from', `s${n}.jsonl`],
       ];
-      const codes = new Map<number, number>();
-      const hung: string[] = [];
-      for (let i = 0; i < picks.length; i += 2)
-        await Promise.all(
-          picks.slice(i, i + 2).map(async (n) => {
-            for (const args of commands(n)) {
-              let timer: NodeJS.Timeout | undefined;
-              const r = await Promise.race([
-                conclave(args, { cwd: dir, env }),
-                new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`hung: conclave ${args.join(' ')} (seed ${SEED})`)), 30_000))),
-              ]).finally(() => clearTimeout(timer));
-              const said = `${r.stdout}${r.stderr}`;
-              expect(DOCUMENTED, `${args.join(' ')} (seed ${SEED}): ${said.slice(0, 500)}`).toContain(r.code);
-              expect(said, `${args.join(' ')} (seed ${SEED})`).not.toMatch(STACK);
-              codes.set(r.code, (codes.get(r.code) ?? 0) + 1);
-            }
-          }),
-        );
-      expect(hung).toEqual([]);
-      if (process.env.FUZZ_CLI_ALL) console.log(`exit codes over ${picks.length} cases × 9 commands: ${JSON.stringify(Object.fromEntries(codes))}`);
+      const codes = await throughTheCli(picks, commands, dir, env, SEED);
+      if (process.env.FUZZ_CLI_ALL) console.log(`exit codes over ${picks.length} cases × 9 commands: ${JSON.stringify(codes)}`);
     },
     LONG,
   );

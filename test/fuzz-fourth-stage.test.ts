@@ -5,14 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic, type Reply } from './fake-anthropic/server.js';
 import { ALICE_PLAN, edit, finding } from './fixtures/plan-team.js';
 import { conclave } from './helpers/cli.js';
-import { mutateJson, mutateText, random } from './helpers/random.js';
+import { DOCUMENTED, fuzzWorkflows, mutateJsonLine, STACK, throughTheCli } from './helpers/fuzz-cases.js';
+import { random } from './helpers/random.js';
 import { runWorkflow, TEST_API_KEY } from './helpers/run-workflow.js';
-import { mentionWarnings } from '../src/channel/mention-lint.js';
 import { readSession, SessionFileError } from '../src/session/reader.js';
 import { isFinished, replayable } from '../src/session/recording.js';
 import { summarize } from '../src/session/summary.js';
 import { spansOf } from '../src/trace/spans.js';
-import { loadWorkflow, WorkflowFileError } from '../src/workflow/load.js';
 
 /**
  * Seeded fuzzing of the fourth stage's keys and events (issue 50): workflows with `documents`,
@@ -28,9 +27,6 @@ const CASES = 1_000;
 /** How many cases go through the CLI: FUZZ_CLI_ALL=1 sends all (tens of minutes: docs/testing.md has the figures). */
 const SAMPLE = process.env.FUZZ_CLI_ALL ? CASES : 8;
 const LONG = process.env.FUZZ_CLI_ALL ? 7_200_000 : 240_000;
-/** The exit codes docs/workflow.md and the README document. */
-const DOCUMENTED = [0, 1, 2, 3, 4, 75];
-const STACK = /\n\s+at .*:\d+:\d+|internal error/;
 
 const CONTEXT = `The change under review:\n${'+ const answer = compute(input); // a line of the diff\n'.repeat(120)}`;
 
@@ -58,17 +54,6 @@ outputs:
 `;
 
 const VALUES: unknown[] = [null, true, 0, -1, 1.5, 1e300, '', 'x', [], {}, [null], { a: 1 }, '***', 'lead', 'plan#1', 2 ** 53 + 1, '`'.repeat(50)];
-
-function mutateJsonLine(line: string, rand: () => number): string {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return mutateText(line, rand);
-  }
-  if (rand() < 0.1 || !mutateJson(value, rand, () => VALUES[Math.floor(rand() * VALUES.length)])) return mutateText(line, rand);
-  return JSON.stringify(value);
-}
 
 /** The team's script: alice edits and appends (batched), bob appends, the lead accepts. */
 function script(): Record<string, Reply[] | ((r: { call: number; body: { messages: unknown[] } }) => Reply)> {
@@ -121,21 +106,7 @@ describe(`fuzzing the fourth stage (seed ${SEED})`, () => {
   afterAll(() => server?.close());
 
   it(`${CASES} mutated workflows with documents, context, cache and batch end in diagnostics, never in an exception`, () => {
-    const rand = random(SEED);
-    for (let n = 0; n < CASES; n++) {
-      let text = WORKFLOW;
-      for (let k = 1 + Math.floor(rand() * 3); k > 0; k--) text = mutateText(text, rand);
-      const file = join(dir, `w${n}.yml`);
-      writeFileSync(file, text);
-      try {
-        const { diagnostics, prompts, agents } = loadWorkflow(file);
-        mentionWarnings(prompts, agents);
-        for (const d of diagnostics) expect(d.line, `case ${n} (seed ${SEED})`).toBeGreaterThan(0);
-      } catch (e) {
-        if (e instanceof WorkflowFileError) continue;
-        throw new Error(`case ${n} of seed ${SEED} threw ${(e as Error).stack}\n--- the file:\n${text.slice(0, 2000)}`);
-      }
-    }
+    fuzzWorkflows(WORKFLOW, CASES, random(SEED), dir, SEED);
   });
 
   it(`${CASES} mutated sessions holding documents, batches, shared texts and abandoned calls are read, summarised, traced, or refused with their line`, () => {
@@ -147,7 +118,7 @@ describe(`fuzzing the fourth stage (seed ${SEED})`, () => {
         // Mostly the fourth stage's lines.
         const ours = lines.flatMap((l, i) => (/"type":"(document_|edit_|batch_|shared_text|call_abandoned)/.test(l) ? [i] : []));
         const i = rand() < 0.8 ? ours[Math.floor(rand() * ours.length)]! : Math.floor(rand() * lines.length);
-        lines[i] = mutateJsonLine(lines[i]!, rand);
+        lines[i] = mutateJsonLine(lines[i]!, rand, VALUES);
       }
       const file = join(dir, `s${n}.jsonl`);
       writeFileSync(file, `${lines.join('\n')}\n`);
@@ -186,24 +157,8 @@ describe(`fuzzing the fourth stage (seed ${SEED})`, () => {
         ['resume', `s${n}.jsonl`, '--offline', '--workflow', 'workflow.yml', '--json'],
         ['run', 'workflow.yml', '--replay', `s${n}.jsonl`, '--json'],
       ];
-      const codes = new Map<number, number>();
-      // Two cases at a time (the machine's two cores).
-      for (let i = 0; i < picks.length; i += 2)
-        await Promise.all(
-          picks.slice(i, i + 2).map(async (n) => {
-            for (const args of commands(n)) {
-              const r = await Promise.race([
-                conclave(args, { cwd: dir, env }),
-                new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`hung: conclave ${args.join(' ')} (seed ${SEED})`)), 30_000)),
-              ]);
-              const said = `${r.stdout}${r.stderr}`;
-              expect(DOCUMENTED, `${args.join(' ')} (seed ${SEED}): ${said.slice(0, 500)}`).toContain(r.code);
-              expect(said, `${args.join(' ')} (seed ${SEED})`).not.toMatch(STACK);
-              codes.set(r.code, (codes.get(r.code) ?? 0) + 1);
-            }
-          }),
-        );
-      if (process.env.FUZZ_CLI_ALL) console.log(`exit codes over ${picks.length} cases × 8 commands: ${JSON.stringify(Object.fromEntries(codes))}`);
+      const codes = await throughTheCli(picks, commands, dir, env, SEED);
+      if (process.env.FUZZ_CLI_ALL) console.log(`exit codes over ${picks.length} cases × 8 commands: ${JSON.stringify(codes)}`);
     },
     LONG,
   );
