@@ -5,13 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic/server.js';
 import { startFakeGitHub, type FakeGitHub } from './fake-github/server.js';
 import { conclave } from './helpers/cli.js';
-import { fuzzWorkflows, mutateJsonLine, throughTheCli } from './helpers/fuzz-cases.js';
+import { fuzzSessions, fuzzWorkflows, mutateJsonLine, throughTheCli } from './helpers/fuzz-cases.js';
 import { random } from './helpers/random.js';
 import { runWorkflow, TEST_API_KEY } from './helpers/run-workflow.js';
-import { readSession, SessionFileError } from '../src/session/reader.js';
-import { isFinished, replayable } from '../src/session/recording.js';
-import { summarize } from '../src/session/summary.js';
-import { spansOf } from '../src/trace/spans.js';
+import { readSession } from '../src/session/reader.js';
+import { isFinished } from '../src/session/recording.js';
 
 /**
  * Seeded fuzzing of the fifth stage's keys and events (issue 66): workflows using `people`,
@@ -113,9 +111,7 @@ describe(`fuzzing the fifth stage (seed ${SEED})`, () => {
 
   it(`${CASES} mutated sessions holding votes from people, taints, an estimate and the event's header are read, summarised, traced, or refused with their line`, () => {
     const rand = random(SEED + 1);
-    let refused = 0;
-    for (let n = 0; n < CASES; n++) {
-      const lines = recorded.split('\n');
+    const mutate = (lines: string[]) => {
       for (let k = 1 + Math.floor(rand() * 2); k > 0; k--) {
         // Mostly the fifth stage's lines, and the header.
         const ours = lines.flatMap((l, i) => (i === 0 || /"type":"(human_vote|agent_tainted|estimate)"/.test(l) ? [i] : []));
@@ -127,23 +123,8 @@ describe(`fuzzing the fifth stage (seed ${SEED})`, () => {
         const i = 1 + Math.floor(rand() * (lines.length - 1));
         lines.splice(i, 0, lines[i]!);
       }
-      const file = join(dir, `s${n}.jsonl`);
-      writeFileSync(file, `${lines.join('\n')}\n`);
-      try {
-        const record = readSession(file);
-        spansOf(record.header, record.events);
-        summarize(record);
-        replayable(record.effective);
-        isFinished(record);
-      } catch (e) {
-        if (e instanceof SessionFileError) {
-          refused++;
-          expect(e.message, `case ${n} of seed ${SEED}`).toContain(file);
-          continue;
-        }
-        throw new Error(`case ${n} of seed ${SEED} threw ${(e as Error).stack}\n--- the file:\n${lines.join('\n').slice(0, 3000)}`);
-      }
-    }
+    };
+    const refused = fuzzSessions(CASES, mutate, recorded, dir, SEED);
     expect(refused).toBeGreaterThan(CASES / 10);
   });
 

@@ -5,13 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic, type Reply } from './fake-anthropic/server.js';
 import { ALICE_PLAN, edit, finding } from './fixtures/plan-team.js';
 import { conclave } from './helpers/cli.js';
-import { DOCUMENTED, fuzzWorkflows, mutateJsonLine, STACK, throughTheCli } from './helpers/fuzz-cases.js';
+import { DOCUMENTED, fuzzSessions, fuzzWorkflows, mutateJsonLine, STACK, throughTheCli } from './helpers/fuzz-cases.js';
 import { random } from './helpers/random.js';
 import { runWorkflow, TEST_API_KEY } from './helpers/run-workflow.js';
-import { readSession, SessionFileError } from '../src/session/reader.js';
-import { isFinished, replayable } from '../src/session/recording.js';
-import { summarize } from '../src/session/summary.js';
-import { spansOf } from '../src/trace/spans.js';
+import { readSession } from '../src/session/reader.js';
+import { isFinished } from '../src/session/recording.js';
 
 /**
  * Seeded fuzzing of the fourth stage's keys and events (issue 50): workflows with `documents`,
@@ -111,32 +109,15 @@ describe(`fuzzing the fourth stage (seed ${SEED})`, () => {
 
   it(`${CASES} mutated sessions holding documents, batches, shared texts and abandoned calls are read, summarised, traced, or refused with their line`, () => {
     const rand = random(SEED + 1);
-    let refused = 0;
-    for (let n = 0; n < CASES; n++) {
-      const lines = recorded.split('\n');
+    const mutate = (lines: string[]) => {
       for (let k = 1 + Math.floor(rand() * 2); k > 0; k--) {
         // Mostly the fourth stage's lines.
         const ours = lines.flatMap((l, i) => (/"type":"(document_|edit_|batch_|shared_text|call_abandoned)/.test(l) ? [i] : []));
         const i = rand() < 0.8 ? ours[Math.floor(rand() * ours.length)]! : Math.floor(rand() * lines.length);
         lines[i] = mutateJsonLine(lines[i]!, rand, VALUES);
       }
-      const file = join(dir, `s${n}.jsonl`);
-      writeFileSync(file, `${lines.join('\n')}\n`);
-      try {
-        const record = readSession(file);
-        spansOf(record.header, record.events);
-        summarize(record);
-        replayable(record.effective);
-        isFinished(record);
-      } catch (e) {
-        if (e instanceof SessionFileError) {
-          refused++;
-          expect(e.message, `case ${n} of seed ${SEED}`).toContain(file);
-          continue;
-        }
-        throw new Error(`case ${n} of seed ${SEED} threw ${(e as Error).stack}\n--- the file:\n${lines.join('\n').slice(0, 3000)}`);
-      }
-    }
+    };
+    const refused = fuzzSessions(CASES, mutate, recorded, dir, SEED);
     expect(refused).toBeGreaterThan(CASES / 10);
   });
 

@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { mentionWarnings } from '../../src/channel/mention-lint.js';
 import { loadWorkflow, WorkflowFileError } from '../../src/workflow/load.js';
+import { readSession, SessionFileError } from '../../src/session/reader.js';
+import { isFinished, replayable } from '../../src/session/recording.js';
+import { summarize } from '../../src/session/summary.js';
+import { spansOf } from '../../src/trace/spans.js';
 import { conclave } from './cli.js';
 import { mutateJson, mutateText } from './random.js';
 
@@ -63,4 +67,34 @@ export async function throughTheCli(picks: readonly number[], commands: (n: numb
       }),
     );
   return Object.fromEntries(codes);
+}
+
+/**
+ * A session's lines, mutated (`mutate` changes them in place), written as s0.jsonl… in `dir` and
+ * read, traced, summarised and replayed in process, or refused by the reader naming the file:
+ * never an exception. How many were refused.
+ */
+export function fuzzSessions(cases: number, mutate: (lines: string[]) => void, recorded: string, dir: string, seed: number): number {
+  let refused = 0;
+  for (let n = 0; n < cases; n++) {
+    const lines = recorded.split('\n');
+    mutate(lines);
+    const file = join(dir, `s${n}.jsonl`);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    try {
+      const record = readSession(file);
+      spansOf(record.header, record.events);
+      summarize(record);
+      replayable(record.effective);
+      isFinished(record);
+    } catch (e) {
+      if (e instanceof SessionFileError) {
+        refused++;
+        expect(e.message, `case ${n} of seed ${seed}`).toContain(file);
+        continue;
+      }
+      throw new Error(`case ${n} of seed ${seed} threw ${(e as Error).stack}\n--- the file:\n${lines.join('\n').slice(0, 3000)}`);
+    }
+  }
+  return refused;
 }
