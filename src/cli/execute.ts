@@ -26,6 +26,7 @@ import { maskStreams, writeUnmasked } from './masked-streams.js';
 import type { Masker } from '../session/masker.js';
 import type { WorkersFlags } from './worker-pool.js';
 import type { TurnsElsewhere } from '../engine/run-options.js';
+import { generationIn, noteGeneration } from './run-generations.js';
 
 export interface OutputOptions extends LimitFlags, OrganisationFlags, WorkersFlags {
   json?: boolean;
@@ -230,6 +231,9 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     await options.responseCache?.close();
     await options.organisation?.close();
   }
+  // A replay is a run of its own; any other run notes its newest generation, against stale copies (run-generations.ts).
+  if (!options.replayOf)
+    noteGeneration(process.cwd(), writer.header.run_id, { generation: generationIn(writer.path), status: result.status, session: writer.path });
   if (options.sarif || github) {
     const summary = await summaryOf(writer.path, options.replayOf);
     if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);

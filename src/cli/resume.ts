@@ -18,6 +18,7 @@ import { organisationOf } from './organisation.js';
 import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
+import { notedGeneration } from './run-generations.js';
 import type { HumanVote } from '../engine/people-votes.js';
 
 export interface ResumeOptions extends OutputOptions {
@@ -75,7 +76,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   } else if (isFinished(record)) {
     const end = endOf(record)!;
     throw new UsageError(`${file} records a run that already ended (${end.status}: ${end.reason}); fork it from an earlier point with --at SEQ --out NEW`);
-  }
+  } else refuseStaleCopy(file, record);
 
   // Checked before anything is written: a refused vote leaves the session as it was.
   const votes = await votesOf(record, options);
@@ -130,6 +131,18 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   });
 }
 
+/** A copy of an older generation of a run whose newer one this project noted (run-generations.ts): resuming it would pay again for what that one holds. */
+function refuseStaleCopy(file: string, record: SessionRecord): void {
+  const generation = 1 + record.events.filter((e) => e.type === 'resumed').length;
+  const newer = notedGeneration(process.cwd(), record.header.run_id);
+  if (!newer || newer.generation <= generation) return;
+  throw new UsageError(
+    `${file} is generation ${generation} of run ${record.header.run_id}, and generation ${newer.generation} (${newer.status}) was written since, ` +
+      `as ${newer.session}: resuming this copy would make and pay for again what that one holds. Resume the newest copy` +
+      `${newer.status === 'waiting' ? '' : ' (it has ended: nothing is left to do)'}`,
+  );
+}
+
 /** The person's vote this resume records, checked with the session and GitHub (docs/github-action.md: votes from people). */
 async function votesOf(record: SessionRecord, options: ResumeOptions): Promise<HumanVote[]> {
   const flags = options.vote !== undefined || options.voter !== undefined || options.digest !== undefined || options.reason !== undefined;
@@ -144,7 +157,14 @@ async function votesOf(record: SessionRecord, options: ResumeOptions): Promise<H
     return [await checkedVote(record, asked, process.env)];
   } catch (e) {
     // In GitHub Actions the step says so: the Action answers the comment and ends neutral (docs/github-action.md: votes from people).
-    if (e instanceof VoteRefused && process.env.GITHUB_OUTPUT) (await import('@actions/core')).setOutput('refused', e.message);
+    if (e instanceof VoteRefused && process.env.GITHUB_OUTPUT) {
+      const { setOutput } = await import('@actions/core');
+      try {
+        setOutput('refused', e.message);
+      } catch {
+        // an outputs file that cannot be written: the refusal stands, said on stderr
+      }
+    }
     throw e;
   }
 }

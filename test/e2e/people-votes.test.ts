@@ -375,6 +375,20 @@ describe('votes from people', () => {
     expect(own.code, own.stderr).toBe(0);
   });
 
+  it('a copy of the session made before a resume is stale once the run went on: resuming it is refused, nothing paid', async () => {
+    const { run, session, digest } = await parkedRun();
+    expect(run.code, run.stderr).toBe(75);
+    const copy = join(run.dir, 'copy-before-the-vote.jsonl');
+    writeFileSync(copy, readFileSync(session));
+    const voted = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest]);
+    expect(voted.code, voted.stderr).toBe(0);
+    const calls = anthropic!.requests.length;
+    const stale = await resume(run, copy, []);
+    expect(stale.code, stale.stderr).toBe(2);
+    expect(stale.stderr).toMatch(/copy-before-the-vote\.jsonl is generation 1 of run \S+, and generation 2 \(idle\) was written since/);
+    expect(anthropic!.requests.length).toBe(calls);
+  });
+
   it('--from-comment refuses an edited comment, one older than the proposal, and one on another pull request', async () => {
     const { run, session, digest } = await parkedRun();
     expect(run.code, run.stderr).toBe(75);

@@ -1,0 +1,56 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readSession } from '../session/reader.js';
+
+/** A run's newest generation as this project's `.conclave/runs/RUN_ID.json` notes it. */
+export interface NotedGeneration {
+  generation: number;
+  status: string;
+  session: string;
+}
+
+const RUNS = join('.conclave', 'runs');
+const RUN_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * Notes, beside the project's sessions, the newest generation of a run (1 + its resumes) and how
+ * it stopped, so that a copy of an older generation (a session file copied before it was resumed)
+ * is refused on resume, as the Action refuses a stale artifact: resuming it would make and pay
+ * for again what the newer one holds (docs/session-format.md: generations). A note that cannot be
+ * written is skipped: it only guards.
+ */
+export function noteGeneration(cwd: string, runId: string, noted: NotedGeneration): void {
+  if (!RUN_ID.test(runId)) return;
+  try {
+    const dir = join(cwd, RUNS);
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${runId}.json`);
+    const known = notedGeneration(cwd, runId);
+    if (known && known.generation > noted.generation) return;
+    writeFileSync(`${file}.tmp`, `${JSON.stringify({ ...noted, session: resolve(noted.session) })}\n`);
+    renameSync(`${file}.tmp`, file);
+  } catch {
+    // a read-only or full disk: the guard is skipped, the run's result stands
+  }
+}
+
+/** The newest generation noted for a run, if any (a note that is not one is ignored). */
+export function notedGeneration(cwd: string, runId: string): NotedGeneration | undefined {
+  if (!RUN_ID.test(runId)) return undefined;
+  try {
+    const noted = JSON.parse(readFileSync(join(cwd, RUNS, `${runId}.json`), 'utf8')) as Partial<NotedGeneration>;
+    if (!Number.isSafeInteger(noted.generation) || typeof noted.status !== 'string' || typeof noted.session !== 'string') return undefined;
+    return noted as NotedGeneration;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A session's generation: 1, and one more for each time it was resumed (as the Action names its copies, -gN-). */
+export function generationIn(session: string): number {
+  try {
+    return 1 + readSession(session).events.filter((e) => e.type === 'resumed').length;
+  } catch {
+    return 0;
+  }
+}
