@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxForTests } from '../helpers/sandbox.js';
@@ -306,6 +306,8 @@ describe('limits from a session file are no looser than the workflow', () => {
     expect(first.code, first.stderr).toBe(3);
     const session = join(dir, JSON.parse(first.stdout).session);
     const forge = (change: (limits: Record<string, number>) => void) => {
+      // Each forged copy stands alone here: the note of the run's newer generation would refuse it first, as a stale copy.
+      rmSync(join(dir, '.conclave', 'runs'), { recursive: true, force: true });
       const lines = readFileSync(session, 'utf8')
         .trim()
         .split('\n')

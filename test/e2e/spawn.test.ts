@@ -295,9 +295,10 @@ kickoff: Go.
     const closed = new Promise((resolve) => child.on('close', resolve));
     const sessions = join(dir, '.conclave', 'sessions');
     const file = () => join(sessions, readdirSync(sessions).find((f) => f.endsWith('.jsonl'))!);
+    // The session's lock can stand in the folder a moment before the session itself.
     const answered = () =>
       existsSync(sessions) &&
-      readdirSync(sessions).length > 0 &&
+      readdirSync(sessions).some((f) => f.endsWith('.jsonl')) &&
       (readFileSync(file(), 'utf8').match(/"type":"turn_ended","agent":"reviewer-/g) ?? []).length >= 2;
     const deadline = Date.now() + 20_000;
     while (!(answered() && server.of('reviewer-3').length === 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
