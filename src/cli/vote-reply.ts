@@ -12,7 +12,8 @@ export async function answerRefusedVote(token: string, why: string): Promise<voi
   const number = context.payload.issue?.number ?? context.payload.pull_request?.number;
   const login = (context.payload.comment ?? context.payload.review)?.user?.login;
   if (!token.trim() || typeof number !== 'number') return;
-  const body = `${typeof login === 'string' && /^[A-Za-z0-9-]+$/.test(login) ? `@${login}: ` : ''}your vote was not recorded: ${inert(why.replace(/^vote refused, nothing recorded: /, ''))}.`;
+  const who = typeof login === 'string' && /^[A-Za-z0-9-]+$/.test(login) ? `@${login}: ` : '';
+  const body = `${who}your vote was not recorded: ${inert(why.replace(/^vote refused, nothing recorded: /, ''))}.`;
   try {
     await github.getOctokit(token).rest.issues.createComment({ owner: context.repo.owner, repo: context.repo.repo, issue_number: number, body });
   } catch (e) {

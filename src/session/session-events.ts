@@ -59,7 +59,8 @@ export const EVENTS = {
   ack: event({ agent: agentName(), through: integer() }, "a finished turn handled the agent's inbox up to entry `through`"),
   proposal_opened: event(
     { proposal: PROPOSAL },
-    "a proposal was opened; `advisers`: a decision that is the people's (`people.decide`), whose voters are the people, and the agents whose votes on it are advice",
+    "a proposal was opened; `advisers`: a decision that is the people's (`people.decide`), whose voters are the people, and the agents " +
+      'whose votes on it are advice',
   ),
   vote: event({ proposal: string(), voter: voterName(), option: string(), reason: string() }, 'a vote the channel accepted'),
   human_vote: event(
