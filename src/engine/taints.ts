@@ -132,7 +132,7 @@ export class Taints {
   /** Why a tool call that changes something outside the run may not go through now; undefined when it may. */
   refusal(agent: string, use: Use, readOnly: boolean, channel: Channel): string | undefined {
     if (readOnly || this.allow || !this.has(agent)) return undefined;
-    const consent = channel.allProposals().find((p) => this.consents(p, use));
+    const consent = channel.allProposals().find((p) => p.proposer === agent && this.consents(p, use));
     if (consent) {
       this.used.add(consent.id);
       return undefined;
