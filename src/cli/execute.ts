@@ -26,7 +26,7 @@ import { maskStreams, writeUnmasked } from './masked-streams.js';
 import type { Masker } from '../session/masker.js';
 import type { WorkersFlags } from './worker-pool.js';
 import type { TurnsElsewhere } from '../engine/run-options.js';
-import { generationIn, noteGeneration } from './run-generations.js';
+import { noteGeneration } from './run-generations.js';
 
 export interface OutputOptions extends LimitFlags, OrganisationFlags, WorkersFlags {
   json?: boolean;
@@ -94,6 +94,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   replayOf?: string;
   /** Called when the recording is used up, before the first new event. */
   onLive?: () => void;
+  /** The run's generation once it stops (run-generations.ts): 1, and one more per resume that went live. */
+  generation?: () => number;
   /** The providers' clients: undefined for --replay and --offline, which make no model call. */
   connections?: readonly Connection[];
   /** --provider: every agent's provider. */
@@ -232,8 +234,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     await options.organisation?.close();
   }
   // A replay is a run of its own; any other run notes its newest generation, against stale copies (run-generations.ts).
-  if (!options.replayOf)
-    noteGeneration(process.cwd(), writer.header.run_id, { generation: generationIn(writer.path), status: result.status, session: writer.path });
+  if (!options.replayOf && options.generation)
+    noteGeneration(process.cwd(), writer.header.run_id, { generation: options.generation(), status: result.status, session: writer.path });
   if (options.sarif || github) {
     const summary = await summaryOf(writer.path, options.replayOf);
     if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);

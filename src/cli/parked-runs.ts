@@ -1,5 +1,6 @@
 import * as github from '@actions/github';
 import type { SessionRecord } from '../session/reader.js';
+export { generationOf } from './run-generations.js';
 
 /**
  * The copies of runs' sessions that the parked-run recipe keeps as artifacts
@@ -27,11 +28,6 @@ const NAME = /^conclave-(\d{8}T\d{6}Z-[0-9a-f]{6})-g(\d{1,6})-([a-z_]{1,20})-([0
 /** The artifact name of a session's copy: `-prN` ends it when the run began on pull request N. */
 export function artifactName(runId: string, generation: number, status: string, commit: string | undefined, pull?: number): string {
   return `conclave-${runId}-g${generation}-${status}-${commit ?? 'none'}${pull !== undefined ? `-pr${pull}` : ''}`;
-}
-
-/** How many jobs wrote the session: the first, and one for each resume that went on from it. */
-export function generationOf(record: SessionRecord): number {
-  return 1 + record.events.filter((e) => e.type === 'resumed').length;
 }
 
 /**

@@ -18,7 +18,7 @@ import { organisationOf } from './organisation.js';
 import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
-import { notedGeneration } from './run-generations.js';
+import { generationOf, notedGeneration } from './run-generations.js';
 import type { HumanVote } from '../engine/people-votes.js';
 
 export interface ResumeOptions extends OutputOptions {
@@ -102,6 +102,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const organisation = options.offline ? undefined : await organisationOf(options, workflow.spec, header.run_id, warning);
 
   const lastReplayed = recording.at(-1)?.seq ?? 0;
+  let generation = generationOf(record);
   const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, header.run_id, header.session);
   const workspace = options.workspace ?? process.cwd();
   const pool = await workerPoolOf(options, { runId: header.run_id, workflow, workspace, provider: options.provider }, warning);
@@ -118,7 +119,11 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     scopeSession: header.session,
     writer,
     recording,
-    onLive: () => writer.append({ type: 'resumed', replayed_through: lastReplayed, at: new Date().toISOString(), conclave_version: pkg.version }),
+    onLive: () => {
+      generation++;
+      writer.append({ type: 'resumed', replayed_through: lastReplayed, at: new Date().toISOString(), conclave_version: pkg.version });
+    },
+    generation: () => generation,
     connections,
     responseCache: cache,
     organisation,
@@ -133,7 +138,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
 
 /** A copy of an older generation of a run whose newer one this project noted (run-generations.ts): resuming it would pay again for what that one holds. */
 function refuseStaleCopy(file: string, record: SessionRecord): void {
-  const generation = 1 + record.events.filter((e) => e.type === 'resumed').length;
+  const generation = generationOf(record);
   const newer = notedGeneration(process.cwd(), record.header.run_id);
   if (!newer || newer.generation <= generation) return;
   throw new UsageError(

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readSession } from '../session/reader.js';
+import type { SessionRecord } from '../session/reader.js';
 
 /** A run's newest generation as this project's `.conclave/runs/RUN_ID.json` notes it. */
 export interface NotedGeneration {
@@ -47,10 +47,6 @@ export function notedGeneration(cwd: string, runId: string): NotedGeneration | u
 }
 
 /** A session's generation: 1, and one more for each time it was resumed (as the Action names its copies, -gN-). */
-export function generationIn(session: string): number {
-  try {
-    return 1 + readSession(session).events.filter((e) => e.type === 'resumed').length;
-  } catch {
-    return 0;
-  }
+export function generationOf(record: Pick<SessionRecord, 'events'>): number {
+  return 1 + record.events.filter((e) => e.type === 'resumed').length;
 }

@@ -152,6 +152,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     writer,
     recording,
     ...(options.replay ? { replayOf: options.replay } : {}),
+    generation: () => 1,
     ...(recording ? {} : { connections }),
     responseCache: cache,
     organisation,

@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-workflow-D8vx7pqA.js";
