@@ -1,5 +1,4 @@
 import * as github from '@actions/github';
-import type { SessionRecord } from '../session/reader.js';
 export { generationOf } from './run-generations.js';
 
 /**

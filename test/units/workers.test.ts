@@ -576,6 +576,9 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
     try {
       const turn = pool.open('lead', 1, {}) as RemoteTurn;
       await turn.call(REQUEST, new AbortController().signal, {}, 'anthropic');
+      // The first coordinator's process dies: no farewell, no more heartbeats, nobody reading its
+      // messages. Left alive, its reader raced the new one for the worker's "attached" and dropped it.
+      gone(pool);
       // A second coordinator takes the run over (a resume): a new incarnation on the same queue.
       const resumed = new WorkerPool(coordinatorRedis.duplicate(), another(coordinatorRedis), jobs, pool.identity, new Signer(SECRET), () => {});
       await resumed.start();
@@ -589,8 +592,8 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
       await again.end();
       await resumed.close();
     } finally {
-      await pool.close();
       controller.abort();
+      coordinatorRedis.disconnect();
     }
     await served;
   }, 60_000);
@@ -637,6 +640,15 @@ describe.skipIf(missing !== undefined)('turns on a worker, coordinator and worke
     expect(await served).toEqual({ code: 'interrupted', turns: 0 });
   }, 60_000);
 });
+
+/** A coordinator as its process dies: its timers and its reading stop, with nothing said to Redis. */
+function gone(pool: WorkerPool): void {
+  const inside = pool as unknown as { closed: boolean; timers: NodeJS.Timeout[]; reader: { disconnect(): void }; stopWatching(): void };
+  inside.closed = true;
+  for (const timer of inside.timers) clearInterval(timer);
+  inside.stopWatching();
+  inside.reader.disconnect();
+}
 
 async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
