@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import * as core from '@actions/core';
 import { parse } from 'yaml';
 import { AUTHORED_EVENTS } from './event-trust.js';
+import { FOLLOWED_PULL_ENV } from './followed-pull.js';
 import { forkWithoutSecrets } from './fork-without-secrets.js';
 
 /**
@@ -51,6 +52,7 @@ export function actionArgs(input: (name: string) => string): string[] | string {
     ['provider', '--provider'],
     ['workers', '--workers'],
     ['queue', '--queue'],
+    ['workspace', '--workspace'],
   ] as const) {
     if (value(name)) args.push(flag, value(name));
   }
@@ -109,6 +111,11 @@ export async function run(): Promise<void> {
   const anthropic = ['', 'anthropic'].includes(input('provider').trim());
   const skipped = args[0] === 'run' && anthropic ? forkWithoutSecrets(process.env, input('anthropic-api-key').trim() !== '') : undefined;
   if (skipped) return end(skipped);
+  const followed = input('pull-request').trim();
+  if (followed) {
+    const checked = await (await import('./followed-pull-step.js')).followedPullStep(args[0]!, followed, input('github-token'));
+    if (checked) return end(checked);
+  }
   if (args[0] === 'resume') {
     const sessions = await import('./action-sessions.js');
     const file = sessions.sessionFileOf(resolve(cwd, args[1]!));
@@ -131,9 +138,10 @@ export async function run(): Promise<void> {
     env: {
       ...conclaveEnv(process.env, input('anthropic-api-key'), input('workers-secret')),
       // A vote, and the author of an issue or comment the run reads, are checked with GitHub, with the job's token (or the one given).
-      ...(args.includes('--from-comment') || args.includes('--vote') || AUTHORED_EVENTS.has(process.env.GITHUB_EVENT_NAME ?? '')
+      ...(args.includes('--from-comment') || args.includes('--vote') || followed || AUTHORED_EVENTS.has(process.env.GITHUB_EVENT_NAME ?? '')
         ? { GITHUB_TOKEN: input('github-token').trim() }
         : {}),
+      ...(followed ? { [FOLLOWED_PULL_ENV]: followed } : {}),
       GITHUB_ACTIONS: 'true',
       GITHUB_OUTPUT: outputsFile,
     },

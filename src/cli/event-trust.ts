@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { field, type Payload, text } from './event-payload.js';
+import { FOLLOWED_PULL_ENV, followedPull } from './followed-pull.js';
 import { GitHubApi, GitHubUnavailable, permissionOf } from './github-api.js';
+import { UsageError } from './usage-error.js';
 
 /** The event that started the job, as it was then (the `github.*` of expressions): frozen in the session header. */
 export interface EventSnapshot {
@@ -32,8 +35,6 @@ export const AUTHORED_EVENTS: ReadonlySet<string> = new Set([
 ]);
 const PULL_EVENTS = new Set(['pull_request', 'pull_request_review', 'pull_request_review_comment']);
 
-type Payload = Record<string, unknown>;
-
 /** One text of the event and who wrote it. */
 interface Authored {
   fields: string[];
@@ -50,7 +51,7 @@ interface Authored {
  * request a comment was made on, as GitHub says it (a vote is bound to it). Outside Actions, or
  * with no event file: nothing to snapshot, and the run is the maintainer's.
  */
-export async function eventTrust(env: NodeJS.ProcessEnv): Promise<{ event?: EventSnapshot; trust?: EventTrust; head?: string }> {
+export async function eventTrust(env: NodeJS.ProcessEnv): Promise<{ event?: EventSnapshot; trust?: EventTrust; head?: string; pull?: number }> {
   const name = env.GITHUB_EVENT_NAME ?? '';
   if (env.GITHUB_ACTIONS !== 'true' || !env.GITHUB_EVENT_PATH || !name) return {};
   let payload: Payload;
@@ -60,17 +61,33 @@ export async function eventTrust(env: NodeJS.ProcessEnv): Promise<{ event?: Even
   } catch {
     return { trust: { untrusted: true, why: `the event file ${env.GITHUB_EVENT_PATH} could not be read, so its author is not known` } };
   }
-  const event = snapshot(name, payload);
   const asker = new Asker(env);
-  const pull = await pullOf(name, payload, asker);
+  const pull = await pullOf(name, payload, asker, env);
+  const event = snapshot(name, payload, pull.followed ? pull.value : undefined);
   const code = codeTrust(name, payload, pull, env.GITHUB_REPOSITORY);
   const head = pull.asked ? text(field(pull.value, 'head'), 'sha') : '';
   const trust = code ?? (await textsTrust(name, payload, pull.value, asker));
-  return { event, trust, ...(/^[0-9a-f]{40}$/.test(head) ? { head } : {}) };
+  return { event, trust, ...(/^[0-9a-f]{40}$/.test(head) ? { head } : {}), ...(pull.followed ? { pull: pull.followed } : {}) };
 }
 
-/** The pull request the event is about: in the event, or, for a comment on one, as GitHub says it (`asked`). */
-async function pullOf(name: string, payload: Payload, asker: Asker): Promise<{ value?: Payload; asked?: boolean; unknown?: string }> {
+/**
+ * The pull request the event is about: in the event, or, for a comment on one, as GitHub says it
+ * (`asked`); for a workflow_run job given the Action's `pull-request`, the one the followed run ran (`followed`: its number).
+ */
+async function pullOf(
+  name: string,
+  payload: Payload,
+  asker: Asker,
+  env: NodeJS.ProcessEnv,
+): Promise<{ value?: Payload; asked?: boolean; unknown?: string; followed?: number }> {
+  const given = env[FOLLOWED_PULL_ENV]?.trim();
+  if (given) {
+    if (name !== 'workflow_run') throw new UsageError(`pull-request names the pull request a workflow_run job reviews; this job's event is ${name}`);
+    const followed = await followedPull(payload, given, env);
+    if ('moved' in followed) throw new UsageError(followed.moved);
+    if ('refused' in followed) throw new UsageError(followed.refused);
+    return { value: followed.pull, asked: true, followed: followed.number };
+  }
   const inEvent = field(payload, 'pull_request');
   if (inEvent) return { value: inEvent };
   const issue = field(payload, 'issue');
@@ -172,19 +189,10 @@ function unavailable(e: unknown): GitHubUnavailable {
   throw e;
 }
 
-function snapshot(name: string, payload: Payload): EventSnapshot {
-  const subject = field(payload, 'pull_request') ?? field(payload, 'issue') ?? field(payload, 'discussion');
+/** `followed`: the pull request a workflow_run job reviews, whose title and body the event itself does not hold. */
+function snapshot(name: string, payload: Payload, followed?: Payload): EventSnapshot {
+  const subject = followed ?? field(payload, 'pull_request') ?? field(payload, 'issue') ?? field(payload, 'discussion');
   const comment = field(payload, 'comment') ?? field(payload, 'review');
   const who = field(comment ?? subject ?? {}, 'user') ?? field(payload, 'sender');
   return { event_name: name, title: text(subject, 'title'), body: text(subject, 'body'), comment: text(comment, 'body'), author: text(who, 'login') };
-}
-
-function field(value: Payload | undefined, key: string): Payload | undefined {
-  const v = value?.[key];
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Payload) : undefined;
-}
-
-function text(value: Payload | undefined, key: string): string {
-  const v = value?.[key];
-  return typeof v === 'string' ? v : '';
 }

@@ -5,12 +5,17 @@ import { readFileSync } from 'node:fs';
  * (GITHUB_SHA) and the pull request, when the event was one. Kept in the session header, so that
  * a later job that resumes the run (a scheduled one, with no pull request of its own) checks out
  * the same commit and keeps the pull request's comment up to date (docs/github-action.md).
- * `asked`: the pull request's head as GitHub said it, for an event that does not say it (a comment).
+ * `asked`: the pull request's head as GitHub said it, for an event that does not say it (a comment),
+ * and its number for a workflow_run job that was told it (followed-pull.ts).
  */
-export function githubOrigin(env: NodeJS.ProcessEnv, asked?: string): { github?: { repository: string; commit: string; pull_request?: number } } {
+export function githubOrigin(
+  env: NodeJS.ProcessEnv,
+  asked: { head?: string; pull?: number } = {},
+): { github?: { repository: string; commit: string; pull_request?: number } } {
   const { GITHUB_ACTIONS, GITHUB_REPOSITORY: repository, GITHUB_SHA: commit } = env;
   if (GITHUB_ACTIONS !== 'true' || !repository || !commit || !/^[0-9a-f]{40}$/.test(commit)) return {};
-  const { number, head = number !== undefined ? asked : undefined } = pullRequestOf(env.GITHUB_EVENT_PATH);
+  const inEvent = asked.pull !== undefined ? { number: asked.pull } : pullRequestOf(env.GITHUB_EVENT_PATH);
+  const { number, head = number !== undefined ? asked.head : undefined } = inEvent;
   return { github: { repository, commit, ...(number !== undefined ? { pull_request: number } : {}), ...(head !== undefined ? { head } : {}) } };
 }
 

@@ -19,6 +19,7 @@ import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 import { generationOf, notedGeneration } from './run-generations.js';
+import { workspaceOfResume } from './run-workspace.js';
 import type { HumanVote } from '../engine/people-votes.js';
 
 export interface ResumeOptions extends OutputOptions {
@@ -104,7 +105,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const lastReplayed = recording.at(-1)?.seq ?? 0;
   let generation = generationOf(record);
   const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, header.run_id, header.session);
-  const workspace = options.workspace ?? process.cwd();
+  const workspace = workspaceOfResume(options.workspace, header, record.path);
   const pool = await workerPoolOf(options, { runId: header.run_id, workflow, workspace, provider: options.provider }, warning);
   const writer = openSession(record.path, () => SessionWriter.append(record, masker));
   return executeRun({

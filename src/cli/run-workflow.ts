@@ -1,5 +1,6 @@
 import { eventTrust } from './event-trust.js';
 import { githubOrigin } from './github-origin.js';
+import { workspaceOfRun } from './run-workspace.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -91,20 +92,21 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   let given = options.input;
   // What the event said and whether it is a stranger's: asked now, or, for a replay, as the run recorded it.
   let trusted: Pick<SessionHeader, 'trust' | 'event'>;
-  let head: string | undefined;
+  let asked: { head?: string; pull?: number } = {};
   if (options.replay) {
     const record = asUsageError(() => readSession(options.replay!), SessionFileError);
     recording = replayable(record.effective);
     given = [...recordedPairs(record.header.inputs, given), ...given];
     trusted = { ...(record.header.trust ? { trust: record.header.trust } : {}), ...(record.header.event ? { event: record.header.event } : {}) };
   } else {
-    ({ head, ...trusted } = await eventTrust(process.env));
+    const { head, pull, ...rest } = await eventTrust(process.env);
+    trusted = rest;
+    asked = { ...(head ? { head } : {}), ...(pull ? { pull } : {}) };
   }
   const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
   // With --workers, the workers call the models, each with its own credentials: the coordinator needs none.
   const connections = await connectionsFor(workflow.spec, options, !recording && options.workers === undefined);
-  const workspace = options.workspace ?? process.cwd();
-  if (!existsSync(workspace)) throw new UsageError(`the workspace directory ${workspace} does not exist`);
+  const { workspace, recorded: recordedWorkspace } = workspaceOfRun(options.workspace);
 
   if (options.park && options.replay)
     warning('--park does nothing with --replay: a replay answers every call from the recording and never waits for a batch; leave --park out');
@@ -136,8 +138,9 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
         session: sessionPath,
         started_at: new Date().toISOString(),
         ...(options.replay ? { note: `a replay of ${options.replay}` } : {}),
-        ...githubOrigin(process.env, head),
+        ...githubOrigin(process.env, asked),
         ...trusted,
+        ...(recordedWorkspace ? { workspace: recordedWorkspace } : {}),
       },
       masker,
     ),

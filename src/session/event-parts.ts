@@ -19,6 +19,7 @@ export const HEADER = object({
   github: optional(object({ repository: string(), commit: string(), pull_request: optional(integer()), head: optional(string()) })),
   trust: optional(object({ untrusted: boolean(), why: string(), own: optional(array(string())) })),
   event: optional(object({ event_name: string(), title: string(), body: string(), comment: string(), author: string() })),
+  workspace: optional(text()),
 });
 
 export const LIMITS = object({

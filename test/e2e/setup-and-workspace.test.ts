@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
-import { channelOf, runWorkflow } from '../helpers/run-workflow.js';
+import { conclave } from '../helpers/cli.js';
+import { channelOf, runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 let server: FakeAnthropic;
 afterEach(() => server?.close());
@@ -164,5 +165,52 @@ kickoff: Look around.
     ]);
     expect(existsSync(join(outside, 'planted.txt'))).toBe(false);
     expect(readFileSync(join(dir, 'sub/new/notes.md'), 'utf8')).toBe('notes');
+  });
+});
+
+describe('the workspace a run records, and its resume', () => {
+  const WORKFLOW = `
+name: tree
+agents:
+  lead: { role: manager, tools: [read_file] }
+  helper: { role: worker, tools: [read_file] }
+kickoff: Read it.
+`;
+
+  it('a resume reads the tree the run was given (--workspace below the current directory), and refuses another from a session’s word', async () => {
+    server = await startFakeAnthropic({
+      lead: [
+        { tools: [{ name: 'read_file', input: { path: 'only-here.txt' } }] },
+        { text: '@helper read it too.' },
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 'Both read it.' } }] },
+      ],
+      helper: [{ tools: [{ name: 'read_file', input: { path: 'only-here.txt' } }] }, { text: 'Read.' }],
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-tree-'));
+    mkdirSync(join(dir, 'tree'));
+    writeFileSync(join(dir, 'tree', 'only-here.txt'), 'the tree of the pull request\n');
+    const run = await runWorkflow(server, WORKFLOW, ['--workspace', 'tree', '--max-turns', '1'], { dir });
+    const session = join(dir, run.json.session as string);
+    const header = JSON.parse(readFileSync(session, 'utf8').split('\n')[0]!);
+    expect(header.workspace).toBe('tree');
+    expect(lastUserText(server.of('lead')[1]!)).toContain('the tree of the pull request');
+    expect(run.code, run.stderr).toBe(3);
+    // Resumed with no --workspace: the same tree, not the current directory.
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    const resumed = await conclave(['resume', session, '--max-turns', '4', '--json'], { cwd: dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(lastUserText(server.of('helper')[1]!)).toContain('the tree of the pull request');
+    // A session file that names a workspace outside the current directory: refused, nothing called.
+    const lines = readFileSync(session, 'utf8').split('\n');
+    writeFileSync(
+      join(dir, 'forged.jsonl'),
+      [JSON.stringify({ ...header, run_id: '20261128T000000Z-000000', workspace: '../../etc' }), ...lines.slice(1, 3)].join('\n') + '\n',
+    );
+    const calls = server.requests.length;
+    const forged = await conclave(['resume', 'forged.jsonl'], { cwd: dir, env });
+    expect(forged.code).toBe(2);
+    expect(forged.stderr).toContain('forged.jsonl names its workspace as "../../etc", outside the current directory: give it with --workspace DIR');
+    expect(forged.stderr).not.toMatch(/\n\s+at /);
+    expect(server.requests.length).toBe(calls);
   });
 });

@@ -20,6 +20,8 @@ export interface FakePeople {
   headRepo?: string | null;
   /** Who opened the pull request. */
   pullAuthor?: string;
+  /** The pull request's branch, title and body (a branch `feature`, no text, unless given). */
+  pull?: { ref?: string; title?: string; body?: string };
   fail?: 'error' | 'silent';
 }
 
@@ -152,7 +154,14 @@ export async function startFakeGitHub(repository: string, issue: number, existin
     if (path === `/repos/${repository}/pulls/${issue}`) {
       if (!people.head) return null;
       const repo = people.headRepo === null ? null : { full_name: people.headRepo ?? repository, fork: (people.headRepo ?? repository) !== repository };
-      return { number: issue, head: { sha: people.head, repo }, base: { repo: { full_name: repository } }, user: { login: people.pullAuthor ?? 'octocat' } };
+      return {
+        number: issue,
+        title: people.pull?.title ?? '',
+        body: people.pull?.body ?? '',
+        head: { sha: people.head, ref: people.pull?.ref ?? 'feature', repo },
+        base: { repo: { full_name: repository } },
+        user: { login: people.pullAuthor ?? 'octocat' },
+      };
     }
     const comment = new RegExp(`^/repos/${repository}/issues/comments/(\\d+)$`).exec(path);
     if (comment) return comments.find((c) => c.id === Number(comment[1])) ?? null;

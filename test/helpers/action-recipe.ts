@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -13,7 +13,7 @@ import { ROOT } from './cli.js';
  * against the fake GitHub API: upload-artifact adds an artifact of that workflow run,
  * download-artifact writes its files into the step's `path`, checkout gives a workspace at the commit.
  */
-export type Step = { id?: string; if?: string; uses?: string; with?: Record<string, string | boolean> };
+export type Step = { id?: string; if?: string; uses?: string; with?: Record<string, string | boolean>; run?: string; env?: Record<string, string> };
 export type Job = { steps: Step[] };
 export const recipe = (file: string) => parse(readFileSync(join(ROOT, 'examples/github', file), 'utf8')) as { jobs: Record<string, Job> };
 
@@ -27,14 +27,16 @@ export const fakes: { anthropic?: FakeAnthropic; gitHub?: FakeGitHub } = {};
 
 /** `${{ a.b.c }}` in a step's `with:`, from the job's context; an expression the test does not know fails it. */
 export function inputsOf(step: Step, context: Record<string, unknown>): Record<string, string> {
+  return resolved(step.with ?? {}, context);
+}
+
+function resolved(map: Record<string, string | boolean>, context: Record<string, unknown>): Record<string, string> {
   const value = (path: string): string => {
     const found = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], context);
     if (found === undefined) throw new Error(`the test has no value for \${{ ${path} }}`);
     return String(found);
   };
-  return Object.fromEntries(
-    Object.entries(step.with ?? {}).map(([name, v]) => [name, String(v).replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_, path: string) => value(path))]),
-  );
+  return Object.fromEntries(Object.entries(map).map(([name, v]) => [name, String(v).replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_, path: string) => value(path))]));
 }
 
 /** The conclave step of a job, run by local-action in `workspace` as workflow run `runId` of event `event`. */
@@ -83,6 +85,21 @@ export async function conclaveStep(
   const table = result.stdout.slice(result.stdout.lastIndexOf('Action Outputs'));
   const outputs = Object.fromEntries([...table.matchAll(/│\s*'([\w-]+)'\s*│\s*'(.*?)'\s*│/g)].map((m) => [m[1]!, m[2]!.replace(/\\'/g, "'")]));
   return { ...result, outputs };
+}
+
+/** A `run:` step as the runner runs it (bash -eo pipefail in `cwd`, its env's expressions from the job's context): how it ended and its GITHUB_OUTPUT. */
+export function runStep(step: Step, context: Record<string, unknown>, cwd: string): { code: number; stderr: string; outputs: Record<string, string> } {
+  const outputFile = join(mkdtempSync(join(tmpdir(), 'conclave-step-')), 'output');
+  writeFileSync(outputFile, '');
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, GITHUB_OUTPUT: outputFile, ...resolved(step.env ?? {}, context) };
+  const ran = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run!], { cwd, env, encoding: 'utf8' });
+  const outputs = Object.fromEntries(
+    readFileSync(outputFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  return { code: ran.status ?? 1, stderr: ran.stderr, outputs };
 }
 
 /** upload-artifact: the session file as an artifact of workflow run `runId`. */

@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-D8vx7pqA.js";
