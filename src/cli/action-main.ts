@@ -150,6 +150,9 @@ export async function run(): Promise<void> {
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
   const outputs = readOutputs(outputsFile);
   rmSync(outputsDir, { recursive: true, force: true });
+  // A run closed as stale (its pull request moved on) says why in a notice, not as an output of its own.
+  const staleReason = outputs.status === 'stale' ? outputs.reason : undefined;
+  delete outputs.reason;
   if (args[0] !== 'worker')
     Object.assign(outputs, (await import('./action-sessions.js')).publishedAs(outputs['session-file'] && resolve(cwd, outputs['session-file'])));
   for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
@@ -159,7 +162,14 @@ export async function run(): Promise<void> {
     core.setOutput('exit-code', String(code));
   }
   const session = outputs['session-file'];
-  if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'));
+  // A run closed as stale leaves a comment that shows a newer run of the pull request as it is.
+  if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'), staleReason !== undefined);
+  // A vote for a run whose pull request moved on: the run is closed (its comment says so), the voter's vote goes to the newer run's job.
+  if (staleReason !== undefined && args[0] === 'resume') {
+    core.notice(`conclave closed run ${outputs['run-id'] ?? ''} as stale: ${staleReason}`);
+    process.exitCode = 0;
+    return;
+  }
   // A refused vote is no failed job: anyone who copies the ballot's line makes one. The comment is answered, the step neutral.
   if (outputs.refused && args.includes('--from-comment')) {
     core.setOutput('status', 'refused');
@@ -204,7 +214,7 @@ export function readOutputs(file: string): Record<string, string> {
 }
 
 /** comment: true — the pull request's one conclave comment for this workflow, kept up to date. A failure to comment is a warning: the run's result stands. */
-async function comment(session: string, token: string): Promise<void> {
+async function comment(session: string, token: string, onlyIfShown = false): Promise<void> {
   if (!token.trim()) return core.warning('comment: true needs a github-token: no comment was written');
   core.setSecret(token.trim());
   try {
@@ -214,8 +224,14 @@ async function comment(session: string, token: string): Promise<void> {
       import('./pr-comment.js'),
     ]);
     const summary = summarize(readSession(session));
-    const url = await upsertComment(token.trim(), commentBody(summary), commentMarker(summary.header.workflow.path), summary.header.github?.pull_request);
-    core.info(`conclave: the pull request comment is at ${url}`);
+    const url = await upsertComment(
+      token.trim(),
+      commentBody(summary),
+      commentMarker(summary.header.workflow.path),
+      summary.header.github?.pull_request,
+      onlyIfShown ? summary.header.run_id : undefined,
+    );
+    core.info(url ? `conclave: the pull request comment is at ${url}` : 'conclave: the pull request comment shows a newer run, and is left as it is');
   } catch (e) {
     core.warning(`conclave could not comment on the pull request: ${(e as Error).message}`);
   }

@@ -10,6 +10,11 @@ export function commentMarker(workflowPath: string): string {
   return `<!-- conclave: ${workflowPath.replace(/--/g, '- -')} -->`;
 }
 
+/** The run a comment shows, on its second line: a run closed as stale updates the comment only while it shows that run. */
+export function runMarker(runId: string): string {
+  return `<!-- conclave run: ${runId.replace(/--/g, '- -')} -->`;
+}
+
 /** GitHub refuses a comment body longer than this many characters. */
 export const COMMENT_LIMIT = 65_536;
 
@@ -29,8 +34,8 @@ export function commentBody(s: SessionSummary): string {
 function render(s: SessionSummary, cut: number): string {
   const end = s.end;
   // A run parked for a batch or for people is waiting, not failed (its step is green).
-  const icon = !end || end.exit_code === EXIT.waiting ? '⏸️' : end.exit_code === 0 ? '✅' : '❌';
-  const lines = [commentMarker(s.header.workflow.path), `### ${icon} conclave: ${inline(s.header.workflow.path)}`, ''];
+  const icon = !end || end.exit_code === EXIT.waiting ? '⏸️' : end.status === 'stale' ? '⏹️' : end.exit_code === 0 ? '✅' : '❌';
+  const lines = [commentMarker(s.header.workflow.path), runMarker(s.header.run_id), `### ${icon} conclave: ${inline(s.header.workflow.path)}`, ''];
   lines.push(
     end ? `**${end.status}** (exit ${end.exit_code}): ${inert(cell(end.reason))}` : 'The run has not ended: it can be resumed from its session file.',
     '',
@@ -105,7 +110,14 @@ export function inert(text: string): string {
  * Keeps one comment of this workflow on the pull request up to date: updated when it is there,
  * created otherwise. Through the GitHub REST API (GITHUB_API_URL honoured). Returns its URL.
  */
-export async function upsertComment(token: string, body: string, marker: string, recordedPull?: number): Promise<string> {
+export async function upsertComment(
+  token: string,
+  body: string,
+  marker: string,
+  recordedPull?: number,
+  /** Update the comment only while it shows this run (its runMarker); otherwise leave it, and the result is undefined. */
+  onlyOf?: string,
+): Promise<string | undefined> {
   const { context } = github;
   // A scheduled job that resumes a parked run has no pull request of its own: the session says which.
   const number = context.payload.pull_request?.number ?? context.payload.issue?.number ?? recordedPull;
@@ -117,6 +129,7 @@ export async function upsertComment(token: string, body: string, marker: string,
   const me = await ownLogin(octokit);
   const comments = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: number, per_page: 100 });
   const mine = me === undefined ? undefined : comments.find((c) => c.user?.login === me && c.body?.startsWith(marker));
+  if (onlyOf !== undefined && !mine?.body?.startsWith(`${marker}\n${runMarker(onlyOf)}\n`)) return undefined;
   const saved = mine
     ? await octokit.rest.issues.updateComment({ ...where, comment_id: mine.id, body })
     : await octokit.rest.issues.createComment({ ...where, issue_number: number, body });

@@ -80,7 +80,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   } else refuseStaleCopy(file, record);
 
   // Checked before anything is written: a refused vote leaves the session as it was.
-  const votes = await votesOf(record, options);
+  const votes = await votesOf(record, options, file);
   const { header } = record;
   const workflowPath = options.workflow ?? recordedWorkflowPath(header.workflow.path, record.path);
   const workflow = loadForRun(workflowPath, options.json);
@@ -150,29 +150,40 @@ function refuseStaleCopy(file: string, record: SessionRecord): void {
 }
 
 /** The person's vote this resume records, checked with the session and GitHub (docs/github-action.md: votes from people). */
-async function votesOf(record: SessionRecord, options: ResumeOptions): Promise<HumanVote[]> {
+async function votesOf(record: SessionRecord, options: ResumeOptions, file: string): Promise<HumanVote[]> {
   const flags = options.vote !== undefined || options.voter !== undefined || options.digest !== undefined || options.reason !== undefined;
   if (!flags && !options.fromComment) return [];
   if (flags && options.fromComment)
     throw new UsageError('--from-comment reads the vote from the comment: give it without --vote, --voter, --digest and --reason');
   if (options.at !== undefined) throw new UsageError('a vote goes on with the session itself: give it without --at and --out');
-  const [{ voteFromEvent, voteFromFlags }, { checkedVote, VoteRefused }] = await Promise.all([import('./vote-source.js'), import('./vote-checks.js')]);
+  const [{ voteFromEvent, voteFromFlags }, { checkedVote, RunStale, VoteRefused }] = await Promise.all([
+    import('./vote-source.js'),
+    import('./vote-checks.js'),
+  ]);
   try {
     const asked = options.fromComment ? voteFromEvent(process.env) : voteFromFlags(options);
     if (typeof asked === 'string') throw new VoteRefused(asked);
     return [await checkedVote(record, asked, process.env)];
   } catch (e) {
-    // In GitHub Actions the step says so: the Action answers the comment and ends neutral (docs/github-action.md: votes from people).
+    if (e instanceof RunStale) (await import('./stale-run.js')).closeStale(record, e.closing, file);
+    // In GitHub Actions the step says so: the Action answers the comment (or, for a run closed as stale, updates
+    // the run's own) and ends neutral (docs/github-action.md: votes from people).
     if (e instanceof VoteRefused && process.env.GITHUB_OUTPUT) {
       const { setOutput } = await import('@actions/core');
       try {
-        setOutput('refused', e.message);
+        if (e instanceof RunStale) for (const [name, value] of Object.entries(staleOutputs(record, file, e.closing))) setOutput(name, value);
+        else setOutput('refused', e.message);
       } catch {
         // an outputs file that cannot be written: the refusal stands, said on stderr
       }
     }
     throw e;
   }
+}
+
+/** The step outputs of a run closed as stale: what the Action comments and publishes. */
+function staleOutputs(record: SessionRecord, file: string, reason: string): Record<string, string> {
+  return { status: 'stale', 'exit-code': '0', 'session-file': file, 'run-id': record.header.run_id, reason };
 }
 
 /** The run's inputs from the session header; secret inputs, masked there, must be given again. */

@@ -65,6 +65,16 @@ export class VoteRefused extends UsageError {
   }
 }
 
+/** The run reviewed a head its pull request has moved on from: the vote is refused, and the run closes as stale (`closing` says why; stale-run.ts). */
+export class RunStale extends VoteRefused {
+  constructor(
+    why: string,
+    readonly closing: string,
+  ) {
+    super(why);
+  }
+}
+
 function refuse(why: string): never {
   throw new VoteRefused(why);
 }
@@ -122,9 +132,11 @@ async function digestHolds(
   }
   // The run reviewed the head it showed: once the pull request moved on, no vote of this run may decide anything.
   if (head !== shown)
-    refuse(
+    throw new RunStale(
       `the run is stale: it reviewed ${shown!.slice(0, 12)}, and pull request #${github!.pull_request}'s head is ${head!.slice(0, 12)} now; a vote ` +
-        `counts only in the run that reviewed the head it approves (vote on the ballot of the run for ${head!.slice(0, 12)})`,
+        `counts only in the run that reviewed the head it approves (vote on the ballot of the run for ${head!.slice(0, 12)}); this run is now closed as stale`,
+      `pull request #${github!.pull_request} moved on to ${head!.slice(0, 12)} since this run reviewed ${shown!.slice(0, 12)}: the run is closed ` +
+        `without a decision, and the run for ${head!.slice(0, 12)} has its own ballot`,
     );
   if (digest !== ballotDigest(p, { run: runId, head }))
     refuse(`the digest ${digest} is not that of proposal "${p.id}" as this run shows it: the ballot is stale, or another run's`);

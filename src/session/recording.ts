@@ -6,10 +6,13 @@ export function endOf(record: SessionRecord): EventOf<'run_ended'> | undefined {
   return record.effective.findLast((e): e is EventOf<'run_ended'> => e.type === 'run_ended');
 }
 
-/** A run that completed (the lead's `complete`, or idle) is over; one stopped by a limit, a signal or an error can go on. */
+/** How a run that is over ended: completed (the lead's `complete`, or idle), or closed as stale (its pull request moved on). */
+export const FINISHED: ReadonlySet<string> = new Set(['success', 'failure', 'idle', 'stale']);
+
+/** A run that completed or was closed is over; one stopped by a limit, a signal or an error can go on. */
 export function isFinished(record: SessionRecord): boolean {
   const end = endOf(record);
-  return end !== undefined && ['success', 'failure', 'idle'].includes(end.status);
+  return end !== undefined && FINISHED.has(end.status);
 }
 
 /** What a resume re-executes: the run's events up to where it stopped. */

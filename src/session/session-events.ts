@@ -233,7 +233,8 @@ export const EVENTS = {
       output_errors: optional(array(string())),
       usage: optional(object({ calls: integer(), usage: USAGE, costUsd: number() })),
     },
-    'the end',
+    'the end; `status` as `--json` says it, or `stale`: a run on a pull request closed without going on when a vote came after the pull request ' +
+      'moved on from the head it reviewed (exit_code 0, nothing paid; a resume refuses it as ended)',
   ),
   resumed: event({ replayed_through: integer(), at: string(), conclave_version: string() }, 'a resume took over after event `replayed_through`'),
   repair: event({ torn_bytes: integer(), kept: optional(string()) }, 'a torn last line was cut off and kept in the file `kept`'),

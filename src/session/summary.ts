@@ -1,4 +1,5 @@
 import { ballotsOf, type Ballot } from './ballot.js';
+import { FINISHED } from './recording.js';
 import type { EventOf, SessionEvent, SessionHeader } from './format.js';
 import type { SessionRecord } from './reader.js';
 import { isObject } from './schema.js';
@@ -151,7 +152,8 @@ export function summarize(record: SessionRecord): SessionSummary {
     findings,
     compactions,
     proposals: proposals.all(),
-    ballots: ballotsOf(proposals.all(), { run: record.header.run_id, head: record.header.github?.head }),
+    // A run that is over asks no one for a vote, whatever it left open.
+    ballots: end && FINISHED.has(end.status) ? [] : ballotsOf(proposals.all(), { run: record.header.run_id, head: record.header.github?.head }),
     tainted,
     documents: documents.all(),
     agents,

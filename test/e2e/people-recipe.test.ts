@@ -172,4 +172,80 @@ describe('votes from people, through the Action (examples/github)', () => {
     // Only the lead's turn after the vote called the model.
     expect(anthropic.requests.length).toBe(callsBefore + 1);
   }, 120_000);
+
+  it('a vote after a push: the old run closes as stale, neutral, its comment says so only while it shows that run, and it is never listed again', async () => {
+    fakes.anthropic = await startFakeAnthropic({
+      lead: [
+        { tools: [{ name: 'propose', input: { id: 'verdict', question: 'Merge the change?', options: ['approve', 'reject'], voters: ['@octocat'] } }] },
+        { text: 'Waiting for the maintainer.' },
+      ],
+      reviewer: [],
+    });
+    const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
+    gitHub.people.head = COMMIT;
+    gitHub.people.permissions = { octocat: 'write' };
+    const repository = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
+    mkdirSync(join(repository, '.github', 'conclave'), { recursive: true });
+    writeFileSync(join(repository, '.github', 'conclave', 'verdict.yml'), VERDICT);
+    const secrets = { ANTHROPIC_API_KEY: TEST_API_KEY };
+    const prWorkspace = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
+    cpSync(repository, prWorkspace, { recursive: true });
+    const started = await conclaveStep(conclaveOf(REVIEW_JOB), { secrets }, prWorkspace, 1001, PULL_EVENT);
+    expect(started.outputs.status).toBe('waiting');
+    upload(uploadOf(REVIEW_JOB), { steps: { conclave: { outputs: started.outputs } } }, prWorkspace, 1001);
+    const ballot = gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!;
+    const command = /\/conclave vote verdict approve [0-9a-f]{12}/.exec(ballot.body)![0];
+    const calls = fakes.anthropic.requests.length;
+
+    // The pull request is pushed to; octocat votes on the old ballot.
+    gitHub.people.head = 'e'.repeat(40);
+    const voteOn = async (runId: number) => {
+      const event = commentEvent(gitHub.comment(command, 'octocat'));
+      const found = await conclaveStep(conclaveOf(FIND_JOB), { github: { token: TOKEN, event: event.payload } }, repository, runId, event);
+      const runs = JSON.parse(found.outputs.parked!) as { artifact: string }[];
+      if (runs.length === 0) return undefined;
+      const context = { matrix: { parked: runs[0] }, github: { token: TOKEN, event: event.payload }, secrets };
+      const workspace = checkoutAndDownload(repository, VOTE_JOB, context);
+      return { step: await conclaveStep(conclaveOf(VOTE_JOB), context, workspace, runId + 1, event), workspace };
+    };
+    const before = gitHub.comments.length;
+    const closed = (await voteOn(2001))!;
+    expect(closed.step.code, closed.step.stdout.slice(-3000)).toBe(0);
+    expect(closed.step.outputs).toMatchObject({ status: 'stale', 'exit-code': '0' });
+    expect(closed.step.outputs['artifact-name']).toMatch(new RegExp(`-g1-stale-${COMMIT}-pr${PULL}$`));
+    expect(closed.step.stdout).toContain('closed run');
+    // Said on the pull request: the run's own comment, which nothing newer replaced, now says stale and offers no vote.
+    expect(gitHub.comments.length).toBe(before + 1); // only octocat's comment: no reply to it
+    const said = gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!.body;
+    expect(said).toContain('### ⏹️ conclave:');
+    expect(said).toContain('**stale** (exit 0): pull request #\u200b7 moved on to eeeeeeeeeeee since this run reviewed a1b2c3d4e5f6');
+    expect(said).not.toContain('/conclave vote');
+    expect(fakes.anthropic.requests.length).toBe(calls);
+    // Published as stale, it is no run to vote on any more.
+    upload(uploadOf(VOTE_JOB), { steps: { conclave: { outputs: closed.step.outputs } } }, closed.workspace, 2002);
+    expect(await voteOn(3001)).toBeUndefined();
+  }, 120_000);
+
+  it('a stale run leaves alone the comment of the newer run that replaced its own', async () => {
+    const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
+    const saved = { ...process.env };
+    // @actions/github reads where GitHub is when it is loaded.
+    Object.assign(process.env, {
+      GITHUB_API_URL: gitHub.url,
+      GITHUB_GRAPHQL_URL: `${gitHub.url}/graphql`,
+      GITHUB_REPOSITORY: REPOSITORY,
+      GITHUB_EVENT_PATH: '',
+    });
+    const { upsertComment, runMarker, commentMarker } = await import('../../src/cli/pr-comment.js');
+    const marker = commentMarker('.github/conclave/verdict.yml');
+    const newer = gitHub.comment(`${marker}\n${runMarker('run-new')}\n### ⏸️ the newer run's ballot`, BOT_LOGIN);
+    try {
+      expect(await upsertComment(TOKEN, `${marker}\n${runMarker('run-old')}\n### ⏹️ stale`, marker, PULL, 'run-old')).toBeUndefined();
+      expect(gitHub.comments.find((c) => c.id === newer.id)!.body).toContain("the newer run's ballot");
+      expect(await upsertComment(TOKEN, `${marker}\n${runMarker('run-new')}\n### ✅ done`, marker, PULL, 'run-new')).toBeDefined();
+      expect(gitHub.comments.find((c) => c.id === newer.id)!.body).toContain('### ✅ done');
+    } finally {
+      process.env = saved;
+    }
+  });
 });

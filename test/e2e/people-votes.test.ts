@@ -177,12 +177,6 @@ describe('votes from people', () => {
     const refusals: [string, string[], RegExp, (() => void)?][] = [
       ['a wrong digest', vote('octocat', '000000000000'), /digest 000000000000 is not that of proposal "verdict" as this run shows it/],
       [
-        'a head that moved on',
-        vote('octocat'),
-        /the run is stale: it reviewed 111111111111, and pull request #7's head is 222222222222 now/,
-        () => (github!.people.head = MOVED),
-      ],
-      [
         'a voter with read permission',
         vote('octocat'),
         /@octocat has read permission on octo\/widgets; a vote needs write/,
@@ -224,6 +218,38 @@ describe('votes from people', () => {
     expect(readFileSync(session).equals(afterAlice)).toBe(true);
   }, 60_000);
 
+  it('a vote after the pull request moved on is refused, and the run closes as stale: nothing paid, never resumed again, no ballot left', async () => {
+    const { run, session, digest } = await parkedRun();
+    expect(run.code, run.stderr).toBe(75);
+    const calls = anthropic!.requests.length;
+    github!.people.head = MOVED;
+    const refused = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /^conclave: vote refused, nothing recorded: the run is stale: it reviewed 111111111111, and pull request #7's head is 222222222222 now; .*this run is now closed as stale\n$/,
+    );
+    const events = readFileSync(session, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(events.filter((e) => e.type === 'human_vote')).toEqual([]);
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_ended',
+      status: 'stale',
+      exit_code: 0,
+      reason:
+        'pull request #7 moved on to 222222222222 since this run reviewed 111111111111: the run is closed without a decision, and the run for 222222222222 has its own ballot',
+    });
+    expect(anthropic!.requests.length).toBe(calls);
+    // Over: a resume (with or without a vote) refuses it, and show offers no ballot.
+    const again = await resume(run, session, []);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/records a run that already ended \(stale: pull request #7 moved on/);
+    const shown = await conclave(['show', session], { cwd: run.dir });
+    expect(shown.stdout).not.toContain('/conclave vote');
+    expect(anthropic!.requests.length).toBe(calls);
+  });
+
   it('a run started by a comment on the pull request binds its ballot to the head GitHub said: after a push, the old ballot is stale', async () => {
     anthropic = await startFakeAnthropic({ lead: [propose(['@octocat']), { text: 'Waiting.' }, quiet], reviewer: [] });
     github = await startFakeGitHub(REPOSITORY, PULL);
@@ -259,7 +285,9 @@ describe('votes from people', () => {
     const refused = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest]);
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(/the run is stale: it reviewed 111111111111, and pull request #7's head is 222222222222 now/);
-    expect(readFileSync(session).equals(before)).toBe(true);
+    // Nothing recorded but the run's end, as stale.
+    const added = readFileSync(session).subarray(before.length).toString('utf8').trim().split('\n');
+    expect(added.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ type: 'run_ended', status: 'stale' })]);
   });
 
   it('a session holding one human_vote twice: resume and --replay stop with one sentence, --json on stdout, no stack and no lock left', async () => {

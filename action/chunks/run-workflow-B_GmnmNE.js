@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-CRM7v_6U.js";
