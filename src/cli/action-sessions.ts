@@ -124,12 +124,14 @@ export function publishedAs(file: string | undefined): Record<string, string> {
     const generation = generationOf(record);
     const status = endOf(record)?.status ?? 'interrupted';
     // A run parked for people's votes is resumed by the job a vote starts, not by the scheduled one that polls batches.
-    const named = status === 'waiting' && summarize(record).ballots.length > 0 ? 'voting' : status;
+    const ballots = status === 'waiting' ? summarize(record).ballots : [];
+    const named = ballots.length > 0 ? 'voting' : status;
+    const deadlines = ballots.map((b) => Date.parse(b.deadline ?? '')).filter(Number.isFinite);
     const { commit, pull_request: pull } = record.header.github ?? {};
     return {
       'run-id': record.header.run_id,
       generation: String(generation),
-      'artifact-name': artifactName(record.header.run_id, generation, named, commit, pull),
+      'artifact-name': artifactName(record.header.run_id, generation, named, commit, pull, deadlines.length ? Math.min(...deadlines) : undefined),
     };
   } catch {
     return { 'artifact-name': '' };

@@ -16,17 +16,24 @@ export interface SessionCopy {
   commit: string;
   /** The pull request the run began on, when its name says. */
   pull?: number;
+  /** For a run parked for people's votes: when the first of its open proposals closes by its rule (ms since 1970), when its name says. */
+  deadlineMs?: number;
   /** The workflow run that uploaded it (download-artifact's `run-id`). */
   workflowRun: number;
   expired: boolean;
   createdAt: string;
 }
 
-const NAME = /^conclave-(\d{8}T\d{6}Z-[0-9a-f]{6})-g(\d{1,6})-([a-z_]{1,20})-([0-9a-f]{40}|none)(?:-pr([1-9]\d{0,8}))?$/;
+const NAME = /^conclave-(\d{8}T\d{6}Z-[0-9a-f]{6})-g(\d{1,6})-([a-z_]{1,20})-([0-9a-f]{40}|none)(?:-pr([1-9]\d{0,8}))?(?:-until(\d{10,13}))?$/;
 
-/** The artifact name of a session's copy: `-prN` ends it when the run began on pull request N. */
-export function artifactName(runId: string, generation: number, status: string, commit: string | undefined, pull?: number): string {
-  return `conclave-${runId}-g${generation}-${status}-${commit ?? 'none'}${pull !== undefined ? `-pr${pull}` : ''}`;
+/**
+ * The artifact name of a session's copy: `-prN` when the run began on pull request N, then, for a
+ * run parked for votes, `-untilS`: the second its first open proposal closes by its rule (so that
+ * the scheduled job resumes it then, by its name alone).
+ */
+export function artifactName(runId: string, generation: number, status: string, commit: string | undefined, pull?: number, deadlineMs?: number): string {
+  const until = deadlineMs !== undefined && Number.isFinite(deadlineMs) && deadlineMs > 0 ? `-until${Math.ceil(deadlineMs / 1000)}` : '';
+  return `conclave-${runId}-g${generation}-${status}-${commit ?? 'none'}${pull !== undefined ? `-pr${pull}` : ''}${until}`;
 }
 
 /**
@@ -53,6 +60,7 @@ export async function sessionCopies(token: string): Promise<{ copies: SessionCop
         status: match[3]!,
         commit: match[4]!,
         ...(match[5] !== undefined ? { pull: Number(match[5]) } : {}),
+        ...(match[6] !== undefined ? { deadlineMs: Number(match[6]) * 1000 } : {}),
         workflowRun: artifact.workflow_run?.id ?? 0,
         expired: artifact.expired,
         createdAt: artifact.created_at ?? '',
@@ -85,19 +93,30 @@ function newest(copies: readonly SessionCopy[]): Map<string, SessionCopy> {
 }
 
 /**
- * The runs whose newest copy is parked (`waiting` for a message batch, or `voting`: for people's
- * votes), on pull request `pull` when given, and can still be downloaded: a matrix for the jobs
- * that resume them (GitHub's matrix holds 256).
+ * The runs whose newest copy is parked, on pull request `pull` when given, and can still be
+ * downloaded: a matrix for the jobs that resume them (GitHub's matrix holds 256). `waiting`: for a
+ * message batch, and those parked for votes whose deadline has passed (a resume closes their
+ * proposals by their rule); `voting`: every run parked for people's votes. `pull` in an entry is the
+ * run's pull request, whose head the job checks out where a fork's run read it.
  */
 export function parkedRuns(
   copies: readonly SessionCopy[],
   status: 'waiting' | 'voting' = 'waiting',
   pull?: number,
-): { artifact: string; 'run-id': number; commit: string; generation: number; run: string }[] {
+  nowMs = Date.now(),
+): { artifact: string; 'run-id': number; commit: string; generation: number; run: string; pull?: number }[] {
+  const due = (c: SessionCopy) => c.status === status || (status === 'waiting' && c.status === 'voting' && c.deadlineMs !== undefined && c.deadlineMs <= nowMs);
   return [...newest(copies).values()]
-    .filter((c) => c.status === status && (pull === undefined || c.pull === pull) && !c.expired && c.workflowRun > 0)
+    .filter((c) => due(c) && (pull === undefined || c.pull === pull) && !c.expired && c.workflowRun > 0)
     .slice(0, 256)
-    .map((c) => ({ artifact: c.name, 'run-id': c.workflowRun, commit: c.commit, generation: c.generation, run: c.runId }));
+    .map((c) => ({
+      artifact: c.name,
+      'run-id': c.workflowRun,
+      commit: c.commit,
+      generation: c.generation,
+      run: c.runId,
+      ...(c.pull !== undefined ? { pull: c.pull } : {}),
+    }));
 }
 
 /** A copy of run `runId` newer than generation `generation`, if one was published. */

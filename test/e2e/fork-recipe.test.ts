@@ -199,7 +199,7 @@ describe("a fork's pull request, reviewed with the key through workflow_run (exa
     const reviewed = await conclaveStep(conclaveOf(REVIEW_JOB), context, workspace, 1002, event);
     expect(reviewed.code, reviewed.stdout.slice(-3000)).toBe(0);
     expect(reviewed.outputs.status).toBe('waiting');
-    expect(reviewed.outputs['artifact-name']).toMatch(new RegExp(`-g1-voting-${COMMIT}-pr${PULL}$`));
+    expect(reviewed.outputs['artifact-name']).toMatch(new RegExp(`-g1-voting-${COMMIT}-pr${PULL}-until\\d{10}$`));
 
     // read_file read the pull request's tree: a file only the fork's commit has.
     const lead = anthropic.of('lead');

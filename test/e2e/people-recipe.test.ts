@@ -29,6 +29,7 @@ import { TEST_API_KEY } from '../helpers/run-workflow.js';
  */
 const REVIEW_JOB = recipe('review-people.yml').jobs.review!;
 const { find: FIND_JOB, vote: VOTE_JOB } = recipe('vote.yml').jobs as { find: Job; vote: Job };
+const { parked: PARKED_JOB, resume: RESUME_JOB } = recipe('resume-parked.yml').jobs as { parked: Job; resume: Job };
 
 const VERDICT = `
 name: verdict
@@ -94,7 +95,7 @@ describe('votes from people, through the Action (examples/github)', () => {
     const started = await conclaveStep(conclaveOf(REVIEW_JOB), { secrets }, prWorkspace, 1001, PULL_EVENT);
     expect(started.code, started.stdout.slice(-3000)).toBe(0);
     expect(started.outputs.status).toBe('waiting');
-    expect(started.outputs['artifact-name']).toMatch(new RegExp(`-g1-voting-${COMMIT}-pr${PULL}$`));
+    expect(started.outputs['artifact-name']).toMatch(new RegExp(`-g1-voting-${COMMIT}-pr${PULL}-until\\d{10}$`));
     upload(uploadOf(REVIEW_JOB), { steps: { conclave: { outputs: started.outputs } } }, prWorkspace, 1001);
     const real = gitHub.artifacts.at(-1)!;
     // A fork's pull request runs the fork's code, which may upload a "newer copy" of the same run with a forged vote in it: it is never resumed.
@@ -248,4 +249,47 @@ describe('votes from people, through the Action (examples/github)', () => {
       process.env = saved;
     }
   });
+
+  it('the scheduled job lists a vote past its deadline by its artifact name, and its resume closes the proposal by its rule', async () => {
+    const anthropic = (fakes.anthropic = await startFakeAnthropic({
+      lead: [
+        { tools: [{ name: 'propose', input: { id: 'verdict', question: 'Merge the change?', options: ['approve', 'reject'], voters: ['@octocat'] } }] },
+        { text: 'Waiting for the maintainer.' },
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 'No one voted in time.' } }] },
+      ],
+      reviewer: [],
+    }));
+    const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
+    gitHub.people.head = COMMIT;
+    const repository = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
+    mkdirSync(join(repository, '.github', 'conclave'), { recursive: true });
+    writeFileSync(
+      join(repository, '.github', 'conclave', 'verdict.yml'),
+      VERDICT.replace('people: { voters: ["@octocat"] }', 'people: { voters: ["@octocat"], deadline: 20s }'),
+    );
+    const secrets = { ANTHROPIC_API_KEY: TEST_API_KEY };
+    const started = await conclaveStep(conclaveOf(REVIEW_JOB), { secrets }, repository, 1001, PULL_EVENT);
+    expect(started.outputs.status, started.stdout.slice(-3000) + started.stderr.slice(-3000)).toBe('waiting');
+    const until = Number(/-until(\d{10})$/.exec(started.outputs['artifact-name']!)![1]) * 1000;
+    upload(uploadOf(REVIEW_JOB), { steps: { conclave: { outputs: started.outputs } } }, repository, 1001);
+    const schedule = { name: 'schedule', payload: { schedule: '*/15 * * * *' } };
+    const listed = async (runId: number) => {
+      const step = await conclaveStep(conclaveOf(PARKED_JOB), { github: { token: TOKEN } }, repository, runId, schedule);
+      return JSON.parse(step.outputs.parked!) as { artifact: string; pull?: number }[];
+    };
+    // Before the deadline the scheduled job leaves it to the people (checked when the listing ended before it: a loaded machine may be slower).
+    const early = await listed(2001);
+    if (Date.now() < until) expect(early).toEqual([]);
+    while (Date.now() <= until) await new Promise((r) => setTimeout(r, 200));
+    const due = await listed(3001);
+    expect(due).toEqual([expect.objectContaining({ artifact: started.outputs['artifact-name'], pull: PULL })]);
+    const context = { matrix: { parked: due[0] }, github: { token: TOKEN }, secrets };
+    const workspace = checkoutAndDownload(repository, RESUME_JOB, context);
+    const resumed = await conclaveStep(conclaveOf(RESUME_JOB), context, workspace, 3002, schedule);
+    expect(resumed.code, resumed.stdout.slice(-3000)).toBe(0);
+    expect(resumed.outputs.status).toBe('success');
+    const session = readFileSync(join(workspace, resumed.outputs['session-file']!), 'utf8');
+    expect(session).toMatch(/"type":"proposal_closed","proposal":"verdict","status":"no_decision"/);
+    expect(anthropic.requests).toHaveLength(3);
+  }, 120_000);
 });

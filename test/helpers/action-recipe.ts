@@ -74,12 +74,12 @@ export async function conclaveStep(
     ANTHROPIC_BASE_URL: fakes.anthropic!.url,
     ...extraEnv,
   };
-  const result = await new Promise<{ code: number; stdout: string }>((done) =>
+  const result = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
     execFile(
       join(ROOT, 'node_modules/.bin/local-action'),
       ['run', '.', 'src/cli/action-main.ts', dotenv],
       { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
-      (e, stdout) => done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
+      (e, stdout, stderr) => done({ code: e ? Number(e.code ?? 1) : 0, stdout, stderr }),
     ),
   );
   const table = result.stdout.slice(result.stdout.lastIndexOf('Action Outputs'));
