@@ -231,11 +231,14 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       // a full disk: the run's result already says so
     }
     await options.responseCache?.close();
+    // A replay is a run of its own; any other run notes its newest generation, against stale copies (run-generations.ts):
+    // beside the sessions, and in the --coordinate store, where every runner sees it.
+    const noted =
+      result! && !options.replayOf && options.generation ? { generation: options.generation(), status: result.status, session: writer.path } : undefined;
+    if (noted) await options.organisation?.noteRun(writer.header.run_id, noted);
     await options.organisation?.close();
+    if (noted) noteGeneration(process.cwd(), writer.header.run_id, noted);
   }
-  // A replay is a run of its own; any other run notes its newest generation, against stale copies (run-generations.ts).
-  if (!options.replayOf && options.generation)
-    noteGeneration(process.cwd(), writer.header.run_id, { generation: options.generation(), status: result.status, session: writer.path });
   if (options.sarif || github) {
     const summary = await summaryOf(writer.path, options.replayOf);
     if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);

@@ -2,6 +2,7 @@ import type { SpendPools } from '../engine/spend-pools.js';
 import { Pacer, type GivenLimits } from '../provider/pacer.js';
 import type { RateDimension } from '../provider/rate-headers.js';
 import { localLimiters } from '../provider/rate-limiters.js';
+import type { RunNote } from '../provider/run-notes.js';
 import { withoutCredentials } from '../provider/store-url.js';
 import { UsageError } from './usage-error.js';
 import type { WorkflowSpec } from '../workflow/types.js';
@@ -20,6 +21,10 @@ export interface OrganisationFlags {
 export interface Organisation {
   pacer: Pacer;
   pools?: SpendPools;
+  /** Notes the run's newest generation in the --coordinate store (nothing without one); a store that fails is a warning. */
+  noteRun(runId: string, noted: RunNote): Promise<void>;
+  /** The newest generation of the run the store knows, if any (undefined without a store, or when it fails). */
+  notedRun(runId: string): Promise<RunNote | undefined>;
   close(): Promise<void>;
 }
 
@@ -78,7 +83,7 @@ export async function organisationOf(
   const pooled = flags.spendPool?.length ? '--spend-pool' : 'CONCLAVE_SPEND_POOLS';
   if (poolTexts.length > 0 && !url)
     throw new UsageError(`${pooled} needs --coordinate URL (or CONCLAVE_COORDINATE): a pool is kept in the store every run shares`);
-  if (!url) return { pacer: new Pacer(given, localLimiters), close: async () => {} };
+  if (!url) return { pacer: new Pacer(given, localLimiters), noteRun: async () => {}, notedRun: async () => undefined, close: async () => {} };
 
   const [{ coordinate, CoordinateError, withTimeout }, { FallbackLimiters }, { poolSpec, PoolSpecError, SpendPools }] = await Promise.all([
     import('../provider/coordinate.js'),
@@ -117,6 +122,15 @@ export async function organisationOf(
   return {
     pacer: new Pacer(given, async () => limiters),
     ...(pools ? { pools } : {}),
+    noteRun: (id, noted) =>
+      withTimeout(store.runs.note(id, noted), 'a note of the run').catch((e: unknown) =>
+        warn(`the --coordinate store ${store.shown} did not keep this run's generation (${explain(e)}): a stale copy of it is refused only here`),
+      ),
+    notedRun: (id) =>
+      withTimeout(store.runs.noted(id), 'a read of the run').catch((e: unknown) => {
+        warn(`the --coordinate store ${store.shown} did not say this run's newest generation (${explain(e)})`);
+        return undefined;
+      }),
     close: async () => {
       pools?.close();
       await store.close();

@@ -18,7 +18,7 @@ import { organisationOf } from './organisation.js';
 import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
-import { generationOf, notedGeneration } from './run-generations.js';
+import { generationOf, type NotedGeneration, notedGeneration } from './run-generations.js';
 import { workspaceOfResume } from './run-workspace.js';
 import type { HumanVote } from '../engine/people-votes.js';
 
@@ -101,6 +101,15 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const connections = await connectionsFor(workflow.spec, options, options.workers === undefined);
   const cache = await cacheOf(options);
   const organisation = options.offline ? undefined : await organisationOf(options, workflow.spec, header.run_id, warning);
+  if (options.at === undefined && options.out === undefined) {
+    // The newer generation may have been written on another machine: the --coordinate store every runner shares knows it.
+    const elsewhere = await organisation?.notedRun(header.run_id);
+    if (elsewhere && elsewhere.generation > generationOf(record)) {
+      await organisation?.close();
+      await cache?.close();
+      throw staleCopy(file, record, elsewhere, 'in the --coordinate store');
+    }
+  }
 
   const lastReplayed = recording.at(-1)?.seq ?? 0;
   let generation = generationOf(record);
@@ -139,13 +148,15 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
 
 /** A copy of an older generation of a run whose newer one this project noted (run-generations.ts): resuming it would pay again for what that one holds. */
 function refuseStaleCopy(file: string, record: SessionRecord): void {
-  const generation = generationOf(record);
   const newer = notedGeneration(process.cwd(), record.header.run_id);
-  if (!newer || newer.generation <= generation) return;
-  throw new UsageError(
-    `${file} is generation ${generation} of run ${record.header.run_id}, and generation ${newer.generation} (${newer.status}) was written since, ` +
-      `as ${newer.session}: resuming this copy would make and pay for again what that one holds. Resume the newest copy` +
-      `${newer.status === 'waiting' ? '' : ' (it has ended: nothing is left to do)'}`,
+  if (newer && newer.generation > generationOf(record)) throw staleCopy(file, record, newer);
+}
+
+function staleCopy(file: string, record: SessionRecord, newer: NotedGeneration, where = ''): UsageError {
+  return new UsageError(
+    `${file} is generation ${generationOf(record)} of run ${record.header.run_id}, and generation ${newer.generation} (${newer.status}) was written ` +
+      `since, as ${newer.session}${where ? ` (noted ${where})` : ''}: resuming this copy would make and pay for again what that one holds. ` +
+      `Resume the newest copy${newer.status === 'waiting' ? '' : ' (it has ended: nothing is left to do)'}`,
   );
 }
 

@@ -3,6 +3,7 @@ import { Limiters, type LimiterStore } from './rate-limiters.js';
 import { PostgresLimitKeeper, RedisLimitKeeper } from './store-limits.js';
 import { shownSpec, withoutCredentials } from './store-url.js';
 import { withinTime } from './time-limit.js';
+import { PostgresRunNotes, RedisRunNotes, type RunNotes } from './run-notes.js';
 import { PostgresLedger, RedisLedger, type PoolLedger, type PoolWindow } from './spend-ledger.js';
 
 /** --coordinate names no store conclave can use, or the store does not answer. */
@@ -15,6 +16,8 @@ export interface Coordination {
   /** The store's limiters (store-limits.ts). */
   limiters: LimiterStore;
   ledger: PoolLedger;
+  /** Each run's newest generation (run-notes.ts). */
+  runs: RunNotes;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,7 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
       shown,
       limiters: new Limiters(new RedisLimitKeeper(client), true),
       ledger: new RedisLedger(client),
+      runs: new RedisRunNotes(client),
       // A client whose server went away is closed already (close() would throw).
       close: async () => {
         if (client.isOpen) await client.close().catch(() => {});
@@ -62,8 +66,12 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
     pool.on('error', () => {}); // an idle connection that breaks; the next query reports it
     const ledger = new PostgresLedger(pool);
     const keeper = new PostgresLimitKeeper(pool);
+    const runs = new PostgresRunNotes(pool);
     await withTimeout(
-      keeper.prepare().then(() => ledger.prepare()),
+      keeper
+        .prepare()
+        .then(() => ledger.prepare())
+        .then(() => runs.prepare()),
       'connect',
     ).catch(async (e: unknown) => {
       await pool.end().catch(() => {});
@@ -76,6 +84,7 @@ export async function coordinate(url: string, named = '--coordinate'): Promise<C
       shown,
       limiters: new Limiters(keeper, true),
       ledger,
+      runs,
       close: () => pool.end().catch(() => {}),
     });
   }
@@ -95,6 +104,7 @@ async function proven(refuse: (e: unknown, what: string) => never, store: Coordi
     await store.ledger.now();
     await store.ledger.reserve(probe, id, 0, 1, 1_000);
     await store.ledger.settle(probe, id, 0);
+    await store.runs.noted('conclave-probe');
   };
   try {
     await withTimeout(use(), 'a first use');

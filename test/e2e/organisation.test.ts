@@ -304,6 +304,46 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
     60_000,
   );
 
+  it.each(KINDS)(
+    "%s: a copy of an older generation is refused on another machine: the store every runner shares knows the run's newest",
+    async (kind) => {
+      const server = await startFakeAnthropic({
+        lead: [
+          { text: '@helper go.' },
+          { tools: [{ name: 'complete', input: { status: 'success', summary: 'done' } }] },
+          { tools: [{ name: 'complete', input: { status: 'success', summary: 'done again' } }] },
+        ],
+        helper: [{ text: 'Done.' }, { text: 'Done.' }],
+      });
+      const workflow = 'name: two\nagents:\n  lead: { role: manager }\n  helper: { role: worker }\nkickoff: Go.\n';
+      const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+      try {
+        const first = await runWorkflow(server, workflow, ['--max-turns', '1', '--coordinate', urlOf(kind)]);
+        expect(first.code, first.stderr).toBe(3);
+        const session = first.json.session as string;
+        // Another machine gets the session as it was then (an artifact, a copy), with nothing of this one's .conclave/.
+        const elsewhere = mkdtempSync(join(tmpdir(), 'conclave-elsewhere-'));
+        execFileSync('mkdir', ['-p', join(elsewhere, '.conclave', 'sessions')]);
+        writeFileSync(join(elsewhere, 'workflow.yml'), workflow);
+        writeFileSync(join(elsewhere, session), readFileSync(join(first.dir, session)));
+        const resumed = await conclave(['resume', session, '--max-turns', '6', '--coordinate', urlOf(kind)], { cwd: first.dir, env });
+        expect(resumed.code, resumed.stderr).toBe(0);
+        const calls = server.requests.length;
+        const stale = await conclave(['resume', session, '--max-turns', '6', '--coordinate', urlOf(kind)], { cwd: elsewhere, env });
+        expect(stale.code).toBe(2);
+        expect(stale.stderr).toMatch(/is generation 1 of run \S+, and generation 2 \(success\) was written since, as \S+ \(noted in the --coordinate store\)/);
+        expect(server.requests.length).toBe(calls);
+        // Without the store, that machine could not know: the copy would be resumed, and paid for again.
+        const unknowing = await conclave(['resume', session, '--max-turns', '6'], { cwd: elsewhere, env });
+        expect(unknowing.code, unknowing.stderr).toBe(0);
+        expect(server.requests.length).toBeGreaterThan(calls);
+      } finally {
+        await server.close();
+      }
+    },
+    60_000,
+  );
+
   it('postgres: a rate-limit record set by hand (used up for ever, or from a clock far ahead) holds no run (Redis keys carry their own expiry)', async () => {
     const server = await startFakeAnthropic(relayScript());
     try {
@@ -396,7 +436,7 @@ describe.skipIf(missing !== undefined)('--coordinate: a PostgreSQL role that may
       // The owner's first run makes conclave's tables; the CI role may then only read and write them.
       const first = await runWorkflow(server, RELAY, ['--coordinate', store.url]);
       expect(first.code, first.stderr).toBe(0);
-      await admin.query('GRANT SELECT, INSERT, UPDATE, DELETE ON conclave_limits, conclave_spend, conclave_pool_holds TO ci_runner');
+      await admin.query('GRANT SELECT, INSERT, UPDATE, DELETE ON conclave_limits, conclave_spend, conclave_pool_holds, conclave_runs TO ci_runner');
       const run = await runWorkflow(server, RELAY, ['--coordinate', url.toString(), '--rate-limit', 'rpm=40']);
       expect(run.code, run.stderr).toBe(0);
       const { rows } = await admin.query('SELECT count(*)::int AS n FROM conclave_limits');
