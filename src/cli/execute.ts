@@ -17,6 +17,7 @@ import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { Scalar, WorkflowSpec } from '../workflow/types.js';
 import { addMask, inGitHubActions } from './github.js';
 import { printableJson, writeCommand } from './command-guard.js';
+import { printable } from './terminal-text.js';
 import type { LimitFlags } from './limit-flags.js';
 import type { Organisation, OrganisationFlags } from './organisation.js';
 import { progressLines } from './progress-lines.js';
@@ -256,6 +257,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       );
   }
   process.stdout.write(options.json ? `${printableJson(resultJson(result, writer.path))}\n` : resultText(result, writer.path, options.replayOf));
+  // --json keeps stdout for the result; a run stopped by an error says why on stderr too, where a CI log shows it.
+  if (options.json && result.status === 'error') process.stderr.write(`conclave: ${printable(result.reason)}\n`);
   warnOnce();
   unmask();
   return result.exitCode;

@@ -1,6 +1,7 @@
 import type { EventBody, SessionEvent, SessionHeader } from '../session/format.js';
 import type { TraceSpan } from '../trace/spans.js';
 import { collectorHost } from './collector-host.js';
+import { detached, nothingToDo } from '../detached.js';
 
 /** A run's spans, sent to an OTLP collector as they end (docs/traces.md). */
 export interface LiveTrace {
@@ -72,7 +73,10 @@ async function startTrace(options: LiveTraceOptions, endpoint: string): Promise<
       warn(`traces: the collector at ${where} did not take them (${e instanceof Error ? e.message : String(e)}); the run goes on without traces`);
     });
     pending.add(sent);
-    void sent.finally(() => pending.delete(sent));
+    detached(
+      sent.finally(() => pending.delete(sent)),
+      nothingToDo,
+    ); // sent says its own failure, once
   };
   const timer = setInterval(flush, 1_000);
   timer.unref();

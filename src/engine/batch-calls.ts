@@ -8,6 +8,7 @@ import { isObject, resultProblem } from './batch-results.js';
 import { PrefixWriters } from './prefix-writers.js';
 import { InDoubtBatches } from './batch-in-doubt.js';
 import { DEFAULT_WAIT_TIMEOUT_MS, formatDuration, parts } from './batch-limits.js';
+import { detached } from '../detached.js';
 
 export interface BatchCallsOptions {
   api: BatchApi;
@@ -144,7 +145,11 @@ export class BatchCalls {
         const group = this.options.inDoubt?.(customId);
         if (!group) return this.gather(waiter);
         this.inDoubt ??= new InDoubtBatches(this.options.api, this.options.note);
-        void this.inDoubt.find(group).then((id) => (id ? (onSubmitted?.(), this.wait(id, [waiter])) : this.gather(waiter)));
+        // Asking the API for the batches in doubt failed: the call fails with it, as a failed batch's calls do.
+        detached(
+          this.inDoubt.find(group).then((id) => (id ? (onSubmitted?.(), this.wait(id, [waiter])) : this.gather(waiter))),
+          (e) => waiter.reject(e instanceof ProviderError ? e : new ProviderError(`message batches in doubt: ${messageOf(e)}`, 'outage', undefined, e)),
+        );
       }
     });
   }
@@ -218,7 +223,10 @@ export class BatchCalls {
       return;
     }
     this.waiting.set(id, [...waiters]);
-    void this.poll(id);
+    // poll gives its waiters any error it meets; one outside that reaches them the same way.
+    detached(this.poll(id), (e) => {
+      for (const w of this.live(id)) w.reject(e instanceof Error ? e : new Error(String(e)));
+    });
   }
 
   private async poll(id: string): Promise<void> {

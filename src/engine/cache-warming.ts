@@ -6,6 +6,7 @@ import { modelInfo } from '../provider/models.js';
 import type { CacheTtl } from '../workflow/types.js';
 import { usesBatches } from '../workflow/value-checks.js';
 import type { WorkflowSpec } from '../workflow/types.js';
+import { detached } from '../detached.js';
 
 /** The longest a call waits for another to write the prefix it would read: then it goes anyway. */
 export const WARM_RELEASE_MS = 5_000;
@@ -117,7 +118,7 @@ function waitFor(released: Promise<void>, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(finish, WARM_RELEASE_MS);
     signal.addEventListener('abort', finish);
-    void released.then(finish);
+    detached(released.then(finish), finish);
     function finish() {
       clearTimeout(timer);
       signal.removeEventListener('abort', finish);

@@ -1,3 +1,4 @@
+import { detached } from '../detached.js';
 /** A batched call as the warm-first holding sees it. */
 export interface HeldCall {
   signal: AbortSignal;
@@ -28,10 +29,12 @@ export class PrefixWriters<C extends HeldCall> {
       return true;
     }
     this.held.add(call);
-    void writer.then(() => {
+    // The writer failed or was given up as well as answered: the calls it held go on either way.
+    const release = () => {
       this.held.delete(call);
       if (!call.signal.aborted) this.release(call);
-    });
+    };
+    detached(writer.then(release), release);
     return false;
   }
 
@@ -39,9 +42,10 @@ export class PrefixWriters<C extends HeldCall> {
   writes(prefix: object, call: C): void {
     if (this.writers.has(prefix)) return;
     this.writers.set(prefix, call.settled);
-    void call.settled.then(() => {
+    const forget = () => {
       if (this.writers.get(prefix) === call.settled) this.writers.delete(prefix);
-    });
+    };
+    detached(call.settled.then(forget), forget);
   }
 
   /** The calls held now that still want an answer. */

@@ -29,6 +29,7 @@ import { TrustPolicy } from './trust.js';
 import { Taints } from './taints.js';
 import { estimateGate } from './estimate-gate.js';
 import type { ProviderName } from '../provider/clouds.js';
+import { detached } from '../detached.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -241,7 +242,10 @@ export class Run {
     const later = this.options.recording.journal.turnStart(name, turn, this.controller.signal);
     // A turn never throws (a recorded start the run never reaches is given up with it): the run
     // ends once every turn's end is applied (settle waits for `running` to empty).
-    void (later !== undefined ? later.then(begin, (): TurnEnd => ({})) : begin()).then((end) => this.step(() => this.apply(name, end)));
+    detached(
+      (later !== undefined ? later.then(begin, (): TurnEnd => ({})) : begin()).then((end) => this.step(() => this.apply(name, end))),
+      this.fail,
+    );
   }
 
   /** The scheduler applies how a turn ended: the one place a turn's outcome changes the run. */
@@ -285,9 +289,12 @@ export class Run {
     try {
       what();
     } catch (e) {
-      this.stop(endingOfError(e) ?? ending('error', String(e)));
+      this.fail(e);
     }
   }
+
+  /** A throw, or a rejection handed over with detached(): the run stops with its reason. */
+  private readonly fail = (e: unknown): void => this.stop(endingOfError(e) ?? ending('error', e instanceof Error ? e.message : String(e)));
 
   private elapsedMs = (): number => (this.options.recording.elapsedBeforeMs ?? 0) + Date.now() - this.startedAt;
 

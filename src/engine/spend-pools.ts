@@ -5,6 +5,7 @@ import { formatUsd } from '../provider/money.js';
 import type { PoolLedger, PoolWindow, Standing } from '../provider/spend-ledger.js';
 import type { Answer, Ceiling, Worst } from './reservation.js';
 import { LimitReached } from './ending.js';
+import { detached, nothingToDo } from '../detached.js';
 
 /** `--spend-pool org=200/day`: a ceiling on what every run that names the pool spends in each window. */
 export interface PoolSpec {
@@ -91,7 +92,8 @@ export class SpendPools implements Ceiling {
     /** What a store's error says, without the credentials of its URL. */
     private readonly explain: (error: unknown) => string,
   ) {
-    this.renewal = setInterval(() => void this.renew(), HOLD_MS / 3).unref();
+    // A renewal the store misses is no stop (renew): the next reservation asks it, and stops the run if it cannot.
+    this.renewal = setInterval(() => detached(this.renew(), nothingToDo), HOLD_MS / 3).unref();
   }
 
   /**

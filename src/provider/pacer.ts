@@ -1,6 +1,7 @@
 import { RateGate, type Admission, type CallNeed, type GivenLimits, type WaitListener } from './rate-gate.js';
 import type { LimiterStore } from './rate-limiters.js';
 import type { ProviderName } from './clouds.js';
+import { detached, nothingToDo } from '../detached.js';
 
 export type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-gate.js';
 
@@ -56,6 +57,7 @@ export class Pacer {
    */
   settle(admission: Admission, usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number | null }): void {
     const used = { requests: 1, input_tokens: usage.input_tokens + (usage.cache_creation_input_tokens ?? 0), output_tokens: usage.output_tokens };
-    void this.gates.get(admission.gate)?.settle(admission, used);
+    // Giving back is bookkeeping: a store that fails is said by the limiters it fell back from.
+    detached(this.gates.get(admission.gate)?.settle(admission, used), nothingToDo);
   }
 }

@@ -3,6 +3,7 @@ import { RATE_DIMENSIONS, rateReadings, retryAfterMs, type RateDimension, type R
 import type { Limiter, LimiterStore } from './rate-limiters.js';
 import { bucketLevel, LimitShapes, untilBucketAllows, type LearnedSize, type Word } from './limit-shapes.js';
 import type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
+import { detached, nothingToDo } from '../detached.js';
 
 export type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
 
@@ -81,7 +82,10 @@ export class RateGate {
       const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit: settled(admit), refuse: settled(refuse) };
       signal.addEventListener('abort', onAbort, { once: true });
       this.queue.push(waiter);
-      void this.pump();
+      // pump refuses the calls it cannot admit; a failure outside that does the same.
+      detached(this.pump(), (e) => {
+        for (const w of this.queue.splice(0)) w.refuse(e as Error);
+      });
     });
   }
 
@@ -110,7 +114,8 @@ export class RateGate {
       // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
       if (response.status === 429) this.holdUntil = Math.max(this.holdUntil, now + Math.min(retryAfterMs(response.headers) ?? LOOK_AGAIN_MS, MINUTE_MS));
       // Refused or failed (429, 5xx, …), it used nothing: its points go back, and a retry asks again.
-      if (response.status >= 400) void this.settle(admission, { requests: 0, input_tokens: 0, output_tokens: 0 }).catch(() => {});
+      // Giving back is bookkeeping: a store that fails is said by the limiters it fell back from.
+      if (response.status >= 400) detached(this.settle(admission, { requests: 0, input_tokens: 0, output_tokens: 0 }), nothingToDo);
     } else {
       this.taken.delete(admission.seq);
     }
@@ -204,12 +209,13 @@ export class RateGate {
    * runner to size a limit counts it. In one process learned limits are kept by the server's word alone. */
   private noteEarly(need: CallNeed): void {
     const at = Date.now();
-    void this.limiters()
-      .then(async (store) => {
+    detached(
+      this.limiters().then(async (store) => {
         if (!store.shared) return;
         for (const d of RATE_DIMENSIONS) await store.early(`${this.name}:${d}`, need[d], Date.now() - at);
-      })
-      .catch(() => {});
+      }),
+      nothingToDo,
+    );
   }
 
   /** How long a call of this need must wait, and why; or, when it may go now, the limiters that took their points. */

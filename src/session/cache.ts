@@ -3,6 +3,7 @@ import { ConclaveError } from '../conclave-error.js';
 import type { ModelResponse } from '../provider/client.js';
 import { CacheError, cacheStore, withoutCredentials } from './cache-store.js';
 import { isModelResponse } from '../provider/response-shape.js';
+import { detached, nothingToDo } from '../detached.js';
 
 export { CacheError, DEFAULT_CACHE } from './cache-store.js';
 
@@ -86,7 +87,7 @@ export async function openCache(spec: string | true, options: CacheOptions = {})
     if ((read as { probe?: unknown } | undefined)?.probe !== mark) throw failure ?? new Error('a value written was not read back');
     await within(() => keyv.delete(key));
   } catch (e) {
-    void close();
+    detached(close(), nothingToDo); // a store that failed its first use: the refusal below says why
     throw new CacheError(`the response cache ${shown} cannot be used: ${withoutCredentials(messageOf(e), spec)}`);
   }
 

@@ -7,6 +7,7 @@ import { withinTime } from '../provider/time-limit.js';
 import { whenLost } from './redis.js';
 import { WorkerFailure, HEARTBEAT_EVERY_MS, HEARTBEAT_MS, jobIdOf, jobPlace, LOCK_MS, keysOf, messageOf, type Down, type TurnJob, type Up } from './wire.js';
 import type { Signer } from './signing.js';
+import { detached, nothingToDo } from '../detached.js';
 
 /** How long a turn waits for a worker before the coordinator says so, and how often it says it again. */
 const FIRST_WAIT_NOTE_MS = 5_000;
@@ -65,8 +66,9 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
   async start(): Promise<void> {
     await this.redis.del(this.keys.up, this.keys.ended);
     await this.beat();
-    this.timers.push(setInterval(() => void this.beat().catch(() => {}), HEARTBEAT_EVERY_MS));
-    this.timers.push(setInterval(() => void this.lookAfterWaiting().catch(() => {}), LOOK_AFTER_MS));
+    // A beat or a look the Redis misses is taken again at the next; a Redis gone for good is said by whenLost.
+    this.timers.push(setInterval(() => detached(this.beat(), nothingToDo), HEARTBEAT_EVERY_MS));
+    this.timers.push(setInterval(() => detached(this.lookAfterWaiting(), nothingToDo), LOOK_AFTER_MS));
     for (const timer of this.timers) timer.unref();
     this.stopWatching = whenLost(this.redis, LOST_AFTER_MS, (why) => {
       this.lost = new WorkerFailure(`the workers' Redis at ${this.identity.shownUrl} has not answered for ${LOST_AFTER_MS / 1000}s (${why})`);
@@ -174,7 +176,7 @@ export class WorkerPool implements TurnsElsewhere, TurnCarrier {
       case 'attached':
         if (message.incarnation !== this.incarnation) return;
         // A job whose turn is over here (it ended before a coordinator was restarted): let it go.
-        if (!turn) return void this.tell(message.job, message.token, { type: 'done' }).catch(() => {});
+        if (!turn) return detached(this.tell(message.job, message.token, { type: 'done' }), nothingToDo); // its job lapses if this is lost
         return turn.attached(message.worker, message.token);
       case 'refused':
         if (!this.refusals.has(`${message.worker} ${message.reason}`)) this.warn(`worker ${message.worker} refused ${message.job}: ${message.reason}`);

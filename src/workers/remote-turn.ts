@@ -7,6 +7,7 @@ import type { ProviderName } from '../provider/clouds.js';
 import { CallAborted } from '../provider/provider-errors.js';
 import { isModelResponse } from '../provider/response-shape.js';
 import { errorFromWire, WorkerFailure, type Down, type Operation, type TurnJob, type Up } from './wire.js';
+import { detached, nothingToDo } from '../detached.js';
 
 /** What a remote turn needs of the coordinator: its job queued and taken back, and a word to the worker holding it. */
 export interface TurnCarrier {
@@ -61,7 +62,7 @@ export class RemoteTurn implements TurnElsewhere {
   }
 
   close(): void {
-    void this.end().catch(() => {});
+    detached(this.end(), nothingToDo); // a turn closed with its run: its job lapses if the word is lost
   }
 
   async end(): Promise<void> {
@@ -143,7 +144,8 @@ export class RemoteTurn implements TurnElsewhere {
       const p: Pending = { op, since: Date.now(), ...extra, resolve: (v) => (settled(), resolve(v)), reject: (e) => (settled(), reject(e)) };
       const onAbort = () => {
         this.pending.delete(id);
-        if (p.sentTo) void this.pool.tell(this.jobId, p.sentTo, { type: 'abort', id }).catch(() => {});
+        // A word the worker misses: the operation's answer comes to no one, and the turn goes on without it.
+        if (p.sentTo) detached(this.pool.tell(this.jobId, p.sentTo, { type: 'abort', id }), nothingToDo);
         p.reject(new CallAborted());
       };
       signal.addEventListener('abort', onAbort);

@@ -23,6 +23,7 @@ import {
   type Up,
 } from './wire.js';
 import type { Signer } from './signing.js';
+import { detached, nothingToDo } from '../detached.js';
 
 /** How often a worker's stalled-job check hands a job whose lock lapsed (LOCK_MS, wire.ts) to another worker: seconds, not 30. */
 export const STALLED_CHECK_MS = 2_000;
@@ -151,7 +152,10 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
           seen.add(message.id);
           const control = new AbortController();
           inFlight.set(message.id, control);
-          void perform(jobId, message.id, message.op, setup, control.signal).finally(() => inFlight.delete(message.id));
+          detached(
+            perform(jobId, message.id, message.op, setup, control.signal).finally(() => inFlight.delete(message.id)),
+            (e) => options.log(`turn ${jobId}: an operation failed outside its answer: ${e instanceof Error ? e.message : String(e)}`),
+          );
         }
       }
       // Stopped: the job is left to lapse, and another worker takes it over.
@@ -173,10 +177,11 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
           signal,
           {
             ...(op.inputTokens !== undefined ? { inputTokens: op.inputTokens } : {}),
-            onRetry: (error, waitMs) => void say({ type: 'retry', job, id, error, waitMs }).catch(() => {}),
-            onWait: (reason, waitMs) => void say({ type: 'waiting', job, id, reason, waitMs }).catch(() => {}),
-            onPaced: (waitedMs, reason) => void say({ type: 'paced', job, id, waitedMs, reason }).catch(() => {}),
-            onSent: () => void say({ type: 'sent', job, id }).catch(() => {}),
+            // Progress words: one the Redis misses leaves the coordinator's view a step behind, nothing more.
+            onRetry: (error, waitMs) => detached(say({ type: 'retry', job, id, error, waitMs }), nothingToDo),
+            onWait: (reason, waitMs) => detached(say({ type: 'waiting', job, id, reason, waitMs }), nothingToDo),
+            onPaced: (waitedMs, reason) => detached(say({ type: 'paced', job, id, waitedMs, reason }), nothingToDo),
+            onSent: () => detached(say({ type: 'sent', job, id }), nothingToDo),
           },
           op.provider,
         );
@@ -219,9 +224,10 @@ export async function serveTurns(options: ServeOptions): Promise<Served & { turn
   const watch = setInterval(() => {
     if (active > 0) return;
     if (Date.now() - lastActive > options.idleTimeoutMs) return finish({ code: 'idle' });
-    void redis.exists(keys.ended).then(
-      (ended) => ended && active === 0 && finish({ code: 'ended' }),
-      () => {},
+    // A look the Redis misses is taken again in a second; a Redis gone for good is said by whenLost.
+    detached(
+      redis.exists(keys.ended).then((ended) => ended && active === 0 && finish({ code: 'ended' })),
+      nothingToDo,
     );
   }, 1000);
   options.signal.addEventListener('abort', () => finish({ code: 'interrupted' }), { once: true });

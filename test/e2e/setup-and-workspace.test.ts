@@ -204,7 +204,7 @@ kickoff: Read it.
     const lines = readFileSync(session, 'utf8').split('\n');
     writeFileSync(
       join(dir, 'forged.jsonl'),
-      [JSON.stringify({ ...header, run_id: '20261128T000000Z-000000', workspace: '../../etc' }), ...lines.slice(1, 3)].join('\n') + '\n',
+      `${[JSON.stringify({ ...header, run_id: '20261128T000000Z-000000', workspace: '../../etc' }), ...lines.slice(1, 3)].join('\n')}\n`,
     );
     const calls = server.requests.length;
     const forged = await conclave(['resume', 'forged.jsonl'], { cwd: dir, env });

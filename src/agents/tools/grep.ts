@@ -3,6 +3,7 @@ import { bundledWorker } from './worker-file.js';
 import { defineTool, input } from './define-tool.js';
 import { ToolInputError, type ToolResult } from './tool.js';
 import { cap, SKIPPED_DIRS } from './workspace.js';
+import { detached, nothingToDo } from '../../detached.js';
 
 const GREP_MATCH_CAP = 200;
 const GREP_TIME_MS = 10_000;
@@ -48,7 +49,7 @@ export const grep = defineTool({
       const end = (why: string) => {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        void worker.terminate();
+        detached(worker.terminate(), nothingToDo); // a thread that is gone already
         resolve(why);
       };
       const timer = setTimeout(

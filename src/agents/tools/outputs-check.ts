@@ -1,6 +1,7 @@
 import { describeOutputError } from '../../workflow/typed-outputs.js';
 import type { OutputsJob, OutputsVerdict } from './outputs-worker.js';
 import { bundledWorker } from './worker-file.js';
+import { detached, nothingToDo } from '../../detached.js';
 
 /** The longest a check of complete's outputs may take (a backtracking `pattern` is stopped here). */
 export const OUTPUTS_CHECK_MS = 2_000;
@@ -19,7 +20,7 @@ export async function checkOutputs(schema: unknown, value: unknown, signal: Abor
     const end = (problem: string | undefined) => {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
-      void worker.terminate();
+      detached(worker.terminate(), nothingToDo); // a thread that is gone already
       resolve(problem);
     };
     const timer = setTimeout(

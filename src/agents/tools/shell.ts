@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { countElsewhere, type CountedElsewhere } from './output-counter.js';
+import { detached } from '../../detached.js';
 
 export interface ShellOptions {
   command: string;
@@ -104,10 +105,12 @@ export function runShell(options: ShellOptions): Promise<ShellResult> {
       const giveUp = setTimeout(() => {
         for (const { counted } of elsewhere) counted.stop();
       }, DRAIN_MS);
-      void Promise.all(elsewhere.map(async ({ name, counted }) => (result[`${name}Bytes`] += await counted.bytes))).then(() => {
+      const counted = () => {
         clearTimeout(giveUp);
         resolve(result);
-      });
+      };
+      // A counter that fails leaves its count as it stands: the command's result is whole all the same.
+      detached(Promise.all(elsewhere.map(async ({ name, counted }) => (result[`${name}Bytes`] += await counted.bytes))).then(counted), counted);
     };
     let drain: NodeJS.Timeout | undefined;
     child.on('error', (e) => {
