@@ -122,13 +122,16 @@ export async function organisationOf(
   return {
     pacer: new Pacer(given, async () => limiters),
     ...(pools ? { pools } : {}),
+    // A store already said to have failed is not said again for its notes of runs.
     noteRun: (id, noted) =>
-      withTimeout(store.runs.note(id, noted), 'a note of the run').catch((e: unknown) =>
-        warn(`the --coordinate store ${store.shown} did not keep this run's generation (${explain(e)}): a stale copy of it is refused only here`),
-      ),
+      withTimeout(store.runs.note(id, noted), 'a note of the run').catch((e: unknown) => {
+        if (!failed) warn(`the --coordinate store ${store.shown} did not keep this run's generation (${explain(e)}): a stale copy of it is refused only here`);
+        failed = true;
+      }),
     notedRun: (id) =>
       withTimeout(store.runs.noted(id), 'a read of the run').catch((e: unknown) => {
-        warn(`the --coordinate store ${store.shown} did not say this run's newest generation (${explain(e)})`);
+        if (!failed) warn(`the --coordinate store ${store.shown} did not say this run's newest generation (${explain(e)})`);
+        failed = true;
         return undefined;
       }),
     close: async () => {
