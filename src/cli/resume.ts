@@ -19,7 +19,7 @@ import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { asUsageError, UsageError } from './usage-error.js';
 import { generationOf, type NotedGeneration, notedGeneration } from './run-generations.js';
-import { workspaceOfResume } from './run-workspace.js';
+import { workspaceOfResume } from './recorded-workspace.js';
 import type { HumanVote } from '../engine/people-votes.js';
 
 export interface ResumeOptions extends OutputOptions {

@@ -1,6 +1,6 @@
 import { eventTrust } from './event-trust.js';
 import { githubOrigin } from './github-origin.js';
-import { workspaceOfRun } from './run-workspace.js';
+import { workspaceOfRun } from './recorded-workspace.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -4,7 +4,7 @@ import { CallAborted, ProviderError } from '../provider/provider-errors.js';
 import type { EventInput } from './journal.js';
 import { LimitReached } from './ending.js';
 import type { BatchApi } from '../provider/batch-api.js';
-import { isObject, resultProblem } from './batch-results.js';
+import { failureOf, isObject, resultProblem } from './batch-results.js';
 import { PrefixWriters } from './prefix-writers.js';
 import { InDoubtBatches } from './batch-in-doubt.js';
 import { DEFAULT_WAIT_TIMEOUT_MS, formatDuration, parts } from './batch-limits.js';
@@ -145,11 +145,9 @@ export class BatchCalls {
         const group = this.options.inDoubt?.(customId);
         if (!group) return this.gather(waiter);
         this.inDoubt ??= new InDoubtBatches(this.options.api, this.options.note);
-        // Asking the API for the batches in doubt failed: the call fails with it, as a failed batch's calls do.
-        detached(
-          this.inDoubt.find(group).then((id) => (id ? (onSubmitted?.(), this.wait(id, [waiter])) : this.gather(waiter))),
-          (e) => waiter.reject(e instanceof ProviderError ? e : new ProviderError(`message batches in doubt: ${messageOf(e)}`, 'outage', undefined, e)),
-        );
+        // A lookup that fails fails the call with it, as a failed batch's calls do.
+        const found = this.inDoubt.find(group).then((id) => (id ? (onSubmitted?.(), this.wait(id, [waiter])) : this.gather(waiter)));
+        detached(found, (e) => waiter.reject(failureOf(e, 'message batches in doubt')));
       }
     });
   }
@@ -224,9 +222,7 @@ export class BatchCalls {
     }
     this.waiting.set(id, [...waiters]);
     // poll gives its waiters any error it meets; one outside that reaches them the same way.
-    detached(this.poll(id), (e) => {
-      for (const w of this.live(id)) w.reject(e instanceof Error ? e : new Error(String(e)));
-    });
+    detached(this.poll(id), (e) => this.live(id).map((w) => w.reject(failureOf(e, `message batch ${id}`))));
   }
 
   private async poll(id: string): Promise<void> {
@@ -263,8 +259,7 @@ export class BatchCalls {
         for (const w of waiters) this.answer(w, id, { type: 'gone' });
         return;
       }
-      const error =
-        e instanceof LimitReached || e instanceof ProviderError ? e : new ProviderError(`message batch ${id}: ${messageOf(e)}`, 'outage', undefined, e);
+      const error = failureOf(e, `message batch ${id}`);
       for (const w of waiters) w.reject(error);
     }
   }
@@ -301,8 +296,4 @@ export class BatchCalls {
       }
     }
   }
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

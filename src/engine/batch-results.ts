@@ -1,4 +1,6 @@
+import { ProviderError } from '../provider/provider-errors.js';
 import { responseProblem } from '../provider/response-shape.js';
+import { LimitReached } from './ending.js';
 
 /**
  * A Message Batches result, read with care: the results file comes from outside (a gateway, a
@@ -34,4 +36,11 @@ export function resultProblem(result: unknown, batch: string): { why?: string; k
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The error a batched call fails with: a limit or the provider's own error as it is, anything else an outage. */
+export function failureOf(e: unknown, what: string): Error {
+  return e instanceof LimitReached || e instanceof ProviderError
+    ? e
+    : new ProviderError(`${what}: ${e instanceof Error ? e.message : String(e)}`, 'outage', undefined, e);
 }

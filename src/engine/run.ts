@@ -30,6 +30,7 @@ import { Taints } from './taints.js';
 import { estimateGate } from './estimate-gate.js';
 import type { ProviderName } from '../provider/clouds.js';
 import { detached } from '../detached.js';
+import { channelReactions } from './channel-reactions.js';
 
 export type { EndStatus } from '../exit-codes.js';
 export type { RunOptions, RunResult } from './run-options.js';
@@ -145,9 +146,7 @@ export class Run {
           profiles: this.agents.profiles,
           running: this.running,
           hasTurnsLeft: (n) => this.turns.hasTurnsLeft(n),
-          onChannelEvent: (event) => (
-            journal.append(event), this.people.noticed(event), this.taints.noticed(event), this.queues.arrived(event, journal.replaying)
-          ),
+          onChannelEvent: channelReactions({ journal, people: this.people, taints: this.taints, queues: this.queues }),
           onProposalClosed: this.progress.proposal,
           warn: (message) => this.progress.tell({ type: 'warning', message }),
         });

@@ -82,10 +82,7 @@ export class RateGate {
       const waiter: Waiter = { need, signal, onWait, since: Date.now(), admit: settled(admit), refuse: settled(refuse) };
       signal.addEventListener('abort', onAbort, { once: true });
       this.queue.push(waiter);
-      // pump refuses the calls it cannot admit; a failure outside that does the same.
-      detached(this.pump(), (e) => {
-        for (const w of this.queue.splice(0)) w.refuse(e as Error);
-      });
+      detached(this.pump(), nothingToDo); // pump refuses the calls it holds on any failure: it never fails itself
     });
   }
 
@@ -113,8 +110,7 @@ export class RateGate {
       }
       // A minute at most, as the SDK takes it: a proxy's `retry-after: 86400` must not hold every call for a day.
       if (response.status === 429) this.holdUntil = Math.max(this.holdUntil, now + Math.min(retryAfterMs(response.headers) ?? LOOK_AGAIN_MS, MINUTE_MS));
-      // Refused or failed (429, 5xx, …), it used nothing: its points go back, and a retry asks again.
-      // Giving back is bookkeeping: a store that fails is said by the limiters it fell back from.
+      // Refused or failed (429, 5xx, …), it used nothing: its points go back (a store's failure is the limiters' to say), and a retry asks again.
       if (response.status >= 400) detached(this.settle(admission, { requests: 0, input_tokens: 0, output_tokens: 0 }), nothingToDo);
     } else {
       this.taken.delete(admission.seq);
@@ -208,14 +204,12 @@ export class RateGate {
   /** Shared, a call let through before its limits' sizes were known is noted at once, with when it went: the first
    * runner to size a limit counts it. In one process learned limits are kept by the server's word alone. */
   private noteEarly(need: CallNeed): void {
-    const at = Date.now();
-    detached(
-      this.limiters().then(async (store) => {
-        if (!store.shared) return;
-        for (const d of RATE_DIMENSIONS) await store.early(`${this.name}:${d}`, need[d], Date.now() - at);
-      }),
-      nothingToDo,
-    );
+    detached(this.early(need, Date.now()), nothingToDo); // a note the store misses: the next runner to size the limit counts without it
+  }
+
+  private async early(need: CallNeed, at: number): Promise<void> {
+    const store = await this.limiters();
+    if (store.shared) for (const d of RATE_DIMENSIONS) await store.early(`${this.name}:${d}`, need[d], Date.now() - at);
   }
 
   /** How long a call of this need must wait, and why; or, when it may go now, the limiters that took their points. */

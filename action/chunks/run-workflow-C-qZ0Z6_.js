@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-3kjo_Sk1.js";
