@@ -184,6 +184,12 @@ describe('votes from people', () => {
       ],
       ['a voter not named', vote('mallory'), /@mallory is not an active member of @acme\/maintainers, and the proposal names @mallory in no other way/],
       ['a team voter not in the team', vote('bob'), /@bob is not an active member of @acme\/maintainers/, () => (github!.people.permissions.bob = 'write')],
+      [
+        'a team voter invited, not yet a member',
+        vote('carol'),
+        /@carol is not an active member of @acme\/maintainers/,
+        () => ((github!.people.permissions.carol = 'write'), (github!.people.pending = { 'acme/maintainers': ['carol'] })),
+      ],
       ['GitHub answering 500', vote('octocat'), /GitHub answered GET .* with 500/, () => (github!.people.fail = 'error')],
     ];
     for (const [what, args, sentence, arrange] of refusals) {
@@ -289,6 +295,17 @@ describe('votes from people', () => {
     const added = readFileSync(session).subarray(before.length).toString('utf8').trim().split('\n');
     expect(added.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ type: 'run_ended', status: 'stale' })]);
   });
+
+  it('a replay of a run parked for people parks as the run did, at once: it has no one to wait for', async () => {
+    const { run, session } = await parkedRun();
+    expect(run.code, run.stderr).toBe(75);
+    const started = Date.now();
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(replay.code, replay.stderr).toBe(75);
+    expect(json(replay.stdout).reason).toBe('parked: waiting for a vote from @octocat on proposal "verdict"');
+    // The deadline is 24 hours away: a replay that waited in process would be stopped by the test's timeout instead.
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 60_000);
 
   it('a session holding one human_vote twice: resume and --replay stop with one sentence, --json on stdout, no stack and no lock left', async () => {
     const { run, session, digest } = await parkedRun();

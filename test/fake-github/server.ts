@@ -15,6 +15,8 @@ export interface FakePeople {
   permissions: Record<string, string>;
   /** `org/team` → its active members. */
   teams: Record<string, string[]>;
+  /** `org/team` → those invited who have not accepted yet (GitHub's membership state `pending`). */
+  pending?: Record<string, string[]>;
   head?: string;
   /** The repository the pull request's head is in: the repository itself unless given; null for a deleted fork. */
   headRepo?: string | null;
@@ -149,6 +151,7 @@ export async function startFakeGitHub(repository: string, issue: number, existin
     const membership = /^\/orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/]+)$/.exec(path);
     if (membership) {
       const members = people.teams[`${membership[1]}/${membership[2]}`] ?? [];
+      if (people.pending?.[`${membership[1]}/${membership[2]}`]?.includes(membership[3]!)) return { state: 'pending', role: 'member' };
       return members.includes(membership[3]!) ? { state: 'active', role: 'member' } : null;
     }
     if (path === `/repos/${repository}/pulls/${issue}`) {

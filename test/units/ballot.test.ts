@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ballotDigest, ballotOf, parseVoteCommand, voteCommand } from '../../src/session/ballot.js';
+import { ballotDigest, ballotOf, ballotsOf, parseVoteCommand, peopleSeatsOpen, voteCommand } from '../../src/session/ballot.js';
 
 const PROPOSAL = {
   id: 'verdict',
@@ -61,5 +61,53 @@ describe('ballots', () => {
       '/conclave votes p1 yes abcdefabcdef',
     ])
       expect(parseVoteCommand(body)).toBeUndefined();
+  });
+
+  it('a proposal that asks consent binds the vote to its call: another call, another digest; the ballot shows the call', () => {
+    const action = { tool: 'run_command', input: { command: 'make deploy' } };
+    const consent = { ...PROPOSAL, action };
+    expect(ballotDigest(consent, BOUND)).not.toBe(ballotDigest(PROPOSAL, BOUND));
+    expect(ballotDigest(consent, BOUND)).not.toBe(ballotDigest({ ...PROPOSAL, action: { ...action, input: { command: 'make other' } } }, BOUND));
+    expect(ballotOf(consent, BOUND).action).toEqual(action);
+    expect(ballotOf(PROPOSAL, BOUND)).not.toHaveProperty('action');
+  });
+
+  it('a ballot is a copy: what it shows does not change with the proposal, and it shows the advice only when there is some', () => {
+    const p = { ...PROPOSAL, options: [...PROPOSAL.options], votes: { ...PROPOSAL.votes }, advice: {} as Record<string, { option: string; reason: string }> };
+    const ballot = ballotOf(p, BOUND);
+    expect(ballot).toMatchObject({ proposal: 'verdict', question: 'Merge?', proposer: 'lead', rule: 'majority' });
+    expect(ballot).not.toHaveProperty('advice');
+    expect(ballot).not.toHaveProperty('deadline'); // the opening time is not known
+    p.options.push('reject');
+    p.votes['@octocat'] = { option: 'approve', reason: '' };
+    expect(ballot.options).toEqual(PROPOSAL.options);
+    expect(ballot.votes).toEqual(PROPOSAL.votes);
+    const advised = ballotOf({ ...PROPOSAL, advice: { reviewer: { option: 'approve', reason: 'fine' } } }, BOUND);
+    expect(advised.advice).toEqual({ reviewer: { option: 'approve', reason: 'fine' } });
+    expect(ballotOf({ ...PROPOSAL, deadline_ms: undefined }, BOUND, 0)).not.toHaveProperty('deadline');
+  });
+
+  it("waits only for people's seats of an open proposal that have not voted", () => {
+    expect(peopleSeatsOpen({ ...PROPOSAL, voters: ['@octocat', '@acme/maintainers', 'reviewer'] })).toEqual(['@octocat', '@acme/maintainers']);
+    expect(peopleSeatsOpen({ ...PROPOSAL, votes: { '@octocat': { option: 'approve', reason: '' } } })).toEqual([]);
+    expect(peopleSeatsOpen({ ...PROPOSAL, status: 'decided' })).toEqual([]);
+  });
+
+  it("a session's ballots: only the proposals that wait for people, each with its own deadline", () => {
+    const agentsOnly = { ...PROPOSAL, id: 'style', voters: ['reviewer'] };
+    const ballots = ballotsOf([{ ...PROPOSAL, opened_at_ms: Date.UTC(2026, 10, 27) }, agentsOnly, { ...PROPOSAL, id: 'late', status: 'closed' }], BOUND);
+    expect(ballots.map((b) => [b.proposal, b.deadline])).toEqual([['verdict', '2026-11-27T00:01:00.000Z']]);
+  });
+
+  it('reads the option and the reason as written: a quoted option whole, white space around the command and the reason trimmed', () => {
+    expect(parseVoteCommand('  /conclave vote p1 "say \\"no\\"" abcdefabcdef \n\n  late reason  ')).toEqual({
+      proposal: 'p1',
+      option: 'say "no"',
+      digest: 'abcdefabcdef',
+      reason: 'late reason',
+    });
+    expect(parseVoteCommand('/conclave vote p1 yes abcdefabcdef')).toEqual({ proposal: 'p1', option: 'yes', digest: 'abcdefabcdef', reason: '' });
+    // A bare option that ends with a quote is no quoted option.
+    expect(parseVoteCommand('/conclave vote p1 yes" abcdefabcdef')).toBeUndefined();
   });
 });
