@@ -42,6 +42,14 @@ outputs:
   verdict: $<< proposals.verdict.winner >>
 `;
 
+/** A checkout of the repository with the team's workflow in .github/conclave/verdict.yml. */
+function repositoryWith(verdict: string): string {
+  const repository = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
+  mkdirSync(join(repository, '.github', 'conclave'), { recursive: true });
+  writeFileSync(join(repository, '.github', 'conclave', 'verdict.yml'), verdict);
+  return repository;
+}
+
 afterEach(async () => {
   await fakes.anthropic?.close();
   await fakes.gitHub?.close();
@@ -84,9 +92,7 @@ describe('votes from people, through the Action (examples/github)', () => {
     const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
     gitHub.people.head = COMMIT;
     gitHub.people.permissions = { octocat: 'write', stranger: 'read' };
-    const repository = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
-    mkdirSync(join(repository, '.github', 'conclave'), { recursive: true });
-    writeFileSync(join(repository, '.github', 'conclave', 'verdict.yml'), VERDICT);
+    const repository = repositoryWith(VERDICT);
     const secrets = { ANTHROPIC_API_KEY: TEST_API_KEY };
 
     // The pull request's job: parked for octocat's vote, the ballot in its comment, the session published.
@@ -185,9 +191,7 @@ describe('votes from people, through the Action (examples/github)', () => {
     const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
     gitHub.people.head = COMMIT;
     gitHub.people.permissions = { octocat: 'write' };
-    const repository = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
-    mkdirSync(join(repository, '.github', 'conclave'), { recursive: true });
-    writeFileSync(join(repository, '.github', 'conclave', 'verdict.yml'), VERDICT);
+    const repository = repositoryWith(VERDICT);
     const secrets = { ANTHROPIC_API_KEY: TEST_API_KEY };
     const prWorkspace = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
     cpSync(repository, prWorkspace, { recursive: true });
@@ -261,12 +265,7 @@ describe('votes from people, through the Action (examples/github)', () => {
     }));
     const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
     gitHub.people.head = COMMIT;
-    const repository = join(mkdtempSync(join(tmpdir(), 'conclave-people-')), 'repo');
-    mkdirSync(join(repository, '.github', 'conclave'), { recursive: true });
-    writeFileSync(
-      join(repository, '.github', 'conclave', 'verdict.yml'),
-      VERDICT.replace('people: { voters: ["@octocat"] }', 'people: { voters: ["@octocat"], deadline: 20s }'),
-    );
+    const repository = repositoryWith(VERDICT.replace('people: { voters: ["@octocat"] }', 'people: { voters: ["@octocat"], deadline: 20s }'));
     const secrets = { ANTHROPIC_API_KEY: TEST_API_KEY };
     const started = await conclaveStep(conclaveOf(REVIEW_JOB), { secrets }, repository, 1001, PULL_EVENT);
     expect(started.outputs.status, started.stdout.slice(-3000) + started.stderr.slice(-3000)).toBe('waiting');
