@@ -27,13 +27,13 @@ let digest: string;
  * @acme/maintainers, deadline 1h), moved in time so that its last event is now. Read from a file,
  * not made by the CLI here: Stryker runs these tests against its mutants, and no built CLI.
  */
-function parkedSession(): SessionRecord {
+function parkedSession(change: (events: Record<string, unknown>[]) => Record<string, unknown>[] = (events) => events): SessionRecord {
   const lines = readFileSync(fileURLToPath(new URL('../fixtures/sessions/parked-for-people.jsonl', import.meta.url)), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
   const shift = Date.now() - Math.max(...lines.map((e) => e.at_ms ?? 0));
-  const moved = lines.map((e) => (e.at_ms === undefined ? e : { ...e, at_ms: e.at_ms + shift }));
+  const moved = change(lines.map((e) => (e.at_ms === undefined ? e : { ...e, at_ms: e.at_ms + shift })));
   const file = join(mkdtempSync(join(tmpdir(), 'conclave-vote-checks-')), 'parked.jsonl');
   writeFileSync(file, `${moved.map((e) => JSON.stringify(e)).join('\n')}\n`);
   return readSession(file);
@@ -55,10 +55,11 @@ beforeEach(() => {
   github.people.fail = undefined;
 });
 
+const ballotDigestOf = (r: SessionRecord) => summarize(r).ballots[0]!.digest;
 const ENV = () => ({ GITHUB_API_URL: github.url, GITHUB_TOKEN: 'ghs_test_token', GITHUB_REPOSITORY: REPOSITORY });
 const ask = (fields: Partial<VoteAsked> = {}): VoteAsked => ({ proposal: 'verdict', option: 'approve', digest, reason: 'fine', voter: 'octocat', ...fields });
-const refusal = async (asked: VoteAsked, env: NodeJS.ProcessEnv = ENV()) => {
-  const e = await checkedVote(record, asked, env).then(
+const refusal = async (asked: VoteAsked, env: NodeJS.ProcessEnv = ENV(), of: SessionRecord = record) => {
+  const e = await checkedVote(of, asked, env).then(
     () => undefined,
     (error: unknown) => error,
   );
@@ -155,5 +156,71 @@ describe('a vote checked before it is recorded', () => {
     expect(await refusal(seen({ id: 999_999 }))).toBe('the comment is no longer there');
     const late = new Date(opened + 2 * 3_600_000).toISOString();
     expect(await refusal(seen({ createdAt: late, updatedAt: late }))).toMatch(/^the vote came after proposal "verdict"'s deadline/);
+  });
+
+  it('a proposal that names the person in no way, or is over, takes no vote from them', async () => {
+    const onlyOctocat = parkedSession((events) =>
+      events.map((e) => (e.type === 'proposal_opened' ? { ...e, proposal: { ...(e.proposal as object), voters: ['@octocat'] } } : e)),
+    );
+    expect(await refusal(ask({ voter: 'mallory' }), ENV(), onlyOctocat)).toBe('@mallory is not among the voters of proposal "verdict" (@octocat)');
+    const closed = parkedSession((events) => {
+      const last = events.at(-1)!;
+      const closing = { seq: last.seq, type: 'proposal_closed', proposal: 'verdict', status: 'no_decision', winner: null, reason: 'deadline' };
+      return [...events.slice(0, -1), closing, { ...last, seq: (last.seq as number) + 1 }];
+    });
+    expect(await refusal(ask(), ENV(), closed)).toBe('proposal "verdict" is closed (no decision)');
+  });
+
+  it("a run on no pull request is checked against the job's repository, which must be one", async () => {
+    const nowhere = parkedSession((events) => events.map((e) => (e.type === 'header' ? { ...e, github: undefined } : e)));
+    expect(await refusal(ask(), { ...ENV(), GITHUB_REPOSITORY: 'not a repository' }, nowhere)).toBe(
+      'the repository to check the voter against is not known: set GITHUB_REPOSITORY',
+    );
+    expect(await refusal(ask(), { ...ENV(), GITHUB_REPOSITORY: 'octo/widgets/extra' }, nowhere)).toMatch(/^the repository to check the voter against/);
+    expect((await checkedVote(nowhere, ask({ digest: ballotDigestOf(nowhere) }), ENV())).seat).toBe('@octocat');
+    const headless = parkedSession((events) => events.map((e) => (e.type === 'header' ? { ...e, github: { ...(e.github as object), head: undefined } } : e)));
+    expect(await refusal(ask(), ENV(), headless)).toBe(
+      'the run did not record the head of pull request #7 when it started, so no vote can be bound to what it reviewed',
+    );
+  });
+
+  it('GitHub that does not say the head refuses the vote', async () => {
+    github.people.head = undefined;
+    expect(await refusal(ask())).toBe('GitHub did not say the head of pull request #7: a vote GitHub cannot vouch for is refused');
+  });
+
+  it("a comment's time: up to a second before the proposal (clocks), and up to its deadline exactly", async () => {
+    const opened = summarize(record).proposals[0]!.opened_at_ms!;
+    const comment = github.comment(`/conclave vote verdict approve ${digest}`, 'octocat');
+    const at = (ms: number, fields: Partial<NonNullable<VoteAsked['comment']>> = {}) => {
+      const t = new Date(ms).toISOString();
+      const seen = { kind: 'issue_comment' as const, id: comment.id, url: comment.html_url, body: comment.body, createdAt: t, updatedAt: t };
+      return ask({ comment: { ...seen, number: PULL, repository: REPOSITORY, ...fields } });
+    };
+    expect((await checkedVote(record, at(opened - 500), ENV())).seat).toBe('@octocat');
+    expect(await refusal(at(opened - 1500))).toMatch(/is older than proposal "verdict"/);
+    expect((await checkedVote(record, at(opened + 3_600_000), ENV())).seat).toBe('@octocat');
+    expect(await refusal(at(opened + 3_600_001))).toBe(
+      `the vote came after proposal "verdict"'s deadline (${new Date(opened + 3_600_000).toISOString()}): it closes by its rule with the votes cast when the run is resumed`,
+    );
+    expect(await refusal(at(opened, { createdAt: 'yesterday', updatedAt: 'yesterday' }))).toBe('the comment\'s time "yesterday" is not a time');
+    expect(await refusal(at(opened, { repository: 'Mallory/Widgets' }))).toBe("the comment is in Mallory/Widgets, and the run is octo/widgets's");
+    expect((await checkedVote(record, at(opened, { repository: 'Octo/Widgets' }), ENV())).seat).toBe('@octocat');
+  });
+
+  it("GitHub's copy of the comment decides: another author, an edit on GitHub, a review looked up among reviews", async () => {
+    const seen = (c: { id: number; body: string; html_url: string; created_at: string }, kind: 'issue_comment' | 'review' = 'issue_comment') =>
+      ask({
+        comment: { kind, id: c.id, url: c.html_url, body: c.body, createdAt: c.created_at, updatedAt: c.created_at, number: PULL, repository: REPOSITORY },
+      });
+    const byOther = github.comment(`/conclave vote verdict approve ${digest}`, 'mallory');
+    expect(await refusal(seen(byOther))).toBe("GitHub's copy of the comment has another author");
+    const edited = github.comment(`/conclave vote verdict approve ${digest}`, 'OctoCat');
+    expect((await checkedVote(record, seen(edited), ENV())).voter).toBe('octocat');
+    edited.updated_at = new Date(Date.parse(edited.created_at) + 60_000).toISOString();
+    expect(await refusal(seen(edited))).toBe(`the comment was edited after it was made (${edited.updated_at})`);
+    // A review is not an issue comment: GitHub is asked for it among the pull request's reviews (none here).
+    const review = github.comment(`/conclave vote verdict approve ${digest}`, 'octocat');
+    expect(await refusal(seen(review, 'review'))).toBe('the comment is no longer there');
   });
 });
