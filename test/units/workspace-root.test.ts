@@ -116,4 +116,65 @@ describe('the workspace', () => {
     for (const name of ['cache.sqlite', 'cache.sqlite-journal', 'cache.sqlite-wal', 'cache.sqlite-shm'])
       refuses(() => ws.openForWriting(name), "this run's own files");
   });
+
+  it("never reads the run's credential files, by name or through the file they are", () => {
+    const { root } = workspace();
+    writeFileSync(join(root, 'key.json'), '{"private_key": "x"}');
+    const ws = new Workspace(root, { secret: [join(root, 'key.json')] });
+    const credential = "key.json holds a credential of this run's model provider; the workspace tools do not read it";
+    refuses(() => ws.openForReading('key.json'), credential);
+    refuses(() => ws.openForReading('./key.json'), credential);
+    refuses(() => ws.existing('key.json'), credential);
+    expect(ws.secretFiles).toEqual(new Set([join(root, 'key.json')]));
+    // Another file of the same name elsewhere is not it.
+    mkdirSync(join(root, 'sub'));
+    writeFileSync(join(root, 'sub', 'key.json'), '{}');
+    const other = ws.openForReading('sub/key.json');
+    closeSync(other.fd);
+    expect(other.full).toBe(join(root, 'sub', 'key.json'));
+  });
+
+  it("writes none of the run's own files, found by inode whatever the path that reaches them", () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'conclave-ws-')));
+    writeFileSync(join(root, 'run.jsonl'), '');
+    const ws = new Workspace(root, { protect: [join(root, 'run.jsonl')] });
+    refuses(() => ws.openForWriting('./run.jsonl'), "run.jsonl is one of this run's own files (its session file, the response cache");
+    // A file that exists, written in place: not removed, its text kept, when it is refused.
+    writeFileSync(join(root, 'keep.txt'), 'kept');
+    const kept = ws.openForWriting('keep.txt');
+    closeSync(kept.fd);
+    expect(readFileSync(join(root, 'keep.txt'), 'utf8')).toBe('kept');
+  });
+
+  it('says which step of a path is wrong, and what is missing', () => {
+    const { ws } = workspace();
+    refuses(() => ws.existing('dir/missing/x'), 'dir/missing/x: no such file or directory in the workspace');
+    refuses(() => ws.existing('a.txt/x'), 'a.txt/x: a.txt is not a directory');
+    refuses(() => ws.existing('a.txt/x'), ToolInputError);
+    expect(ws.existing('dir/b.txt').full.endsWith(join('dir', 'b.txt'))).toBe(true);
+    expect(ws.existing('dir/').stats.isDirectory()).toBe(true);
+    expect(ws.stepsOf('./dir//b.txt')).toEqual(['dir', 'b.txt']);
+    expect(ws.stepsOf('dir\\b.txt')).toEqual(['dir', 'b.txt']);
+    refuses(() => ws.openForWriting('.'), '. is a directory');
+    refuses(() => ws.openForWriting('dir'), 'dir is a directory');
+    refuses(() => ws.openForReading('.'), '. is a directory; use list_files');
+  });
+
+  it('opens a directory by its steps; refuses a file or a link there', () => {
+    const { parent, root, ws } = workspace();
+    const dir = ws.openDirectory('dir');
+    expect(dir.full).toBe(join(root, 'dir'));
+    closeSync(dir.fd);
+    mkdirSync(join(parent, 'outside'));
+    symlinkSync(join(parent, 'outside'), join(root, 'link'));
+    refuses(() => ws.openDirectory('link'), 'link is a symbolic link');
+  });
+
+  it('a GitHub workflow is refused by its place, not its name: .github/workflows only, in any case', () => {
+    const { ws } = workspace();
+    refuses(() => ws.openForWriting('.GitHub/Workflows/x.yml'), 'it is a GitHub workflow');
+    closeSync(ws.openForWriting('.github/x.yml').fd);
+    closeSync(ws.openForWriting('docs/.github/workflows/x.yml').fd);
+    closeSync(ws.openForWriting('workflows/.github').fd);
+  });
 });
