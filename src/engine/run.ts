@@ -118,7 +118,7 @@ export class Run {
       },
       onLimits: (limits) => this.limits.replayed(limits),
       onAbandoned: (e) => this.accounting.recordAbandoned(e.agent, e.input_tokens, e.cost_usd, false),
-      onStall: (error) => this.stop(endingOfError(error)!),
+      onStall: (error) => this.fail(error),
     });
   }
 
