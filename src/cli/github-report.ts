@@ -1,5 +1,5 @@
 import type { SessionSummary, TranscriptMessage } from '../session/summary.js';
-import type { RunResult } from '../engine/run.js';
+import type { RunResult } from '../engine/run-options.js';
 import * as core from '@actions/core';
 import { appendFileSync } from 'node:fs';
 import { EXIT } from '../exit-codes.js';

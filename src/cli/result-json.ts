@@ -1,4 +1,4 @@
-import type { RunResult } from '../engine/run.js';
+import type { RunResult } from '../engine/run-options.js';
 
 /** The run's result as `--json` prints it: one object, money rounded to a millionth of a dollar. */
 export function resultJson(result: RunResult, session: string) {

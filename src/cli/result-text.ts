@@ -1,5 +1,5 @@
 import type { LimitName } from '../engine/ending.js';
-import type { RunResult } from '../engine/run.js';
+import type { RunResult } from '../engine/run-options.js';
 import { formatUsd } from '../provider/money.js';
 import { printable } from './terminal-text.js';
 

@@ -2,6 +2,7 @@ import type { RecordedLimits } from '../session/format.js';
 import { describeDuration, type Limits } from '../workflow/limits.js';
 import { limitEnding, type Ending } from './ending.js';
 import type { Journal } from './journal.js';
+import type { RunOptions } from './run-options.js';
 
 /**
  * The limits of a run as state (docs/design.md: limits): those it started with, changed where the recording
@@ -12,16 +13,18 @@ export class RunLimits {
   private limits: Limits;
   private timer: NodeJS.Timeout | undefined;
 
+  /** A resume's limits from where its recording ends. */
+  private readonly onLive: Limits | undefined;
+  private readonly elapsedBeforeMs: number;
+
   constructor(
-    initial: Limits,
-    /** A resume's limits from where its recording ends. */
-    private readonly onLive: Limits | undefined,
-    private readonly elapsedBeforeMs: number,
-    private readonly onTimeout: (end: Ending) => void,
-    /** Told when the limits change, so that waiting calls can be admitted. */
-    private readonly onChange: () => void,
+    recording: Pick<RunOptions['recording'], 'limits' | 'limitsOnLive' | 'elapsedBeforeMs'>,
+    /** Told when the timeout ends the run, and when the limits change (so that waiting calls can be admitted). */
+    private readonly on: { timeout(end: Ending): void; change(): void },
   ) {
-    this.limits = { ...initial };
+    this.limits = { ...recording.limits };
+    this.onLive = recording.limitsOnLive;
+    this.elapsedBeforeMs = recording.elapsedBeforeMs ?? 0;
   }
 
   get current(): Limits {
@@ -41,7 +44,7 @@ export class RunLimits {
     const { timeoutMs } = this.onLive ?? this.limits;
     clearTimeout(this.timer);
     const left = Math.max(0, timeoutMs - this.elapsedBeforeMs);
-    this.timer = setTimeout(() => this.onTimeout(limitEnding('timeout', `(${describeDuration(timeoutMs)})`)), left);
+    this.timer = setTimeout(() => this.on.timeout(limitEnding('timeout', `(${describeDuration(timeoutMs)})`)), left);
   }
 
   stop(): void {
@@ -65,7 +68,7 @@ export class RunLimits {
 
   private set(limits: Limits): void {
     this.limits = { ...limits };
-    this.onChange();
+    this.on.change();
   }
 }
 

@@ -20,6 +20,7 @@ import { AgentTable } from './agent-table.js';
 import { TurnCounts } from './turn-counts.js';
 import { interruptedStop, parkingStop } from './parking.js';
 import { takeTurn, type TurnEnd, type TurnHost } from './turn-runner.js';
+import { turnHostOf } from './run-turn-host.js';
 import { QueueModes } from './queue-modes.js';
 import { Reservations } from './reservation.js';
 import { cacheTtlOf } from './cache-warming.js';
@@ -31,9 +32,6 @@ import { estimateGate } from './estimate-gate.js';
 import type { ProviderName } from '../provider/clouds.js';
 import { detached } from '../detached.js';
 import { channelReactions } from './channel-reactions.js';
-
-export type { EndStatus } from '../exit-codes.js';
-export type { RunOptions, RunResult } from './run-options.js';
 
 /**
  * The scheduler (docs/design.md: turns, ending): turns for agents with unread messages, up to `concurrency` at
@@ -86,13 +84,7 @@ export class Run {
     const allowed = options.workflow.spec.untrusted === 'allow';
     this.taints = new Taints(new TrustPolicy(options.workflow.spec, options.trust), options.recording.journal, allowed, this.progress.tell);
     this.people = new PeopleVotes(() => this.team!.channel, options.recording.journal, options.people, this.progress, this.controller.signal);
-    this.limits = new RunLimits(
-      options.recording.limits,
-      options.recording.limitsOnLive,
-      options.recording.elapsedBeforeMs ?? 0,
-      (end) => this.stop(end),
-      () => this.reservations.wake(),
-    );
+    this.limits = new RunLimits(options.recording, { timeout: (end) => this.stop(end), change: () => this.reservations.wake() });
     ({ accounting: this.accounting, calls: this.calls } = runCalls(options, {
       cacheTtl: this.cacheTtl,
       signal: this.controller.signal,
@@ -256,30 +248,21 @@ export class Run {
     this.parkIfStuck();
   }
 
-  /** What a turn needs of the run (turn-runner.ts). */
+  /** What a turn needs of the run (turn-runner.ts): made once, when the first turn starts, when the team and the tools are set. */
   private get turnHost(): TurnHost {
-    const { journal } = this.options.recording;
-    // Made once, when the first turn starts: the team and the tools are set by then and do not change.
-    this.host ??= {
-      journal,
-      channel: this.team!.channel,
-      spawner: this.team!.spawner,
-      queues: this.queues,
-      calls: this.calls,
-      accounting: this.accounting,
-      workspace: this.workspace,
-      tools: this.tools,
-      elsewhere: this.options.place.elsewhere,
-      signal: this.controller.signal,
-      agents: this.agents,
-      statusLine: (turn) => this.limits.statusLine(turn, this.turns.team),
-      ending: () => this.ending !== undefined,
-      elapsedMs: () => this.elapsedMs(),
-      progress: this.progress.tell,
-      reportProposal: this.progress.proposal,
-      pump: () => this.pump(),
-      taints: this.taints,
-    };
+    const { queues, calls, accounting, workspace, tools, agents, taints } = this;
+    this.host ??= turnHostOf(
+      this.options,
+      this.team!,
+      this.progress,
+      { queues, calls, accounting, workspace, tools, agents, taints, signal: this.controller.signal },
+      {
+        statusLine: (turn) => this.limits.statusLine(turn, this.turns.team),
+        ending: () => this.ending !== undefined,
+        elapsedMs: () => this.elapsedMs(),
+        pump: () => this.pump(),
+      },
+    );
     return this.host;
   }
 
