@@ -10,6 +10,9 @@ import type { Reservations } from './reservation.js';
 import type { RunOptions } from './run-options.js';
 import type { Spawner } from './spawner.js';
 
+/** What a run's model calls take of its options: the answers, the recording, the prices, where batches are told. */
+export type RunCallsOptions = Pick<RunOptions, 'answers' | 'recording' | 'workflow' | 'place' | 'progress'>;
+
 /** What a run's model calls need of the run itself. */
 export interface RunCallsHooks {
   cacheTtl: CacheTtl;
@@ -29,7 +32,7 @@ export interface RunCallsHooks {
  * A run's accounting and model calls, wired to its options: the recording, the response cache,
  * the provider or the workers, the spend pools, the batches and the prompt cache's warming.
  */
-export function runCalls(options: RunOptions, hooks: RunCallsHooks): { accounting: Accounting; calls: ModelCalls } {
+export function runCalls(options: RunCallsOptions, hooks: RunCallsHooks): { accounting: Accounting; calls: ModelCalls } {
   const accounting = new Accounting(
     hooks.limits,
     options.workflow.spec.pricing,

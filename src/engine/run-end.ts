@@ -30,7 +30,7 @@ export interface RunParts {
  * written to their files (not when the run stopped inside its recording, or in a replay), the
  * spawned agents stopped, and `run_ended` recorded.
  */
-export function endRun(options: RunOptions, end: Ending, scope: Scope | undefined, parts: RunParts): RunResult {
+export function endRun(options: Pick<RunOptions, 'workflow' | 'recording' | 'replay'>, end: Ending, scope: Scope | undefined, parts: RunParts): RunResult {
   const { workflow, recording, replay } = options;
   const { journal } = recording;
   const { team, agents, turns, accounting, calls, people } = parts;
