@@ -160,6 +160,21 @@ program
   });
 
 program
+  .command('test')
+  .description('run the cases of workflow test files (*.test.yml) from their recordings, offline; exit 1 when a case fails, 2 when a file is invalid')
+  .argument('[paths...]', 'test files, or folders to search for *.test.yml (default: the current folder)')
+  .option('--live', 'run the cases against the API instead of their recordings (this pays)')
+  .option('--repeat <k>', 'with --live: run each case K times and report its passes out of K')
+  .option('--min-pass-rate <rate>', 'the share of runs of a case that must pass, from 0 to 1 (default 1)')
+  .option('--update', "with --live: keep the first passing run as the case's recording")
+  .option('--junit <file>', 'also write the results as JUnit XML')
+  .option('--json', 'print the results as one JSON object')
+  .action(async (paths: string[], options: import('./test-command.js').TestOptions) => {
+    const { testCommand } = await import('./test-command.js');
+    process.exitCode = await testCommand(paths, options);
+  });
+
+program
   .command('graph')
   .description('print the agent graph of a workflow')
   .argument('<file>', 'workflow file')

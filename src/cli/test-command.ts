@@ -1,0 +1,229 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { EXIT } from '../exit-codes.js';
+import type { SessionEvent } from '../session/format.js';
+import { readSession } from '../session/reader.js';
+import { replayable } from '../session/recording.js';
+import { byPosition, type Diagnostic, formatDiagnostic } from '../workflow/diagnostic.js';
+import type { Workflow } from '../workflow/load.js';
+import { writeCommand } from './command-guard.js';
+import { annotation, inGitHubActions } from './github.js';
+import { loadChecked } from './load-checked.js';
+import { cleanUp, runCase, type CaseRun } from './test-case-run.js';
+import { checkCase, type Failure } from './test-expect.js';
+import { loadTestFile, type TestCase, type TestFile } from './test-file.js';
+import { type CaseOutcome, failureAnnotations, junitXml, resultJson, resultText, writeAtomically, writeTestSummary } from './test-report.js';
+import { UsageError } from './usage-error.js';
+
+export interface TestOptions {
+  live?: boolean;
+  repeat?: string;
+  minPassRate?: string;
+  update?: boolean;
+  json?: boolean;
+  junit?: string;
+}
+
+/** A test file ready to run: its workflow loaded, each case's recording read. */
+interface Suite {
+  test: TestFile;
+  workflow: Workflow;
+  recordings: Map<TestCase, SessionEvent[]>;
+}
+
+const SKIPPED = new Set(['node_modules', '.git', '.conclave']);
+/** A replay that has not ended in this long is stuck: the journal's own watchdog ends a stuck replay long before. */
+const OFFLINE_TIMEOUT_MS = 120_000;
+
+/** `conclave test [PATHS…]` (docs/testing-workflows.md): every case of every test file; the exit says whether all held. */
+export async function testCommand(paths: readonly string[], options: TestOptions): Promise<number> {
+  const repeat = options.repeat === undefined ? 1 : whole(options.repeat, '--repeat');
+  const minPassRate = options.minPassRate === undefined ? 1 : rate(options.minPassRate);
+  if (!options.live && (options.repeat !== undefined || options.update))
+    throw new UsageError(`${options.update ? '--update' : '--repeat'} runs cases against the API: add --live`);
+  const files = testFiles(paths.length > 0 ? paths : ['.']);
+  const { suites, diagnostics } = loadSuites(files, options);
+  if (diagnostics.length > 0) {
+    for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+    if (inGitHubActions()) for (const d of diagnostics) writeCommand(options.json ? process.stderr : process.stdout, annotation(d));
+    const failing = new Set(diagnostics.map((d) => d.file)).size;
+    throw new UsageError(`${failing === 1 ? 'a test file is' : `${failing} files are`} invalid (listed above); no case was run`);
+  }
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+  const outcomes: CaseOutcome[] = [];
+  let apiFailed = false;
+  try {
+    for (const suite of suites)
+      for (const testCase of suite.test.cases) {
+        if (controller.signal.aborted) break;
+        const outcome = await runCaseRepeats(
+          suite,
+          testCase,
+          { live: options.live === true, repeat, minPassRate, update: options.update === true },
+          controller.signal,
+        );
+        apiFailed ||= outcome.apiFailed;
+        outcomes.push(outcome.outcome);
+      }
+  } finally {
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+  }
+  report(outcomes, options);
+  if (controller.signal.aborted) return EXIT.sigint;
+  if (apiFailed) return EXIT.provider;
+  return outcomes.every((o) => o.result === 'passed') ? EXIT.ok : EXIT.failure;
+}
+
+function report(outcomes: readonly CaseOutcome[], options: TestOptions): void {
+  process.stdout.write(options.json ? resultJson(outcomes) : resultText(outcomes, options.live === true));
+  if (options.junit) writeAtomically(options.junit, junitXml(outcomes));
+  if (inGitHubActions()) {
+    writeCommand(options.json ? process.stderr : process.stdout, failureAnnotations(outcomes));
+    writeTestSummary(outcomes, options.live === true);
+  }
+}
+
+interface CaseMode {
+  live: boolean;
+  repeat: number;
+  minPassRate: number;
+  update: boolean;
+}
+
+/** A case's K runs (one offline): its passes, its cost and time, the failures of its first failing run; with --update, the first passing live run kept. */
+async function runCaseRepeats(suite: Suite, testCase: TestCase, mode: CaseMode, signal: AbortSignal) {
+  const timeoutMs = mode.live ? suite.workflow.limits.timeoutMs + 60_000 : OFFLINE_TIMEOUT_MS;
+  const started = Date.now();
+  const recording = suite.recordings.get(testCase) ?? [];
+  const runs = await Promise.all(
+    Array.from({ length: mode.repeat }, async () => {
+      const run = await runCase(suite.test, testCase, mode.live, timeoutMs, signal);
+      // A replay writes only what goes past its recording: what it re-executed is the recording's.
+      return mode.live ? run : { ...run, events: [...replayable(recording), ...run.events] };
+    }),
+  );
+  const checked = runs.map((run) => ({ run, failures: checkCase(testCase, run, contextOf(suite, testCase)) }));
+  const passing = checked.filter((c) => c.failures.length === 0);
+  if (mode.update && passing[0]) keep(passing[0].run, testCase);
+  const firstFailing = checked.find((c) => c.failures.length > 0);
+  const failures: Failure[] = firstFailing
+    ? firstFailing.failures.map((f) => (mode.repeat > 1 ? { ...f, message: `run ${checked.indexOf(firstFailing) + 1} of ${mode.repeat}: ${f.message}` } : f))
+    : [];
+  const passes = passing.length;
+  const outcome: CaseOutcome = {
+    file: suite.test.file,
+    name: testCase.name,
+    result: passes / runs.length >= mode.minPassRate ? 'passed' : 'failed',
+    runs: runs.length,
+    passes,
+    cost_usd: mode.live ? Number(runs.reduce((sum, r) => sum + (r.result?.usage.cost_usd ?? 0), 0).toFixed(6)) : 0,
+    wall_ms: Date.now() - started,
+    failures: passes / runs.length >= mode.minPassRate && mode.minPassRate < 1 ? [] : failures,
+  };
+  for (const run of runs) cleanUp(run);
+  return { outcome, apiFailed: mode.live && runs.some((r) => r.result?.status === 'provider_error') };
+}
+
+function contextOf(suite: Suite, testCase: TestCase) {
+  const documentFiles = Object.fromEntries(
+    Object.entries(suite.workflow.spec.documents ?? {}).flatMap(([name, d]) => (d.write_to ? [[name, d.write_to] as [string, string]] : [])),
+  );
+  return { recording: suite.recordings.get(testCase) ?? [], documentFiles };
+}
+
+/** --update: the passing run's session becomes the case's recording, written whole. */
+function keep(run: CaseRun, testCase: TestCase): void {
+  writeAtomically(testCase.session!, readFileSync(run.session, 'utf8'));
+  process.stderr.write(`conclave: ${relative(process.cwd(), testCase.session!)}: recorded "${testCase.name}" from a passing live run\n`);
+}
+
+/** Every test file and its workflow and recordings, with every problem of every file at once. */
+function loadSuites(files: readonly string[], options: TestOptions): { suites: Suite[]; diagnostics: Diagnostic[] } {
+  const suites: Suite[] = [];
+  const diagnostics: Diagnostic[] = [];
+  for (const file of files) {
+    const { test, diagnostics: found } = loadTestFile(file);
+    diagnostics.push(...found);
+    if (!test) continue;
+    const checked = loadChecked(test.workflow);
+    const errors = checked.diagnostics.filter((d) => d.severity === 'error');
+    const at = { line: 1, col: 1 };
+    if (checked.unreadable !== undefined || !checked.workflow) {
+      diagnostics.push(...errors, {
+        file,
+        ...at,
+        severity: 'error',
+        message: `its workflow ${relative(process.cwd(), test.workflow)} cannot run: ${checked.unreadable ?? 'it has errors'}`,
+      });
+      continue;
+    }
+    const recordings = new Map<TestCase, SessionEvent[]>();
+    for (const testCase of test.cases) {
+      const problem = recordingProblem(testCase, checked.workflow, options, recordings);
+      if (problem) diagnostics.push({ file, line: testCase.at.line, col: testCase.at.col, severity: 'error', message: `case "${testCase.name}": ${problem}` });
+    }
+    suites.push({ test, workflow: checked.workflow, recordings });
+  }
+  return { suites, diagnostics: diagnostics.sort(byPosition) };
+}
+
+/** Why a case's recording cannot be used: missing (offline, or --update without a place for it), unreadable, or of another workflow. */
+function recordingProblem(testCase: TestCase, workflow: Workflow, options: TestOptions, recordings: Map<TestCase, SessionEvent[]>): string | undefined {
+  if (!testCase.session) return options.live && !options.update ? undefined : 'give session: the file its recording is kept in';
+  if (!existsSync(testCase.session))
+    return options.live
+      ? undefined
+      : `its recording ${testCase.sessionText} does not exist: record it with conclave test --live --update ${relative(process.cwd(), testCase.session)}`;
+  let events: SessionEvent[];
+  try {
+    events = readSession(testCase.session).events;
+  } catch (e) {
+    return `its recording cannot be read: ${(e as Error).message}`;
+  }
+  const started = events.find((e) => e.type === 'run_started');
+  if (started?.type === 'run_started' && started.workflow !== workflow.spec.name)
+    return `its recording ${testCase.sessionText} is a run of the workflow "${started.workflow}", not of "${workflow.spec.name}"`;
+  recordings.set(testCase, events);
+  return undefined;
+}
+
+/** The test files the paths name: files as given, folders searched for *.test.yml (not node_modules, .git or .conclave). */
+function testFiles(paths: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const path of paths) {
+    if (!existsSync(path)) throw new UsageError(`${path} does not exist`);
+    if (!statSync(path).isDirectory()) {
+      found.push(resolve(path));
+      continue;
+    }
+    const before = found.length;
+    walk(resolve(path), found);
+    if (found.length === before) throw new UsageError(`no test file (*.test.yml) below ${path}`);
+  }
+  // Named as a person would type them from here, in messages, annotations and reports.
+  return [...new Set(found)].map((file) => relative(process.cwd(), file) || file);
+}
+
+function walk(dir: string, found: string[]): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (SKIPPED.has(entry.name)) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) walk(path, found);
+    else if (entry.isFile() && /\.test\.ya?ml$/.test(entry.name)) found.push(path);
+  }
+}
+
+function whole(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new UsageError(`${flag} takes a whole number from 1 to 100; found "${text}"`);
+  return n;
+}
+
+function rate(text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new UsageError(`--min-pass-rate takes a number from 0 to 1, such as 0.8; found "${text}"`);
+  return n;
+}

@@ -1,0 +1,192 @@
+import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+import { conclave, ROOT } from '../helpers/cli.js';
+import { TEST_API_KEY } from '../helpers/run-workflow.js';
+
+/** `conclave test` (docs/testing-workflows.md): recorded runs as a workflow's regression suite, offline. */
+
+let server: FakeAnthropic | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A copy of examples/pr-review with its recording and test file, to change. */
+function prReviewCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-tests-'));
+  for (const file of ['pr-review.yml', 'pr-review.session.jsonl', 'pr-review.test.yml']) cpSync(join(ROOT, 'examples', file), join(dir, file));
+  return dir;
+}
+
+function edit(file: string, from: string | RegExp, to: string): void {
+  const text = readFileSync(file, 'utf8');
+  const changed = text.replace(from, to);
+  expect(changed, `${String(from)} in ${file}`).not.toBe(text);
+  writeFileSync(file, changed);
+}
+
+/** Every file below `dir` with its size and time, to see that nothing was written. */
+function snapshot(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const path = join(e.parentPath, e.name);
+      const s = statSync(path);
+      return `${path} ${s.size} ${s.mtimeMs}`;
+    })
+    .sort();
+}
+
+const lineOf = (file: string, text: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .findIndex((l) => l.includes(text)) + 1;
+
+describe('conclave test, offline', () => {
+  it('passes the recorded pr-review case from the repository: exit 0, no request to the API, JUnit without a failure, nothing written', async () => {
+    server = await startFakeAnthropic({});
+    const junit = join(mkdtempSync(join(tmpdir(), 'conclave-junit-')), 'results.xml');
+    const before = snapshot(join(ROOT, 'examples'));
+    const started = Date.now();
+    const result = await conclave(['test', 'examples/pr-review.test.yml', '--junit', junit], {
+      cwd: ROOT,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
+    const wallMs = Date.now() - started;
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/examples\/pr-review\.test\.yml › asks for changes to a SQL injection\s+pass\s+1\/1/);
+    expect(result.stdout).toContain('1 passed, 0 failed');
+    expect(server.requests).toHaveLength(0);
+    expect(wallMs).toBeLessThan(10_000);
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toMatch(/<testsuites name="conclave test" tests="1" failures="0"/);
+    expect(xml).toMatch(/<testcase name="asks for changes to a SQL injection" classname="examples\/pr-review\.test\.yml"[^>]*\/>/);
+    expect(xml).not.toContain('<failure');
+    expect(snapshot(join(ROOT, 'examples'))).toEqual(before);
+  });
+
+  it("a one-word change to the lead's prompt fails the case, naming @lead, the call, and system with both texts", async () => {
+    const dir = prReviewCopy();
+    edit(join(dir, 'pr-review.yml'), 'You lead the review', 'You run the review');
+    const result = await conclave(['test'], { cwd: dir });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    const caseLine = lineOf(join(dir, 'pr-review.test.yml'), '- name: asks for changes');
+    expect(result.stdout).toContain(
+      `pr-review.test.yml:${caseLine}:5: asks for changes to a SQL injection: recording: the workflow changed: ` +
+        '@lead\'s model call 1 of turn 1 differs from the recording at system: recorded …"You lead the review of pull request #42',
+    );
+    expect(result.stdout).toContain('now …"You run the review of pull request #42');
+    expect(result.stdout).toContain('0 passed, 1 failed');
+  });
+
+  it('an expectation that does not hold: exit 1 at its line, a JUnit failure, and in GitHub Actions an annotation and the job summary', async () => {
+    const dir = prReviewCopy();
+    const test = join(dir, 'pr-review.test.yml');
+    edit(test, 'verdict: request-changes\n        summary', 'verdict: approve\n        summary');
+    edit(test, '- { agent: security, name: grep, input: { pattern: "query\\\\(" } }', '- { agent: security, name: grep, input: { pattern: "exec\\\\(" } }');
+    const summary = join(dir, 'summary.md');
+    const result = await conclave(['test', 'pr-review.test.yml', '--junit', 'junit.xml'], {
+      cwd: dir,
+      env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary },
+    });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    const verdictLine = lineOf(test, 'verdict: approve');
+    const grepLine = lineOf(test, 'exec\\\\(');
+    expect(result.stdout).toContain(
+      `pr-review.test.yml:${verdictLine}:9: asks for changes to a SQL injection: outputs.verdict: output "verdict" is "request-changes", not "approve"`,
+    );
+    expect(result.stdout).toContain(`pr-review.test.yml:${grepLine}:11: asks for changes to a SQL injection: tools: no call of grep by @security with input`);
+    expect(result.stdout).toContain('@security called: grep, vote');
+    expect(result.stdout).toContain(`::error file=pr-review.test.yml,line=${verdictLine},col=9::asks for changes to a SQL injection: output "verdict"`);
+    expect(result.stdout).toContain(`::error file=pr-review.test.yml,line=${grepLine},col=11::`);
+    const xml = readFileSync(join(dir, 'junit.xml'), 'utf8');
+    expect(xml).toMatch(/<testsuites name="conclave test" tests="1" failures="1"/);
+    expect(xml).toContain(
+      `<failure type="outputs.verdict" message="output &quot;verdict&quot; is &quot;request-changes&quot;, not &quot;approve&quot;">pr-review.test.yml:${verdictLine}:9:`,
+    );
+    expect(xml).toContain('<failure type="tools"');
+    const written = readFileSync(summary, 'utf8');
+    expect(written).toContain('## ❌ conclave test: 0 passed, 1 failed');
+    expect(written).toMatch(/\| pr-review\.test\.yml › asks for changes to a SQL injection \| ❌ fail \| 0\/1 \|/);
+  });
+
+  it('prints the results as JSON with each failure positioned', async () => {
+    const dir = prReviewCopy();
+    edit(join(dir, 'pr-review.test.yml'), 'cost_usd: { max: 0.10 }', 'cost_usd: { max: 0.01 }');
+    const result = await conclave(['test', '--json'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(1);
+    const json = JSON.parse(result.stdout) as { cases: Record<string, unknown>[]; passed: number; failed: number };
+    expect(json).toMatchObject({ passed: 0, failed: 1 });
+    expect(json.cases).toEqual([
+      expect.objectContaining({
+        file: 'pr-review.test.yml',
+        name: 'asks for changes to a SQL injection',
+        result: 'failed',
+        runs: 1,
+        passes: 0,
+        cost_usd: 0,
+        failures: [
+          {
+            expectation: 'cost_usd',
+            line: lineOf(join(dir, 'pr-review.test.yml'), 'cost_usd'),
+            column: 7,
+            message: 'the run cost $0.0441, over the $0.01 expected at most',
+          },
+        ],
+      }),
+    ]);
+  });
+});
+
+describe('conclave test: a test file that cannot run', () => {
+  it('an unknown expectation key and a misspelt status: exit 2, every problem positioned with a did-you-mean, no stack trace, no case run', async () => {
+    const dir = prReviewCopy();
+    const test = join(dir, 'pr-review.test.yml');
+    edit(test, 'not_tools:', 'not_tool:');
+    edit(test, 'status: success', 'status: sucess');
+    const result = await conclave(['test', 'pr-review.test.yml', '--junit', 'junit.xml'], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`pr-review.test.yml:${lineOf(test, 'status: sucess')}:15: status must be one of`);
+    expect(result.stderr).toContain('(did you mean "success"?)');
+    expect(result.stderr).toContain(`pr-review.test.yml:${lineOf(test, 'not_tool:')}:7: unknown key "not_tool" in cases[0].expect (did you mean "not_tools"?)`);
+    expect(result.stderr).toContain('conclave: a test file is invalid (listed above); no case was run');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stdout).toBe('');
+  });
+
+  it('a missing recording, a recording of another workflow and a second broken file: all said at once, exit 2', async () => {
+    const dir = prReviewCopy();
+    writeFileSync(join(dir, 'other.yml'), 'name: other\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
+    writeFileSync(
+      join(dir, 'other.test.yml'),
+      'workflow: other.yml\ncases:\n  - name: missing\n    session: recordings/none.jsonl\n  - name: of another\n    session: pr-review.session.jsonl\n',
+    );
+    writeFileSync(join(dir, 'broken.test.yml'), 'workflow: nowhere.yml\ncases: []\n');
+    const result = await conclave(['test'], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'other.test.yml:3:5: case "missing": its recording recordings/none.jsonl does not exist: record it with conclave test --live --update recordings/none.jsonl',
+    );
+    expect(result.stderr).toContain(
+      'other.test.yml:5:5: case "of another": its recording pr-review.session.jsonl is a run of the workflow "pr-review", not of "other"',
+    );
+    expect(result.stderr).toContain('broken.test.yml:1:11: the workflow the cases run nowhere.yml does not exist');
+    expect(result.stderr).toContain('broken.test.yml:2:8: cases must be a list of at least one case');
+    expect(result.stderr).toContain('conclave: 2 files are invalid');
+  });
+
+  it('with no test file below the folder, or a path that is not there: exit 2 in one sentence', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'conclave-tests-'));
+    const none = await conclave(['test'], { cwd: empty });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe('conclave: no test file (*.test.yml) below .\n');
+    const missing = await conclave(['test', 'nope.test.yml'], { cwd: empty });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('conclave: nope.test.yml does not exist\n');
+    const offlineRepeat = await conclave(['test', '--repeat', '3'], { cwd: empty });
+    expect(offlineRepeat.stderr).toBe('conclave: --repeat runs cases against the API: add --live\n');
+  });
+});
