@@ -20,6 +20,7 @@ import { forkWithoutSecrets } from './fork-without-secrets.js';
 export function actionArgs(input: (name: string) => string): string[] | string {
   const value = (name: string) => input(name).trim();
   if (value('worker') === 'true') return workerArgs(value);
+  if (value('test')) return testArgs(value);
   const args = value('resume-from') ? ['resume', value('resume-from')] : ['run', value('workflow')];
   if (!value('resume-from') && !value('workflow')) return 'the workflow input is required: the path of a workflow file';
   if (value('inputs')) {
@@ -76,6 +77,15 @@ function voteArgs(value: (name: string) => string): string[] | string {
   if (fromComment) return given.length ? `from-comment reads the vote from the comment: leave out ${given.join(', ')}` : ['--from-comment'];
   if (given.length < 3) return 'a vote needs vote (PROPOSAL=OPTION), voter and digest together';
   return ['--vote', value('vote'), '--voter', value('voter'), '--digest', value('digest')];
+}
+
+/** `test: PATHS`: the workflows' test files run offline from their recordings (docs/testing-workflows.md); `true` for every one below. */
+function testArgs(value: (name: string) => string): string[] | string {
+  if (value('workflow') || value('resume-from')) return 'test runs test files, not a workflow: give test, or workflow (or resume-from), not both';
+  const paths = value('test')
+    .split(/\s+/)
+    .filter((p) => p && p !== 'true');
+  return ['test', ...paths, ...(value('junit') ? ['--junit', value('junit')] : [])];
 }
 
 /** `worker: true`: this job takes turns of a run whose coordinator job was given the same `workers` and `queue` (docs/workers.md). */
@@ -148,6 +158,7 @@ export async function run(): Promise<void> {
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
+  if (args[0] === 'test') return testEnd(code, outputsDir);
   const outputs = readOutputs(outputsFile);
   rmSync(outputsDir, { recursive: true, force: true });
   // A run closed as stale (its pull request moved on) says why in a notice, not as an output of its own.
@@ -180,6 +191,14 @@ export async function run(): Promise<void> {
   }
   // A parked run (75) is a step that did its part: a later job resumes the session.
   process.exitCode = code === EXIT.waiting ? 0 : code;
+}
+
+/** `test`: its results are in the log, the annotations and the job summary conclave wrote; the step says how it went. */
+function testEnd(code: number, outputsDir: string): void {
+  rmSync(outputsDir, { recursive: true, force: true });
+  core.setOutput('status', ({ [EXIT.ok]: 'passed', [EXIT.failure]: 'failed', [EXIT.usage]: 'invalid' } as Record<number, string>)[code] ?? 'error');
+  core.setOutput('exit-code', String(code));
+  process.exitCode = code;
 }
 
 /** The step ends without running conclave (a list of parked runs, a run already done, a stale copy): its outputs, and a line that says why. */

@@ -48,7 +48,15 @@ const SKIPPED = new Set(['node_modules', '.conclave']);
  * (`--replay`: no network, nothing paid, the workspace only read); live, on a copy of its
  * workspace, so that what the agents write stays in the copy.
  */
-export async function runCase(test: TestFile, testCase: TestCase, live: boolean, timeoutMs: number, signal: AbortSignal): Promise<CaseRun> {
+export interface CaseRunMode {
+  live: boolean;
+  timeoutMs: number;
+  /** What the run's environment adds (the shared batches' server as its API). */
+  env?: Record<string, string>;
+}
+
+export async function runCase(test: TestFile, testCase: TestCase, mode: CaseRunMode, signal: AbortSignal): Promise<CaseRun> {
+  const { live, timeoutMs } = mode;
   const scratch = mkdtempSync(join(tmpdir(), 'conclave-test-'));
   const session = join(scratch, 'session.jsonl');
   const source = testCase.workspace ?? process.cwd();
@@ -60,7 +68,7 @@ export async function runCase(test: TestFile, testCase: TestCase, live: boolean,
   const inputs = Object.entries(testCase.inputs).flatMap(([name, value]) => ['-i', `${name}=${value}`]);
   const args = [conclaveEntry(), 'run', test.workflow, '--json', '--session', session, ...inputs, ...(live ? [] : ['--replay', testCase.session!])];
   const started = Date.now();
-  const { code, stdout, stderr, broken } = await spawned(args, cwd, timeoutMs, signal);
+  const { code, stdout, stderr, broken } = await spawned(args, cwd, { ...caseEnvironment(), ...mode.env }, timeoutMs, signal);
   const wallMs = Date.now() - started;
   let result: RunJson | undefined;
   try {
@@ -82,9 +90,9 @@ export function cleanUp(run: CaseRun): void {
   rmSync(join(run.session, '..'), { recursive: true, force: true });
 }
 
-function spawned(args: string[], cwd: string, timeoutMs: number, signal: AbortSignal) {
+function spawned(args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number, signal: AbortSignal) {
   return new Promise<{ code: number; stdout: string; stderr: string; broken?: string }>((done) => {
-    const child = spawn(process.execPath, args, { cwd, env: caseEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let broken: string | undefined;

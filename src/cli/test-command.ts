@@ -1,14 +1,16 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import type { SessionEvent } from '../session/format.js';
 import { readSession } from '../session/reader.js';
 import { replayable } from '../session/recording.js';
 import { byPosition, type Diagnostic, formatDiagnostic } from '../workflow/diagnostic.js';
 import type { Workflow } from '../workflow/load.js';
+import { usesBatches } from '../workflow/value-checks.js';
 import { writeCommand } from './command-guard.js';
 import { annotation, inGitHubActions } from './github.js';
 import { loadChecked } from './load-checked.js';
+import { startSharedBatches } from './shared-batches.js';
 import { cleanUp, runCase, type CaseRun } from './test-case-run.js';
 import { checkCase, type Failure } from './test-expect.js';
 import { loadTestFile, type TestCase, type TestFile } from './test-file.js';
@@ -97,16 +99,26 @@ async function runCaseRepeats(suite: Suite, testCase: TestCase, mode: CaseMode, 
   const timeoutMs = mode.live ? suite.workflow.limits.timeoutMs + 60_000 : OFFLINE_TIMEOUT_MS;
   const started = Date.now();
   const recording = suite.recordings.get(testCase) ?? [];
-  const runs = await Promise.all(
-    Array.from({ length: mode.repeat }, async () => {
-      const run = await runCase(suite.test, testCase, mode.live, timeoutMs, signal);
-      // A replay writes only what goes past its recording: what it re-executed is the recording's.
-      return mode.live ? run : { ...run, events: [...replayable(recording), ...run.events] };
-    }),
-  );
+  // The repeats' calls to the Message Batches API go in one batch each time they ask together.
+  const shared =
+    mode.live && mode.repeat > 1 && usesBatches(suite.workflow.spec)
+      ? await startSharedBatches(process.env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com', mode.repeat)
+      : undefined;
+  let runs: CaseRun[];
+  try {
+    runs = await Promise.all(
+      Array.from({ length: mode.repeat }, async () => {
+        const run = await runCase(suite.test, testCase, { live: mode.live, timeoutMs, ...(shared ? { env: { ANTHROPIC_BASE_URL: shared.url } } : {}) }, signal);
+        // A replay writes only what goes past its recording: what it re-executed is the recording's.
+        return mode.live ? run : { ...run, events: [...replayable(recording), ...run.events] };
+      }),
+    );
+  } finally {
+    await shared?.close();
+  }
   const checked = runs.map((run) => ({ run, failures: checkCase(testCase, run, contextOf(suite, testCase)) }));
   const passing = checked.filter((c) => c.failures.length === 0);
-  if (mode.update && passing[0]) keep(passing[0].run, testCase);
+  if (mode.update && passing[0]) keep(passing[0].run, testCase, suite.test.workflow);
   const firstFailing = checked.find((c) => c.failures.length > 0);
   const failures: Failure[] = firstFailing
     ? firstFailing.failures.map((f) => (mode.repeat > 1 ? { ...f, message: `run ${checked.indexOf(firstFailing) + 1} of ${mode.repeat}: ${f.message}` } : f))
@@ -134,8 +146,13 @@ function contextOf(suite: Suite, testCase: TestCase) {
 }
 
 /** --update: the passing run's session becomes the case's recording, written whole. */
-function keep(run: CaseRun, testCase: TestCase): void {
-  writeAtomically(testCase.session!, readFileSync(run.session, 'utf8'));
+function keep(run: CaseRun, testCase: TestCase, workflow: string): void {
+  const [first, ...rest] = readFileSync(run.session, 'utf8').split('\n');
+  // The header names where the run was made (a scratch folder): the kept file names where it is kept, as a person would type it.
+  const header = JSON.parse(first!) as { session?: string; workflow?: { path?: string } };
+  header.session = relative(process.cwd(), testCase.session!).split(sep).join('/');
+  if (header.workflow) header.workflow.path = relative(process.cwd(), workflow).split(sep).join('/');
+  writeAtomically(testCase.session!, [JSON.stringify(header), ...rest].join('\n'));
   process.stderr.write(`conclave: ${relative(process.cwd(), testCase.session!)}: recorded "${testCase.name}" from a passing live run\n`);
 }
 

@@ -1,4 +1,4 @@
-import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { annotation } from './github.js';
 import { cell, inline } from './markdown-tables.js';
@@ -83,6 +83,7 @@ export function junitXml(outcomes: readonly CaseOutcome[]): string {
 
 /** Written whole or not at all: a reporter never reads half a file. */
 export function writeAtomically(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
   const temporary = join(dirname(path), `.${process.pid}.conclave-test.tmp`);
   writeFileSync(temporary, text);
   renameSync(temporary, path);

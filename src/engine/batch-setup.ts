@@ -5,7 +5,11 @@ import type { CacheWarming } from './cache-warming.js';
 import type { RunOptions } from './run-options.js';
 
 /** The run's batched calls, when it can make any (a live run on Anthropic's API). */
-export function batchesOf(options: Pick<RunOptions, 'answers' | 'recording' | 'progress' | 'workflow'>, onChange: () => void, warming?: CacheWarming): { batches?: BatchCalls } {
+export function batchesOf(
+  options: Pick<RunOptions, 'answers' | 'recording' | 'progress' | 'workflow'>,
+  onChange: () => void,
+  warming?: CacheWarming,
+): { batches?: BatchCalls } {
   const api = options.answers.batches;
   const { journal } = options.recording;
   if (!api) return {};

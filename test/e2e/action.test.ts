@@ -192,6 +192,37 @@ describe('action.yml', () => {
     expect(nested.summary).toContain('| sub/broken.yml:1:7 |');
   });
 
+  it('test: runs the test files offline: passed with the job summary; a failed expectation an annotation at its line, status failed, the JUnit written', async () => {
+    server = await startFakeAnthropic({});
+    const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));
+    mkdirSync(join(workspace, 'examples'));
+    for (const file of ['pr-review.yml', 'pr-review.session.jsonl', 'pr-review.test.yml'])
+      writeFileSync(join(workspace, 'examples', file), readFileSync(join(ROOT, 'examples', file)));
+    const passed = await runAction({ test: 'true' }, workspace);
+    expect(passed.code, passed.stdout + passed.stderr).toBe(0);
+    expect(passed.outputs).toMatchObject({ status: 'passed', 'exit-code': '0' });
+    expect(passed.summary).toContain('## ✅ conclave test: 1 passed, 0 failed');
+    expect(passed.summary).toContain('| examples/pr-review.test.yml › asks for changes to a SQL injection | ✅ pass | 1/1 | ');
+    expect(server.requests).toHaveLength(0);
+
+    const test = join(workspace, 'examples', 'pr-review.test.yml');
+    writeFileSync(test, readFileSync(test, 'utf8').replace('proposals: { verdict: request-changes }', 'proposals: { verdict: approve }'));
+    const line =
+      readFileSync(test, 'utf8')
+        .split('\n')
+        .findIndex((l) => l.includes('verdict: approve')) + 1;
+    const failed = await runAction({ test: 'examples/pr-review.test.yml', junit: 'results.xml' }, workspace);
+    expect(failed.code).toBe(1);
+    expect(failed.outputs).toMatchObject({ status: 'failed', 'exit-code': '1' });
+    expect(failed.stdout).toContain(
+      `::error file=examples/pr-review.test.yml,line=${line},col=20::asks for changes to a SQL injection: proposal "verdict": expected "approve" to win`,
+    );
+    expect(readFileSync(join(workspace, 'results.xml'), 'utf8')).toContain('<failure type="proposals.verdict"');
+    const both = await runAction({ test: 'true', workflow: 'examples/pr-review.yml' }, workspace);
+    expect(both.code).toBe(2);
+    expect(both.stdout).toContain('::error::test runs test files, not a workflow');
+  });
+
   it('resumes a run that stopped at max_turns with a raised limit, restoring the recorded inputs', async () => {
     server = await startFakeAnthropic(crashScript(0));
     const workspace = mkdtempSync(join(tmpdir(), 'conclave-action-'));

@@ -190,3 +190,80 @@ describe('conclave test: a test file that cannot run', () => {
     expect(offlineRepeat.stderr).toBe('conclave: --repeat runs cases against the API: add --live\n');
   });
 });
+
+const ANSWER = `
+name: answer
+defaults: { batch: true }
+agents:
+  lead: { role: manager }
+kickoff: Is the answer yes? Call complete with the answer as the summary.
+outputs:
+  answer: $<< result.summary >>
+`;
+
+const ANSWER_TEST = `
+workflow: answer.yml
+cases:
+  - name: says yes
+    session: recordings/yes.session.jsonl
+    expect:
+      status: success
+      outputs: { answer: "yes" }
+`;
+
+const complete = (summary: string) => ({ tools: [{ name: 'complete', input: { status: 'success', summary } }] });
+
+function answerProject(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-tests-'));
+  writeFileSync(join(dir, 'answer.yml'), ANSWER);
+  writeFileSync(join(dir, 'answer.test.yml'), ANSWER_TEST);
+  return dir;
+}
+
+describe('conclave test --live', () => {
+  it('--repeat 5: passes out of five, exit 1 under the default pass rate, the five first calls in one message batch; --min-pass-rate 0.6 exits 0', async () => {
+    const dir = answerProject();
+    const env = (s: FakeAnthropic) => ({ ANTHROPIC_BASE_URL: s.url, ANTHROPIC_API_KEY: TEST_API_KEY });
+    const script = () => ({ lead: [complete('yes'), complete('yes'), complete('yes'), complete('no'), complete('no')] });
+    server = await startFakeAnthropic(script(), { batches: { endsAfterMs: 300 } });
+    const strict = await conclave(['test', '--live', '--repeat', '5', '--json'], { cwd: dir, env: env(server) });
+    expect(strict.code, strict.stderr).toBe(1);
+    const json = JSON.parse(strict.stdout) as { cases: { runs: number; passes: number; result: string; cost_usd: number; failures: { message: string }[] }[] };
+    expect(json.cases[0]).toMatchObject({ runs: 5, passes: 3, result: 'failed' });
+    expect(json.cases[0]!.cost_usd).toBeGreaterThan(0);
+    expect(json.cases[0]!.failures[0]!.message).toMatch(/^run \d of 5: output "answer" is "no", not "yes"$/);
+    expect(server.batches).toHaveLength(1);
+    expect(server.batches[0]!.requests).toHaveLength(5);
+    expect(server.requests.filter((r) => !r.batch)).toHaveLength(0);
+    await server.close();
+
+    server = await startFakeAnthropic(script(), { batches: { endsAfterMs: 300 } });
+    const lenient = await conclave(['test', '--live', '--repeat', '5', '--min-pass-rate', '0.6'], { cwd: dir, env: env(server) });
+    expect(lenient.code, lenient.stdout + lenient.stderr).toBe(0);
+    expect(lenient.stdout).toMatch(/answer\.test\.yml › says yes\s+pass\s+3\/5\s+\$0\.\d{4}\s+\d+\.\d s/);
+    expect(server.batches).toHaveLength(1);
+  });
+
+  it('--update keeps the first passing live run as the recording, written whole; the offline test then passes with no request', async () => {
+    const dir = answerProject();
+    server = await startFakeAnthropic({ lead: [complete('no'), complete('yes')] }, { batches: { endsAfterMs: 100 } });
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    const offlineFirst = await conclave(['test'], { cwd: dir, env });
+    expect(offlineFirst.code).toBe(2);
+    expect(offlineFirst.stderr).toContain('its recording recordings/yes.session.jsonl does not exist: record it with conclave test --live --update');
+    const failing = await conclave(['test', '--live', '--update'], { cwd: dir, env });
+    expect(failing.code).toBe(1);
+    expect(readdirSync(dir)).not.toContain('recordings');
+    const passing = await conclave(['test', '--live', '--update'], { cwd: dir, env });
+    expect(passing.code, passing.stdout + passing.stderr).toBe(0);
+    expect(passing.stderr).toContain('recordings/yes.session.jsonl: recorded "says yes" from a passing live run');
+    expect(readdirSync(join(dir, 'recordings'))).toEqual(['yes.session.jsonl']);
+    const requests = server.requests.length + server.batches.length;
+    const offline = await conclave(['test'], { cwd: dir, env });
+    expect(offline.code, offline.stdout + offline.stderr).toBe(0);
+    expect(server.requests.length + server.batches.length).toBe(requests);
+    // The recorded answer is replayed: the offline case fails when it expects another.
+    edit(join(dir, 'answer.test.yml'), 'answer: "yes"', 'answer: "no"');
+    expect((await conclave(['test'], { cwd: dir, env })).code).toBe(1);
+  });
+});
