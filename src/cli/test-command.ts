@@ -1,19 +1,16 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative, sep } from 'node:path';
 import { EXIT } from '../exit-codes.js';
-import type { SessionEvent } from '../session/format.js';
-import { readSession } from '../session/reader.js';
 import { replayable } from '../session/recording.js';
-import { byPosition, type Diagnostic, formatDiagnostic } from '../workflow/diagnostic.js';
-import type { Workflow } from '../workflow/load.js';
+import { formatDiagnostic } from '../workflow/diagnostic.js';
 import { usesBatches } from '../workflow/value-checks.js';
 import { writeCommand } from './command-guard.js';
 import { annotation, inGitHubActions } from './github.js';
-import { loadChecked } from './load-checked.js';
 import { startSharedBatches } from './shared-batches.js';
 import { cleanUp, runCase, type CaseRun } from './test-case-run.js';
 import { checkCase, type Failure } from './test-expect.js';
-import { loadTestFile, type TestCase, type TestFile } from './test-file.js';
+import type { TestCase } from './test-file.js';
+import { checkContextOf, loadSuites, type Suite, testFiles } from './test-suites.js';
 import { type CaseOutcome, failureAnnotations, junitXml, resultJson, resultText, writeAtomically, writeTestSummary } from './test-report.js';
 import { UsageError } from './usage-error.js';
 
@@ -26,14 +23,6 @@ export interface TestOptions {
   junit?: string;
 }
 
-/** A test file ready to run: its workflow loaded, each case's recording read. */
-interface Suite {
-  test: TestFile;
-  workflow: Workflow;
-  recordings: Map<TestCase, SessionEvent[]>;
-}
-
-const SKIPPED = new Set(['node_modules', '.git', '.conclave']);
 /** A replay that has not ended in this long is stuck: the journal's own watchdog ends a stuck replay long before. */
 const OFFLINE_TIMEOUT_MS = 120_000;
 
@@ -116,7 +105,7 @@ async function runCaseRepeats(suite: Suite, testCase: TestCase, mode: CaseMode, 
   } finally {
     await shared?.close();
   }
-  const checked = runs.map((run) => ({ run, failures: checkCase(testCase, run, contextOf(suite, testCase)) }));
+  const checked = runs.map((run) => ({ run, failures: checkCase(testCase, run, checkContextOf(suite, testCase)) }));
   const passing = checked.filter((c) => c.failures.length === 0);
   if (mode.update && passing[0]) keep(passing[0].run, testCase, suite.test.workflow);
   const firstFailing = checked.find((c) => c.failures.length > 0);
@@ -138,13 +127,6 @@ async function runCaseRepeats(suite: Suite, testCase: TestCase, mode: CaseMode, 
   return { outcome, apiFailed: mode.live && runs.some((r) => r.result?.status === 'provider_error') };
 }
 
-function contextOf(suite: Suite, testCase: TestCase) {
-  const documentFiles = Object.fromEntries(
-    Object.entries(suite.workflow.spec.documents ?? {}).flatMap(([name, d]) => (d.write_to ? [[name, d.write_to] as [string, string]] : [])),
-  );
-  return { recording: suite.recordings.get(testCase) ?? [], documentFiles };
-}
-
 /** --update: the passing run's session becomes the case's recording, written whole. */
 function keep(run: CaseRun, testCase: TestCase, workflow: string): void {
   const [first, ...rest] = readFileSync(run.session, 'utf8').split('\n');
@@ -154,82 +136,6 @@ function keep(run: CaseRun, testCase: TestCase, workflow: string): void {
   if (header.workflow) header.workflow.path = relative(process.cwd(), workflow).split(sep).join('/');
   writeAtomically(testCase.session!, [JSON.stringify(header), ...rest].join('\n'));
   process.stderr.write(`conclave: ${relative(process.cwd(), testCase.session!)}: recorded "${testCase.name}" from a passing live run\n`);
-}
-
-/** Every test file and its workflow and recordings, with every problem of every file at once. */
-function loadSuites(files: readonly string[], options: TestOptions): { suites: Suite[]; diagnostics: Diagnostic[] } {
-  const suites: Suite[] = [];
-  const diagnostics: Diagnostic[] = [];
-  for (const file of files) {
-    const { test, diagnostics: found } = loadTestFile(file);
-    diagnostics.push(...found);
-    if (!test) continue;
-    const checked = loadChecked(test.workflow);
-    const errors = checked.diagnostics.filter((d) => d.severity === 'error');
-    const at = { line: 1, col: 1 };
-    if (checked.unreadable !== undefined || !checked.workflow) {
-      diagnostics.push(...errors, {
-        file,
-        ...at,
-        severity: 'error',
-        message: `its workflow ${relative(process.cwd(), test.workflow)} cannot run: ${checked.unreadable ?? 'it has errors'}`,
-      });
-      continue;
-    }
-    const recordings = new Map<TestCase, SessionEvent[]>();
-    for (const testCase of test.cases) {
-      const problem = recordingProblem(testCase, checked.workflow, options, recordings);
-      if (problem) diagnostics.push({ file, line: testCase.at.line, col: testCase.at.col, severity: 'error', message: `case "${testCase.name}": ${problem}` });
-    }
-    suites.push({ test, workflow: checked.workflow, recordings });
-  }
-  return { suites, diagnostics: diagnostics.sort(byPosition) };
-}
-
-/** Why a case's recording cannot be used: missing (offline, or --update without a place for it), unreadable, or of another workflow. */
-function recordingProblem(testCase: TestCase, workflow: Workflow, options: TestOptions, recordings: Map<TestCase, SessionEvent[]>): string | undefined {
-  if (!testCase.session) return options.live && !options.update ? undefined : 'give session: the file its recording is kept in';
-  if (!existsSync(testCase.session))
-    return options.live
-      ? undefined
-      : `its recording ${testCase.sessionText} does not exist: record it with conclave test --live --update ${relative(process.cwd(), testCase.session)}`;
-  let events: SessionEvent[];
-  try {
-    events = readSession(testCase.session).events;
-  } catch (e) {
-    return `its recording cannot be read: ${(e as Error).message}`;
-  }
-  const started = events.find((e) => e.type === 'run_started');
-  if (started?.type === 'run_started' && started.workflow !== workflow.spec.name)
-    return `its recording ${testCase.sessionText} is a run of the workflow "${started.workflow}", not of "${workflow.spec.name}"`;
-  recordings.set(testCase, events);
-  return undefined;
-}
-
-/** The test files the paths name: files as given, folders searched for *.test.yml (not node_modules, .git or .conclave). */
-function testFiles(paths: readonly string[]): string[] {
-  const found: string[] = [];
-  for (const path of paths) {
-    if (!existsSync(path)) throw new UsageError(`${path} does not exist`);
-    if (!statSync(path).isDirectory()) {
-      found.push(resolve(path));
-      continue;
-    }
-    const before = found.length;
-    walk(resolve(path), found);
-    if (found.length === before) throw new UsageError(`no test file (*.test.yml) below ${path}`);
-  }
-  // Named as a person would type them from here, in messages, annotations and reports.
-  return [...new Set(found)].map((file) => relative(process.cwd(), file) || file);
-}
-
-function walk(dir: string, found: string[]): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (SKIPPED.has(entry.name)) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) walk(path, found);
-    else if (entry.isFile() && /\.test\.ya?ml$/.test(entry.name)) found.push(path);
-  }
 }
 
 function whole(text: string, flag: string): number {

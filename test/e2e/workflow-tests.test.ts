@@ -244,6 +244,16 @@ describe('conclave test --live', () => {
     expect(server.batches).toHaveLength(1);
   });
 
+  it('the API failing in a live run: exit 4, the case failed with the provider error', async () => {
+    const dir = answerProject();
+    writeFileSync(join(dir, 'answer.yml'), ANSWER.replace('defaults: { batch: true }\n', ''));
+    const overloaded = { error: { status: 529, type: 'overloaded_error', message: 'Overloaded', retryAfterMs: 10 } };
+    server = await startFakeAnthropic({ lead: Array.from({ length: 20 }, () => overloaded) });
+    const result = await conclave(['test', '--live'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
+    expect(result.code, result.stdout + result.stderr).toBe(4);
+    expect(result.stdout).toMatch(/answer\.test\.yml:\d+:\d+: says yes: status: expected status success, got provider_error: .*[Oo]verloaded/);
+  });
+
   it('--update keeps the first passing live run as the recording, written whole; the offline test then passes with no request', async () => {
     const dir = answerProject();
     server = await startFakeAnthropic({ lead: [complete('no'), complete('yes')] }, { batches: { endsAfterMs: 100 } });
