@@ -6,6 +6,8 @@ import { loadChecked } from './load-checked.js';
 import { isProviderName, PROVIDERS } from '../provider/clouds.js';
 import { UsageError } from './usage-error.js';
 
+const isTestFile = (file: string) => /\.test\.ya?ml$/.test(file);
+
 /** `conclave validate FILE…`: every file is checked and every problem listed; with --connect, its MCP servers started and their tools checked. */
 export async function validateCommand(
   files: readonly string[],
@@ -14,7 +16,9 @@ export async function validateCommand(
   // --provider as run and resume take it: what a run with it would refuse (batch: true on a cloud).
   const { provider } = options;
   if (provider !== undefined && !isProviderName(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')}, not "${provider}"`);
-  const results = files.map((file) => loadChecked(file, provider));
+  // A test file (*.test.yml) is checked as `conclave test` reads it: its cases, its workflow, its recordings.
+  const tests = files.some(isTestFile) ? await import('./test-suites.js') : undefined;
+  const results = files.map((file) => (tests && isTestFile(file) ? { file, diagnostics: tests.loadSuites([file], {}).diagnostics } : loadChecked(file, provider)));
   if (options.connect) {
     const { connectProblems } = await import('./mcp-connect.js');
     for (const r of results) {

@@ -1,7 +1,9 @@
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { conclave, ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
@@ -138,6 +140,50 @@ describe('conclave test, offline', () => {
         ],
       }),
     ]);
+  });
+});
+
+describe("the examples' tests", () => {
+  const examples = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.yml') && !f.endsWith('.test.yml'));
+
+  it('every example workflow has a test file with a recorded case, and conclave test examples/ passes them all offline', async () => {
+    expect(examples.length).toBeGreaterThanOrEqual(6);
+    for (const example of examples) {
+      const test = join(ROOT, 'examples', example.replace(/\.yml$/, '.test.yml'));
+      const parsed = parse(readFileSync(test, 'utf8')) as { workflow: string; cases: { session: string }[] };
+      expect(parsed.workflow, test).toBe(example);
+      expect(parsed.cases.length, test).toBeGreaterThan(0);
+      for (const c of parsed.cases) expect(statSync(join(ROOT, 'examples', c.session)).size, c.session).toBeGreaterThan(0);
+    }
+    const result = await conclave(['test', 'examples/', '--json'], { env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const json = JSON.parse(result.stdout) as { cases: { file: string; result: string }[]; passed: number; failed: number };
+    expect(json.failed).toBe(0);
+    expect(new Set(json.cases.map((c) => c.file)).size).toBe(examples.length);
+  });
+
+  it("schemas/test.schema.json, for editors, takes every example's test file and refuses an unknown key, as the reader does", () => {
+    const Ajv = (Ajv2020 as unknown as { default?: typeof Ajv2020 }).default ?? Ajv2020;
+    const validate = new Ajv({ strict: false, validateFormats: false }).compile(
+      JSON.parse(readFileSync(join(ROOT, 'schemas/test.schema.json'), 'utf8')) as object,
+    );
+    for (const example of examples) {
+      const test = parse(readFileSync(join(ROOT, 'examples', example.replace(/\.yml$/, '.test.yml')), 'utf8')) as unknown;
+      expect(validate(test), `${example}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+    expect(validate({ workflow: 'a.yml', cases: [{ name: 'x', session: 's.jsonl', expect: { not_tool: [] } }] })).toBe(false);
+    expect(validate({ workflow: 'a.yml', cases: [{ name: 'x', expect: { outputs: { a: { contains: 'b', matches: 'c' } } } }] })).toBe(false);
+  });
+
+  it('validate checks a test file as conclave test reads it, beside workflows', async () => {
+    const dir = prReviewCopy();
+    const ok = await conclave(['validate', 'pr-review.yml', 'pr-review.test.yml'], { cwd: dir });
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(ok.stdout).toContain('pr-review.test.yml: ok');
+    edit(join(dir, 'pr-review.test.yml'), 'cost_usd: { max: 0.10 }', 'cost_usd: { max: cheap }');
+    const bad = await conclave(['validate', 'pr-review.test.yml'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toMatch(/^pr-review\.test\.yml:\d+:\d+: cost_usd must be \{ max: USD \}/m);
   });
 });
 
