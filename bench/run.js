@@ -24,6 +24,7 @@ import {
 import { CONTEXT_TOKENS, contextInBatches, LATENCY_MS as REVIEW_LATENCY_MS, sharedContext } from './shared-context.js';
 import { batchedReview } from './batches.js';
 import { COUNT_LATENCY_MS, estimateFanOut, ITEMS } from './estimate.js';
+import { workflowTests } from './workflow-tests.js';
 
 const results = [];
 
@@ -69,6 +70,15 @@ results.push({
   ratio: Number((start.medianMs / 2000).toFixed(2)),
   target: '≤ 1.00 × 2,000 ms (the composite action took ~60 s: npm ci, type check, bundle)',
   ok: start.medianMs <= 2000,
+});
+
+const tested = workflowTests();
+results.push({
+  benchmark: `test: conclave test examples/ offline (${tested.cases} cases), vs the same cases as bare run --replay`,
+  measured: `${tested.testMs.toFixed(0)} ms vs ${tested.replaysMs.toFixed(0)} ms`,
+  ratio: Number((tested.testMs / tested.replaysMs).toFixed(2)),
+  target: '≤ 1.50 (and under 10 s)',
+  ok: tested.testMs <= 1.5 * tested.replaysMs && tested.testMs < 10_000,
 });
 
 const delivery = channelDelivery();
