@@ -30,7 +30,7 @@ function repository() {
   git('update-ref', 'refs/remotes/origin/main', 'HEAD');
   writeFileSync(join(repo, 'src/users.js'), "export async function getUser(db, name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`);\n}\n");
   git('commit', '-qam', 'Add CSV export');
-  writeFileSync(join(repo, 'src/format.js'), "export function fullName(u) {\n  return `${u.first} ${u.last}`;\n}\n");
+  writeFileSync(join(repo, 'src/format.js'), 'export function fullName(u) {\n  return `${u.first} ${u.last}`;\n}\n');
   git('commit', '-qam', 'Fix: keep empty lines in the importer');
   cpSync(join(root, 'examples'), join(repo, 'examples'), { recursive: true, filter: (source) => !source.endsWith('.session.jsonl') });
   return repo;
@@ -40,16 +40,18 @@ function repository() {
 function fakeGh(repo) {
   const bin = join(repo, '.bin');
   mkdirSync(bin);
-  const issue = { title: 'Export crashes on an empty project', body: 'Exporting a project with no rows: "cannot read rows of undefined".', labels: [], comments: [] };
+  const issue = {
+    title: 'Export crashes on an empty project',
+    body: 'Exporting a project with no rows: "cannot read rows of undefined".',
+    labels: [],
+    comments: [],
+  };
   const labels = [
     { name: 'bug', description: 'Something is broken' },
     { name: 'export', description: 'Exporting projects' },
     { name: 'question', description: 'Not a bug' },
   ];
-  writeFileSync(
-    join(bin, 'gh'),
-    `#!/bin/sh\nif [ "$1" = issue ]; then echo '${JSON.stringify(issue)}'; else echo '${JSON.stringify(labels)}'; fi\n`,
-  );
+  writeFileSync(join(bin, 'gh'), `#!/bin/sh\nif [ "$1" = issue ]; then echo '${JSON.stringify(issue)}'; else echo '${JSON.stringify(labels)}'; fi\n`);
   chmodSync(join(bin, 'gh'), 0o755);
   return bin;
 }

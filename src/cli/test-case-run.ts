@@ -38,7 +38,7 @@ function caseEnvironment(): NodeJS.ProcessEnv {
 
 /** Where this conclave was started from, to run each case as `conclave run` (a process of its own: its signals, streams and lock). */
 function conclaveEntry(): string {
-  return process.env.CONCLAVE_TEST_ENTRY ?? process.argv[1]!;
+  return process.argv[1]!;
 }
 
 const SKIPPED = new Set(['node_modules', '.conclave']);

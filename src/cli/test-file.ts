@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { EndStatus } from '../exit-codes.js';
 import type { Diagnostic, Position } from '../workflow/diagnostic.js';
 import { type Path, WorkflowSource } from '../workflow/source.js';
@@ -246,6 +246,9 @@ class TestFileReader {
     const text = this.text(path, value, true);
     if (text === undefined) return undefined;
     const full = resolve(this.dir, text);
+    // What a case reads, and what --update writes, stay below the folder conclave test runs in.
+    const below = relative(process.cwd(), full);
+    if (below.startsWith('..') || isAbsolute(below)) return (this.fail(path, `${what} ${text} is outside the current folder: keep it below it`), undefined);
     if (path.at(-1) === 'session') return full;
     if (!existsSync(full)) return (this.fail(path, `${what} ${text} does not exist (a path relative to the test file)`), undefined);
     if (folder !== statSync(full).isDirectory()) return (this.fail(path, `${what} ${text} must be a ${folder ? 'folder' : 'file'}`), undefined);
