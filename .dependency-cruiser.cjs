@@ -1,11 +1,11 @@
 // The layering of docs/ARCHITECTURE.md, checked by `npm run lint` (dependency-cruiser, pinned):
 // no import circle, and no import up the layers. From the top: cli → workers → engine → agents →
-// channel → workflow → session → provider; trace/ between cli and session; the four root modules
+// channel → workflow → session → provider; trace/ and report/ between cli and session; the four root modules
 // (exit-codes.ts, conclave-error.ts, abort-reasons.ts, detached.ts) below every layer.
 const LAYERS = ['cli', 'workers', 'engine', 'agents', 'channel', 'workflow', 'session', 'provider'];
 const above = (layer) => {
   const i = LAYERS.indexOf(layer);
-  return [...LAYERS.slice(0, i), ...(layer === 'cli' ? [] : ['trace'])];
+  return [...LAYERS.slice(0, i), ...(layer === 'cli' ? [] : ['trace', 'report'])];
 };
 module.exports = {
   forbidden: [
@@ -29,6 +29,13 @@ module.exports = {
       comment: 'trace/ makes spans from a session: it is used by cli alone',
       from: { path: '^src/(?!cli/|trace/)' },
       to: { path: '^src/trace/' },
+    },
+    {
+      name: 'report-reads-only-session',
+      severity: 'error',
+      comment: 'report/ makes a page from a session alone (and formats money as provider/ does): it is used by cli alone',
+      from: { path: '^src/report/' },
+      to: { path: '^src/(cli|workers|engine|agents|channel|workflow|trace)/' },
     },
     {
       name: 'root-modules-import-nothing-of-ours',

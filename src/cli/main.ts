@@ -153,10 +153,14 @@ program
   .command('show')
   .description('print a session: the transcript, proposals with their tallies, usage and cost')
   .argument('<session>', 'the session file')
-  .addOption(new Option('--format <format>', 'output format').choices(['text', 'markdown', 'json']).default('text'))
-  .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' }) => {
+  .addOption(new Option('--format <format>', 'output format (html: the page conclave report writes)').choices(['text', 'markdown', 'json', 'html']).default('text'))
+  .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' | 'html' }) => {
+    if (options.format === 'html') {
+      process.stdout.write((await import('./report-command.js')).reportHtml(file));
+      return;
+    }
     const { showCommand } = await import('./show.js');
-    process.exitCode = showCommand(file, options);
+    process.exitCode = showCommand(file, { format: options.format });
   });
 
 program
@@ -172,6 +176,16 @@ program
   .action(async (paths: string[], options: import('./test-command.js').TestOptions) => {
     const { testCommand } = await import('./test-command.js');
     process.exitCode = await testCommand(paths, options);
+  });
+
+program
+  .command('report')
+  .description('write one self-contained HTML page of a run from its session: cost, timeline, spawn tree, messages, votes')
+  .argument('<session>', 'the session file')
+  .option('-o, --output <file>', 'where to write the page (default: beside the session, SESSION.html)')
+  .action(async (file: string, options: { output?: string }) => {
+    const { reportCommand } = await import('./report-command.js');
+    process.exitCode = reportCommand(file, options);
   });
 
 program

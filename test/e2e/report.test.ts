@@ -1,0 +1,142 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropic } from '../fake-anthropic/server.js';
+import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
+import { recordRing } from '../fixtures/ring-session.js';
+import { browserForTests, launch, open } from '../helpers/browser.js';
+import { conclave, ROOT } from '../helpers/cli.js';
+import { runWorkflow } from '../helpers/run-workflow.js';
+
+/** `conclave report` (docs/report.md): one page per run, opened in a real browser (Debian's chromium). */
+const chromium = browserForTests();
+let browser: Browser;
+beforeAll(async () => {
+  if (chromium) browser = await launch();
+}, 60_000);
+afterAll(async () => browser?.close());
+
+const scratch = () => mkdtempSync(join(tmpdir(), 'conclave-report-'));
+
+async function report(session: string, cwd = ROOT): Promise<string> {
+  const out = join(scratch(), 'run.html');
+  const result = await conclave(['report', session, '-o', out], { cwd });
+  expect(result.code, result.stderr).toBe(0);
+  expect(result.stdout).toBe(`${out}\n`);
+  return out;
+}
+
+describe.skipIf(!chromium)('conclave report, opened in headless Chromium', () => {
+  it('the pr-review run: no request, no console error; the agents, the verdict, both reasons and the cost; the essentials with scripts off', async () => {
+    const page = await report('examples/pr-review.session.jsonl');
+    const opened = await open(browser, page);
+    expect(opened.requests).toEqual([]);
+    expect(opened.errors).toEqual([]);
+    const text = await opened.page.innerText('body');
+    for (const agent of ['@lead', '@security', '@style']) expect(text).toContain(agent);
+    expect(text).toContain('request-changes');
+    expect(text).toContain('The rename of getUser breaks its callers.');
+    expect(text).toContain('The SQL injection must be fixed before merging.');
+    expect(await opened.page.innerText('#run-cost')).toBe('$0.0441');
+    // The filter: @style's messages and calls are hidden, the others' stay.
+    await opened.page.uncheck('input.pick[value="style"]');
+    expect(await opened.page.isVisible('li[data-agent="style"]')).toBe(false);
+    expect(await opened.page.isVisible('li[data-agent="security"]')).toBe(true);
+    await opened.page.click('#open');
+    expect(await opened.page.locator('details.call[open]').count()).toBeGreaterThan(0);
+
+    const noScript = await open(browser, page, { javaScriptEnabled: false });
+    const plain = await noScript.page.innerText('body');
+    for (const needed of ['@lead', '@security', '@style', 'request-changes', '$0.0441', 'The SQL injection must be fixed before merging.'])
+      expect(plain).toContain(needed);
+    expect(await noScript.page.isVisible('#filter')).toBe(false);
+    const withoutScripts = readFileSync(page, 'utf8').replace(/<script[\s\S]*?<\/script>/g, '');
+    for (const needed of ['@lead', '@security', '@style', 'request-changes', '$0.0441']) expect(withoutScripts).toContain(needed);
+  });
+
+  it('a 1+64 spawn run: at most 2 MB, no request, no error, every spawned agent named, the subtrees adding up to the run', async () => {
+    const server = await startFakeAnthropic(fanOutScript(64));
+    try {
+      const run = await runWorkflow(server, FAN_OUT(64, 'limits: { max_agents: 70, concurrency: 16, max_turns: 200 }'));
+      expect(run.code, run.stderr).toBe(0);
+      const page = await report(join(run.dir, run.json.session as string));
+      expect(statSync(page).size).toBeLessThanOrEqual(2 * 1024 * 1024);
+      const opened = await open(browser, page);
+      expect(opened.requests).toEqual([]);
+      expect(opened.errors).toEqual([]);
+      const text = await opened.page.innerText('#tree');
+      for (let i = 1; i <= 64; i++) expect(text).toContain(`@reviewer-${i} `);
+      const roots = await opened.page.$$eval('ul.tree > li > span.subtree', (spans) => spans.map((s) => Number(s.getAttribute('data-usd'))));
+      const runCost = (run.json.usage as { cost_usd: number }).cost_usd;
+      expect(Math.abs(roots.reduce((a, b) => a + b, 0) - runCost)).toBeLessThan(0.01);
+      const lead = await opened.page.$$eval('ul.tree > li[data-agent="lead"] > ul > li > span.subtree', (spans) => spans.length);
+      expect(lead).toBe(64);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a session whose texts carry <script>, <img onerror>, <svg onload> and remote URLs: nothing runs, nothing is fetched, the markup is shown as text', async () => {
+    const hostile = [
+      '<script>window.__pwned = 1</script>',
+      '<img src="https://tracker.example/pixel.png" onerror="window.__pwned = 2">',
+      '<svg onload="window.__pwned = 3"></svg>',
+      '<a href="javascript:window.__pwned = 4">click</a>',
+      '<link rel="stylesheet" href="https://tracker.example/style.css">',
+      '"><iframe src="https://tracker.example/frame"></iframe>',
+    ].join(' ');
+    const server = await startFakeAnthropic({
+      lead: [{ text: `@worker look at this: ${hostile}` }, { tools: [{ name: 'complete', input: { status: 'success', summary: `Done. ${hostile}` } }] }],
+      worker: [{ text: `@lead seen: ${hostile}` }],
+    });
+    try {
+      const workflow = `name: hostile\nagents:\n  lead: { role: manager }\n  worker: { role: worker }\nkickoff: ${JSON.stringify(`Review ${hostile}`)}\noutputs:\n  said: $<< result.summary >>\n`;
+      const run = await runWorkflow(server, workflow);
+      expect(run.code, run.stderr).toBe(0);
+      const page = await report(join(run.dir, run.json.session as string));
+      const opened = await open(browser, page);
+      await opened.page.waitForTimeout(300);
+      expect(opened.requests).toEqual([]);
+      expect(opened.errors).toEqual([]);
+      expect(opened.dialogs).toEqual([]);
+      expect(await opened.page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await opened.page.locator('iframe, img, link[rel=stylesheet], script:not([nonce])').count()).toBe(0);
+      const text = await opened.page.innerText('body');
+      expect(text).toContain('<script>window.__pwned = 1</script>');
+      expect(text).toContain('<svg onload="window.__pwned = 3"></svg>');
+      expect(text).toContain('https://tracker.example/pixel.png');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a 10,000-event session opens (npm run bench holds it to 2 s); show --format html is the same page', async () => {
+    const session = await recordRing(50, 34);
+    const events = readFileSync(session, 'utf8').trim().split('\n').length - 1;
+    expect(events).toBeGreaterThanOrEqual(10_000);
+    const page = await report(session);
+    const opened = await open(browser, page);
+    expect(opened.errors).toEqual([]);
+    expect(opened.requests).toEqual([]);
+    // A generous bound that catches a page no one can open (npm run bench measures it: docs/BENCHMARKS.md).
+    expect(opened.loadMs).toBeLessThan(10_000);
+    const shown = await conclave(['show', session, '--format', 'html']);
+    expect(shown.code).toBe(0);
+    const nonce = (html: string) => html.replace(/nonce(-|=")[A-Za-z0-9+/=]+/g, 'NONCE');
+    expect(nonce(shown.stdout)).toBe(nonce(readFileSync(page, 'utf8')));
+  }, 120_000);
+});
+
+describe('conclave report: what it refuses', () => {
+  it('a session that is not there, or not a session: exit 2 in a sentence; the default page goes beside the session', async () => {
+    const missing = await conclave(['report', 'nope.jsonl']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('conclave: cannot read nope.jsonl: no such file\n');
+    const broken = await conclave(['report', 'examples/pr-review.yml']);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/^conclave: examples\/pr-review\.yml/);
+    expect(broken.stderr).not.toMatch(/\n\s+at /);
+  });
+});
