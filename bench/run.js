@@ -25,6 +25,7 @@ import { CONTEXT_TOKENS, contextInBatches, LATENCY_MS as REVIEW_LATENCY_MS, shar
 import { batchedReview } from './batches.js';
 import { COUNT_LATENCY_MS, estimateFanOut, ITEMS } from './estimate.js';
 import { workflowTests } from './workflow-tests.js';
+import { reportOpen } from './report.js';
 
 const results = [];
 
@@ -80,6 +81,19 @@ results.push({
   target: '≤ 1.50 (and under 10 s)',
   ok: tested.testMs <= 1.5 * tested.replaysMs && tested.testMs < 10_000,
 });
+
+const opened = await reportOpen();
+results.push(
+  opened
+    ? {
+        benchmark: `report: the page of a ${opened.events.toLocaleString('en')}-event session opened in headless Chromium (${(opened.bytes / 1024 / 1024).toFixed(1)} MB)`,
+        measured: `${opened.openMs.toFixed(0)} ms`,
+        ratio: Number((opened.openMs / 2000).toFixed(2)),
+        target: '≤ 1.00 × 2,000 ms',
+        ok: opened.openMs <= 2000,
+      }
+    : { benchmark: 'report: the page opened in headless Chromium', measured: 'no chromium here (apt-get install chromium)', ratio: '', target: '', ok: false },
+);
 
 const delivery = channelDelivery();
 results.push({

@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { reportModel } from '../src/report/report-model.js';
+import { reportPage } from '../src/report/report-page.js';
+import { readSession, SessionFileError } from '../src/session/reader.js';
+import { ROOT } from './helpers/cli.js';
+import { mutateJsonLine, throughTheCli } from './helpers/fuzz-cases.js';
+import { random } from './helpers/random.js';
+
+/**
+ * Seeded fuzzing of `conclave report` (issue 70): 1,000 mutated sessions (examples/ recordings,
+ * with markup and URLs among the values put in) read and made into a page in process, and a sample
+ * through the CLI: every one a page whose only script is its own, or a refusal naming the file;
+ * never a stack trace. FUZZ_SEED=N repeats a run.
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
+const CASES = 1_000;
+const VALUES: unknown[] = [
+  null,
+  true,
+  0,
+  -1,
+  1e300,
+  '',
+  [],
+  {},
+  { a: 1 },
+  'lead',
+  '<script>alert(1)</script>',
+  '<img src=x onerror=alert(1)>',
+  'javascript:alert(1)',
+  'https://tracker.example/x.png',
+  '\u2028\ud800',
+  '"><svg onload=alert(1)>',
+];
+const SESSIONS = ['pr-review', 'migration-plan', 'review-per-file'].map((n) => readFileSync(join(ROOT, 'examples', `${n}.session.jsonl`), 'utf8').trimEnd());
+
+describe(`fuzzing conclave report (seed ${SEED})`, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-fuzz-report-'));
+
+  it(`${CASES} mutated sessions: a page with no script but its own, or refused with the file named; never an exception`, () => {
+    const rand = random(SEED);
+    let refused = 0;
+    for (let n = 0; n < CASES; n++) {
+      const lines = SESSIONS[n % SESSIONS.length]!.split('\n');
+      for (let k = 1 + Math.floor(rand() * 3); k > 0; k--) {
+        const i = Math.floor(rand() * lines.length);
+        lines[i] = mutateJsonLine(lines[i]!, rand, VALUES);
+      }
+      const file = join(dir, `s${n}.jsonl`);
+      writeFileSync(file, `${lines.join('\n')}\n`);
+      try {
+        const page = reportPage(reportModel(readSession(file)));
+        expect(page.match(/<script/g), `case ${n} (seed ${SEED})`).toHaveLength(1);
+        expect(page, `case ${n} (seed ${SEED})`).not.toMatch(/<img|<svg onload|<iframe|href="javascript:/);
+      } catch (e) {
+        if (e instanceof SessionFileError) {
+          refused++;
+          expect(e.message).toContain(file);
+          continue;
+        }
+        throw new Error(`case ${n} of seed ${SEED} threw ${(e as Error).stack}\n--- the file:\n${lines.join('\n').slice(0, 3000)}`);
+      }
+    }
+    expect(refused).toBeGreaterThan(CASES / 20);
+    expect(refused).toBeLessThan(CASES);
+  });
+
+  it('a sample through the CLI: exit 0 or 2, never a stack trace or a hang', async () => {
+    const rand = random(SEED + 1);
+    const picks = Array.from({ length: 8 }, () => Math.floor(rand() * CASES));
+    const codes = await throughTheCli(picks, (n) => [['report', `s${n}.jsonl`, '-o', `s${n}.html`]], dir, {}, SEED);
+    for (const code of Object.keys(codes)) expect([0, 2]).toContain(Number(code));
+  }, 120_000);
+});
