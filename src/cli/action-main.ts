@@ -173,8 +173,12 @@ export async function run(): Promise<void> {
     core.setOutput('exit-code', String(code));
   }
   const session = outputs['session-file'];
+  const page =
+    input('report').trim() !== 'false' && session && staleReason === undefined
+      ? await (await import('./action-report.js')).publishReport(resolve(cwd, session), cwd, outputs['artifact-name'] ?? '')
+      : undefined;
   // A run closed as stale leaves a comment that shows a newer run of the pull request as it is.
-  if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'), staleReason !== undefined);
+  if (input('comment').trim() === 'true' && session) await comment(resolve(cwd, session), input('github-token'), staleReason !== undefined, page);
   // A vote for a run whose pull request moved on: the run is closed (its comment says so), the voter's vote goes to the newer run's job.
   if (staleReason !== undefined && args[0] === 'resume') {
     core.notice(`conclave closed run ${outputs['run-id'] ?? ''} as stale: ${staleReason}`);
@@ -233,7 +237,7 @@ export function readOutputs(file: string): Record<string, string> {
 }
 
 /** comment: true — the pull request's one conclave comment for this workflow, kept up to date. A failure to comment is a warning: the run's result stands. */
-async function comment(session: string, token: string, onlyIfShown = false): Promise<void> {
+async function comment(session: string, token: string, onlyIfShown = false, page?: string): Promise<void> {
   if (!token.trim()) return core.warning('comment: true needs a github-token: no comment was written');
   core.setSecret(token.trim());
   try {
@@ -245,7 +249,7 @@ async function comment(session: string, token: string, onlyIfShown = false): Pro
     const summary = summarize(readSession(session));
     const url = await upsertComment(
       token.trim(),
-      commentBody(summary),
+      commentBody(summary, page),
       commentMarker(summary.header.workflow.path),
       summary.header.github?.pull_request,
       onlyIfShown ? summary.header.run_id : undefined,

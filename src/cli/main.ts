@@ -153,7 +153,9 @@ program
   .command('show')
   .description('print a session: the transcript, proposals with their tallies, usage and cost')
   .argument('<session>', 'the session file')
-  .addOption(new Option('--format <format>', 'output format (html: the page conclave report writes)').choices(['text', 'markdown', 'json', 'html']).default('text'))
+  .addOption(
+    new Option('--format <format>', 'output format (html: the page conclave report writes)').choices(['text', 'markdown', 'json', 'html']).default('text'),
+  )
   .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' | 'html' }) => {
     if (options.format === 'html') {
       process.stdout.write((await import('./report-command.js')).reportHtml(file));

@@ -23,15 +23,15 @@ export const COMMENT_LIMIT = 65_536;
  * inert outside code blocks (no @mention pings anyone, no #123 links an issue, no marker can be
  * forged), and long parts are cut until the body fits GitHub's limit.
  */
-export function commentBody(s: SessionSummary): string {
+export function commentBody(s: SessionSummary, page?: string): string {
   for (const cut of [Infinity, 8000, 1000, 0]) {
-    const body = render(s, cut);
+    const body = render(s, cut, page);
     if (body.length <= COMMENT_LIMIT) return body;
   }
   return `${render(s, 0).slice(0, COMMENT_LIMIT - 200)}\n\n*(cut to fit GitHub's limit on a comment: the job summary and \`conclave show\` have it all)*\n`;
 }
 
-function render(s: SessionSummary, cut: number): string {
+function render(s: SessionSummary, cut: number, page?: string): string {
   const end = s.end;
   // A run parked for a batch or for people is waiting, not failed (its step is green).
   const icon = !end || end.exit_code === EXIT.waiting ? '⏸️' : end.status === 'stale' ? '⏹️' : end.exit_code === 0 ? '✅' : '❌';
@@ -65,6 +65,8 @@ function render(s: SessionSummary, cut: number): string {
     lines.push('');
   }
   lines.push(`Cost: ${dollars(s.total.cost_usd)} · ${s.total.calls} model calls · ${s.total.turns} turns`);
+  // The page's link is ours (the artifact's URL on this GitHub), never model text.
+  if (page) lines.push('', `📄 [The run's page](${page}): its timeline, spawn tree, every call, message and vote.`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -30,7 +30,7 @@ export function reportHtml(file: string): string {
   if (left > 0) model.summary.messages = [...messages.slice(0, KEPT_MESSAGES / 2), ...messages.slice(-KEPT_MESSAGES / 2)];
   model.leftOut =
     `The session is ${mb(bytes)}: this page shows its essentials, without the model calls` +
-    `${left > 0 ? ` and ${left.toLocaleString('en-US')} of its ${messages.length.toLocaleString('en-US')} messages (the first and last ${KEPT_MESSAGES / 2} are here)` : ''}; ` +
+    `${left > 0 ? ` and ${count(left)} of its ${count(messages.length)} messages (the first and last ${KEPT_MESSAGES / 2} are here)` : ''}; ` +
     `conclave show ${basename(file)} prints all of it.`;
   return reportPage(model);
 }
@@ -49,6 +49,8 @@ export function reportCommand(file: string, options: { output?: string }): numbe
   process.stdout.write(`${out}\n`);
   return EXIT.ok;
 }
+
+const count = (n: number) => n.toLocaleString('en-US');
 
 function mb(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(0)} MB`;

@@ -21,7 +21,8 @@ export function reportPage(model: ReportModel): string {
   return [
     '<!doctype html>',
     '<html lang="en"><head><meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src data:; base-uri 'none'; form-action 'none'">`,
+    '<meta http-equiv="Content-Security-Policy" content="' +
+      `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src data:; base-uri 'none'; form-action 'none'">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="referrer" content="no-referrer">',
     `<title>${html(title)}</title>`,
@@ -39,7 +40,8 @@ export function reportPage(model: ReportModel): string {
     summary.documents.length ? section('Documents', 'documents', documents(model)) : '',
     section('Untrusted text', 'trust', trust(model)),
     model.resumes.length ? section('Resumes', 'resumes', resumes(model)) : '',
-    `<footer>Written by conclave report from ${html(String(summary.header.session ?? 'the session'))} (run ${html(String(summary.header.run_id ?? ''))}).</footer>`,
+    `<footer>Written by conclave report from ${html(String(summary.header.session ?? 'the session'))} ` +
+      `(run ${html(String(summary.header.run_id ?? ''))}).</footer>`,
     `<script nonce="${nonce}">${PAGE_SCRIPT}</script>`,
     '</body></html>',
   ].join('\n');
@@ -68,14 +70,12 @@ function header(model: ReportModel): string {
   if (batches.calls) rows.push(['message batches', `${n(batches.calls)} calls at the batch price: saved ${usd(batches.saved_usd)}`]);
   if (batches.parked) rows.push(['parked', `${batches.parked} times, ${(batches.parked_ms / 1000).toFixed(0)} s waiting`]);
   if (summary.paced.calls) rows.push(['rate limits', `${n(summary.paced.calls)} calls waited ${(summary.paced.ms / 1000).toFixed(1)} s`]);
-  const outputs = Object.entries(end?.outputs ?? {});
+  const outputs = Object.entries(end?.outputs ?? {}).map(([k, v]) => `<tr><th>${html(k)}</th><td><pre>${html(clip(String(v), TEXT_LIMIT))}</pre></td></tr>`);
   return [
     `<header><h1>${html(summary.header.workflow?.path ? `Run of ${summary.header.workflow.path}` : 'A conclave run')}</h1>`,
     `<table class="facts">${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table>`,
     end?.summary ? `<h2>Summary</h2><p class="summary">${html(end.summary)}</p>` : '',
-    outputs.length
-      ? `<h2>Outputs</h2><table class="outputs">${outputs.map(([k, v]) => `<tr><th>${html(k)}</th><td><pre>${html(clip(String(v), TEXT_LIMIT))}</pre></td></tr>`).join('')}</table>`
-      : '',
+    outputs.length ? `<h2>Outputs</h2><table class="outputs">${outputs.join('')}</table>` : '',
     summary.header.note ? `<p class="note">${html(String(summary.header.note))}</p>` : '',
     '</header>',
   ].join('');
@@ -83,8 +83,14 @@ function header(model: ReportModel): string {
 
 function filter(model: ReportModel): string {
   const options = model.agents.map((a) => `<label><input type="checkbox" class="pick" value="${attr(a)}" checked> @${html(a)}</label>`).join(' ');
-  return `<nav id="filter" hidden><strong>Show agents:</strong> <button type="button" id="all">all</button> <button type="button" id="none">none</button> ${options}<br><button type="button" id="open">open every call</button> <button type="button" id="close">close every call</button></nav>`;
+  const button = (id: string, label: string) => `<button type="button" id="${id}">${label}</button>`;
+  return (
+    `<nav id="filter" hidden><strong>Show agents:</strong> ${button('all', 'all')} ${button('none', 'none')} ${options}<br>` +
+    `${button('open', 'open every call')} ${button('close', 'close every call')}</nav>`
+  );
 }
+
+const COST_COLUMNS = ['agent', 'spawned', 'turns', 'calls', 'input', 'cached', 'output', 'cost'];
 
 function costTable(model: ReportModel): string {
   const { summary } = model;
@@ -93,13 +99,14 @@ function costTable(model: ReportModel): string {
     const spawned = summary.spawned[agent];
     const role = spawned ? `from ${html(spawned.template)}, by ${agentLink(spawned.parent)}` : '';
     return (
-      `<tr id="${attr(idOf(agent))}" data-agent="${attr(agent)}"><td>${agentLink(agent)}</td><td>${role}</td><td>${n(u?.turns ?? 0)}</td><td>${n(u?.calls ?? 0)}</td>` +
-      `<td>${n(u?.input_tokens ?? 0)}</td><td>${n(u?.cache_read_input_tokens ?? 0)}</td><td>${n(u?.output_tokens ?? 0)}</td><td>${usd(u?.cost_usd ?? 0)}</td></tr>`
+      `<tr id="${attr(idOf(agent))}" data-agent="${attr(agent)}"><td>${agentLink(agent)}</td><td>${role}</td>` +
+      `<td>${n(u?.turns ?? 0)}</td><td>${n(u?.calls ?? 0)}</td><td>${n(u?.input_tokens ?? 0)}</td><td>${n(u?.cache_read_input_tokens ?? 0)}</td>` +
+      `<td>${n(u?.output_tokens ?? 0)}</td><td>${usd(u?.cost_usd ?? 0)}</td></tr>`
     );
   });
   const t = summary.total;
   return (
-    '<table class="cost"><thead><tr><th>agent</th><th>spawned</th><th>turns</th><th>calls</th><th>input</th><th>cached</th><th>output</th><th>cost</th></tr></thead>' +
+    `<table class="cost"><thead><tr>${COST_COLUMNS.map((h) => `<th>${h}</th>`).join('')}</tr></thead>` +
     `<tbody>${rows.join('')}</tbody><tfoot><tr><th>run</th><td></td><td>${n(t.turns)}</td><td>${n(t.calls)}</td><td>${n(t.input_tokens)}</td>` +
     `<td>${n(t.cache_read_input_tokens)}</td><td>${n(t.output_tokens)}</td><td>${usd(t.cost_usd)}</td></tr></tfoot></table>`
   );
@@ -109,7 +116,8 @@ function treeItem(node: TreeNode): string {
   const own = node.children.length ? ` (own ${usd(node.costUsd)})` : '';
   const template = node.template ? ` <span class="template">${html(node.template)}</span>` : '';
   const children = node.children.length ? `<ul>${node.children.map(treeItem).join('')}</ul>` : '';
-  return `<li data-agent="${attr(node.agent)}">${agentLink(node.agent)}${template} <span class="subtree" data-usd="${node.subtreeUsd}">${usd(node.subtreeUsd)}</span>${own}${children}</li>`;
+  const subtree = `<span class="subtree" data-usd="${node.subtreeUsd}">${usd(node.subtreeUsd)}</span>`;
+  return `<li data-agent="${attr(node.agent)}">${agentLink(node.agent)}${template} ${subtree}${own}${children}</li>`;
 }
 
 function proposal(p: ProposalSummary): string {
@@ -130,7 +138,8 @@ function proposal(p: ProposalSummary): string {
     `<article class="proposal" id="proposal-${attr(p.id.replace(/[^A-Za-z0-9_-]/g, '_'))}"><h3>${html(p.id)}: ${html(p.question)}</h3>` +
     `<p>by ${agentLink(p.proposer)} · rule ${html(p.rule)} · ${outcome} (${tally})${p.reason ? ` · ${html(p.reason)}` : ''}</p>` +
     (p.action ? `<p>asks consent for <code>${html(p.action.tool)}</code> <code>${html(clip(JSON.stringify(p.action.input), 500))}</code></p>` : '') +
-    `<table class="votes"><thead><tr><th>voter</th><th>vote</th><th>reason</th></tr></thead><tbody>${[...votes, ...advice].join('') || '<tr><td colspan="3">no vote</td></tr>'}</tbody></table></article>`
+    '<table class="votes"><thead><tr><th>voter</th><th>vote</th><th>reason</th></tr></thead>' +
+    `<tbody>${[...votes, ...advice].join('') || '<tr><td colspan="3">no vote</td></tr>'}</tbody></table></article>`
   );
 }
 
@@ -146,22 +155,26 @@ function messages(model: ReportModel): string {
   const items = model.summary.messages.map((m) => {
     const to = m.recipients.length ? ` → ${m.recipients.map(agentLink).join(', ')}` : '';
     const from = m.sender === 'system' ? `<span class="system">${html(m.kind)}</span>` : agentLink(m.sender);
-    return `<li id="msg-${m.id}" data-agent="${attr(m.sender)}"><div class="who">${from}${to}</div><pre>${withMentions(clip(m.text, TEXT_LIMIT), known)}</pre></li>`;
+    const text = withMentions(clip(m.text, TEXT_LIMIT), known);
+    return `<li id="msg-${m.id}" data-agent="${attr(m.sender)}"><div class="who">${from}${to}</div><pre>${text}</pre></li>`;
   });
   return items.length ? `<ol class="messages">${items.join('')}</ol>` : '<p class="none">No message.</p>';
 }
 
 function callItem(agent: string, c: CallView): string {
-  const tokens = `${n(c.usage.input)} in${c.usage.cacheRead ? `, ${n(c.usage.cacheRead)} cached` : ''}${c.usage.cacheWrite ? `, ${n(c.usage.cacheWrite)} written to the cache` : ''}, ${n(c.usage.output)} out`;
+  const cached = `${c.usage.cacheRead ? `, ${n(c.usage.cacheRead)} cached` : ''}${c.usage.cacheWrite ? `, ${n(c.usage.cacheWrite)} written to the cache` : ''}`;
+  const tokens = `${n(c.usage.input)} in${cached}, ${n(c.usage.output)} out`;
   const how = [c.batch ? `batch ${html(c.batch)}` : '', c.cached ? 'from the response cache' : '', c.stop ? html(c.stop) : ''].filter(Boolean).join(' · ');
   const tools = c.tools
     .map(
       (t) =>
-        `<div class="tool"><code>${html(t.name)}</code><pre>${html(t.input)}</pre>${t.result !== undefined ? `<pre class="${t.isError ? 'result error' : 'result'}">${html(t.result)}</pre>` : ''}</div>`,
+        `<div class="tool"><code>${html(t.name)}</code><pre>${html(t.input)}</pre>` +
+        `${t.result !== undefined ? `<pre class="${t.isError ? 'result error' : 'result'}">${html(t.result)}</pre>` : ''}</div>`,
     )
     .join('');
   return (
-    `<details class="call" data-agent="${attr(agent)}"><summary>@${html(agent)} · turn ${c.turn}, call ${c.step} · ${html(c.model)} · ${tokens} · ${usd(c.costUsd)}` +
+    `<details class="call" data-agent="${attr(agent)}"><summary>@${html(agent)} · turn ${c.turn}, call ${c.step} · ${html(c.model)} · ${tokens}` +
+    ` · ${usd(c.costUsd)}` +
     `${how ? ` · ${how}` : ''}</summary>${c.text ? `<pre>${html(c.text)}</pre>` : ''}${tools}</details>`
   );
 }
@@ -191,5 +204,6 @@ function trust(model: ReportModel): string {
 }
 
 function resumes(model: ReportModel): string {
-  return `<ol>${model.resumes.map((r) => `<li>${html(r.at)}: conclave ${html(r.conclave_version)} went on after event #${r.replayed_through}</li>`).join('')}</ol>`;
+  const item = (r: ReportModel['resumes'][number]) => `<li>${html(r.at)}: conclave ${html(r.conclave_version)} went on after event #${r.replayed_through}</li>`;
+  return `<ol>${model.resumes.map(item).join('')}</ol>`;
 }

@@ -31,20 +31,25 @@ export function timelineSvg(model: ReportModel): string {
       const width = Math.max(1.5, x(bar.endMs) - x(bar.startMs));
       const title = `@${lane.agent} ${bar.label}: ${((bar.endMs - bar.startMs) / 1000).toFixed(1)} s`;
       out.push(
-        `<rect x="${x(bar.startMs).toFixed(1)}" y="${y + 3}" width="${width.toFixed(1)}" height="${LANE - 6}" class="${bar.kind}"><title>${html(title)}</title></rect>`,
+        `<rect x="${x(bar.startMs).toFixed(1)}" y="${y + 3}" width="${width.toFixed(1)}" height="${LANE - 6}" class="${bar.kind}">` +
+          `<title>${html(title)}</title></rect>`,
       );
     }
   });
   for (const { agent, call } of calls) {
     const i = row.get(agent);
     if (i === undefined) continue;
-    const title = `@${agent} turn ${call.turn}, call ${call.step}: ${call.usage.input + call.usage.cacheRead + call.usage.cacheWrite} in, ${call.usage.output} out, $${call.costUsd.toFixed(4)}${call.batch ? ', batched' : ''}`;
+    const input = call.usage.input + call.usage.cacheRead + call.usage.cacheWrite;
+    const cost = `$${call.costUsd.toFixed(4)}${call.batch ? ', batched' : ''}`;
+    const title = `@${agent} turn ${call.turn}, call ${call.step}: ${input} in, ${call.usage.output} out, ${cost}`;
     out.push(
-      `<circle cx="${x(call.atMs!).toFixed(1)}" cy="${i * LANE + LANE / 2}" r="3" class="${call.batch ? 'call batched' : 'call'}"><title>${html(title)}</title></circle>`,
+      `<circle cx="${x(call.atMs!).toFixed(1)}" cy="${i * LANE + LANE / 2}" r="3" class="${call.batch ? 'call batched' : 'call'}">` +
+        `<title>${html(title)}</title></circle>`,
     );
   }
   const height = lanes.length * LANE + 20;
   const seconds = (span / 1000).toFixed(1);
   out.push(`<text x="${LABEL}" y="${height - 4}" class="axis">0 s</text><text x="${WIDTH - 60}" y="${height - 4}" class="axis">${seconds} s</text>`);
-  return `<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="timeline" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}">${out.join('')}</svg>`;
+  const box = `viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}"`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="timeline" ${box}>${out.join('')}</svg>`;
 }

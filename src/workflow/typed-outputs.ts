@@ -4,7 +4,19 @@ import type { TypedOutput, WorkflowSpec } from './types.js';
 import { isRecord, recordOf } from './value-checks.js';
 
 /** The Action's own outputs: a workflow output may not take their names (docs/design.md: outputs and the Action). */
-export const RESERVED_OUTPUTS = ['status', 'exit-code', 'cost-usd', 'session-file', 'outputs', 'run-id', 'generation', 'artifact-name', 'parked'];
+export const RESERVED_OUTPUTS = [
+  'status',
+  'exit-code',
+  'cost-usd',
+  'session-file',
+  'outputs',
+  'run-id',
+  'generation',
+  'artifact-name',
+  'parked',
+  'report-file',
+  'report-url',
+];
 
 /** The workflow's typed outputs (those declared as a JSON Schema fragment), by name. */
 export function typedOutputs(spec: WorkflowSpec): Record<string, TypedOutput> {

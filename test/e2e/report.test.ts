@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -130,6 +130,27 @@ describe.skipIf(!chromium)('conclave report, opened in headless Chromium', () =>
 });
 
 describe('conclave report: what it refuses', () => {
+  it('a 100 MB session: a page of its essentials, saying what it left out; no crash', async () => {
+    const lines = readFileSync(join(ROOT, 'examples/pr-review.session.jsonl'), 'utf8').trimEnd().split('\n');
+    const ended = JSON.parse(lines.pop()!) as { seq: number };
+    const big = 'x'.repeat(10 * 1024 * 1024);
+    for (let i = 0; i < 10; i++) {
+      const message = { id: 100 + i, kind: 'agent', sender: 'style', text: `${i} ${big}`, recipients: ['lead'] };
+      lines.push(JSON.stringify({ seq: ended.seq + i, type: 'message', message }));
+    }
+    lines.push(JSON.stringify({ ...ended, seq: ended.seq + 10 }));
+    const dir = scratch();
+    writeFileSync(join(dir, 'big.jsonl'), `${lines.join('\n')}\n`);
+    expect(statSync(join(dir, 'big.jsonl')).size).toBeGreaterThan(100 * 1024 * 1024);
+    const result = await conclave(['report', 'big.jsonl'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('big.html\n');
+    const page = readFileSync(join(dir, 'big.html'), 'utf8');
+    expect(page.length).toBeLessThan(2 * 1024 * 1024);
+    expect(page).toMatch(/The session is 10\d MB: this page shows its essentials, without the model calls; conclave show big\.jsonl prints all of it\./);
+    expect(page).toContain('request-changes');
+  }, 60_000);
+
   it('a session that is not there, or not a session: exit 2 in a sentence; the default page goes beside the session', async () => {
     const missing = await conclave(['report', 'nope.jsonl']);
     expect(missing.code).toBe(2);

@@ -1,1 +1,0 @@
-export{o as setOutput}from"./core-CthdDKqR.js";

@@ -1,0 +1,1 @@
+import{t as e}from"./src-ChgLNXwu.js";export default e();export{};

@@ -1,1 +1,0 @@
-import{t as e}from"./src-Bo5EAVgH.js";export default e();export{};
