@@ -10,7 +10,7 @@ describe('the layer figures in docs/ARCHITECTURE.md', () => {
   it('are what src/ counts now', () => {
     const page = readFileSync(join(ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8');
     const figures = layerFigures(join(ROOT, 'src')) as Record<string, { files: number; lines: number }>;
-    expect(Object.keys(figures).sort()).toEqual(['agents', 'channel', 'cli', 'engine', 'provider', 'session', 'trace', 'workers', 'workflow']);
+    expect(Object.keys(figures).sort()).toEqual(['agents', 'channel', 'cli', 'engine', 'provider', 'report', 'session', 'trace', 'workers', 'workflow']);
     expect(page, 'run node scripts/architecture-figures.js').toBe(withFigures(page, figures));
   });
 
