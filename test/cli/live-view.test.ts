@@ -20,6 +20,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server
 import { BIN } from '../helpers/cli.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 import { readEvents } from '../helpers/session.js';
+import { reply } from '../fixtures/model-responses.js';
 
 /** A listr2 logger that keeps what the test renderer logs. */
 class Captured extends ListrLogger {
@@ -40,19 +41,6 @@ agents:
   b: { role: worker }
 kickoff: Go.
 `;
-
-function reply(content: ModelResponse['content'], stop: 'end_turn' | 'tool_use' = 'end_turn'): ModelResponse {
-  return {
-    id: 'msg',
-    type: 'message',
-    role: 'assistant',
-    model: 'claude-sonnet-5-5',
-    content,
-    stop_reason: stop,
-    stop_sequence: null,
-    usage: { input_tokens: 100, output_tokens: 10 },
-  } as unknown as ModelResponse;
-}
 
 /** The lead lists files, fans out to a and b, then completes; workers answer after a moment. */
 async function fakeModel(request: ModelRequest): Promise<ModelResponse> {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic, type Reply } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
 import { runWorkflow } from '../helpers/run-workflow.js';
+import { VOTE_TEAM } from '../fixtures/model-responses.js';
 
 /**
  * The scheduler's ways into the run from outside a turn (docs/ARCHITECTURE.md: one guarded way in):
@@ -11,15 +12,7 @@ import { runWorkflow } from '../helpers/run-workflow.js';
  * one sentence, `--json` on stdout, the session closed and its lock released, never an unhandled
  * rejection with a stack.
  */
-const VOTE = `
-name: vote
-agents:
-  lead: { role: manager }
-  a: { role: worker }
-kickoff: Decide the verdict.
-outputs:
-  verdict: $<< proposals.verdict.winner >>
-`;
+const VOTE = VOTE_TEAM;
 
 let server: FakeAnthropic;
 afterEach(() => server?.close());

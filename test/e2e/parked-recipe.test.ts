@@ -18,6 +18,8 @@ import {
   upload,
   uploadOf,
   type Job,
+  closeFakes,
+  PULL_EVENT,
 } from '../helpers/action-recipe.js';
 import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
@@ -29,20 +31,8 @@ import { TEST_API_KEY } from '../helpers/run-workflow.js';
 const REVIEW_JOB = recipe('review-parked.yml').jobs.review!;
 const { parked: LIST_JOB, resume: RESUME_JOB } = recipe('resume-parked.yml').jobs as { parked: Job; resume: Job };
 
-afterEach(async () => {
-  await fakes.anthropic?.close();
-  await fakes.gitHub?.close();
-  fakes.anthropic = fakes.gitHub = undefined;
-});
+afterEach(closeFakes);
 
-const PULL_EVENT = {
-  name: 'pull_request',
-  payload: {
-    action: 'opened',
-    number: PULL,
-    pull_request: { number: PULL, head: { sha: COMMIT, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
-  },
-};
 const SCHEDULE_EVENT = { name: 'schedule', payload: { schedule: '*/15 * * * *' } };
 
 describe('the parked-review recipe (examples/github), through local-action', () => {

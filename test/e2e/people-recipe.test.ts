@@ -17,6 +17,8 @@ import {
   upload,
   uploadOf,
   type Job,
+  closeFakes,
+  PULL_EVENT,
 } from '../helpers/action-recipe.js';
 import { ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
@@ -50,20 +52,7 @@ function repositoryWith(verdict: string): string {
   return repository;
 }
 
-afterEach(async () => {
-  await fakes.anthropic?.close();
-  await fakes.gitHub?.close();
-  fakes.anthropic = fakes.gitHub = undefined;
-});
-
-const PULL_EVENT = {
-  name: 'pull_request',
-  payload: {
-    action: 'opened',
-    number: PULL,
-    pull_request: { number: PULL, head: { sha: COMMIT, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
-  },
-};
+afterEach(closeFakes);
 
 /** The issue_comment event GitHub sends for a new comment on the pull request. */
 function commentEvent(comment: { id: number; body: string; html_url: string; user: { login: string }; created_at: string; updated_at: string }) {

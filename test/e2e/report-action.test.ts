@@ -4,24 +4,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic } from '../fake-anthropic/server.js';
 import { startFakeGitHub } from '../fake-github/server.js';
-import { COMMIT, conclaveStep, fakes, PULL, REPOSITORY } from '../helpers/action-recipe.js';
+import { conclaveStep, fakes, PULL, REPOSITORY, closeFakes, PULL_EVENT } from '../helpers/action-recipe.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 
 /** The Action's `report: true` (docs/report.md): the run's page uploaded as an artifact, linked from the job summary and the comment. */
-afterEach(async () => {
-  await fakes.anthropic?.close();
-  await fakes.gitHub?.close();
-  fakes.anthropic = fakes.gitHub = undefined;
-});
-
-const PULL_EVENT = {
-  name: 'pull_request',
-  payload: {
-    action: 'opened',
-    number: PULL,
-    pull_request: { number: PULL, head: { sha: COMMIT, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
-  },
-};
+afterEach(closeFakes);
 
 describe("the Action's report", () => {
   it('writes the page, uploads it as an artifact (not zipped, so that GitHub opens it), and links it from the job summary and the pull request comment', async () => {

@@ -11,6 +11,7 @@ import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
 import type { EventInput } from '../../src/session/format.js';
 import { SessionWriteError } from '../../src/session/writer.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
+import { reply, VOTE_TEAM } from '../fixtures/model-responses.js';
 
 /**
  * The run's ways in from outside a turn (docs/ARCHITECTURE.md: one guarded way in): a turn's end,
@@ -24,18 +25,6 @@ import { loadWorkflow } from '../../src/workflow/load.js';
 
 const FULL = 'cannot write the session file s: the disk is full';
 
-function reply(content: unknown[], stop: 'end_turn' | 'tool_use' = 'end_turn'): ModelResponse {
-  return {
-    id: 'msg',
-    type: 'message',
-    role: 'assistant',
-    model: 'claude-sonnet-5-5',
-    content,
-    stop_reason: stop,
-    stop_sequence: null,
-    usage: { input_tokens: 100, output_tokens: 10 },
-  } as unknown as ModelResponse;
-}
 const text = (t: string) => reply([{ type: 'text', text: t, citations: null }]);
 const tool = (name: string, input: unknown) => reply([{ type: 'tool_use', id: `toolu_${name}`, name, input }], 'tool_use');
 
@@ -124,15 +113,7 @@ function slowBatches(polls: number, answer: ModelResponse, onCreate?: () => void
   };
 }
 
-const VOTE = `
-name: vote
-agents:
-  lead: { role: manager }
-  a: { role: worker }
-kickoff: Decide the verdict.
-outputs:
-  verdict: $<< proposals.verdict.winner >>
-`;
+const VOTE = VOTE_TEAM;
 
 describe('one guarded way into the run: a throw at each entry stops it with its sentence', () => {
   it("a turn's end: the reminder the scheduler writes after it fails to be written", async () => {

@@ -25,6 +25,23 @@ export const TOKEN = 'ghs_test_0123456789';
 /** The fakes a recipe's steps talk to, set by the test. */
 export const fakes: { anthropic?: FakeAnthropic; gitHub?: FakeGitHub } = {};
 
+/** The pull_request event GitHub sends when pull request PULL is opened at COMMIT. */
+export const PULL_EVENT = {
+  name: 'pull_request',
+  payload: {
+    action: 'opened',
+    number: PULL,
+    pull_request: { number: PULL, head: { sha: COMMIT, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
+  },
+};
+
+/** After each test: the fake APIs it started, closed. */
+export async function closeFakes(): Promise<void> {
+  await fakes.anthropic?.close();
+  await fakes.gitHub?.close();
+  fakes.anthropic = fakes.gitHub = undefined;
+}
+
 /** `${{ a.b.c }}` in a step's `with:`, from the job's context; an expression the test does not know fails it. */
 export function inputsOf(step: Step, context: Record<string, unknown>): Record<string, string> {
   return resolved(step.with ?? {}, context);
