@@ -72,7 +72,8 @@ type Mapping = Record<string, unknown>;
 const isMapping = (value: unknown): value is Mapping => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Reads and checks a test file: the test, or every problem found, positioned. */
-export function loadTestFile(file: string): { test?: TestFile; diagnostics: Diagnostic[] } {
+/** `root`: the folder a case's recording and workspace must stay below (conclave test's current folder). */
+export function loadTestFile(file: string, root = process.cwd()): { test?: TestFile; diagnostics: Diagnostic[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -89,7 +90,7 @@ export function loadTestFile(file: string): { test?: TestFile; diagnostics: Diag
   } catch (e) {
     return { diagnostics: [source.error({ line: 1, col: 1 }, `the test file cannot be read as YAML: ${(e as Error).message}`)] };
   }
-  const reader = new TestFileReader(source, dirname(resolve(file)));
+  const reader = new TestFileReader(source, dirname(resolve(file)), root);
   const test = reader.read(data);
   return reader.problems.length > 0 ? { diagnostics: reader.problems } : { test, diagnostics: [] };
 }
@@ -100,6 +101,7 @@ class TestFileReader {
   constructor(
     private readonly source: WorkflowSource,
     private readonly dir: string,
+    private readonly root: string,
   ) {}
 
   read(data: unknown): TestFile | undefined {
@@ -247,7 +249,7 @@ class TestFileReader {
     if (text === undefined) return undefined;
     const full = resolve(this.dir, text);
     // What a case reads, and what --update writes, stay below the folder conclave test runs in.
-    const below = relative(process.cwd(), full);
+    const below = relative(this.root, full);
     if (below.startsWith('..') || isAbsolute(below)) return (this.fail(path, `${what} ${text} is outside the current folder: keep it below it`), undefined);
     if (path.at(-1) === 'session') return full;
     if (!existsSync(full)) return (this.fail(path, `${what} ${text} does not exist (a path relative to the test file)`), undefined);

@@ -25,11 +25,15 @@ export interface Suite {
 const SKIPPED = new Set(['node_modules', '.git', '.conclave']);
 
 /** Every test file and its workflow and recordings, with every problem of every file at once. */
-export function loadSuites(files: readonly string[], options: { live?: boolean; update?: boolean }): { suites: Suite[]; diagnostics: Diagnostic[] } {
+export function loadSuites(
+  files: readonly string[],
+  options: { live?: boolean; update?: boolean },
+  root = process.cwd(),
+): { suites: Suite[]; diagnostics: Diagnostic[] } {
   const suites: Suite[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const file of files) {
-    const { test, diagnostics: found } = loadTestFile(file);
+    const { test, diagnostics: found } = loadTestFile(file, root);
     diagnostics.push(...found);
     if (!test) continue;
     const checked = loadChecked(test.workflow);

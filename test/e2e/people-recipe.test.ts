@@ -254,7 +254,7 @@ describe('votes from people, through the Action (examples/github)', () => {
     }));
     const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
     gitHub.people.head = COMMIT;
-    const repository = repositoryWith(VERDICT.replace('people: { voters: ["@octocat"] }', 'people: { voters: ["@octocat"], deadline: 20s }'));
+    const repository = repositoryWith(VERDICT.replace('people: { voters: ["@octocat"] }', 'people: { voters: ["@octocat"], deadline: 10s }'));
     const secrets = { ANTHROPIC_API_KEY: TEST_API_KEY };
     const started = await conclaveStep(conclaveOf(REVIEW_JOB), { secrets }, repository, 1001, PULL_EVENT);
     expect(started.outputs.status, started.stdout.slice(-3000) + started.stderr.slice(-3000)).toBe('waiting');
