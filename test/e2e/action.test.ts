@@ -423,7 +423,7 @@ describe('action.yml', () => {
     const result = await runAction({ workflow: 'w.yml', 'anthropic-api-key': TEST_API_KEY }, workspace);
     expect(result.code).toBe(2);
     expect(result.stdout).toContain(
-      "::error file=w.yml,line=6,col=3::outputs.status has the name of one of the Action's own outputs (status, exit-code, cost-usd, session-file, outputs, run-id, generation, artifact-name, parked): choose another name",
+      "::error file=w.yml,line=6,col=3::outputs.status has the name of one of the Action's own outputs (status, exit-code, cost-usd, session-file, outputs, run-id, generation, artifact-name, parked, report-file, report-url): choose another name",
     );
     expect(result.stdout).toContain('::error file=w.yml,line=7,col=35::outputs.score.minimum must be a number; found the string "high"');
     expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
