@@ -1,5 +1,5 @@
 import { renameSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { reportModel } from '../report/report-model.js';
 import { reportPage } from '../report/report-page.js';
@@ -37,8 +37,10 @@ export function reportHtml(file: string): string {
 
 /** `conclave report SESSION [-o FILE]`: the page, written whole beside the session (or to FILE). */
 export function reportCommand(file: string, options: { output?: string }): number {
-  const page = reportHtml(file);
   const out = options.output ?? join(dirname(file), `${basename(file).replace(/\.jsonl$/, '')}.html`);
+  // The page never takes the session's place: a report loses nothing.
+  if (resolve(out) === resolve(file)) throw new UsageError(`the page would overwrite the session ${file}: give -o another file`);
+  const page = reportHtml(file);
   const temporary = join(dirname(out), `.${basename(out)}.${process.pid}.tmp`);
   try {
     writeFileSync(temporary, page);

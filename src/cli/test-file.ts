@@ -251,7 +251,9 @@ class TestFileReader {
     // What a case reads, and what --update writes, stay below the folder conclave test runs in.
     const below = relative(this.root, full);
     if (below.startsWith('..') || isAbsolute(below)) return (this.fail(path, `${what} ${text} is outside the current folder: keep it below it`), undefined);
-    if (path.at(-1) === 'session') return full;
+    // --update writes a recording here: never over the workflow, a test file or anything but a session file.
+    if (path.at(-1) === 'session')
+      return full.endsWith('.jsonl') ? full : (this.fail(path, `${what} ${text} must be a session file (.jsonl), as conclave writes them`), undefined);
     if (!existsSync(full)) return (this.fail(path, `${what} ${text} does not exist (a path relative to the test file)`), undefined);
     if (folder !== statSync(full).isDirectory()) return (this.fail(path, `${what} ${text} must be a ${folder ? 'folder' : 'file'}`), undefined);
     return full;

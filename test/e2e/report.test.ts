@@ -159,5 +159,15 @@ describe('conclave report: what it refuses', () => {
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/^conclave: examples\/pr-review\.yml/);
     expect(broken.stderr).not.toMatch(/\n\s+at /);
+    const dir = scratch();
+    const session = join(dir, 'run.jsonl');
+    writeFileSync(session, readFileSync(join(ROOT, 'examples/pr-review.session.jsonl')));
+    const over = await conclave(['report', 'run.jsonl', '-o', './run.jsonl'], { cwd: dir });
+    expect(over.code).toBe(2);
+    expect(over.stderr).toBe('conclave: the page would overwrite the session run.jsonl: give -o another file\n');
+    expect(readFileSync(session, 'utf8')).toBe(readFileSync(join(ROOT, 'examples/pr-review.session.jsonl'), 'utf8'));
+    const beside = await conclave(['report', 'run.jsonl'], { cwd: dir });
+    expect(beside.stdout).toBe('run.html\n');
+    expect(readFileSync(join(dir, 'run.html'), 'utf8')).toContain('request-changes');
   });
 });

@@ -211,7 +211,10 @@ describe('conclave test: a test file that cannot run', () => {
       'workflow: other.yml\ncases:\n  - name: missing\n    session: recordings/none.jsonl\n  - name: of another\n    session: pr-review.session.jsonl\n',
     );
     writeFileSync(join(dir, 'broken.test.yml'), 'workflow: nowhere.yml\ncases: []\n');
-    writeFileSync(join(dir, 'outside.test.yml'), 'workflow: pr-review.yml\ncases:\n  - name: away\n    session: ../../home/x.jsonl\n    workspace: /\n');
+    writeFileSync(
+      join(dir, 'outside.test.yml'),
+      'workflow: pr-review.yml\ncases:\n  - name: away\n    session: ../../home/x.jsonl\n    workspace: /\n  - name: over\n    session: pr-review.yml\n',
+    );
     const result = await conclave(['test'], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
@@ -224,6 +227,7 @@ describe('conclave test: a test file that cannot run', () => {
     expect(result.stderr).toContain('broken.test.yml:2:8: cases must be a list of at least one case');
     expect(result.stderr).toContain('outside.test.yml:4:14: the recording ../../home/x.jsonl is outside the current folder: keep it below it');
     expect(result.stderr).toContain('outside.test.yml:5:16: the workspace / is outside the current folder');
+    expect(result.stderr).toContain('outside.test.yml:7:14: the recording pr-review.yml must be a session file (.jsonl), as conclave writes them');
     expect(result.stderr).toContain('conclave: 3 files are invalid');
   });
 
