@@ -1,4 +1,4 @@
-import { sharedPromptWarnings } from './shared-prompt.js';
+import { contextSharingWarnings, sharedPromptWarnings } from './shared-prompt.js';
 import { UsageError } from '../conclave-error.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -142,7 +142,7 @@ function checkWorkflow(file: string, text: string, provider?: string): LoadResul
   );
   const system = systemTexts(source, spec, diagnostics);
   const templates = collectTemplates(source, spec, system, diagnostics);
-  diagnostics.push(...strayExpressions(source, data, templates), ...sharedPromptWarnings(source, spec, templates));
+  diagnostics.push(...strayExpressions(source, data, templates), ...sharedPromptWarnings(source, spec, templates), ...contextSharingWarnings(source, spec));
   const graph = graphOf(source, spec, diagnostics);
 
   // A document's text is read with read_document, never posted: a mention in it routes nothing.

@@ -57,3 +57,47 @@ function setupRefs(expr: Expr): string[] {
       return [];
   }
 }
+
+/**
+ * With `context:`, the team's prompts share their beginning only where they give the model the
+ * same tools (tools come first in a prompt) and go to the same model: a worker with other tools,
+ * another model, or the spawn tool writes the whole context to the cache again instead of reading
+ * the other workers'. Said of each worker (or template) that differs from most of them. The lead
+ * is left out: a manager's tools always differ (complete, propose), and it writes its own once.
+ */
+export function contextSharingWarnings(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
+  if (typeof spec.context !== 'string' || spec.context.trim() === '') return [];
+  const defaultModel = typeof spec.defaults?.model === 'string' ? spec.defaults.model : undefined;
+  const groups = new Map<string, { who: string[]; count: number; path: (string | number)[]; tools: string[]; model?: string; spawns: boolean }>();
+  for (const group of ['agents', 'templates'] as const) {
+    for (const [name, agent] of Object.entries(recordOf(spec[group]))) {
+      if (!isRecord(agent) || (agent.role ?? 'worker') !== 'worker') continue;
+      const tools = Array.isArray(agent.tools) ? [...new Set(agent.tools.map(String))].sort() : [];
+      const model = typeof agent.model === 'string' ? agent.model : defaultModel;
+      const spawns = (Array.isArray(agent.spawns) && agent.spawns.length > 0) || agent.fork === true;
+      const key = JSON.stringify([tools, model ?? '', spawns]);
+      const forEach = agent.for_each;
+      const count = group === 'templates' ? 2 : Array.isArray(forEach) ? forEach.length : forEach !== undefined ? 2 : 1;
+      const who = group === 'templates' ? `${name}-N` : Array.isArray(forEach) ? `${name} × ${forEach.length}` : forEach !== undefined ? `${name} × N` : name;
+      const found = groups.get(key) ?? groups.set(key, { who: [], count: 0, path: [group, name], tools, ...(model ? { model } : {}), spawns }).get(key)!;
+      found.who.push(who);
+      found.count += count;
+    }
+  }
+  if (groups.size < 2) return [];
+  const [most, ...others] = [...groups.values()].sort((a, b) => b.count - a.count);
+  const list = (who: string[]) => who.map((w) => `@${w}`).join(', ');
+  return others.map((g) => {
+    const differs = [
+      g.tools.join() !== most!.tools.join() && `other tools (${g.tools.join(', ') || 'none'}) than ${list(most!.who)} (${most!.tools.join(', ') || 'none'})`,
+      g.model !== most!.model && `another model (${g.model ?? 'the default'})`,
+      g.spawns !== most!.spawns && `${g.spawns ? 'the spawn tool' : 'no spawn tool'}, unlike ${list(most!.who)}`,
+    ].filter(Boolean);
+    return source.warning(
+      source.keyPosition(g.path),
+      `with context:, ${list(g.who)} give${g.count === 1 ? 's' : ''} the model ${differs.join(', and ')}: tools come first in a prompt, so ` +
+        `${list(g.who)} write${g.count === 1 ? 's' : ''} the whole context to the prompt cache again instead of reading what the others wrote; ` +
+        'give it the same tools and model as the others where it can do without, or accept one more write (docs/workflow.md: sharing the prompt cache)',
+    );
+  });
+}

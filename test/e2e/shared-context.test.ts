@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../fake-anthropic/server.js';
 import { FAN_OUT, fanOutScript } from '../fixtures/fan-out.js';
 import { diffOf, OWN, REVIEWERS, reviewScript, SHARED } from '../fixtures/review-team.js';
 import { conclave } from '../helpers/cli.js';
@@ -212,6 +212,33 @@ describe('context: and cache: in a workflow file', () => {
     expect(checked.code).toBe(2);
     expect(checked.stdout + checked.stderr).toContain('w.yml:2:22: input "nope" is not declared');
     expect(checked.stdout + checked.stderr).toContain('w.yml:3:15: cache.ttl must be "5m" or "1h"; found the string "2h" (did you mean "1h"?)');
+  });
+});
+
+describe('a worker whose tools differ from the others', () => {
+  it('validate says it will write the context again, and the run shows it: @sec writes what the reviewers read', async () => {
+    const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [').replace(
+      'kickoff:',
+      '  sec:\n    role: worker\n    tools: [grep, read_file, list_files]\n    system: Look for security problems.\nkickoff:',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-context-'));
+    writeFileSync(join(dir, 'w.yml'), workflow);
+    const checked = await conclave(['validate', 'w.yml'], { cwd: dir });
+    expect(checked.code, checked.stdout).toBe(0);
+    expect(checked.stdout).toMatch(
+      /w\.yml:\d+:3: warning: with context:, @sec gives the model other tools \(grep, list_files, read_file\) than @reviewer × \d+ \(grep\): tools come first/,
+    );
+    const lead = (r: RecordedRequest) => (lastUserText(r).includes('problem found') ? { text: 'All reviewed.' } : { text: '@reviewer @sec review your part.' });
+    server = await startFakeAnthropic(
+      { ...reviewScript(REVIEWERS), lead, sec: () => ({ text: '@lead no security problem found.' }) },
+      { promptCache: { minTokens: 1024 } },
+    );
+    const run = await runWorkflow(server, workflow, [], { files: { 'change.diff': diffOf(CONTEXT_TOKENS) } });
+    expect(run.code, run.stderr).toBe(0);
+    const first = (agent: string) => server!.of(agent)[0]!.cache!;
+    expect(first('sec').written).toBeGreaterThan(CONTEXT_TOKENS / 2);
+    const readers = server.requests.filter((r) => r.agent.startsWith('reviewer-') && r.cache!.read > CONTEXT_TOKENS / 2);
+    expect(readers.length).toBeGreaterThanOrEqual(REVIEWERS - 1);
   });
 });
 
