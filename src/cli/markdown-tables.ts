@@ -1,49 +1,10 @@
 import { PROVIDER_TITLE, type ProviderName } from '../provider/clouds.js';
 import { castLabel } from '../session/person.js';
 import { NO_AGENT_USAGE, type AgentUsage, type DocumentStep, type SessionSummary } from '../session/summary.js';
+import { batchLine, cacheLine, cacheMissLines } from './saving-lines.js';
 
-/**
- * Text that a model or a session file made, as it may stand inside one line of Markdown (a
- * heading, a sentence, a `<summary>`): no HTML survives (`<` `>` `&` as entities), no link, image,
- * code span or emphasis can open (`[` `]` `` ` `` `*` `\\` escaped), no table cell can end (`|`), and
- * no line can break, so nothing it says can forge a heading, hide the report or add a chart.
- */
-export function inline(text: string): string {
-  return cell(text).replace(/<br>/g, ' ');
-}
-
-import { fenced, longestRun } from '../channel/code-spans.js';
-
-export { fenced };
-
-/** Such text for a Markdown table cell: as `inline`, with line breaks as <br>. */
-export function cell(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/[\\`*[\]|]/g, '\\$&')
-    .replace(/\r\n|[\r\n\u2028\u2029]/g, '<br>');
-}
-
-/** Such text as a code span in a table cell: a fence longer than any run of backticks in it, pipes escaped, on one line. */
-export function codeCell(text: string): string {
-  const flat = text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' ').replace(/\|/g, '\\|');
-  const fence = '`'.repeat(longestRun(flat) + 1);
-  return flat.startsWith('`') || flat.endsWith('`') ? `${fence} ${flat} ${fence}` : `${fence}${flat}${fence}`;
-}
-
-/**
- * Such text as a label in a Mermaid chart: only letters, digits, space, `.`, `_`, `@` and `-`, so
- * no directive (`%%{init}%%`), comment, `click … href`, new line or `:` can reach the chart's syntax.
- */
-export function mermaidLabel(text: string): string {
-  return text.replace(/[^A-Za-z0-9 ._@-]/g, '_').slice(0, 80) || '_';
-}
-
-export function dollars(n: number): string {
-  return `$${n.toFixed(4)}`;
-}
+export { cell, codeCell, dollars, fenced, inline, mermaidLabel } from './markdown-text.js';
+import { cell, codeCell, dollars, fenced, inline, mermaidLabel } from './markdown-text.js';
 
 /** The tables `show --format markdown` and the job summary share; `heading` is `##` or `###`. */
 
@@ -92,34 +53,9 @@ export function usageTable(s: SessionSummary, title: string): string[] {
     `| **total** | ${t.turns} | ${t.calls} | ${t.input_tokens} | ${t.cache_read_input_tokens} | ${t.cache_creation_input_tokens} | ${t.output_tokens} | ` +
       `${dollars(t.cost_usd)} | |`,
   );
-  const shared = [cacheLine(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean).map((line) => `${line}  `);
+  const shared = [cacheLine(s), ...cacheMissLines(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean).map((line) => `${line}  `);
   const head = '| agent | turns | calls | input tokens | cache read | cache written | output tokens | cost | with the agents it spawned |';
   return [title, '', head, '|---|---|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
-}
-
-/** What the prompt cache read, wrote and saved: the calls' cost against the same calls with no cache. */
-export function cacheLine(s: SessionSummary): string {
-  const { read_tokens, written_tokens, saved_usd } = s.cache;
-  if (read_tokens + written_tokens === 0) return '';
-  const saved = saved_usd >= 0 ? `${dollars(saved_usd)} saved against no cache` : `${dollars(-saved_usd)} more than with no cache`;
-  const tokens = (n: number) => n.toLocaleString('en-US');
-  return `Prompt cache: ${tokens(read_tokens)} input tokens read from it, ${tokens(written_tokens)} written; ${saved} (list prices)`;
-}
-
-/** What the Message Batches API's half price saved, when batches answered any call. */
-export function batchLine(s: SessionSummary): string {
-  const { calls, saved_usd, parked, parked_ms } = s.batches;
-  if (calls === 0 && parked === 0) return '';
-  // A run parked only for people's votes made no batch: its parks are said alone.
-  if (calls === 0) return `Parked ${parked} time${parked === 1 ? '' : 's'}, ${waited(parked_ms)} between its processes`;
-  const parkedText = parked ? `; parked ${parked} time${parked === 1 ? '' : 's'}, ${waited(parked_ms)} between its processes` : '';
-  const answered = `${calls} call${calls === 1 ? '' : 's'} answered at half price`;
-  return `Message batches: ${answered}, ${dollars(saved_usd)} saved against the same calls one by one${parkedText}`;
-}
-
-/** A wait, as a person reads it. */
-function waited(ms: number): string {
-  return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${(ms / 60_000).toFixed(1)} min` : `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
 /**

@@ -9,7 +9,7 @@ export function resultJson(result: RunResult, session: string) {
     summary: result.summary,
     outputs: result.outputs,
     output_errors: result.outputErrors,
-    usage: { ...result.usage.usage, cost_usd: round(result.usage.costUsd) },
+    usage: { ...result.usage.usage, cost_usd: round(result.usage.costUsd), cache_misses: result.cacheMisses },
     // What this process paid: a resume or replay pays nothing for the answers it took from the recording.
     paid_usd: round(result.paidUsd),
     from_cache: { answers: result.cached.calls, tokens: result.cached.tokens },

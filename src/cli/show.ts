@@ -9,8 +9,6 @@ import { taintSection } from './taint-section.js';
 import {
   agentTree,
   indentOf,
-  batchLine,
-  cacheLine,
   compactionsTable,
   documentsSection,
   documentStepText,
@@ -25,6 +23,7 @@ import {
   usageTable,
 } from './markdown-tables.js';
 import { asUsageError } from './usage-error.js';
+import { batchLine, cacheLine, cacheMissLines } from './saving-lines.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
 
@@ -111,7 +110,7 @@ function text(s: SessionSummary): string {
     );
   }
   lines.push(usageLine('total', s.total));
-  for (const line of [cacheLine(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean)) lines.push(`  ${line}`);
+  for (const line of [cacheLine(s), ...cacheMissLines(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean)) lines.push(`  ${line}`);
   if (s.end) {
     lines.push('', `Ended: ${s.end.status} (exit ${s.end.exit_code}) — ${s.end.reason}`);
     for (const [k, v] of Object.entries(s.end.outputs)) lines.push(`  output ${k}: ${v}`);

@@ -1,7 +1,7 @@
 import { abortReason, Interrupted } from '../abort-reasons.js';
 import type { CallListeners, ModelRequest, ModelResponse } from '../provider/client.js';
 import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-errors.js';
-import { inputTokensAtMost, NO_USAGE, type TokenUsage } from '../provider/pricing.js';
+import { inputTokensAtMost, usageOf } from '../provider/pricing.js';
 import { requestBytes, requestHash } from '../provider/request-hash.js';
 import { formatUsd } from '../provider/money.js';
 import type { ResponseCache } from '../session/cache.js';
@@ -18,8 +18,8 @@ import type { CacheWarming } from './cache-warming.js';
 import { CallRecords } from './call-records.js';
 import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { BatchCalls } from './batch-calls.js';
-
-export type { CallModel } from './call-model.js';
+import type { CacheDiagnosis } from './cache-diagnosis.js';
+import type { CacheMiss } from '../session/cache-misses.js';
 
 export interface ModelCallsOptions {
   journal: Journal;
@@ -47,6 +47,8 @@ export interface ModelCallsOptions {
   warming?: CacheWarming;
   /** The spend pools shared across runs, a ceiling too. */
   pools?: PoolsCeiling;
+  /** The API's cache diagnosis: what each live call is compared with, and the misses answers report. */
+  diagnosis?: CacheDiagnosis;
 }
 
 /**
@@ -63,6 +65,10 @@ export class ModelCalls {
   /** The run's batched calls, if it makes any. */
   get batches(): BatchCalls | undefined {
     return this.options.batches;
+  }
+  /** The prompt-cache misses the API diagnosed, by agent (cache-diagnosis.ts). */
+  get cacheMisses(): readonly CacheMiss[] {
+    return this.options.diagnosis?.misses ?? [];
   }
 
   constructor(private readonly options: ModelCallsOptions) {
@@ -176,6 +182,7 @@ export class ModelCalls {
         onSent: () => (requestLeft = true),
         onRepeated: () => (costUsd += this.records.abandoned(agent, turn, step, request, provider, inputTokens, 'worker_lost')),
         onStreaming: () => warm.streaming(),
+        ...(this.options.diagnosis ? { diagnostics: this.options.diagnosis.of(agent) } : {}),
       };
       let batch: string | undefined;
       if (batches) this.options.progress({ type: 'batched', agent });
@@ -266,6 +273,7 @@ export class ModelCalls {
     /** The message batch that answered it, if one did. */
     batch?: string,
   ): { response: ModelResponse; costUsd: number } {
+    this.options.diagnosis?.answered(agent, response);
     if (cached) this.options.accounting.recordCached(usageOf(response.usage));
     const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live, provider, batch !== undefined);
     this.options.journal.append({
@@ -283,14 +291,4 @@ export class ModelCalls {
     });
     return { response, costUsd: spend.costUsd };
   }
-}
-
-function usageOf(usage: ModelResponse['usage'] | undefined): TokenUsage {
-  if (!usage) return NO_USAGE;
-  return {
-    input_tokens: usage.input_tokens ?? 0,
-    output_tokens: usage.output_tokens ?? 0,
-    cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
-  };
 }

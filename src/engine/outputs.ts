@@ -8,6 +8,7 @@ import type { BatchUse, PromptCacheUse, Spend } from './accounting.js';
 import type { Ending } from './ending.js';
 import { SessionWriteError } from '../session/writer.js';
 import type { Journal } from './journal.js';
+import type { CacheMiss } from '../session/cache-misses.js';
 import type { RunResult } from './run-options.js';
 
 export interface RunFacts {
@@ -22,6 +23,7 @@ export interface RunFacts {
   cached: { calls: number; tokens: number };
   promptCache: PromptCacheUse;
   batches?: BatchUse;
+  cacheMisses: readonly CacheMiss[];
   limits: Limits;
   waitingFor?: RunResult['waitingFor'];
 }
@@ -81,6 +83,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     paidUsd: facts.paidUsd,
     cached: facts.cached,
     promptCache: facts.promptCache,
+    cacheMisses: facts.cacheMisses,
     ...(facts.batches ? { batches: facts.batches } : {}),
     ...(facts.waitingFor ? { waitingFor: facts.waitingFor } : {}),
     limits: facts.limits,

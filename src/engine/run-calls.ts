@@ -4,6 +4,7 @@ import type { Limits } from '../workflow/limits.js';
 import { Accounting } from './accounting.js';
 import { batchesOf } from './batch-setup.js';
 import { CacheWarming } from './cache-warming.js';
+import { CacheDiagnosis } from './cache-diagnosis.js';
 import { ModelCalls } from './model-calls.js';
 import type { ProgressListener } from './progress-events.js';
 import type { Reservations } from './reservation.js';
@@ -63,6 +64,7 @@ export function runCalls(options: RunCallsOptions, hooks: RunCallsHooks): { acco
     warming,
     ...batchesOf(options, hooks.batchesChanged, warming),
     batchOf: (agent) => hooks.profile(agent)?.batch === true,
+    diagnosis: new CacheDiagnosis((agent) => hooks.profile(agent)?.role === 'worker'),
     onBatchWait: hooks.onBatchWait,
   });
   return { accounting, calls };

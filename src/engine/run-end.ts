@@ -47,6 +47,7 @@ export function endRun(options: Pick<RunOptions, 'workflow' | 'recording' | 'rep
       replay || journal.replaying || journal.diverged ? [] : writeDocuments(workflow, documents, parts.workspace, parts.firstTexts, recording.mask),
     ...accounting.totals,
     ...(calls.batches ? { batches: { ...accounting.batched, ...calls.batches.reserved() } } : {}),
+    cacheMisses: calls.cacheMisses,
     limits: parts.limits.current,
     ...(end.status === 'waiting' ? people.ballotsIfWaiting() : {}),
   });

@@ -1,3 +1,4 @@
+import type { CacheMiss } from '../session/cache-misses.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { DocumentView, ProposalView } from '../channel/channel.js';
 import type { ResponseCache } from '../session/cache.js';
@@ -121,6 +122,8 @@ export interface RunResult extends Ending {
   promptCache: PromptCacheUse;
   /** What batches answered and saved, and what still waits for one (a parked run): when the run has batched agents. */
   batches?: BatchUse;
+  /** The prompt-cache misses the API diagnosed, by agent (docs/pricing.md: cache misses). */
+  cacheMisses: readonly CacheMiss[];
   /** The limits in force when the run ended. */
   limits: Limits;
   /** A run that waits for people: each proposal, the seats it waits for, and its ballot. */

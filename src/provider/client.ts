@@ -48,7 +48,16 @@ export interface CallListeners {
   onRepeated?: () => void;
   /** The answer started streaming: what the request wrote to the prompt cache can be read from now on. */
   onStreaming?: () => void;
+  /**
+   * Anthropic's cache diagnosis (beta): the earlier answer this request's prompt is compared with;
+   * its answer's `diagnostics.cache_miss_reason` says why the cache could not reuse that prefix.
+   * Sent beside the request, never in it: the request, its hash and the session stay as they were.
+   */
+  diagnostics?: { previous_message_id: string | null };
 }
+
+/** The beta that asks the API why a request's prompt missed the prompt cache. */
+export const CACHE_DIAGNOSIS_BETA = 'cache-diagnosis-2026-04-07';
 
 /**
  * The call an HTTP request belongs to, for its pacing: the SDK's fetch is one for every call, and
@@ -99,14 +108,17 @@ export class Provider {
   async call(request: ModelRequest, signal: AbortSignal, listeners: CallListeners = {}, provider: ProviderName = 'anthropic'): Promise<ModelResponse> {
     const client = this.clients.get(provider);
     if (!client) throw new Error(`no connection to provider ${provider}`);
-    const sent = { ...request, model: cloudModelId(provider, request.model) };
+    // The diagnosis is Anthropic's own (a beta): the clouds' APIs are sent the request as it is.
+    const diagnosis = provider === 'anthropic' ? listeners.diagnostics : undefined;
+    const sent = { ...request, model: cloudModelId(provider, request.model), ...(diagnosis ? { diagnostics: diagnosis } : {}) };
+    const headers = diagnosis ? { headers: { 'anthropic-beta': CACHE_DIAGNOSIS_BETA } } : {};
     await this.slices.enter();
     for (let attempt = 1; ; attempt++) {
       try {
         const call: PacedCall = { provider, request, listeners };
         let message: ModelResponse;
         try {
-          const stream = client.messages.stream(sent, { signal, fetchOptions: { [CALL]: call } as object });
+          const stream = client.messages.stream(sent as ModelRequest, { signal, fetchOptions: { [CALL]: call } as object, ...headers });
           if (listeners.onStreaming) stream.on('streamEvent', (event) => event.type === 'message_start' && listeners.onStreaming!());
           message = await stream.finalMessage();
         } catch (e) {

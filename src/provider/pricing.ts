@@ -40,6 +40,17 @@ export interface TokenUsage {
 
 export const NO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
+/** An answer's usage as conclave counts it: the four figures, none missing. */
+export function usageOf(usage: Partial<Record<keyof TokenUsage, number | null>> | undefined | null): TokenUsage {
+  if (!usage) return NO_USAGE;
+  return {
+    input_tokens: usage.input_tokens ?? 0,
+    output_tokens: usage.output_tokens ?? 0,
+    cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+    cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+  };
+}
+
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   return {
     input_tokens: a.input_tokens + b.input_tokens,

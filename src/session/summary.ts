@@ -21,6 +21,7 @@ export interface TranscriptMessage {
 }
 
 import { ProposalHistories, type ProposalSummary } from './proposal-history.js';
+import { type CacheMiss, cacheMissOf } from './cache-misses.js';
 
 export type { ProposalSummary } from './proposal-history.js';
 
@@ -97,6 +98,8 @@ export interface SessionSummary {
   total: AgentUsage;
   /** What the run was estimated to cost before its first call (docs/pricing.md: before a run), if it was. */
   estimate?: EventOf<'estimate'>;
+  /** The prompt-cache misses the API diagnosed (docs/pricing.md: cache misses), in the order they came. */
+  cache_misses: CacheMiss[];
   /** The run_ended event, if the run ended. */
   end?: { status: string; exit_code: number; reason: string; summary: string; outputs: Record<string, string> };
 }
@@ -137,6 +140,7 @@ export function summarize(record: SessionRecord): SessionSummary {
   let cacheTtl: CacheTtl = '5m';
   const models = new Map<string, string>();
   const tainted: Record<string, string> = {};
+  const cacheMisses: CacheMiss[] = [];
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NO_AGENT_USAGE });
   return {
@@ -159,6 +163,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     agents,
     total,
     ...(estimate ? { estimate } : {}),
+    cache_misses: cacheMisses,
     end,
   };
 
@@ -241,6 +246,7 @@ export function summarize(record: SessionRecord): SessionSummary {
         u.cache_read_input_tokens += r.cache_read_input_tokens ?? 0;
         u.cache_creation_input_tokens += r.cache_creation_input_tokens ?? 0;
         u.cost_usd += e.cost_usd;
+        cacheMisses.push(...[cacheMissOf(e.agent, e.response)].filter((m) => m !== undefined));
         if (typeof e.request.model === 'string') models.set(e.agent, e.request.model);
         const read = r.cache_read_input_tokens ?? 0;
         const written = r.cache_creation_input_tokens ?? 0;

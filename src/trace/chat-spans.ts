@@ -1,3 +1,4 @@
+import { cacheMissOf } from '../session/cache-misses.js';
 import type { SessionEvent } from '../session/format.js';
 import { firstLine, type TraceSpan } from './trace-span.js';
 
@@ -11,6 +12,7 @@ export type FailedCall = Extract<SessionEvent, { type: 'call_failed' | 'call_int
 export function chatAttributes(e: Extract<SessionEvent, { type: 'model_call' }>, model: string, content: boolean): TraceSpan['attributes'] {
   const usage = e.response.usage ?? {};
   const response = e.response as { id?: unknown; model?: unknown };
+  const miss = cacheMissOf(e.agent, e.response);
   return {
     'gen_ai.operation.name': 'chat',
     'gen_ai.provider.name': GEN_AI_PROVIDER[e.provider ?? 'anthropic']!,
@@ -25,6 +27,7 @@ export function chatAttributes(e: Extract<SessionEvent, { type: 'model_call' }>,
     'conclave.cost_usd': e.cost_usd,
     ...(e.cached ? { 'conclave.cached': true } : {}),
     ...(e.batch ? { 'conclave.batch': e.batch } : {}),
+    ...(miss ? { 'conclave.cache_miss.reason': miss.reason, 'conclave.cache_miss.tokens': miss.missed_tokens } : {}),
     ...(content
       ? {
           'gen_ai.input.messages': JSON.stringify((e.request as { messages?: unknown }).messages ?? []),

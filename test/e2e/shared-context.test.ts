@@ -216,7 +216,7 @@ describe('context: and cache: in a workflow file', () => {
 });
 
 describe('a worker whose tools differ from the others', () => {
-  it('validate says it will write the context again, and the run shows it: @sec writes what the reviewers read', async () => {
+  it("validate says it will write the context again; the run shows it, and the API's diagnosis names @sec with tools_changed in --json, show and a replay", async () => {
     const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [').replace(
       'kickoff:',
       '  sec:\n    role: worker\n    tools: [grep, read_file, list_files]\n    system: Look for security problems.\nkickoff:',
@@ -239,6 +239,23 @@ describe('a worker whose tools differ from the others', () => {
     expect(first('sec').written).toBeGreaterThan(CONTEXT_TOKENS / 2);
     const readers = server.requests.filter((r) => r.agent.startsWith('reviewer-') && r.cache!.read > CONTEXT_TOKENS / 2);
     expect(readers.length).toBeGreaterThanOrEqual(REVIEWERS - 1);
+
+    // The API's cache diagnosis says why (issue 71): @sec's prompt, compared with the first reviewer's answer, changed its tools.
+    const secRequest = server.of('sec')[0]!;
+    const firstReviewer = server.requests.find((r) => r.agent.startsWith('reviewer-'))!;
+    expect((secRequest.body as { diagnostics?: unknown }).diagnostics).toEqual({ previous_message_id: firstReviewer.responseId });
+    expect(String(secRequest.headers['anthropic-beta'])).toContain('cache-diagnosis-2026-04-07');
+    const misses = (run.json.usage as { cache_misses: { agent: string; reason: string; missed_tokens: number }[] }).cache_misses;
+    expect(misses).toEqual([{ agent: 'sec', reason: 'tools_changed', missed_tokens: expect.any(Number) }]);
+    expect(misses[0]!.missed_tokens).toBeGreaterThan(CONTEXT_TOKENS / 2);
+    // No request more than the calls the session records.
+    expect(server.requests).toHaveLength(run.events.filter((e) => e.type === 'model_call').length);
+    const session = join(run.dir, run.json.session as string);
+    const shown = await conclave(['show', session], { cwd: run.dir });
+    expect(shown.stdout).toMatch(/Cache miss: @sec, tools changed: [\d,]+ tokens not read from the cache; give @sec the same tools/);
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect((JSON.parse(replay.stdout) as { usage: { cache_misses: unknown } }).usage.cache_misses).toEqual(misses);
   });
 });
 

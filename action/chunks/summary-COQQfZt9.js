@@ -1,1 +1,0 @@
-export{t as NO_AGENT_USAGE,n as summarize}from"./summary-uJZ2ZQf2.js";

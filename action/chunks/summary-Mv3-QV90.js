@@ -1,0 +1,1 @@
+export{t as NO_AGENT_USAGE,n as summarize}from"./summary-CzSD4lRc.js";
