@@ -1,10 +1,11 @@
-import { renameSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { reportModel } from '../report/report-model.js';
 import { reportPage } from '../report/report-page.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { asUsageError, UsageError } from './usage-error.js';
+import { writeWhole } from './write-whole.js';
 
 /** Above this, the page holds the essentials only (no model calls, the first and last messages): a page a browser opens. */
 const WHOLE_BYTES = 32 * 1024 * 1024;
@@ -41,10 +42,8 @@ export function reportCommand(file: string, options: { output?: string }): numbe
   // The page never takes the session's place: a report loses nothing.
   if (resolve(out) === resolve(file)) throw new UsageError(`the page would overwrite the session ${file}: give -o another file`);
   const page = reportHtml(file);
-  const temporary = join(dirname(out), `.${basename(out)}.${process.pid}.tmp`);
   try {
-    writeFileSync(temporary, page);
-    renameSync(temporary, out);
+    writeWhole(out, page);
   } catch (e) {
     throw new UsageError(`cannot write ${out}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (e as Error).message}`);
   }

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { relative, sep } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, relative, resolve, sep } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { replayable } from '../session/recording.js';
 import { formatDiagnostic } from '../workflow/diagnostic.js';
@@ -11,7 +11,8 @@ import { cleanUp, runCase, type CaseRun } from './test-case-run.js';
 import { checkCase, type Failure } from './test-expect.js';
 import type { TestCase } from './test-file.js';
 import { checkContextOf, loadSuites, type Suite, testFiles } from './test-suites.js';
-import { type CaseOutcome, failureAnnotations, junitXml, resultJson, resultText, writeAtomically, writeTestSummary } from './test-report.js';
+import { type CaseOutcome, failureAnnotations, junitXml, resultJson, resultText, writeTestSummary } from './test-report.js';
+import { writeWhole } from './write-whole.js';
 import { UsageError } from './usage-error.js';
 
 export interface TestOptions {
@@ -69,7 +70,10 @@ export async function testCommand(paths: readonly string[], options: TestOptions
 
 function report(outcomes: readonly CaseOutcome[], options: TestOptions): void {
   process.stdout.write(options.json ? resultJson(outcomes) : resultText(outcomes, options.live === true));
-  if (options.junit) writeAtomically(options.junit, junitXml(outcomes));
+  if (options.junit) {
+    mkdirSync(dirname(resolve(options.junit)), { recursive: true });
+    writeWhole(options.junit, junitXml(outcomes));
+  }
   if (inGitHubActions()) {
     writeCommand(options.json ? process.stderr : process.stdout, failureAnnotations(outcomes));
     writeTestSummary(outcomes, options.live === true);
@@ -134,7 +138,8 @@ function keep(run: CaseRun, testCase: TestCase, workflow: string): void {
   const header = JSON.parse(first!) as { session?: string; workflow?: { path?: string } };
   header.session = relative(process.cwd(), testCase.session!).split(sep).join('/');
   if (header.workflow) header.workflow.path = relative(process.cwd(), workflow).split(sep).join('/');
-  writeAtomically(testCase.session!, [JSON.stringify(header), ...rest].join('\n'));
+  mkdirSync(dirname(testCase.session!), { recursive: true });
+  writeWhole(testCase.session!, [JSON.stringify(header), ...rest].join('\n'));
   process.stderr.write(`conclave: ${relative(process.cwd(), testCase.session!)}: recorded "${testCase.name}" from a passing live run\n`);
 }
 

@@ -1,5 +1,4 @@
-import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { appendFileSync } from 'node:fs';
 import { annotation } from './github.js';
 import { cell, inline } from './markdown-tables.js';
 import { repoPath } from './sarif.js';
@@ -79,14 +78,6 @@ export function junitXml(outcomes: readonly CaseOutcome[]): string {
   }
   lines.push('</testsuites>');
   return `${lines.join('\n')}\n`;
-}
-
-/** Written whole or not at all: a reporter never reads half a file. */
-export function writeAtomically(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const temporary = join(dirname(path), `.${process.pid}.conclave-test.tmp`);
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
 }
 
 /** In GitHub Actions: an annotation at the line of each expectation that failed. */

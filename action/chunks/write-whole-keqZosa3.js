@@ -1,0 +1,1 @@
+import{renameSync as e,rmSync as t,writeFileSync as n}from"node:fs";import{basename as r,dirname as i,join as a}from"node:path";function o(o,s){let c=a(i(o),`.${r(o)}.${process.pid}.tmp`);try{n(c,s),e(c,o)}catch(e){throw t(c,{force:!0}),e}}export{o as t};
