@@ -239,7 +239,8 @@ class TestFileReader {
   private text(path: Path, value: unknown, required: boolean): string | undefined {
     if (typeof value === 'string' && value !== '') return value;
     if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-    if (value !== undefined || required) this.fail(path, `${String(path.at(-1))} must be a text; found ${describeValue(value)}`);
+    if (value !== undefined || required)
+      this.fail(path, value === '' ? `${String(path.at(-1))} must not be empty` : `${String(path.at(-1))} must be a text; found ${describeValue(value)}`);
     return undefined;
   }
 

@@ -23,7 +23,11 @@ export function safeUrl(url: string | null | undefined): string | undefined {
   }
 }
 
-/** An element id for an agent: letters, digits, - and _ only, so that no name can close the attribute or collide with the page's own. */
+/**
+ * An element id for an agent: letters, digits, - and _ only, so that no name can close the
+ * attribute or collide with the page's own; any other character (`_` too) as `_HEX_`, so that two
+ * names never share an id.
+ */
 export function idOf(agent: string): string {
-  return `agent-${agent.replace(/[^A-Za-z0-9_-]/g, (c) => `_${c.codePointAt(0)!.toString(16)}`)}`;
+  return `agent-${agent.replace(/[^A-Za-z0-9-]/gu, (c) => `_${c.codePointAt(0)!.toString(16)}_`)}`;
 }

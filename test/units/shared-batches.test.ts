@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSharedBatches, type SharedBatches } from '../../src/cli/shared-batches.js';
+import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
+
+/**
+ * The repeats' one batch (src/cli/shared-batches.ts) from source, against the fake API: runs that
+ * ask together share one batch upstream, each sees its own batch id and only its own results
+ * under its own ids, a cancel reaches the batch only when every run has cancelled, and any
+ * other request passes through.
+ */
+let upstream: FakeAnthropic | undefined;
+let shared: SharedBatches | undefined;
+afterEach(async () => {
+  await shared?.close();
+  await upstream?.close();
+  shared = upstream = undefined;
+});
+
+const headers = { 'x-api-key': 'sk-ant-test-0123456789abcdef', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+const params = (agent: string) => ({
+  model: 'claude-sonnet-5-5',
+  max_tokens: 64,
+  system: `You are @${agent}, a tester.`,
+  messages: [{ role: 'user', content: 'go' }],
+});
+const create = (url: string, ids: string[], agent: string) =>
+  fetch(`${url}/v1/messages/batches`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ requests: ids.map((custom_id) => ({ custom_id, params: params(agent) })) }),
+  });
+const json = async (r: Response) => (await r.json()) as Record<string, unknown>;
+
+describe('one batch for the repeats of a case', () => {
+  it('gathers the runs that ask together into one batch, and gives each its own id and only its own results', async () => {
+    upstream = await startFakeAnthropic({ a: () => ({ text: 'from a' }), b: () => ({ text: 'from b' }) }, { batches: { endsAfterMs: 50 } });
+    shared = await startSharedBatches(upstream.url, 2, 10_000);
+    const [one, two] = await Promise.all([create(shared.url, ['same', 'only-a'], 'a'), create(shared.url, ['same'], 'b')]);
+    const [first, second] = [await json(one), await json(two)];
+    expect(upstream.batches).toHaveLength(1);
+    expect(upstream.batches[0]!.requests.map((r) => r.custom_id)).toEqual(['r0m0i0', 'r0m0i1', 'r0m1i0']);
+    expect(shared.made).toEqual([{ id: upstream.batches[0]!.id, members: 2, requests: 3 }]);
+    expect(first.id).toBe(`${upstream.batches[0]!.id}_m0`);
+    expect(second.id).toBe(`${upstream.batches[0]!.id}_m1`);
+    await new Promise((r) => setTimeout(r, 100));
+    const status = await json(await fetch(`${shared.url}/v1/messages/batches/${String(second.id)}`, { headers }));
+    expect(status).toMatchObject({ id: second.id, processing_status: 'ended', results_url: `${shared.url}/v1/messages/batches/${String(second.id)}/results` });
+    const lines = (await (await fetch(String(status.results_url), { headers })).text()).trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l) as { custom_id: string; result: { message: { content: { text: string }[] } } })).toEqual([
+      {
+        custom_id: 'same',
+        result: expect.objectContaining({ type: 'succeeded', message: expect.objectContaining({ content: [expect.objectContaining({ text: 'from b' })] }) }),
+      },
+    ]);
+    const mine = (await (await fetch(`${shared.url}/v1/messages/batches/${String(first.id)}/results`, { headers })).text()).trim().split('\n');
+    expect(mine.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id)).toEqual(['same', 'only-a']);
+  });
+
+  it('a run alone is not held: its batch goes once the gathering time has passed', async () => {
+    upstream = await startFakeAnthropic({ a: () => ({ text: 'x' }) }, { batches: { endsAfterMs: 50 } });
+    shared = await startSharedBatches(upstream.url, 3, 50);
+    const made = await json(await create(shared.url, ['one'], 'a'));
+    expect(made.id).toBe(`${upstream.batches[0]!.id}_m0`);
+    expect(upstream.batches[0]!.requests).toHaveLength(1);
+  });
+
+  it("cancels the batch upstream only when every run that shares it has cancelled; says the API's refusal to every run", async () => {
+    upstream = await startFakeAnthropic({ a: () => ({ text: 'x' }) }, { batches: { endsAfterMs: 60_000 } });
+    shared = await startSharedBatches(upstream.url, 2, 10_000);
+    const [one, two] = (await Promise.all([create(shared.url, ['1'], 'a'), create(shared.url, ['2'], 'a')]).then((rs) => Promise.all(rs.map(json)))) as {
+      id: string;
+    }[];
+    const cancel = (id: string) => fetch(`${shared!.url}/v1/messages/batches/${id}/cancel`, { method: 'POST', headers }).then(json);
+    expect(await cancel(one!.id)).toMatchObject({ id: one!.id, processing_status: 'canceling' });
+    expect(upstream.batches[0]!.canceledAt).toBeUndefined();
+    await cancel(two!.id);
+    expect(upstream.batches[0]!.canceledAt).toBeDefined();
+
+    await upstream.close();
+    upstream = await startFakeAnthropic({}, { batches: { failWith: { status: 400, type: 'invalid_request_error' } } });
+    await shared.close();
+    shared = await startSharedBatches(upstream.url, 2, 10_000);
+    const refused = await Promise.all([create(shared.url, ['1'], 'a'), create(shared.url, ['2'], 'a')]);
+    expect(refused.map((r) => r.status)).toEqual([400, 400]);
+  });
+
+  it('passes any other request upstream as it came, a stream as a stream', async () => {
+    upstream = await startFakeAnthropic({ a: () => ({ text: 'streamed through' }) });
+    shared = await startSharedBatches(upstream.url, 2);
+    const answer = await fetch(`${shared.url}/v1/messages`, { method: 'POST', headers, body: JSON.stringify({ ...params('a'), stream: true }) });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toContain('text/event-stream');
+    expect(await answer.text()).toContain('streamed through');
+    expect(upstream.requests).toHaveLength(1);
+    const unknown = await fetch(`${shared.url}/v1/messages/batches/nope`, { headers });
+    expect(unknown.status).toBe(404);
+  });
+});
