@@ -191,8 +191,17 @@ results.push({
     `$${inBatches.batchedCost.toFixed(4)} vs $${inBatches.sharedCost.toFixed(4)} (diff in each system: $${inBatches.ownCost.toFixed(4)}, ` +
     `${(inBatches.ofOwn * 100).toFixed(1)} % of it); cache ${inBatches.batchedCache.read_tokens.toLocaleString('en')} read`,
   ratio: Number(inBatches.ratio.toFixed(3)),
-  target: '≤ 0.55 (≤ 13 % of the diff in each system)',
-  ok: inBatches.ratio <= 0.55 && inBatches.ofOwn <= 0.13,
+  target: '≤ 0.55',
+  ok: inBatches.ratio <= 0.55,
+});
+results.push({
+  benchmark: 'the shared review: lead + 16 with context: and batch: true vs the diff in each system prompt (cost; the wall time beside it)',
+  measured:
+    `$${inBatches.batchedCost.toFixed(4)} vs $${inBatches.ownCost.toFixed(4)}; wall ${inBatches.batchedWall.toFixed(0)} ms ` +
+    `(context: alone ${inBatches.sharedWall.toFixed(0)} ms, diff in each system ${inBatches.ownWall.toFixed(0)} ms)`,
+  ratio: Number(inBatches.ofOwn.toFixed(3)),
+  target: '≤ 0.10 (moonshot 0.07)',
+  ok: inBatches.ofOwn <= 0.1,
 });
 const estimated = await estimateFanOut();
 results.push({

@@ -68,6 +68,9 @@ export async function contextInBatches() {
     ratio: batched.costUsd / shared.costUsd,
     ofOwn: batched.costUsd / own.costUsd,
     batchedCache: batched.cache,
+    ownWall: own.wallMs,
+    sharedWall: shared.wallMs,
+    batchedWall: batched.wallMs,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { ContentBlockParam, MessageParam, Usage } from '@anthropic-ai/sdk/resources/messages';
-import type { AgentProfile } from './profile.js';
+import { type AgentProfile, sentTools } from './profile.js';
 
 /**
  * Characters per token, to measure what the API has not counted yet. English prose runs near 4,
@@ -43,7 +43,7 @@ const fixed = new WeakMap<AgentProfile, number>();
 export function fixedTokens(profile: AgentProfile): number {
   let tokens = fixed.get(profile);
   if (tokens === undefined) {
-    tokens = profile.system.reduce((sum, block) => sum + charTokens(block), 0) + charTokens(profile.tools.map((t) => t.definition));
+    tokens = profile.system.reduce((sum, block) => sum + charTokens(block), 0) + charTokens(sentTools(profile).map((t) => t.definition));
     fixed.set(profile, tokens);
   }
   return tokens;

@@ -33,5 +33,16 @@ export interface AgentProfile {
   batch: boolean;
   /** The untrusted sources its prompts hold (`inputs.body`, `setup.diff`): it is tainted from its start (engine/taints.ts). */
   untrusted?: string[];
+  /** The tools it may call. */
   tools: AgentTool[];
+  /**
+   * With a `context:`, the tools its requests are sent when they are more than its own: the team's
+   * coordination tools, then its own workspace and MCP tools (engine/team-tools.ts). It may call only its own.
+   */
+  offered?: readonly AgentTool[];
+}
+
+/** The tools an agent's requests are sent. */
+export function sentTools(profile: Pick<AgentProfile, 'tools' | 'offered'>): readonly AgentTool[] {
+  return profile.offered ?? profile.tools;
 }

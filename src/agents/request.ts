@@ -1,7 +1,7 @@
 import type { CacheControlEphemeral, ContentBlockParam, MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import type { CacheTtl } from '../workflow/types.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
-import type { AgentProfile } from './profile.js';
+import { type AgentProfile, sentTools } from './profile.js';
 
 const systemParts = new WeakMap<AgentProfile, TextBlockParam[]>();
 
@@ -41,8 +41,9 @@ function partsOf(profile: AgentProfile): { system: TextBlockParam[]; tools: Tool
     }
     systemParts.set(profile, system);
   }
+  const sent = sentTools(profile);
   let node = toolsRoot;
-  for (const tool of profile.tools) {
+  for (const tool of sent) {
     let next = node.next.get(tool.definition);
     if (!next) node.next.set(tool.definition, (next = { next: new WeakMap() }));
     node = next;
@@ -50,7 +51,7 @@ function partsOf(profile: AgentProfile): { system: TextBlockParam[]; tools: Tool
   const byTtl = (node.tools ??= new Map());
   let tools = byTtl.get(ttl);
   if (!tools) {
-    tools = profile.tools.map((t, i) => ({ ...t.definition, ...(i === profile.tools.length - 1 ? breakpoint(ttl) : {}) }));
+    tools = sent.map((t, i) => ({ ...t.definition, ...(i === sent.length - 1 ? breakpoint(ttl) : {}) }));
     byTtl.set(ttl, tools);
   }
   return { system, tools };

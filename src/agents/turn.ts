@@ -198,7 +198,9 @@ export async function runTurn(
     } else if (typeof use.input === 'object' && use.input !== null && TOO_DEEP in use.input) {
       result = { content: `Not run: the input was nested deeper than ${MAX_INPUT_DEPTH} levels. Call ${use.name} again with a flatter input.`, isError: true };
     } else if (!tool) {
-      result = { content: `There is no tool "${use.name}". Your tools: ${[...tools.keys()].join(', ')}.`, isError: true };
+      const others = profile.offered?.some((t) => t.definition.name === use.name);
+      const refused = others ? `You cannot use "${use.name}": it is another agent's tool.` : `There is no tool "${use.name}".`;
+      result = { content: `${refused} Your tools: ${[...tools.keys()].join(', ')}.`, isError: true };
     } else if (tool.external && output >= outputBudget) {
       result = {
         content:

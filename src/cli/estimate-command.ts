@@ -8,7 +8,8 @@ import { expandTeam } from '../engine/for-each.js';
 import { InputError, resolveInputs } from '../engine/inputs.js';
 import { teamContext } from '../engine/profiles.js';
 import { baseScope, runSetup } from '../engine/setup.js';
-import { cacheTtlOf } from '../engine/cache-warming.js';
+import { promptLayoutOf } from '../engine/prompt-layout.js';
+import { withTeamTools } from '../engine/team-tools.js';
 import { CALL_RETRIES, Provider, REQUEST_TIMEOUT_MS } from '../provider/client.js';
 import { MissingCredentials } from '../provider/connect.js';
 import { readSession, SessionFileError, type SessionRecord } from '../session/reader.js';
@@ -65,8 +66,9 @@ async function estimateOf(
   let countFailed = false;
   const { scope, mcp, perItem, forEachWorkflow } = await scopeOf(workflow, inputs, options.setup, workspace, history[0]?.setup);
   try {
-    const cacheTtl = cacheTtlOf(workflow.spec, false, undefined);
-    const sources = {
+    const { cacheTtl, sharedTools } = promptLayoutOf(workflow.spec, false, { cacheTtl: undefined, sharedTools: undefined });
+    const expanded = expandTeam(forEachWorkflow, scope);
+    const given = {
       workflow: forEachWorkflow,
       scope,
       ...(options.model ? { modelOverride: options.model } : {}),
@@ -75,6 +77,7 @@ async function estimateOf(
       cacheTtl,
       ...teamContext(workflow, scope),
     };
+    const sources = withTeamTools(given, expanded, sharedTools);
     const limits = workflow.limits;
     const accounting = new Accounting(
       () => limits,
@@ -85,7 +88,7 @@ async function estimateOf(
     );
     return await estimateRun({
       limits,
-      groups: estimateGroups(sources, expandTeam(forEachWorkflow, scope), perItem),
+      groups: estimateGroups(sources, expanded, perItem),
       firstMessage: firstMessageOf(workflow, scope),
       count: (request, provider) =>
         counter?.countTokens(request, provider).catch((e: unknown) => {

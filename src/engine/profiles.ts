@@ -1,9 +1,6 @@
 import type { AgentProfile } from '../agents/profile.js';
 import { FULL_ROSTER_UP_TO, systemPrompt, type TeamEntry } from '../agents/preamble.js';
 import { rosterTool } from '../agents/tools/roster.js';
-import { cancelProposal, channelHistory, completeTool, propose, proposeWithConsent, vote } from '../agents/tools/coordination.js';
-import { DOCUMENT_TOOLS } from '../agents/tools/documents.js';
-import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { AgentTool } from '../agents/tools/tool.js';
 import type { McpToolbox } from '../agents/tools/mcp.js';
 import { WORKSPACE_TOOL_BY_NAME } from '../agents/tools/workspace-tools.js';
@@ -16,7 +13,7 @@ import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { AgentSpec, CacheTtl, ModelSettings, TemplateSpec, WorkspaceTool } from '../workflow/types.js';
 import type { LocatedTemplate } from '../workflow/load.js';
-import { cancelTool, forkTool, spawnTool } from '../agents/tools/spawn.js';
+import { coordinationTools } from './team-tools.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
 
@@ -35,6 +32,8 @@ export interface ProfileSources {
   trust?: TrustPolicy;
   /** The untrusted sources `context` holds. */
   contextSources?: string[];
+  /** With a `context:`, the coordination tools every agent's requests are sent (team-tools.ts). */
+  teamTools?: readonly AgentTool[];
 }
 
 /**
@@ -128,19 +127,8 @@ function profileOf(
     providerOverride,
     mcp,
   } = sources;
-  const tools = [
-    sources.trust?.active ? proposeWithConsent : propose,
-    vote,
-    cancelProposal,
-    channelHistory,
-    ...(spec.documents ? DOCUMENT_TOOLS : []),
-    ...roster,
-    ...(agent.spawns?.length ? [spawnTool] : []),
-    ...(agent.fork ? [forkTool] : []),
-    ...(agent.spawns?.length || agent.fork ? [cancelTool] : []),
-    ...(entry.isLead ? [completeTool(typedOutputs(spec))] : []),
-    ...(agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : (mcp?.toolsFor(t) ?? []))),
-  ];
+  const own = (agent.tools ?? []).flatMap((t) => (t in WORKSPACE_TOOL_BY_NAME ? [WORKSPACE_TOOL_BY_NAME[t as WorkspaceTool]] : (mcp?.toolsFor(t) ?? [])));
+  const tools = [...coordinationTools(sources, entry.isLead, agent, roster), ...own];
   const settings: ModelSettings = { ...spec.defaults, ...definedOf(agent) };
   const instructions = system ? fillPrompt(sources, system, scope, sources.item) : { text: '', sources: [] };
   const untrusted = [...new Set([...(sources.contextSources ?? []), ...instructions.sources, ...describedFrom])];
@@ -156,6 +144,7 @@ function profileOf(
     queue: agent.queue ?? 'collect',
     ...contextOf(settings, model),
     tools,
+    ...(sources.teamTools ? { offered: [...sources.teamTools, ...own] } : {}),
     system: systemPrompt(
       {
         workflow: spec,

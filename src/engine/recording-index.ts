@@ -28,12 +28,15 @@ export class RecordingIndex {
   private readonly proposalsOpened = new Map<string, number>();
   /** The prompt cache's ttl the recorded run kept its writes for, if a run was recorded. */
   readonly cacheTtl: CacheTtl | undefined;
+  /** Whether the recorded run sent its agents the team's coordination tools as one list, if a run was recorded (profiles.ts). */
+  readonly sharedTools: boolean | undefined;
   /** What the recorded run was estimated to cost before its first call, if it was. */
   readonly estimate: EventOf<'estimate'> | undefined;
 
   constructor(private readonly recording: readonly SessionEvent[]) {
     const started = recording.find((event): event is EventOf<'run_started'> => event.type === 'run_started');
     this.cacheTtl = started ? (started.cache_ttl ?? '5m') : undefined;
+    this.sharedTools = started ? started.shared_tools === true : undefined;
     this.estimate = recording.findLast((event): event is EventOf<'estimate'> => event.type === 'estimate');
     recording.forEach((event, index) => {
       if (event.type === 'model_call' || event.type === 'context_exceeded' || event.type === 'call_failed' || event.type === 'call_interrupted')

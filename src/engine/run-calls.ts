@@ -64,7 +64,10 @@ export function runCalls(options: RunCallsOptions, hooks: RunCallsHooks): { acco
     warming,
     ...batchesOf(options, hooks.batchesChanged, warming),
     batchOf: (agent) => hooks.profile(agent)?.batch === true,
-    diagnosis: new CacheDiagnosis((agent) => hooks.profile(agent)?.role === 'worker'),
+    diagnosis: new CacheDiagnosis((agent) => {
+      const profile = hooks.profile(agent);
+      return profile?.offered !== undefined || profile?.role === 'worker';
+    }),
     onBatchWait: hooks.onBatchWait,
   });
   return { accounting, calls };

@@ -23,8 +23,7 @@ import { takeTurn, type TurnEnd, type TurnHost } from './turn-runner.js';
 import { turnHostOf } from './run-turn-host.js';
 import { QueueModes } from './queue-modes.js';
 import { Reservations } from './reservation.js';
-import { cacheTtlOf } from './cache-warming.js';
-import type { CacheTtl } from '../workflow/types.js';
+import { layoutFields, promptLayoutOf, type PromptLayout } from './prompt-layout.js';
 import { PeopleVotes } from './people-votes.js';
 import { TrustPolicy } from './trust.js';
 import { Taints } from './taints.js';
@@ -68,8 +67,8 @@ export class Run {
   private settled!: () => void;
   private readonly done = new Promise<void>((resolve) => (this.settled = resolve));
 
-  /** How long the prompt cache keeps the run's writes (cacheTtlOf). */
-  private readonly cacheTtl: CacheTtl;
+  /** How the run's prompts are laid out for the prompt cache. */
+  private readonly layout: PromptLayout;
   /** Who has read text from outside the team, and where text comes from (taints.ts, trust.ts). */
   private readonly taints: Taints;
   /** Proposals that wait for people's votes (people-votes.ts). */
@@ -77,7 +76,7 @@ export class Run {
 
   constructor(private readonly options: RunOptions) {
     this.progress = new RunProgress(options);
-    this.cacheTtl = cacheTtlOf(options.workflow.spec, options.park === true, options.recording.journal.recorded.cacheTtl);
+    this.layout = promptLayoutOf(options.workflow.spec, options.park === true, options.recording.journal.recorded);
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
     this.queues = new QueueModes(options.recording.journal);
@@ -86,7 +85,7 @@ export class Run {
     this.people = new PeopleVotes(() => this.team!.channel, options.recording.journal, options.people, this.progress, this.controller.signal);
     this.limits = new RunLimits(options.recording, { timeout: (end) => this.stop(end), change: () => this.reservations.wake() });
     ({ accounting: this.accounting, calls: this.calls } = runCalls(options, {
-      cacheTtl: this.cacheTtl,
+      cacheTtl: this.layout.cacheTtl,
       signal: this.controller.signal,
       reservations: this.reservations,
       limits: () => this.limits.current,
@@ -124,13 +123,13 @@ export class Run {
         type: 'run_started',
         workflow: workflow.spec.name,
         limits: recordOf(this.limits.current),
-        ...(this.cacheTtl === '1h' ? { cache_ttl: '1h' as const } : {}),
+        ...layoutFields(this.layout),
       });
       const setup = await runSetup({ ...this.options, cwd: this.workspace.root, signal: this.controller.signal, progress: this.progress.tell });
       scope = setup.scope;
       this.tools = setup.tools;
       if (!this.ending) {
-        const team = assembleTeam(this.options, scope, this.tools.mcp, this.cacheTtl, this.taints.policy, {
+        const team = assembleTeam(this.options, scope, this.tools.mcp, this.layout, this.taints.policy, {
           register: (p: AgentProfile, m?: MessageParam[]) => this.addAgent(p, m),
           profile: (a: string) => this.agents.profile(a),
           spent: (a: string) => this.accounting.of(a).costUsd,

@@ -3,7 +3,9 @@ import type { McpToolbox } from '../agents/tools/mcp.js';
 import { Channel, type ProposalView } from '../channel/channel.js';
 import type { ChannelEvent } from '../channel/channel-events.js';
 import type { Scope } from '../workflow/evaluate.js';
-import type { CacheTtl, PeopleSpec } from '../workflow/types.js';
+import type { PeopleSpec } from '../workflow/types.js';
+import type { PromptLayout } from './prompt-layout.js';
+import { withTeamTools } from './team-tools.js';
 import type { PeoplePolicy } from '../channel/proposal.js';
 import { durationMs } from '../workflow/limits.js';
 import type { TrustPolicy } from './trust.js';
@@ -48,22 +50,23 @@ export function assembleTeam(
   options: Pick<RunOptions, 'workflow' | 'answers' | 'recording'>,
   scope: Scope,
   mcp: McpToolbox | undefined,
-  cacheTtl: CacheTtl,
+  layout: PromptLayout,
   trust: TrustPolicy,
   hosts: TeamHosts,
 ): Team {
   const { workflow } = options;
-  const sources: ProfileSources = {
+  const team = expandTeam(workflow, scope);
+  const given: ProfileSources = {
     workflow,
     scope,
     modelOverride: options.answers.modelOverride,
     providerOverride: options.answers.providerOverride,
     mcp,
-    cacheTtl,
+    cacheTtl: layout.cacheTtl,
     trust,
     ...teamContext(workflow, scope, trust),
   };
-  const team = expandTeam(workflow, scope);
+  const sources = withTeamTools(given, team, layout.sharedTools);
   const profiles = buildProfiles(sources, team);
   for (const profile of profiles) hosts.register(profile);
   const short = sources.context === undefined || options.recording.journal.replaying ? undefined : contextTooShort(sources.context, profiles);

@@ -38,10 +38,12 @@ const event = <const F extends Record<string, Schema<unknown>>>(fields: F, about
 
 export const EVENTS = {
   run_started: event(
-    { workflow: string(), limits: LIMITS, cache_ttl: optional(oneOf('1h')) },
+    { workflow: string(), limits: LIMITS, cache_ttl: optional(oneOf('1h')), shared_tools: optional(boolean()) },
     'the run began, with these limits (`timeoutMs`, `maxTurns`, `maxTurnsPerAgent`, `budgetUsd`, `maxTokensTotal` or null, `concurrency`, ' +
       'and `maxEstimateUsd` when given); ' +
-      '`cache_ttl` when its prompt cache writes are kept an hour (`cache: { ttl: 1h }`), at that price',
+      '`cache_ttl` when its prompt cache writes are kept an hour (`cache: { ttl: 1h }`), at that price; ' +
+      "`shared_tools` (true) when the workflow has a `context:` and every agent's calls are sent the team's coordination tools as one list " +
+      '(docs/pricing.md: one prefix for the whole team); a run recorded without it sent each agent its own',
   ),
   limits_changed: event(
     { limits: LIMITS, changed: array(string()) },

@@ -60,26 +60,26 @@ function setupRefs(expr: Expr): string[] {
 
 /**
  * With `context:`, the team's prompts share their beginning only where they give the model the
- * same tools (tools come first in a prompt) and go to the same model: a worker with other tools,
- * another model, or the spawn tool writes the whole context to the cache again instead of reading
- * the other workers'. Said of each worker (or template) that differs from most of them. The lead
- * is left out: a manager's tools always differ (complete, propose), and it writes its own once.
+ * same tools (tools come first in a prompt) and go to the same model. Every agent is sent the
+ * team's coordination tools (engine/team-tools.ts), so what differs is an agent's own workspace
+ * and MCP tools, and its model: an agent that differs from most of the team writes the whole
+ * context to the cache again instead of reading what the others wrote. Said of each agent (or
+ * template) that differs from most of them.
  */
 export function contextSharingWarnings(source: WorkflowSource, spec: WorkflowSpec): Diagnostic[] {
   if (typeof spec.context !== 'string' || spec.context.trim() === '') return [];
   const defaultModel = typeof spec.defaults?.model === 'string' ? spec.defaults.model : undefined;
-  const groups = new Map<string, { who: string[]; count: number; path: (string | number)[]; tools: string[]; model?: string; spawns: boolean }>();
+  const groups = new Map<string, { who: string[]; count: number; path: (string | number)[]; tools: string[]; model?: string }>();
   for (const group of ['agents', 'templates'] as const) {
     for (const [name, agent] of Object.entries(recordOf(spec[group]))) {
-      if (!isRecord(agent) || (agent.role ?? 'worker') !== 'worker') continue;
+      if (!isRecord(agent)) continue;
       const tools = Array.isArray(agent.tools) ? [...new Set(agent.tools.map(String))].sort() : [];
       const model = typeof agent.model === 'string' ? agent.model : defaultModel;
-      const spawns = (Array.isArray(agent.spawns) && agent.spawns.length > 0) || agent.fork === true;
-      const key = JSON.stringify([tools, model ?? '', spawns]);
+      const key = JSON.stringify([tools, model ?? '']);
       const forEach = agent.for_each;
       const count = group === 'templates' ? 2 : Array.isArray(forEach) ? forEach.length : forEach !== undefined ? 2 : 1;
       const who = group === 'templates' ? `${name}-N` : Array.isArray(forEach) ? `${name} × ${forEach.length}` : forEach !== undefined ? `${name} × N` : name;
-      const found = groups.get(key) ?? groups.set(key, { who: [], count: 0, path: [group, name], tools, ...(model ? { model } : {}), spawns }).get(key)!;
+      const found = groups.get(key) ?? groups.set(key, { who: [], count: 0, path: [group, name], tools, ...(model ? { model } : {}) }).get(key)!;
       found.who.push(who);
       found.count += count;
     }
@@ -91,7 +91,6 @@ export function contextSharingWarnings(source: WorkflowSource, spec: WorkflowSpe
     const differs = [
       g.tools.join() !== most!.tools.join() && `other tools (${g.tools.join(', ') || 'none'}) than ${list(most!.who)} (${most!.tools.join(', ') || 'none'})`,
       g.model !== most!.model && `another model (${g.model ?? 'the default'})`,
-      g.spawns !== most!.spawns && `${g.spawns ? 'the spawn tool' : 'no spawn tool'}, unlike ${list(most!.who)}`,
     ].filter(Boolean);
     return source.warning(
       source.keyPosition(g.path),

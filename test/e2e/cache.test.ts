@@ -72,10 +72,11 @@ outputs:
     const fanIn = (run: WorkflowRun) => run.events.filter((e) => e.type === 'model_call' && e.agent === 'lead').map((e) => e.request_sha256);
     const dir = mkdtempSync(join(tmpdir(), 'conclave-cache-'));
     // Two paid runs into two caches, the answers arriving last-to-first, then first-to-last.
-    server = await fresh((i) => 40 * (workers.length - i));
+    // 150 ms apart: far enough that a loaded machine keeps the order.
+    server = await fresh((i) => 150 * (workers.length - i));
     const backwards = await runWorkflow(server, FAN, ['--response-cache', 'one.sqlite'], { dir });
     await server.close();
-    server = await fresh((i) => 40 * i);
+    server = await fresh((i) => 150 * i);
     const forwards = await runWorkflow(server, FAN, ['--response-cache', 'two.sqlite'], { dir });
     expect(arrival(backwards)).toBe('fedcba');
     expect(arrival(forwards)).toBe('abcdef');

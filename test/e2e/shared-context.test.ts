@@ -35,7 +35,7 @@ const contextWrites = (requests: RecordedRequest[]) =>
   requests.flatMap((r) => (r.cache?.writes ?? []).filter((w) => w.part === 'system' && w.index === 0).map((w) => ({ agent: r.agent, ...w })));
 
 describe('a context the team shares, paid for about once', () => {
-  it('1+16 reviewers: the context written at most twice and read by the rest, the run at most 30 % of the same review with the diff in each system prompt', async () => {
+  it('1+16 reviewers: the context written once, by the lead, and read by every reviewer, the run at most 20 % of the same review with the diff in each system prompt', async () => {
     const own = await review(OWN);
     expect(own.run.code, own.run.stderr).toBe(0);
     const ownCost = own.run.json.usage.cost_usd as number;
@@ -52,22 +52,21 @@ describe('a context the team shares, paid for about once', () => {
       expect(system[0]!.cache_control).toEqual({ type: 'ephemeral' });
       expect(system.at(-1)!.text).toContain(`You are @${r.agent},`);
     }
-    // Written once for the lead's tools and once for the reviewers' (a distinct tool set), never more.
+    // Written once, by the lead: every agent of a context is sent the same tools (shared-tools.test.ts).
     const writes = contextWrites(requests);
-    expect(writes.map((w) => w.agent).filter((a) => a.startsWith('reviewer-'))).toHaveLength(1);
-    expect(writes.length).toBeLessThanOrEqual(2);
+    expect(writes.map((w) => w.agent)).toEqual(['lead']);
     const contextTokens = writes[0]!.prefixTokens;
     expect(contextTokens).toBeGreaterThan(CONTEXT_TOKENS);
     const written = requests.reduce((sum, r) => sum + r.cache!.written, 0);
     const read = requests.reduce((sum, r) => sum + r.cache!.read, 0);
     // Each agent also writes its own part (instructions, preamble, messages): small beside the context.
-    expect(written).toBeLessThanOrEqual(2 * contextTokens + 17 * 2_000);
-    // The other fifteen reviewers read it.
-    expect(requests.filter((r) => r.agent.startsWith('reviewer-') && r.cache!.read >= contextTokens - 1_000)).toHaveLength(REVIEWERS - 1);
-    expect(read).toBeGreaterThanOrEqual((REVIEWERS - 1) * CONTEXT_TOKENS);
+    expect(written).toBeLessThanOrEqual(contextTokens + 17 * 2_000);
+    // Every reviewer reads it.
+    expect(requests.filter((r) => r.agent.startsWith('reviewer-') && r.cache!.read >= contextTokens - 1_000)).toHaveLength(REVIEWERS);
+    expect(read).toBeGreaterThanOrEqual(REVIEWERS * CONTEXT_TOKENS);
 
     const sharedCost = shared.run.json.usage.cost_usd as number;
-    expect(sharedCost / ownCost).toBeLessThanOrEqual(0.3);
+    expect(sharedCost / ownCost).toBeLessThanOrEqual(0.2);
     // Warm first costs one answer's start: the first reviewer's, which the others wait for. A bound
     // that holds on a loaded machine (the benchmark measures it: docs/BENCHMARKS.md).
     expect(reviewersSpan(shared.server) - ownSpan).toBeLessThanOrEqual(LATENCY_MS * 2);
@@ -116,8 +115,10 @@ const smaller = (workflow: string, reviewers: number, extra = '') =>
 
 describe('the shared context through a run', () => {
   it('cache: { ttl: 1h }: every breakpoint kept an hour, its writes priced at 2× the input price, and show says what the cache saved', async () => {
-    server = await startFakeAnthropic(reviewScript(2), { latencyMs: 300, promptCache: { minTokens: 1024 } });
+    // The lead finds nothing to hand out: its one call writes the context for an hour, and nobody reads it.
+    server = await startFakeAnthropic({ lead: () => ({ text: 'Nothing to review.' }) }, { latencyMs: 300, promptCache: { minTokens: 1024 } });
     const run = await runWorkflow(server, smaller(SHARED, 2, 'cache: { ttl: 1h }'), [], { files: { 'change.diff': diffOf(5_000) } });
+    expect(server.requests).toHaveLength(1);
     expect(run.code, run.stderr).toBe(0);
     for (const r of server.requests) {
       const marks = JSON.stringify(r.body).match(/"cache_control":\{[^}]*\}/g) ?? [];
@@ -135,7 +136,7 @@ describe('the shared context through a run', () => {
     expect(usage.cost_usd).toBeCloseTo(expected + (usage.input_tokens * 2 + usage.output_tokens * 10) / 1e6, 6);
     expect(run.events.find((e) => e.type === 'run_started')).toMatchObject({ cache_ttl: '1h' });
     const show = await conclave(['show', run.json.session as unknown as string], { cwd: run.dir });
-    // Two readers do not repay what an hour's writes cost more: show says so, as --json does.
+    // A write nobody reads does not repay what an hour's write costs more: show says so, as --json does.
     const cache = run.json.prompt_cache as unknown as { read_tokens: number; written_tokens: number; saved_usd: number };
     expect(cache.saved_usd).toBeLessThan(0);
     expect(show.stdout).toContain(
@@ -181,7 +182,7 @@ describe('the shared context through a run', () => {
 });
 
 describe('spawned agents share the context too', () => {
-  it("a lead spawning 8 reviewers of a template at once: one writes the context, the others read it; the template's instructions come before each one's name", async () => {
+  it("a lead spawning 8 reviewers of a template at once: the lead writes the context, and all 8 read it; the template's instructions come before each one's name", async () => {
     server = await startFakeAnthropic(fanOutScript(8), { latencyMs: 500, promptCache: { minTokens: 1024 } });
     const workflow = FAN_OUT(8).replace(
       'defaults:',
@@ -199,8 +200,8 @@ describe('spawned agents share the context too', () => {
         `You are @${r.agent}, a worker who`.slice(0, 30),
       ]);
     }
-    expect(contextWrites(reviewers)).toHaveLength(1);
-    expect(reviewers.filter((r) => r.cache!.read > 8_000)).toHaveLength(7);
+    expect(contextWrites(server.requests).map((w) => w.agent)).toEqual(['lead']);
+    expect(reviewers.filter((r) => r.cache!.read > 8_000)).toHaveLength(8);
   });
 });
 
@@ -217,7 +218,7 @@ describe('context: and cache: in a workflow file', () => {
 
 describe('a worker whose tools differ from the others', () => {
   it("validate says it will write the context again; the run shows it, and the API's diagnosis names @sec with tools_changed in --json, show and a replay", async () => {
-    const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [').replace(
+    const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [').replace('role: manager\n', 'role: manager\n    tools: [grep]\n').replace(
       'kickoff:',
       '  sec:\n    role: worker\n    tools: [grep, read_file, list_files]\n    system: Look for security problems.\nkickoff:',
     );
@@ -226,7 +227,7 @@ describe('a worker whose tools differ from the others', () => {
     const checked = await conclave(['validate', 'w.yml'], { cwd: dir });
     expect(checked.code, checked.stdout).toBe(0);
     expect(checked.stdout).toMatch(
-      /w\.yml:\d+:3: warning: with context:, @sec gives the model other tools \(grep, list_files, read_file\) than @reviewer × \d+ \(grep\): tools come first/,
+      /w\.yml:\d+:3: warning: with context:, @sec gives the model other tools \(grep, list_files, read_file\) than @lead, @reviewer × \d+ \(grep\): tools come first/,
     );
     const lead = (r: RecordedRequest) => (lastUserText(r).includes('problem found') ? { text: 'All reviewed.' } : { text: '@reviewer @sec review your part.' });
     server = await startFakeAnthropic(
@@ -240,10 +241,9 @@ describe('a worker whose tools differ from the others', () => {
     const readers = server.requests.filter((r) => r.agent.startsWith('reviewer-') && r.cache!.read > CONTEXT_TOKENS / 2);
     expect(readers.length).toBeGreaterThanOrEqual(REVIEWERS - 1);
 
-    // The API's cache diagnosis says why (issue 71): @sec's prompt, compared with the first reviewer's answer, changed its tools.
+    // The API's cache diagnosis says why (issue 71): @sec's prompt, compared with the answer that wrote the team's prefix (the lead's), changed its tools.
     const secRequest = server.of('sec')[0]!;
-    const firstReviewer = server.requests.find((r) => r.agent.startsWith('reviewer-'))!;
-    expect((secRequest.body as { diagnostics?: unknown }).diagnostics).toEqual({ previous_message_id: firstReviewer.responseId });
+    expect((secRequest.body as { diagnostics?: unknown }).diagnostics).toEqual({ previous_message_id: server.of('lead')[0]!.responseId });
     expect(String(secRequest.headers['anthropic-beta'])).toContain('cache-diagnosis-2026-04-07');
     const misses = (run.json.usage as { cache_misses: { agent: string; reason: string; missed_tokens: number }[] }).cache_misses;
     expect(misses).toEqual([{ agent: 'sec', reason: 'tools_changed', missed_tokens: expect.any(Number) }]);
