@@ -218,10 +218,9 @@ describe('context: and cache: in a workflow file', () => {
 
 describe('a worker whose tools differ from the others', () => {
   it("validate says it will write the context again; the run shows it, and the API's diagnosis names @sec with tools_changed in --json, show and a replay", async () => {
-    const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [').replace('role: manager\n', 'role: manager\n    tools: [grep]\n').replace(
-      'kickoff:',
-      '  sec:\n    role: worker\n    tools: [grep, read_file, list_files]\n    system: Look for security problems.\nkickoff:',
-    );
+    const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [')
+      .replace('role: manager\n', 'role: manager\n    tools: [grep]\n')
+      .replace('kickoff:', '  sec:\n    role: worker\n    tools: [grep, read_file, list_files]\n    system: Look for security problems.\nkickoff:');
     const dir = mkdtempSync(join(tmpdir(), 'conclave-context-'));
     writeFileSync(join(dir, 'w.yml'), workflow);
     const checked = await conclave(['validate', 'w.yml'], { cwd: dir });
