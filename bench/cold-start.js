@@ -17,7 +17,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 21);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** A floor's bundle, built as conclave's is (yaml's ESM build, minified, one file), as ESM or CommonJS. */
-async function floorBundle(name, format = 'esm') {
+export async function floorBundle(name, format = 'esm') {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-floor-'));
   const file = `${name}.${format === 'esm' ? 'mjs' : 'cjs'}`;
   await build({

@@ -26,12 +26,12 @@ kickoff: Check the eight modules.
 `;
 
 /** Runs `workflow` with the built CLI against `server`: its wall time in ms, and when it started (Date.now()). */
-export function runCliTimed(workflow, server, node = process.execPath) {
+export function runCliTimed(workflow, server, node = process.execPath, program = bin) {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-'));
   writeFileSync(join(dir, 'workflow.yml'), workflow);
   const startedAt = Date.now();
   const started = process.hrtime.bigint();
-  const child = spawn(node, [bin, 'run', 'workflow.yml', '--quiet'], {
+  const child = spawn(node, [program, 'run', 'workflow.yml', '--quiet'], {
     cwd: dir,
     env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-bench' },
     stdio: 'ignore',

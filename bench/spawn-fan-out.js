@@ -5,6 +5,7 @@
 // alternated with it, gives the part of the wall time that does not grow with the agents.
 import { fileURLToPath } from 'node:url';
 import { helpMs, runCliTimed } from './fan-out.js';
+import { floorBundle } from './cold-start.js';
 import { loadSource } from './load-source.js';
 
 const { startFakeAnthropic } = await loadSource('test/fake-anthropic/server.ts');
@@ -22,8 +23,11 @@ templates:
 kickoff: Check every module.
 `;
 
-/** One run of a lead spawning `agents` checkers: its wall time, first request and the spread of the checkers' requests. */
-async function spawnRun(agents, node = process.execPath) {
+/**
+ * One run of a lead spawning `agents` checkers: its wall time, first request and the spread of
+ * the checkers' requests. `program`: another program to run instead of conclave (the floor).
+ */
+async function spawnRun(agents, node = process.execPath, program = undefined) {
   const tasks = Array.from({ length: agents }, (_, n) => `check module ${n + 1}`);
   const server = await startFakeAnthropic(
     {
@@ -38,7 +42,8 @@ async function spawnRun(agents, node = process.execPath) {
     { latencyMs: LATENCY },
   );
   try {
-    const { wallMs, startedAt } = await runCliTimed(workflow(agents), server, node);
+    const { wallMs, startedAt } = await runCliTimed(workflow(agents), server, node, program);
+    if (program) return { firstRequestMs: server.requests[0].receivedAt - startedAt };
     const asked = server.requests.filter((r) => r.agent.startsWith('checker-')).map((r) => r.receivedAt);
     if (asked.length !== agents) throw new Error(`${asked.length} agents asked, not ${agents}`);
     return { wallMs, firstRequestMs: server.requests[0].receivedAt - startedAt, spreadMs: Math.max(...asked) - Math.min(...asked) };
@@ -49,9 +54,22 @@ async function spawnRun(agents, node = process.execPath) {
 
 /** How long after `node` starts the CLI its first model request arrives: the median of `rounds` runs. */
 export async function firstRequest(node, rounds = 7) {
-  const times = [];
-  for (let i = 0; i < rounds; i++) times.push((await spawnRun(1, node)).firstRequestMs);
-  return median(times);
+  return (await firstRequestAndFloor(node, rounds)).conclaveMs;
+}
+
+/**
+ * The first request of conclave and of its floor (bench/floor-request.js: commander, yaml and the
+ * SDK streaming one message, one bundle), alternated, each the median of `rounds` runs.
+ */
+export async function firstRequestAndFloor(node, rounds = 7) {
+  const floor = await floorBundle('floor-request');
+  const conclave = [];
+  const floored = [];
+  for (let i = 0; i < rounds; i++) {
+    conclave.push((await spawnRun(1, node)).firstRequestMs);
+    floored.push((await spawnRun(1, node, floor)).firstRequestMs);
+  }
+  return { conclaveMs: median(conclave), floorMs: median(floored) };
 }
 
 export async function spawnFanOut(rounds = 3) {

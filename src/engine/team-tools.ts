@@ -61,8 +61,10 @@ export function withTeamTools<S extends ToolSources>(sources: S, expanded: Expan
     spawns: everyone.some((a) => (a.spawns?.length ?? 0) > 0) ? ['any'] : [],
     fork: everyone.some((a) => a.fork === true),
   };
-  // Only its definition is sent: the same as each agent's own roster (its size), which is what runs.
   const members = [...expanded.graph.members.values()];
-  const roster = members.length > FULL_ROSTER_UP_TO ? [rosterTool(members.map((m) => ({ ...m, isLead: false, description: '' })))] : [];
+  // Only its definition is sent, which says the team's size: each agent's own roster is what runs.
+  // Stryker disable next-line ObjectLiteral,BooleanLiteral,StringLiteral,ArrowFunction: the entries are never read
+  const entries = members.map((m) => ({ ...m, isLead: false, description: '' }));
+  const roster = members.length > FULL_ROSTER_UP_TO ? [rosterTool(entries)] : [];
   return { ...sources, teamTools: coordinationTools(sources, true, union, roster) };
 }

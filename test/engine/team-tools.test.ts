@@ -4,6 +4,7 @@ import { request } from '../../src/agents/request.js';
 import { expandTeam } from '../../src/engine/for-each.js';
 import { buildProfiles, instanceProfile, type ProfileSources } from '../../src/engine/profiles.js';
 import { withTeamTools } from '../../src/engine/team-tools.js';
+import { FULL_ROSTER_UP_TO } from '../../src/agents/preamble.js';
 import { TrustPolicy } from '../../src/engine/trust.js';
 import { workflowOf } from '../helpers/workflow-of.js';
 
@@ -75,5 +76,38 @@ describe("the team's coordination tools, one list for every agent of a context",
     const propose = sources.teamTools!.find((t) => t.definition.name === 'propose')!;
     expect(Object.keys(propose.definition.input_schema.properties as object)).toContain('action');
     expect(names(sources.teamTools!)).toEqual(expect.arrayContaining(['read_document', 'edit_document', 'review_edit', 'append_document']));
+  });
+
+  it('holds spawn, fork and cancel only where some agent or template has them', () => {
+    const plain = `
+name: plain
+context: x
+agents:
+  lead: { role: manager }
+  helper: { role: worker }
+templates:
+  other: { role: worker }
+kickoff: Go.
+`;
+    expect(names(profilesOf(plain, true).sources.teamTools!)).toEqual(['propose', 'vote', 'cancel_proposal', 'channel_history', 'complete']);
+    const forks = plain.replace('other: { role: worker }', 'other: { role: worker, fork: true }');
+    expect(names(profilesOf(forks, true).sources.teamTools!)).toEqual(['propose', 'vote', 'cancel_proposal', 'channel_history', 'fork', 'cancel', 'complete']);
+  });
+
+  it("holds a large team's roster, sent as each agent's own says it, and none at the size whose prompts list everyone", () => {
+    const team = (workers: number) => `
+name: large
+context: x
+agents:
+  lead: { role: manager }
+  worker: { role: worker, for_each: [${Array.from({ length: workers }, (_, i) => i + 1).join(', ')}] }
+kickoff: Go.
+`;
+    expect(names(profilesOf(team(FULL_ROSTER_UP_TO - 1), true).sources.teamTools!)).not.toContain('team_roster');
+    const { sources, byName } = profilesOf(team(FULL_ROSTER_UP_TO), true);
+    const shared = sources.teamTools!.find((t) => t.definition.name === 'team_roster')!;
+    const own = byName.get('worker-1')!.tools.find((t) => t.definition.name === 'team_roster')!;
+    expect(shared.definition).toEqual(own.definition);
+    expect(shared.definition.description).toContain(`(${FULL_ROSTER_UP_TO + 1} agents)`);
   });
 });

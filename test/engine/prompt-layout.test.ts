@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { CacheDiagnosis } from '../../src/engine/cache-diagnosis.js';
+import { layoutFields, promptLayoutOf } from '../../src/engine/prompt-layout.js';
+import type { ModelResponse } from '../../src/provider/client.js';
+import type { WorkflowSpec } from '../../src/workflow/types.js';
+
+const spec = (extra: Partial<WorkflowSpec> = {}) => ({ name: 'x', agents: {}, kickoff: 'k', ...extra }) as WorkflowSpec;
+const NOTHING = { cacheTtl: undefined, sharedTools: undefined };
+
+describe("the run's prompt layout, fixed at its start and recorded", () => {
+  it('a new run: one tool list where the workflow has a context, 5 minutes unless it keeps an hour', () => {
+    expect(promptLayoutOf(spec({ context: 'the diff' }), false, NOTHING)).toEqual({ cacheTtl: '5m', sharedTools: true });
+    expect(promptLayoutOf(spec(), false, NOTHING)).toEqual({ cacheTtl: '5m', sharedTools: false });
+    expect(promptLayoutOf(spec({ cache: { ttl: '1h' } }), false, NOTHING)).toEqual({ cacheTtl: '1h', sharedTools: false });
+  });
+
+  it("a resumed or replayed run: the recorded run's, whatever the workflow says now", () => {
+    expect(promptLayoutOf(spec({ context: 'the diff' }), false, { cacheTtl: '5m', sharedTools: false })).toEqual({ cacheTtl: '5m', sharedTools: false });
+    expect(promptLayoutOf(spec(), false, { cacheTtl: '1h', sharedTools: true })).toEqual({ cacheTtl: '1h', sharedTools: true });
+  });
+
+  it('is recorded only where it differs from a run recorded before either existed', () => {
+    expect(layoutFields({ cacheTtl: '5m', sharedTools: false })).toEqual({});
+    expect(layoutFields({ cacheTtl: '1h', sharedTools: true })).toEqual({ cache_ttl: '1h', shared_tools: true });
+  });
+});
+
+const answer = (id: string, miss?: { type: string; cache_missed_input_tokens?: number }) =>
+  ({ id, content: [], usage: {}, ...(miss ? { diagnostics: { cache_miss_reason: miss } } : {}) }) as unknown as ModelResponse;
+
+describe('which earlier answer a call is compared with (the cache diagnosis)', () => {
+  it("an agent that shares the team's prefix: the first answer of any that does, then its own previous", () => {
+    const sharing = new Set(['lead', 'a', 'b']);
+    const diagnosis = new CacheDiagnosis((agent) => sharing.has(agent));
+    expect(diagnosis.of('lead')).toEqual({ previous_message_id: null });
+    diagnosis.answered('solo', answer('msg_0'));
+    expect(diagnosis.of('lead'), 'an answer outside the shared prefix is no writer of it').toEqual({ previous_message_id: null });
+    diagnosis.answered('lead', answer('msg_1'));
+    diagnosis.answered('a', answer('msg_2'));
+    expect(diagnosis.of('a')).toEqual({ previous_message_id: 'msg_2' });
+    expect(diagnosis.of('b')).toEqual({ previous_message_id: 'msg_1' });
+    expect(diagnosis.of('solo')).toEqual({ previous_message_id: 'msg_0' });
+    expect(diagnosis.of('other'), 'an agent outside it, on its first call: none').toEqual({ previous_message_id: null });
+  });
+
+  it('an answer with no id names nothing; a miss the answer reports is kept', () => {
+    const diagnosis = new CacheDiagnosis(() => true);
+    diagnosis.answered('a', answer(''));
+    expect(diagnosis.of('b')).toEqual({ previous_message_id: null });
+    diagnosis.answered('b', answer('msg_3', { type: 'tools_changed', cache_missed_input_tokens: 20_000 }));
+    expect(diagnosis.misses).toEqual([{ agent: 'b', reason: 'tools_changed', missed_tokens: 20_000 }]);
+    expect(diagnosis.of('c')).toEqual({ previous_message_id: 'msg_3' });
+  });
+});
