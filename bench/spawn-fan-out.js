@@ -52,11 +52,6 @@ async function spawnRun(agents, node = process.execPath, program = undefined) {
   }
 }
 
-/** How long after `node` starts the CLI its first model request arrives: the median of `rounds` runs. */
-export async function firstRequest(node, rounds = 7) {
-  return (await firstRequestAndFloor(node, rounds)).conclaveMs;
-}
-
 /**
  * The first request of conclave and of its floor (bench/floor-request.js: commander, yaml and the
  * SDK streaming one message, one bundle), alternated, each the median of `rounds` runs.

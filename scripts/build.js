@@ -11,16 +11,47 @@ execFileSync(process.execPath, [new URL('node_modules/typescript/bin/tsc', root)
   cwd: root,
 });
 rmSync(new URL('dist/', root), { recursive: true, force: true });
-const options = (input) => ({
-  input,
+const resolving = {
   platform: 'node',
-  logLevel: 'warn',
   // yaml's ESM build (the one it gives browsers) is the same code as its CommonJS build, but the
   // bundler can drop what is unused and skip CommonJS wrappers: ~20 ms less at every start.
   resolve: { alias: { yaml: new URL('node_modules/yaml/browser/index.js', root).pathname } },
   // The response cache's store: keyv with a native SQLite binding, or an adapter the user installs.
   external: [/^keyv$/, /^@keyv\//, /^sqlite3$/, /^pg-native$/],
+};
+
+/** The modules `entry` loads before it runs: its static imports, all the way down (not what it imports when it needs it). */
+async function staticModules(entry) {
+  const { output } = await build({ ...resolving, input: entry, logLevel: 'silent', write: false });
+  const chunks = new Map(output.filter((c) => c.type === 'chunk').map((c) => [c.fileName, c]));
+  const modules = new Set();
+  const walk = (chunk) => {
+    if (!chunk || chunk.moduleIds.every((id) => modules.has(id))) return;
+    for (const id of chunk.moduleIds) modules.add(id);
+    for (const name of chunk.imports) walk(chunks.get(name));
+  };
+  walk(output.find((c) => c.type === 'chunk' && c.isEntry));
+  return modules;
+}
+
+// Left to itself the bundler makes a chunk of each set of commands that shares a module: `validate`
+// read 21 files, each resolved, read and compiled on its own. Two chunks instead: what every command
+// loads at its start, and what `validate` loads (the workflow's loader, yaml, the schema's
+// validator), which every command that reads a workflow needs too (docs/BENCHMARKS.md).
+const validating = await staticModules(new URL('src/cli/validate.ts', root).pathname);
+const codeSplitting = {
+  groups: [
+    // The entry itself stays out: its top-level await waits for the commands' chunks, which import this one.
+    { name: 'start', tags: ['$initial'], test: (id) => !id.endsWith('/src/cli/main.ts') },
+    { name: 'workflow', test: (id) => validating.has(id) },
+  ],
+};
+const options = (input, groups = false) => ({
+  ...resolving,
+  input,
+  logLevel: 'warn',
   output: {
+    ...(groups ? { codeSplitting } : {}),
     dir: new URL('dist/', root).pathname,
     format: 'esm',
     // CONCLAVE_NOMINIFY=1 keeps names readable in a CPU profile (docs/BENCHMARKS.md: how to profile).
@@ -31,7 +62,7 @@ const options = (input) => ({
     chunkFileNames: 'chunks/[name]-[hash].js',
   },
 });
-await build(options({ conclave: new URL('src/cli/main.ts', root).pathname }));
+await build(options({ conclave: new URL('src/cli/main.ts', root).pathname }, true));
 // grep's search and the check of typed outputs run in worker threads (so that their deadlines
 // hold): each worker is a file of its own.
 await build(options({ 'grep-worker': new URL('src/agents/tools/grep-worker.ts', root).pathname }));
