@@ -46,7 +46,8 @@ export async function until(condition: () => boolean, what: string, ms = 30_000)
 
 /**
  * A copy of the built CLI that says it is another version: the same code, its package version
- * (one tiny chunk of dist/) changed, as a worker left on an older release would be.
+ * (in the chunk every command loads at start: scripts/build.js) changed, as a worker left on an
+ * older release would be.
  */
 export function otherVersionBuild(version: string): string {
   const root = mkdtempSync(join(tmpdir(), 'conclave-other-build-'));
@@ -55,10 +56,11 @@ export function otherVersionBuild(version: string): string {
   cpSync(join(ROOT, 'package.json'), join(root, 'package.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
   const chunks = join(root, 'dist', 'chunks');
-  const versionChunk = readdirSync(chunks).find((f) => f.startsWith('package-'))!;
-  const text = readFileSync(join(chunks, versionChunk), 'utf8');
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-  if (!text.includes(`\`${pkg.version}\``)) throw new Error(`the version chunk ${versionChunk} does not hold ${pkg.version}: ${text}`);
+  const holding = readdirSync(chunks).filter((f) => f.endsWith('.js') && readFileSync(join(chunks, f), 'utf8').includes(`\`${pkg.version}\``));
+  if (holding.length !== 1) throw new Error(`not one chunk of dist/ holds the version ${pkg.version}: ${holding.join(', ') || 'none'}`);
+  const versionChunk = holding[0]!;
+  const text = readFileSync(join(chunks, versionChunk), 'utf8');
   writeFileSync(join(chunks, versionChunk), text.replace(`\`${pkg.version}\``, `\`${version}\``));
   return join(root, 'bin', 'conclave.js');
 }
