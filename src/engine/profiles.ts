@@ -13,12 +13,12 @@ import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { AgentSpec, CacheTtl, ModelSettings, TemplateSpec, WorkspaceTool } from '../workflow/types.js';
 import type { LocatedTemplate } from '../workflow/load.js';
-import { coordinationTools } from './team-tools.js';
+import { coordinationTools, type ToolSources } from './team-tools.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { ThinkingConfigParam } from '@anthropic-ai/sdk/resources/messages';
 
 /** What a profile is built from, besides the agent's own entry. */
-export interface ProfileSources {
+export interface ProfileSources extends ToolSources {
   workflow: Workflow;
   scope: Scope;
   modelOverride?: string;
@@ -32,8 +32,6 @@ export interface ProfileSources {
   trust?: TrustPolicy;
   /** The untrusted sources `context` holds. */
   contextSources?: string[];
-  /** With a `context:`, the coordination tools every agent's requests are sent (team-tools.ts). */
-  teamTools?: readonly AgentTool[];
 }
 
 /**

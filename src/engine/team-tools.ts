@@ -10,8 +10,8 @@ import type { AgentSpec, TemplateSpec } from '../workflow/types.js';
 import type { ExpandedTeam } from './for-each.js';
 import type { TrustPolicy } from './trust.js';
 
-/** What an agent's coordination tools depend on. */
-interface ToolSources {
+/** What an agent's coordination tools depend on (a part of engine/profiles.ts's ProfileSources). */
+export interface ToolSources {
   workflow: Workflow;
   trust?: TrustPolicy;
   /** With a `context:`: the team's coordination tools, the list every agent's requests are sent. */
