@@ -12,10 +12,10 @@ const { Journal, Run, readSession, replayable, SessionWriter, loadWorkflow, Mask
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-function workflowFile(dir, text) {
+async function workflowFile(dir, text) {
   const file = join(dir, 'workflow.yml');
   writeFileSync(file, text);
-  const { workflow, diagnostics } = loadWorkflow(file);
+  const { workflow, diagnostics } = await loadWorkflow(file);
   if (!workflow) throw new Error(diagnostics.map((d) => d.message).join('; '));
   return workflow;
 }
@@ -78,7 +78,7 @@ kickoff: "@w0 start the ring"
 `;
 
 async function recordRing(dir) {
-  const workflow = workflowFile(dir, ringWorkflow);
+  const workflow = await workflowFile(dir, ringWorkflow);
   const path = join(dir, 'ring.jsonl');
   const writer = newWriter(path, workflow);
   const journal = new Journal({ write: (e) => writer.append(e), sync: () => {}, lineOf: (e) => writer.lineOf(e) });
@@ -95,7 +95,9 @@ async function recordRing(dir) {
 
 export async function resumeCost(rounds = 3) {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-session-'));
-  const { workflow, path } = process.env.RING_SESSION ? { workflow: workflowFile(dir, ringWorkflow), path: process.env.RING_SESSION } : await recordRing(dir);
+  const { workflow, path } = process.env.RING_SESSION
+    ? { workflow: await workflowFile(dir, ringWorkflow), path: process.env.RING_SESSION }
+    : await recordRing(dir);
   // Cut the run before its end, as a crash would.
   const lines = readFileSync(path, 'utf8').split('\n');
   const events = lines.length - 2;
@@ -137,7 +139,7 @@ export async function resumeCost(rounds = 3) {
 export async function writeCost() {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-write-'));
   const workers = Array.from({ length: 8 }, (_, i) => `w${i + 1}`);
-  const workflow = workflowFile(
+  const workflow = await workflowFile(
     dir,
     `
 name: fan-out

@@ -105,8 +105,8 @@ describe(`fuzzing the fifth stage (seed ${SEED})`, () => {
     await github?.close();
   });
 
-  it(`${CASES} mutated workflows with people, untrusted, trust and for_each over untrusted values end in diagnostics, never in an exception`, () => {
-    fuzzWorkflows(WORKFLOW, CASES, random(SEED), dir, SEED);
+  it(`${CASES} mutated workflows with people, untrusted, trust and for_each over untrusted values end in diagnostics, never in an exception`, async () => {
+    await fuzzWorkflows(WORKFLOW, CASES, random(SEED), dir, SEED);
   });
 
   it(`${CASES} mutated sessions holding votes from people, taints, an estimate and the event's header are read, summarised, traced, or refused with their line`, () => {

@@ -103,8 +103,8 @@ describe(`fuzzing the fourth stage (seed ${SEED})`, () => {
   }, 60_000);
   afterAll(() => server?.close());
 
-  it(`${CASES} mutated workflows with documents, context, cache and batch end in diagnostics, never in an exception`, () => {
-    fuzzWorkflows(WORKFLOW, CASES, random(SEED), dir, SEED);
+  it(`${CASES} mutated workflows with documents, context, cache and batch end in diagnostics, never in an exception`, async () => {
+    await fuzzWorkflows(WORKFLOW, CASES, random(SEED), dir, SEED);
   });
 
   it(`${CASES} mutated sessions holding documents, batches, shared texts and abandoned calls are read, summarised, traced, or refused with their line`, () => {

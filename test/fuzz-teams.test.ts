@@ -198,7 +198,7 @@ describe(`fuzzing run-time teams (seed ${SEED})`, () => {
         writeFileSync(file, text);
         files.push(file);
         try {
-          const { workflow, diagnostics } = loadWorkflow(file);
+          const { workflow, diagnostics } = await loadWorkflow(file);
           for (const d of diagnostics) expect(d.line, `case ${n} (seed ${SEED})`).toBeGreaterThan(0);
           if (workflow && !diagnostics.some((d) => d.severity === 'error')) {
             graphJson(workflow);

@@ -50,7 +50,7 @@ describe(`fuzzing conclave test (seed ${SEED})`, () => {
   const recorded = readFileSync(join(dir, 'pr-review.session.jsonl'), 'utf8').trimEnd();
   const result = resultOf(join(dir, 'pr-review.session.jsonl'));
 
-  it(`${CASES} mutated test files: read into cases or positioned diagnostics, and checked against the recorded run, never an exception`, () => {
+  it(`${CASES} mutated test files: read into cases or positioned diagnostics, and checked against the recorded run, never an exception`, async () => {
     const rand = random(SEED);
     let invalid = 0;
     for (let n = 0; n < CASES; n++) {
@@ -65,7 +65,7 @@ describe(`fuzzing conclave test (seed ${SEED})`, () => {
           invalid++;
           continue;
         }
-        const { suites, diagnostics: more } = loadSuites([file], {}, dir);
+        const { suites, diagnostics: more } = await loadSuites([file], {}, dir);
         for (const d of more) expect(d.line, `case ${n} (seed ${SEED})`).toBeGreaterThan(0);
         for (const suite of suites)
           for (const testCase of suite.test.cases) {
@@ -81,7 +81,7 @@ describe(`fuzzing conclave test (seed ${SEED})`, () => {
     expect(invalid).toBeLessThan(CASES * 0.9);
   });
 
-  it(`${CASES} mutated recordings: refused with their line, or their events checked against every expectation, never an exception`, () => {
+  it(`${CASES} mutated recordings: refused with their line, or their events checked against every expectation, never an exception`, async () => {
     const rand = random(SEED + 1);
     const { test } = loadTestFile(join(dir, 'pr-review.test.yml'), dir);
     const testCase = test!.cases[0]!;
@@ -97,7 +97,7 @@ describe(`fuzzing conclave test (seed ${SEED})`, () => {
       const suiteFile = join(dir, `s${n}.test.yml`);
       writeFileSync(suiteFile, testText.replace('session: pr-review.session.jsonl', `session: s${n}.session.jsonl`));
       try {
-        const { suites, diagnostics } = loadSuites([suiteFile], {}, dir);
+        const { suites, diagnostics } = await loadSuites([suiteFile], {}, dir);
         if (diagnostics.length > 0) {
           refused++;
           for (const d of diagnostics) expect(d.line, `case ${n} (seed ${SEED})`).toBeGreaterThan(0);

@@ -44,7 +44,7 @@ describe(`fuzzing (seed ${SEED})`, () => {
   ].map((f) => readFileSync(f, 'utf8'));
   const sessions = ['finished.jsonl', 'stopped.jsonl', 'resumed.jsonl'].map((f) => readFileSync(join(ROOT, 'test/fixtures/session/format-1', f), 'utf8'));
 
-  it(`${CASES} mutated workflows end in diagnostics, never in an exception`, () => {
+  it(`${CASES} mutated workflows end in diagnostics, never in an exception`, async () => {
     const rand = random(SEED);
     for (let n = 0; n < CASES; n++) {
       let text = workflows[Math.floor(rand() * workflows.length)]!;
@@ -52,7 +52,7 @@ describe(`fuzzing (seed ${SEED})`, () => {
       const file = join(dir, `w${n}.yml`);
       writeFileSync(file, text);
       try {
-        const { diagnostics, prompts, agents } = loadWorkflow(file);
+        const { diagnostics, prompts, agents } = await loadWorkflow(file);
         mentionWarnings(prompts, agents);
         for (const d of diagnostics) expect(d.line, `case ${n} (seed ${SEED})`).toBeGreaterThan(0);
       } catch (e) {

@@ -40,7 +40,7 @@ export interface EstimateOptions {
  */
 export async function estimateCommand(file: string, options: EstimateOptions): Promise<number> {
   const format = options.json ? 'json' : options.format;
-  const workflow = loadForRun(file, format === 'json');
+  const workflow = await loadForRun(file, format === 'json');
   const sessions = options.from.map((path) => sessionOf(path, workflow));
   // The first session's inputs stand in for those not given (secret ones aside), as a replay takes them.
   const given = sessions[0] ? [...recordedPairs(sessions[0].header.inputs, options.input), ...options.input] : options.input;

@@ -5,8 +5,8 @@ import { EXIT } from '../exit-codes.js';
 import { loadChecked } from './load-checked.js';
 
 /** `conclave graph FILE`: the team as a Mermaid flowchart or as JSON. */
-export function graphCommand(file: string, options: { format: 'mermaid' | 'json' }): number {
-  const { workflow, diagnostics, unreadable } = loadChecked(file);
+export async function graphCommand(file: string, options: { format: 'mermaid' | 'json' }): Promise<number> {
+  const { workflow, diagnostics, unreadable } = await loadChecked(file);
   for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   if (unreadable !== undefined) process.stderr.write(`conclave: ${unreadable}\n`);
   if (!workflow) return EXIT.usage;

@@ -12,7 +12,7 @@ export interface CheckedWorkflow {
 }
 
 /** Loads a workflow with every check `validate` makes, mentions included. A session file is said to be one, in a sentence. */
-export function loadChecked(file: string, provider?: string): CheckedWorkflow {
+export async function loadChecked(file: string, provider?: string): Promise<CheckedWorkflow> {
   if (looksLikeSession(file))
     return {
       file,
@@ -20,7 +20,7 @@ export function loadChecked(file: string, provider?: string): CheckedWorkflow {
       unreadable: `${file} is a session file, not a workflow: print it with conclave show ${file}, or continue it with conclave resume ${file}`,
     };
   try {
-    const { workflow, diagnostics, prompts, agents, madeAtRun } = loadWorkflow(file, provider ? { provider } : {});
+    const { workflow, diagnostics, prompts, agents, madeAtRun } = await loadWorkflow(file, provider ? { provider } : {});
     diagnostics.push(...mentionWarnings(prompts, agents, madeAtRun));
     diagnostics.sort(byPosition);
     return { file, workflow, diagnostics };

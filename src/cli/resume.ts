@@ -83,7 +83,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   const votes = await votesOf(record, options, file);
   const { header } = record;
   const workflowPath = options.workflow ?? recordedWorkflowPath(header.workflow.path, record.path);
-  const workflow = loadForRun(workflowPath, options.json);
+  const workflow = await loadForRun(workflowPath, options.json);
   if (sha256(workflow.text) !== header.workflow.sha256 && !options.allowChangedWorkflow) {
     throw new UsageError(`${workflowPath} changed since the session was recorded; resume with --allow-changed-workflow to continue it anyway`);
   }

@@ -38,11 +38,11 @@ export interface RunCommandOptions extends OutputOptions {
 }
 
 /** Loads a workflow with every check and prints its diagnostics; a UsageError when it cannot run. */
-export function loadForRun(file: string, json = false): Workflow {
+export async function loadForRun(file: string, json = false): Promise<Workflow> {
   if (looksLikeSession(file)) {
     throw new UsageError(`${file} is a session file, not a workflow: continue it with conclave resume ${file}, or print it with conclave show ${file}`);
   }
-  const { workflow, diagnostics, unreadable } = loadChecked(file);
+  const { workflow, diagnostics, unreadable } = await loadChecked(file);
   for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   if (inGitHubActions()) for (const d of diagnostics) writeCommand(json ? process.stderr : process.stdout, annotation(d));
   if (inGitHubActions() && (unreadable !== undefined || !workflow)) writeInvalidSummary(file, diagnostics, unreadable);
@@ -86,7 +86,7 @@ export function sha256(text: string): string {
 /** `conclave run FILE`: runs the workflow and returns its exit code (docs/design.md: ending). */
 export async function runCommand(file: string, options: RunCommandOptions): Promise<number> {
   checkWorkersFlags(options);
-  const workflow = loadForRun(file, options.json);
+  const workflow = await loadForRun(file, options.json);
   const limits = withLimitFlags(workflow.limits, options);
   let recording: SessionEvent[] | undefined;
   let given = options.input;

@@ -34,7 +34,7 @@ export async function testCommand(paths: readonly string[], options: TestOptions
   if (!options.live && (options.repeat !== undefined || options.update))
     throw new UsageError(`${options.update ? '--update' : '--repeat'} runs cases against the API: add --live`);
   const files = testFiles(paths.length > 0 ? paths : ['.']);
-  const { suites, diagnostics } = loadSuites(files, options);
+  const { suites, diagnostics } = await loadSuites(files, options);
   if (diagnostics.length > 0) {
     for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
     if (inGitHubActions()) for (const d of diagnostics) writeCommand(options.json ? process.stderr : process.stdout, annotation(d));

@@ -25,18 +25,18 @@ export interface Suite {
 const SKIPPED = new Set(['node_modules', '.git', '.conclave']);
 
 /** Every test file and its workflow and recordings, with every problem of every file at once. */
-export function loadSuites(
+export async function loadSuites(
   files: readonly string[],
   options: { live?: boolean; update?: boolean },
   root = process.cwd(),
-): { suites: Suite[]; diagnostics: Diagnostic[] } {
+): Promise<{ suites: Suite[]; diagnostics: Diagnostic[] }> {
   const suites: Suite[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const file of files) {
     const { test, diagnostics: found } = loadTestFile(file, root);
     diagnostics.push(...found);
     if (!test) continue;
-    const checked = loadChecked(test.workflow);
+    const checked = await loadChecked(test.workflow);
     const errors = checked.diagnostics.filter((d) => d.severity === 'error');
     const at = { line: 1, col: 1 };
     if (checked.unreadable !== undefined || !checked.workflow) {

@@ -18,9 +18,10 @@ export async function validateCommand(
   if (provider !== undefined && !isProviderName(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')}, not "${provider}"`);
   // A test file (*.test.yml) is checked as `conclave test` reads it: its cases, its workflow, its recordings.
   const tests = files.some(isTestFile) ? await import('./test-suites.js') : undefined;
-  const results = files.map((file) =>
-    tests && isTestFile(file) ? { file, diagnostics: tests.loadSuites([file], {}).diagnostics } : loadChecked(file, provider),
-  );
+  const results = [];
+  for (const file of files) {
+    results.push(tests && isTestFile(file) ? { file, diagnostics: (await tests.loadSuites([file], {})).diagnostics } : await loadChecked(file, provider));
+  }
   if (options.connect) {
     const { connectProblems } = await import('./mcp-connect.js');
     for (const r of results) {

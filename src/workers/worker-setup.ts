@@ -102,7 +102,7 @@ export class WorkerSetups {
   }
 
   private async load(file: string, providers: ProviderName[]) {
-    const { workflow, diagnostics } = loadWorkflow(file);
+    const { workflow, diagnostics } = await loadWorkflow(file);
     const error = diagnostics.find((d) => d.severity === 'error');
     if (!workflow || error) throw new Error(`its workflow does not load here: ${error?.message ?? 'unknown error'}`);
     const { spec } = workflow;

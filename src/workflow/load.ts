@@ -80,19 +80,19 @@ function tooDeep(data: unknown): Path | undefined {
   return undefined;
 }
 
-export function loadWorkflow(file: string, options: { provider?: string } = {}): LoadResult {
+export async function loadWorkflow(file: string, options: { provider?: string } = {}): Promise<LoadResult> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new WorkflowFileError(`cannot read ${file}: ${reason(e)}`);
   }
-  const result = checkWorkflow(file, text, options.provider);
+  const result = await checkWorkflow(file, text, options.provider);
   result.diagnostics.sort(byPosition);
   return result;
 }
 
-function checkWorkflow(file: string, text: string, provider?: string): LoadResult {
+async function checkWorkflow(file: string, text: string, provider?: string): Promise<LoadResult> {
   const source = new WorkflowSource(file, text);
   const syntax = source.syntaxErrors();
   const none = { prompts: [], agents: [], madeAtRun: [] };
@@ -117,7 +117,7 @@ function checkWorkflow(file: string, text: string, provider?: string): LoadResul
       ],
       ...none,
     };
-  const diagnostics = schemaErrors(source, data);
+  const diagnostics = await schemaErrors(source, data);
   if (!isRecord(data)) return { diagnostics, ...none };
   const spec = data as unknown as WorkflowSpec;
 

@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
-import validate from '../../generated/workflow-validator.js';
+import rules from '../../generated/workflow-rules.json' with { type: 'json' };
+import { SchemaWalk } from './schema-holds.js';
 import type { Diagnostic } from './diagnostic.js';
 import type { Path, WorkflowSource } from './source.js';
 import { closest, describeValue, didYouMean, listOr, quote } from './suggest.js';
@@ -37,8 +38,15 @@ const NAME_OF_KEYS: Record<string, string> = {
   env: 'environment variable name',
 };
 
-/** Checks the parsed document against schemas/workflow.schema.json, in plain words. */
-export function schemaErrors(source: WorkflowSource, data: unknown): Diagnostic[] {
+const schema = new SchemaWalk(rules);
+
+/**
+ * Checks the parsed document against schemas/workflow.schema.json, in plain words. A workflow the
+ * schema's walk accepts is done; any other is judged by ajv's validator, loaded only then.
+ */
+export async function schemaErrors(source: WorkflowSource, data: unknown): Promise<Diagnostic[]> {
+  if (schema.holds(data)) return [];
+  const { default: validate } = await import('../../generated/workflow-validator.js');
   if (validate(data)) return [];
   const errors = validate.errors ?? [];
   const failedUnions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));

@@ -59,7 +59,7 @@ describe('the live view', () => {
   it('shows each agent going through its states in order during a fan-out run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-live-'));
     writeFileSync(join(dir, 'workflow.yml'), FAN_OUT);
-    const { workflow } = loadWorkflow(join(dir, 'workflow.yml'));
+    const { workflow } = await loadWorkflow(join(dir, 'workflow.yml'));
     const logger = new Captured();
     const view = liveView(['lead', 'a', 'b'], workflow!.limits, { renderer: 'test', logger });
     await view.ready;
@@ -109,7 +109,7 @@ describe('the live view of batched calls', () => {
   it("shows an agent whose call waits for its message batch, then the batch's answer", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-live-'));
     writeFileSync(join(dir, 'workflow.yml'), 'name: batched\ndefaults: { batch: true }\nagents:\n  lead: { role: manager }\nkickoff: Go.\n');
-    const { workflow } = loadWorkflow(join(dir, 'workflow.yml'));
+    const { workflow } = await loadWorkflow(join(dir, 'workflow.yml'));
     const logger = new Captured();
     const view = liveView(['lead'], workflow!.limits, { renderer: 'test', logger });
     await view.ready;
@@ -152,7 +152,7 @@ describe('the live view of a team that grows', () => {
   it('folds the agents spawned from a template into one line, whatever their number', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-live-'));
     writeFileSync(join(dir, 'workflow.yml'), 'name: grow\nagents:\n  lead: { role: manager, spawns: [checker] }\ntemplates:\n  checker: {}\nkickoff: Go.\n');
-    const { workflow } = loadWorkflow(join(dir, 'workflow.yml'));
+    const { workflow } = await loadWorkflow(join(dir, 'workflow.yml'));
     const logger = new Captured();
     const view = liveView(['lead', 'checker'], workflow!.limits, { renderer: 'test', logger });
     await view.ready;
@@ -194,7 +194,7 @@ describe('the live view under the API rate limits', () => {
     const server = await startFakeAnthropic(fanOutScript(6), { rateLimits: { requests: { limit: 3, windowMs: 1_500 } } });
     const dir = mkdtempSync(join(tmpdir(), 'conclave-live-'));
     writeFileSync(join(dir, 'workflow.yml'), FAN_OUT_SPAWN(6));
-    const { workflow } = loadWorkflow(join(dir, 'workflow.yml'));
+    const { workflow } = await loadWorkflow(join(dir, 'workflow.yml'));
     const logger = new Captured();
     const view = liveView(['lead', 'reviewer'], workflow!.limits, { renderer: 'test', logger });
     await view.ready;

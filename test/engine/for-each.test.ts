@@ -15,8 +15,8 @@ kickoff: Check.
 `;
 
 describe('for_each, expanded once setup has run', () => {
-  it("makes NAME-1 … NAME-N in the list's order, each a worker reporting to the manager, and @NAME stands for all of them", () => {
-    const { graph, instances } = expandTeam(workflowOf(TEAM('[a.ts, b.ts, c.ts]')), {});
+  it("makes NAME-1 … NAME-N in the list's order, each a worker reporting to the manager, and @NAME stands for all of them", async () => {
+    const { graph, instances } = expandTeam(await workflowOf(TEAM('[a.ts, b.ts, c.ts]')), {});
     expect([...graph.members.keys()]).toEqual(['lead', 'checker-1', 'checker-2', 'checker-3', 'writer']);
     expect(graph.members.get('checker-2')).toEqual({ name: 'checker-2', role: 'worker', reportsTo: 'lead' });
     expect(graph.groups.get('checker')).toEqual(['checker-1', 'checker-2', 'checker-3']);
@@ -25,8 +25,8 @@ describe('for_each, expanded once setup has run', () => {
     expect(graph.lead).toBe('lead');
   });
 
-  it('takes the list one expression gives, and names what it gave when it is no list', () => {
-    const workflow = workflowOf(TEAM("'$<< from_json(inputs.targets) >>'"));
+  it('takes the list one expression gives, and names what it gave when it is no list', async () => {
+    const workflow = await workflowOf(TEAM("'$<< from_json(inputs.targets) >>'"));
     const { instances } = expandTeam(workflow, { inputs: { targets: '[{"path": "x"}, 2]' } });
     expect([...instances.values()].map((i) => i.item)).toEqual([{ path: 'x' }, 2]);
     expect(expandTeam(workflow, { inputs: { targets: '[]' } }).graph.groups.get('checker'), 'an empty list: no instance').toEqual([]);
@@ -39,15 +39,16 @@ describe('for_each, expanded once setup has run', () => {
     expect(refused('"one two"')).toThrow(/ gave the text "one two" /);
     expect(refused(`"${'x'.repeat(100)}"`)).toThrow(new RegExp(` gave the text "${'x'.repeat(60)}" `));
     // Spaces around the one expression: the expression is what is evaluated, and named without them.
-    const spaced = workflowOf(TEAM("'  $<< from_json(inputs.targets) >>  '"));
+    const spaced = await workflowOf(TEAM("'  $<< from_json(inputs.targets) >>  '"));
     expect(expandTeam(spaced, { inputs: { targets: '["a"]' } }).graph.groups.get('checker')).toEqual(['checker-1']);
     expect(() => expandTeam(spaced, { inputs: { targets: '7' } })).toThrow(/for_each must give a list; \$<< from_json\(inputs\.targets\) >> gave number \(/);
   });
 
-  it('allows a team of exactly limits.max_agents, and refuses one more, saying how many and what to do', () => {
+  it('allows a team of exactly limits.max_agents, and refuses one more, saying how many and what to do', async () => {
     const limits = 'limits: { max_agents: 5 }';
-    expect(expandTeam(workflowOf(TEAM('[a, b, c]', limits)), {}).graph.members.size).toBe(5);
-    expect(() => expandTeam(workflowOf(TEAM('[a, b, c, d]', limits)), {})).toThrow(
+    expect(expandTeam(await workflowOf(TEAM('[a, b, c]', limits)), {}).graph.members.size).toBe(5);
+    const tooMany = await workflowOf(TEAM('[a, b, c, d]', limits));
+    expect(() => expandTeam(tooMany, {})).toThrow(
       'for_each gives the team 6 agents; limits.max_agents is 5 (raise it in the workflow, or give for_each a shorter list)',
     );
   });

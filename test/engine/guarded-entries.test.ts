@@ -58,7 +58,7 @@ afterEach(() => {
 async function runWith(h: Harness) {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-entries-'));
   writeFileSync(join(dir, 'workflow.yml'), h.yaml);
-  const { workflow, diagnostics } = loadWorkflow(join(dir, 'workflow.yml'));
+  const { workflow, diagnostics } = await loadWorkflow(join(dir, 'workflow.yml'));
   expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
   const written: EventInput[] = [];
   let closed = false;

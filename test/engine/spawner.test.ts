@@ -20,8 +20,8 @@ kickoff: Go.
 `;
 
 /** A spawner over a real channel, with what it records and what each agent has spent in hand. */
-function spawnerOf(text = TEAM()) {
-  const workflow = workflowOf(text);
+async function spawnerOf(text = TEAM()) {
+  const workflow = await workflowOf(text);
   const events: ChannelEvent[] = [];
   const channel = new Channel(workflow.graph, (e) => events.push(e));
   const recorded: { agent: string; status: string; reason: string }[] = [];
@@ -48,8 +48,8 @@ const signal = () => new AbortController().signal;
 const worst = (usd: number) => ({ usd, tokens: 0 });
 
 describe('spawn', () => {
-  it('names instances TEMPLATE-N in order, each reporting to its spawner with its task, and at the depth below it', () => {
-    const { spawner, channel, registered } = spawnerOf();
+  it('names instances TEMPLATE-N in order, each reporting to its spawner with its task, and at the depth below it', async () => {
+    const { spawner, channel, registered } = await spawnerOf();
     expect(spawner.spawn('lead', 'checker', ['a', 'b'])).toEqual(['checker-1', 'checker-2']);
     expect(spawner.spawn('lead', 'manager_t', ['m'])).toEqual(['manager_t-1']);
     expect(spawner.spawn('manager_t-1', 'checker', ['c'])).toEqual(['checker-3']);
@@ -67,22 +67,22 @@ describe('spawn', () => {
     expect(spawner.isSpawned('helper')).toBe(false);
   });
 
-  it('skips a number whose name an agent has already', () => {
-    const { spawner } = spawnerOf();
+  it('skips a number whose name an agent has already', async () => {
+    const { spawner } = await spawnerOf();
     expect(spawner.spawn('lead', 'checker', ['x'], { name: 'checker_two' })).toEqual(['checker_two']);
     expect(spawner.spawn('lead', 'checker', ['a'])).toEqual(['checker-1']);
   });
 
-  it('refuses a template the agent may not spawn, naming those it may', () => {
-    const { spawner } = spawnerOf();
+  it('refuses a template the agent may not spawn, naming those it may', async () => {
+    const { spawner } = await spawnerOf();
     expect(() => spawner.spawn('lead', 'nope', ['a'])).toThrow('you may spawn "manager_t", "checker", not "nope"');
     expect(() => spawner.spawn('helper', 'checker', ['a'])).toThrow('you may not spawn agents');
     spawner.spawn('lead', 'checker', ['a']);
     expect(() => spawner.spawn('checker-1', 'checker', ['a'])).toThrow('you may not spawn agents');
   });
 
-  it('a team of exactly max_agents is allowed, one more is refused', () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 5'));
+  it('a team of exactly max_agents is allowed, one more is refused', async () => {
+    const { spawner } = await spawnerOf(TEAM('max_agents: 5'));
     expect(() => spawner.spawn('lead', 'checker', ['a', 'b', 'c', 'd'])).toThrow(
       'spawn refused: limits.max_agents is 5 and the run has 2 agents; 4 more would pass it',
     );
@@ -90,17 +90,17 @@ describe('spawn', () => {
     expect(() => spawner.spawn('lead', 'checker', ['d'])).toThrow('limits.max_agents is 5 and the run has 5 agents; 1 more would pass it');
   });
 
-  it('refuses past max_depth, counting from the declared agents', () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 9, max_depth: 2'));
+  it('refuses past max_depth, counting from the declared agents', async () => {
+    const { spawner } = await spawnerOf(TEAM('max_agents: 9, max_depth: 2'));
     spawner.spawn('lead', 'manager_t', ['m']);
     expect(spawner.spawn('manager_t-1', 'checker', ['c'])).toEqual(['checker-1']);
-    const deep = spawnerOf(TEAM('max_agents: 9, max_depth: 1')).spawner;
+    const deep = (await spawnerOf(TEAM('max_agents: 9, max_depth: 1'))).spawner;
     deep.spawn('lead', 'manager_t', ['m']);
     expect(() => deep.spawn('manager_t-1', 'checker', ['c'])).toThrow('spawn refused: limits.max_depth is 1, and agents you spawn would be 2 levels deep');
   });
 
-  it('a chosen name is checked, and names one agent only', () => {
-    const { spawner } = spawnerOf();
+  it('a chosen name is checked, and names one agent only', async () => {
+    const { spawner } = await spawnerOf();
     expect(() => spawner.spawn('lead', 'checker', ['a'], { name: 'helper' })).toThrow('"helper" cannot be a new agent\'s name: an agent has that name already');
     expect(() => spawner.spawn('lead', 'checker', ['a'], { name: 'checker-7' })).toThrow('names of the form TEMPLATE-N');
     expect(() => spawner.spawn('lead', 'checker', ['a', 'b'], { name: 'solo' })).toThrow(
@@ -108,8 +108,8 @@ describe('spawn', () => {
     );
   });
 
-  it("takes max_turns and budget_usd from the template's limits unless the spawn gives its own", () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 9', 'limits: { max_turns: 3, budget_usd: 0.5 }'));
+  it("takes max_turns and budget_usd from the template's limits unless the spawn gives its own", async () => {
+    const { spawner } = await spawnerOf(TEAM('max_agents: 9', 'limits: { max_turns: 3, budget_usd: 0.5 }'));
     spawner.spawn('lead', 'checker', ['a']);
     spawner.spawn('lead', 'checker', ['b'], { maxTurns: 7 });
     expect(spawner.maxTurnsOf('checker-1')).toBe(3);
@@ -117,8 +117,8 @@ describe('spawn', () => {
     expect(spawner.maxTurnsOf('lead')).toBeUndefined();
   });
 
-  it('a capped agent cannot give its children more than it has left; a cancelled child gives back what it did not spend', () => {
-    const { spawner, spent } = spawnerOf(TEAM('max_agents: 9'));
+  it('a capped agent cannot give its children more than it has left; a cancelled child gives back what it did not spend', async () => {
+    const { spawner, spent } = await spawnerOf(TEAM('max_agents: 9'));
     spawner.spawn('lead', 'manager_t', ['m'], { budgetUsd: 1 });
     spent.set('manager_t-1', 0.25);
     expect(() => spawner.spawn('manager_t-1', 'checker', ['a', 'b'], { budgetUsd: 0.4 })).toThrow(
@@ -139,8 +139,8 @@ describe('spawn', () => {
 });
 
 describe("a spawned subtree's budget_usd, as a ceiling", () => {
-  it('an uncapped agent has no ceiling of its own; a capped one has its own and each capped one above it', () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 9'));
+  it('an uncapped agent has no ceiling of its own; a capped one has its own and each capped one above it', async () => {
+    const { spawner } = await spawnerOf(TEAM('max_agents: 9'));
     spawner.spawn('lead', 'manager_t', ['m'], { budgetUsd: 1 });
     spawner.spawn('manager_t-1', 'checker', ['a']);
     spawner.spawn('manager_t-1', 'checker', ['b'], { budgetUsd: 0.5 });
@@ -152,7 +152,7 @@ describe("a spawned subtree's budget_usd, as a ceiling", () => {
   });
 
   it("refuses a call past its own budget with what it spent, and past a parent's naming the parent", async () => {
-    const { spawner, spent } = spawnerOf(TEAM('max_agents: 9'));
+    const { spawner, spent } = await spawnerOf(TEAM('max_agents: 9'));
     const r = new Reservations();
     spawner.spawn('lead', 'manager_t', ['m'], { budgetUsd: 1 });
     spawner.spawn('manager_t-1', 'checker', ['a'], { budgetUsd: 0.5 });
@@ -168,7 +168,7 @@ describe("a spawned subtree's budget_usd, as a ceiling", () => {
   });
 
   it("a call under a capped parent waits while a call of the parent's subtree is in flight, and goes when it settles for less", async () => {
-    const { spawner, spent } = spawnerOf(TEAM('max_agents: 9'));
+    const { spawner, spent } = await spawnerOf(TEAM('max_agents: 9'));
     const r = new Reservations();
     spawner.spawn('lead', 'manager_t', ['m'], { budgetUsd: 1 });
     spawner.spawn('manager_t-1', 'checker', ['a', 'b']);
@@ -184,7 +184,7 @@ describe("a spawned subtree's budget_usd, as a ceiling", () => {
   });
 
   it('a call under a capped parent that can never fit is refused once the subtree has nothing in flight', async () => {
-    const { spawner, spent } = spawnerOf(TEAM('max_agents: 9'));
+    const { spawner, spent } = await spawnerOf(TEAM('max_agents: 9'));
     const r = new Reservations();
     spawner.spawn('lead', 'manager_t', ['m'], { budgetUsd: 1 });
     spawner.spawn('manager_t-1', 'checker', ['a', 'b']);
@@ -211,8 +211,8 @@ describe('fork', () => {
     toolUseId: 't1',
   };
 
-  it('makes AGENT-fork-N with its conversation, the fork tool answered with who it is and the others not run', () => {
-    const { spawner, registered, conversations } = spawnerOf();
+  it('makes AGENT-fork-N with its conversation, the fork tool answered with who it is and the others not run', async () => {
+    const { spawner, registered, conversations } = await spawnerOf();
     expect(spawner.fork('lead', ['x', 'y'], point)).toEqual(['lead-fork-1', 'lead-fork-2']);
     const fork = registered[0]!;
     expect(fork).toMatchObject({ name: 'lead-fork-1', role: 'worker', isLead: false, reportsTo: 'lead' });
@@ -245,17 +245,17 @@ describe('fork', () => {
     expect(spawner.maxTurnsOf('lead-fork-1')).toBeUndefined();
   });
 
-  it('counts forks against max_agents and max_depth, as spawns', () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 3, max_depth: 1'));
+  it('counts forks against max_agents and max_depth, as spawns', async () => {
+    const { spawner } = await spawnerOf(TEAM('max_agents: 3, max_depth: 1'));
     expect(() => spawner.fork('lead', ['x', 'y'], point)).toThrow('fork refused: limits.max_agents is 3 and the run has 2 agents; 2 more would pass it');
     spawner.fork('lead', ['x'], point);
-    const deep = spawnerOf(TEAM('max_agents: 9, max_depth: 1')).spawner;
+    const deep = (await spawnerOf(TEAM('max_agents: 9, max_depth: 1'))).spawner;
     deep.fork('lead', ['x'], point);
     expect(() => deep.fork('lead-fork-1', ['y'], point)).toThrow('fork refused: limits.max_depth is 1, and agents you fork would be 2 levels deep');
   });
 
-  it('refuses an agent without fork: true, and a fork of a fork may fork when its root may', () => {
-    const { spawner } = spawnerOf();
+  it('refuses an agent without fork: true, and a fork of a fork may fork when its root may', async () => {
+    const { spawner } = await spawnerOf();
     expect(() => spawner.fork('helper', ['x'], point)).toThrow('you may not fork (set fork: true in the workflow)');
     spawner.fork('lead', ['x'], point);
     expect(spawner.fork('lead-fork-1', ['y'], point)).toEqual(['lead-fork-1-fork-1']);
@@ -265,8 +265,8 @@ describe('fork', () => {
     expect(() => spawner.fork('checker-2', ['z'], point)).toThrow('you may not fork');
   });
 
-  it("a fork of a spawned agent keeps that agent's max_turns", () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 9', 'fork: true'));
+  it("a fork of a spawned agent keeps that agent's max_turns", async () => {
+    const { spawner } = await spawnerOf(TEAM('max_agents: 9', 'fork: true'));
     spawner.spawn('lead', 'checker', ['a'], { maxTurns: 2 });
     spawner.fork('checker-1', ['x'], point);
     expect(spawner.maxTurnsOf('checker-1-fork-1')).toBe(2);
@@ -275,8 +275,8 @@ describe('fork', () => {
 });
 
 describe('cancel, end and stop', () => {
-  it('cancels the target and everything below it, deepest first, aborting their turns; the spawner is told when another cancelled', () => {
-    const { spawner, recorded, told } = spawnerOf(TEAM('max_agents: 9'));
+  it('cancels the target and everything below it, deepest first, aborting their turns; the spawner is told when another cancelled', async () => {
+    const { spawner, recorded, told } = await spawnerOf(TEAM('max_agents: 9'));
     spawner.spawn('lead', 'manager_t', ['m']);
     spawner.spawn('manager_t-1', 'checker', ['a', 'b']);
     const turn = spawner.signalOf('checker-2', signal());
@@ -291,8 +291,8 @@ describe('cancel, end and stop', () => {
     expect(told('lead')).toEqual([]);
   });
 
-  it('a grandchild cancelled by an ancestor: its own spawner is told', () => {
-    const { spawner, told } = spawnerOf(TEAM('max_agents: 9'));
+  it('a grandchild cancelled by an ancestor: its own spawner is told', async () => {
+    const { spawner, told } = await spawnerOf(TEAM('max_agents: 9'));
     spawner.spawn('lead', 'manager_t', ['m']);
     spawner.spawn('manager_t-1', 'checker', ['a', 'b']);
     expect(spawner.cancel('lead', 'checker-1')).toBe('Cancelled @checker-1: it takes no more turns.');
@@ -300,8 +300,8 @@ describe('cancel, end and stop', () => {
     expect(spawner.cancel('manager_t-1', 'checker-2')).toBe('Cancelled @checker-2: it takes no more turns.');
   });
 
-  it('refuses to cancel what the caller did not spawn, or what ended', () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 9'));
+  it('refuses to cancel what the caller did not spawn, or what ended', async () => {
+    const { spawner } = await spawnerOf(TEAM('max_agents: 9'));
     spawner.spawn('lead', 'manager_t', ['m']);
     spawner.spawn('manager_t-1', 'checker', ['a']);
     spawner.spawn('lead', 'checker', ['b']);
@@ -313,8 +313,8 @@ describe('cancel, end and stop', () => {
     expect(spawner.cancel('lead', 'manager_t-1')).toBe('Cancelled @manager_t-1 and the 1 agent below it: they take no more turns.');
   });
 
-  it("ends a spawned agent that failed, once, telling its spawner; a declared agent's end is the run's", () => {
-    const { spawner, recorded, told } = spawnerOf();
+  it("ends a spawned agent that failed, once, telling its spawner; a declared agent's end is the run's", async () => {
+    const { spawner, recorded, told } = await spawnerOf();
     spawner.spawn('lead', 'checker', ['a']);
     const turn = spawner.signalOf('checker-1', signal());
     expect(spawner.end('checker-1', 'failed', 'failed: boom')).toBe(true);
@@ -325,8 +325,8 @@ describe('cancel, end and stop', () => {
     expect(told('lead')).toEqual(['@checker-1 failed: boom. It takes no more turns.']);
   });
 
-  it('stops every spawned agent still going when the run ends, deepest first', () => {
-    const { spawner, recorded } = spawnerOf(TEAM('max_agents: 9'));
+  it('stops every spawned agent still going when the run ends, deepest first', async () => {
+    const { spawner, recorded } = await spawnerOf(TEAM('max_agents: 9'));
     spawner.spawn('lead', 'manager_t', ['m']);
     spawner.spawn('manager_t-1', 'checker', ['a']);
     spawner.spawn('lead', 'checker', ['b']);
@@ -338,8 +338,8 @@ describe('cancel, end and stop', () => {
     ]);
   });
 
-  it("a declared agent's signal is the run's; a spawned one's also its own", () => {
-    const { spawner } = spawnerOf();
+  it("a declared agent's signal is the run's; a spawned one's also its own", async () => {
+    const { spawner } = await spawnerOf();
     const run = new AbortController();
     expect(spawner.signalOf('lead', run.signal)).toBe(run.signal);
     spawner.spawn('lead', 'checker', ['a']);
@@ -350,9 +350,9 @@ describe('cancel, end and stop', () => {
   });
 
   it("the tools schedule the change at once, after the tool's own work", async () => {
-    const { spawner } = spawnerOf();
+    const { spawner } = await spawnerOf();
     let changed = 0;
-    const tools = spawnerOf().spawner.toolsFor('lead', () => changed++);
+    const tools = (await spawnerOf()).spawner.toolsFor('lead', () => changed++);
     expect(tools.spawn!('checker', ['a'])).toEqual(['checker-1']);
     expect(changed).toBe(0);
     await Promise.resolve();
@@ -364,7 +364,7 @@ describe('cancel, end and stop', () => {
   });
 
   it('a waiting call whose agent is cancelled ends as aborted', async () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 9'));
+    const { spawner } = await spawnerOf(TEAM('max_agents: 9'));
     const r = new Reservations();
     spawner.spawn('lead', 'manager_t', ['m'], { budgetUsd: 1 });
     spawner.spawn('manager_t-1', 'checker', ['a', 'b']);
@@ -375,8 +375,8 @@ describe('cancel, end and stop', () => {
     await first(0);
   });
 
-  it('a cancel passes over agents below that ended already', () => {
-    const { spawner, recorded } = spawnerOf(TEAM('max_agents: 9'));
+  it('a cancel passes over agents below that ended already', async () => {
+    const { spawner, recorded } = await spawnerOf(TEAM('max_agents: 9'));
     spawner.spawn('lead', 'manager_t', ['m']);
     spawner.spawn('manager_t-1', 'checker', ['a', 'b']);
     spawner.end('checker-1', 'limit', 'ran out of its turns');
@@ -385,7 +385,7 @@ describe('cancel, end and stop', () => {
   });
 
   it('a fork tool schedules the change too', async () => {
-    const { spawner } = spawnerOf();
+    const { spawner } = await spawnerOf();
     let changed = 0;
     const tools = spawner.toolsFor('lead', () => changed++);
     expect(tools.fork!(['x'], { messages: [], toolUseId: 't' })).toEqual(['lead-fork-1']);
@@ -396,18 +396,18 @@ describe('cancel, end and stop', () => {
 
 describe('the edges', () => {
   it('a subtree may spend its budget_usd to the last cent: a call that fits exactly is held', async () => {
-    const { spawner, spent } = spawnerOf(TEAM('max_agents: 9'));
+    const { spawner, spent } = await spawnerOf(TEAM('max_agents: 9'));
     spawner.spawn('lead', 'checker', ['a'], { budgetUsd: 1 });
     spent.set('checker-1', 0.5);
     await (await new Reservations().reserve(spawner.ceilingsOf('checker-1'), worst(0.5), signal()))(0);
   });
 
-  it('a budget refusal ends the agent (limit), not the run', () => {
+  it('a budget refusal ends the agent (limit), not the run', async () => {
     expect(new SpawnBudgetReached('x').ending).toBe('limit');
   });
 
-  it('max_depth is 3 when the workflow does not say', () => {
-    const { spawner } = spawnerOf(TEAM('max_agents: 9', 'fork: true'));
+  it('max_depth is 3 when the workflow does not say', async () => {
+    const { spawner } = await spawnerOf(TEAM('max_agents: 9', 'fork: true'));
     spawner.spawn('lead', 'checker', ['a']);
     spawner.fork('checker-1', ['b'], { messages: [], toolUseId: 't' });
     spawner.fork('checker-1-fork-1', ['c'], { messages: [], toolUseId: 't' });

@@ -21,8 +21,8 @@ ${extra}
 kickoff: Review.
 `;
 
-function profilesOf(text: string, share: boolean, context: string | null = 'The change under review.') {
-  const workflow = workflowOf(text);
+async function profilesOf(text: string, share: boolean, context: string | null = 'The change under review.') {
+  const workflow = await workflowOf(text);
   const expanded = expandTeam(workflow, {});
   const sources = withTeamTools<ProfileSources>({ workflow, scope: {}, ...(context ? { context } : {}) }, expanded, share);
   const profiles = buildProfiles(sources, expanded);
@@ -31,8 +31,8 @@ function profilesOf(text: string, share: boolean, context: string | null = 'The 
 const names = (tools: readonly { definition: { name: string } }[]) => tools.map((t) => t.definition.name);
 
 describe("the team's coordination tools, one list for every agent of a context", () => {
-  it('holds every coordination tool any agent or template has, in one order, then each agent its own workspace tools', () => {
-    const { sources, byName } = profilesOf(TEAM(), true);
+  it('holds every coordination tool any agent or template has, in one order, then each agent its own workspace tools', async () => {
+    const { sources, byName } = await profilesOf(TEAM(), true);
     const team = ['propose', 'vote', 'cancel_proposal', 'channel_history', 'spawn', 'fork', 'cancel', 'complete'];
     expect(names(sources.teamTools!)).toEqual(team);
     expect(names(sentTools(byName.get('lead')!))).toEqual(team);
@@ -44,8 +44,8 @@ describe("the team's coordination tools, one list for every agent of a context",
     expect(names(byName.get('reviewer-2')!.tools)).toEqual(['propose', 'vote', 'cancel_proposal', 'channel_history', 'grep']);
   });
 
-  it('sends one array for the agents with the same own tools, a spawned agent included, and another for other own tools', () => {
-    const { sources, byName } = profilesOf(TEAM(), true);
+  it('sends one array for the agents with the same own tools, a spawned agent included, and another for other own tools', async () => {
+    const { sources, byName } = await profilesOf(TEAM(), true);
     const sent = (name: string) => request(byName.get(name)!, [{ role: 'user', content: [{ type: 'text', text: 'x' }] }]).tools;
     expect(sent('plain')).toBe(sent('lead'));
     expect(sent('reviewer-2')).toBe(sent('reviewer-1'));
@@ -55,20 +55,20 @@ describe("the team's coordination tools, one list for every agent of a context",
     expect(request(helper, [{ role: 'user', content: [{ type: 'text', text: 'x' }] }]).tools).toBe(sent('lead'));
   });
 
-  it('is not made without a context, or for a run recorded without it: each agent is sent its own tools', () => {
+  it('is not made without a context, or for a run recorded without it: each agent is sent its own tools', async () => {
     for (const { share, context } of [
       { share: false, context: 'The change under review.' },
       { share: true, context: null },
     ]) {
-      const { sources, byName } = profilesOf(TEAM(), share, context);
+      const { sources, byName } = await profilesOf(TEAM(), share, context);
       expect(sources.teamTools).toBeUndefined();
       expect(byName.get('plain')!.offered).toBeUndefined();
       expect(names(sentTools(byName.get('plain')!))).toEqual(['propose', 'vote', 'cancel_proposal', 'channel_history']);
     }
   });
 
-  it('keeps the documents and the consent form of propose where the run has them', () => {
-    const workflow = workflowOf(TEAM('documents:\n  plan: { owner: lead }\n'));
+  it('keeps the documents and the consent form of propose where the run has them', async () => {
+    const workflow = await workflowOf(TEAM('documents:\n  plan: { owner: lead }\n'));
     const expanded = expandTeam(workflow, {});
     const trust = new TrustPolicy(workflow.spec, { untrusted: true, why: 'a fork' });
     expect(trust.active).toBe(true);
@@ -78,7 +78,7 @@ describe("the team's coordination tools, one list for every agent of a context",
     expect(names(sources.teamTools!)).toEqual(expect.arrayContaining(['read_document', 'edit_document', 'review_edit', 'append_document']));
   });
 
-  it('holds spawn, fork and cancel only where some agent or template has them', () => {
+  it('holds spawn, fork and cancel only where some agent or template has them', async () => {
     const plain = `
 name: plain
 context: x
@@ -89,12 +89,20 @@ templates:
   other: { role: worker }
 kickoff: Go.
 `;
-    expect(names(profilesOf(plain, true).sources.teamTools!)).toEqual(['propose', 'vote', 'cancel_proposal', 'channel_history', 'complete']);
+    expect(names((await profilesOf(plain, true)).sources.teamTools!)).toEqual(['propose', 'vote', 'cancel_proposal', 'channel_history', 'complete']);
     const forks = plain.replace('other: { role: worker }', 'other: { role: worker, fork: true }');
-    expect(names(profilesOf(forks, true).sources.teamTools!)).toEqual(['propose', 'vote', 'cancel_proposal', 'channel_history', 'fork', 'cancel', 'complete']);
+    expect(names((await profilesOf(forks, true)).sources.teamTools!)).toEqual([
+      'propose',
+      'vote',
+      'cancel_proposal',
+      'channel_history',
+      'fork',
+      'cancel',
+      'complete',
+    ]);
   });
 
-  it("holds a large team's roster, sent as each agent's own says it, and none at the size whose prompts list everyone", () => {
+  it("holds a large team's roster, sent as each agent's own says it, and none at the size whose prompts list everyone", async () => {
     const team = (workers: number) => `
 name: large
 context: x
@@ -103,8 +111,8 @@ agents:
   worker: { role: worker, for_each: [${Array.from({ length: workers }, (_, i) => i + 1).join(', ')}] }
 kickoff: Go.
 `;
-    expect(names(profilesOf(team(FULL_ROSTER_UP_TO - 1), true).sources.teamTools!)).not.toContain('team_roster');
-    const { sources, byName } = profilesOf(team(FULL_ROSTER_UP_TO), true);
+    expect(names((await profilesOf(team(FULL_ROSTER_UP_TO - 1), true)).sources.teamTools!)).not.toContain('team_roster');
+    const { sources, byName } = await profilesOf(team(FULL_ROSTER_UP_TO), true);
     const shared = sources.teamTools!.find((t) => t.definition.name === 'team_roster')!;
     const own = byName.get('worker-1')!.tools.find((t) => t.definition.name === 'team_roster')!;
     expect(shared.definition).toEqual(own.definition);

@@ -27,14 +27,14 @@ export function mutateJsonLine(line: string, rand: () => number, values: readonl
 }
 
 /** `cases` mutations of `workflow` (one to three each), written as w0.yml… in `dir` and loaded in process: diagnostics with a line, never an exception. */
-export function fuzzWorkflows(workflow: string, cases: number, rand: () => number, dir: string, seed: number): void {
+export async function fuzzWorkflows(workflow: string, cases: number, rand: () => number, dir: string, seed: number): Promise<void> {
   for (let n = 0; n < cases; n++) {
     let text = workflow;
     for (let k = 1 + Math.floor(rand() * 3); k > 0; k--) text = mutateText(text, rand);
     const file = join(dir, `w${n}.yml`);
     writeFileSync(file, text);
     try {
-      const { diagnostics, prompts, agents } = loadWorkflow(file);
+      const { diagnostics, prompts, agents } = await loadWorkflow(file);
       mentionWarnings(prompts, agents);
       for (const d of diagnostics) expect(d.line, `case ${n} (seed ${seed})`).toBeGreaterThan(0);
     } catch (e) {

@@ -34,10 +34,10 @@ function gate(
 }
 
 /** A workflow as the loader makes it, from its YAML. */
-function workflowOf(yaml: string) {
+async function workflowOf(yaml: string) {
   const file = join(mkdtempSync(join(tmpdir(), 'conclave-taints-')), 'workflow.yml');
   writeFileSync(file, yaml);
-  const { workflow, diagnostics } = loadWorkflow(file);
+  const { workflow, diagnostics } = await loadWorkflow(file);
   expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
   return workflow!;
 }
@@ -47,7 +47,7 @@ const use = { name: RUN.tool, input: RUN.input };
 beforeAll(loadMergeTools);
 
 describe('the trust gate', () => {
-  it('a message from a tainted agent taints its recipients; a clean one taints no one', () => {
+  it('a message from a tainted agent taints its recipients; a clean one taints no one', async () => {
     const { taints, channel } = gate();
     channel.post('a', '@b clean words');
     expect(taints.has('b')).toBe(false);
@@ -57,7 +57,7 @@ describe('the trust gate', () => {
     expect(taints.has('c')).toBe(false);
   });
 
-  it('channel_history taints its reader only when a message it shows was written by a tainted agent at the time', () => {
+  it('channel_history taints its reader only when a message it shows was written by a tainted agent at the time', async () => {
     const { taints, channel } = gate();
     const clean = channel.post('a', 'before')!.message!;
     taints.taint('a', 'read a fork');
@@ -68,7 +68,7 @@ describe('the trust gate', () => {
     expect(taints.has('c')).toBe(true);
   });
 
-  it("a tainted agent's proposal taints its voters for their writes, and their allow on it is still consent", () => {
+  it("a tainted agent's proposal taints its voters for their writes, and their allow on it is still consent", async () => {
     const { taints, channel } = gate();
     taints.taint('a', 'read a fork');
     channel.propose('a', { id: 'deploy', question: 'May I?', options: ['allow', 'deny'], voters: ['b'], action: RUN });
@@ -80,7 +80,7 @@ describe('the trust gate', () => {
     expect(taints.refusal('a', use, false, channel)).toMatch(/^Not run/);
   });
 
-  it('a voter tainted before the proposal opened, or by anything else before it voted, gives no consent', () => {
+  it('a voter tainted before the proposal opened, or by anything else before it voted, gives no consent', async () => {
     for (const when of ['before', 'between'] as const) {
       const { taints, channel } = gate();
       taints.taint('a', 'read a fork');
@@ -93,7 +93,7 @@ describe('the trust gate', () => {
     }
   });
 
-  it('a vote cast clean counts even if the voter reads a stranger later; a person counts whatever the agents read', () => {
+  it('a vote cast clean counts even if the voter reads a stranger later; a person counts whatever the agents read', async () => {
     const { taints, channel } = gate();
     taints.taint('a', 'read a fork');
     channel.propose('a', { id: 'deploy', question: 'May I?', options: ['allow', 'deny'], voters: ['b'], action: RUN });
@@ -107,7 +107,7 @@ describe('the trust gate', () => {
     expect(people.taints.refusal('a', use, false, people.channel)).toBeUndefined();
   });
 
-  it('a consent is for the exact call, decided allow: another input, or deny, is refused; read-only tools and untrusted: allow pass', () => {
+  it('a consent is for the exact call, decided allow: another input, or deny, is refused; read-only tools and untrusted: allow pass', async () => {
     const { taints, channel } = gate();
     taints.taint('a', 'read a fork');
     channel.propose('a', { id: 'deploy', question: 'May I?', options: ['allow', 'deny'], voters: ['b'], action: RUN });
@@ -124,7 +124,7 @@ describe('the trust gate', () => {
     expect(denied.taints.refusal('a', use, false, denied.channel)).toMatch(/^Not run/);
   });
 
-  it('documents: an entry or an edit by a tainted agent taints whoever reads the document, and the owner its notice', () => {
+  it('documents: an entry or an edit by a tainted agent taints whoever reads the document, and the owner its notice', async () => {
     const { taints, channel } = gate();
     channel.documents.open({ name: 'plan', owner: 'c', mode: 'edit', text: 'v1\n' });
     channel.documents.open({ name: 'log', owner: 'lead', mode: 'append', text: '' });
@@ -139,14 +139,14 @@ describe('the trust gate', () => {
     expect(taints.has('c')).toBe(true);
   });
 
-  it('the agent_tainted event is written once per agent, with the first way it came', () => {
+  it('the agent_tainted event is written once per agent, with the first way it came', async () => {
     const { taints, recorded } = gate();
     taints.taint('a', 'first');
     taints.taint('a', 'second');
     expect(recorded.filter((e) => e.agent === 'a').map((e) => e.why)).toEqual(['first']);
   });
 
-  it('a consent needs every allow from a clean voter: one tainted allow among clean ones spoils it', () => {
+  it('a consent needs every allow from a clean voter: one tainted allow among clean ones spoils it', async () => {
     const { taints, channel } = gate();
     taints.taint('a', 'read a fork');
     taints.taint('c', 'read a fork too');
@@ -157,7 +157,7 @@ describe('the trust gate', () => {
     expect(taints.refusal('a', use, false, channel)).toMatch(/^Not run/);
   });
 
-  it('a consent names its tool and input as JSON: key order does not matter, a value or the tool does, and a proposal without an action is none', () => {
+  it('a consent names its tool and input as JSON: key order does not matter, a value or the tool does, and a proposal without an action is none', async () => {
     const { taints, channel } = gate();
     taints.taint('a', 'read a fork');
     const action = { tool: 'write_file', input: { path: 'x', options: { b: 1, a: [2, 1] } } };
@@ -172,7 +172,7 @@ describe('the trust gate', () => {
     expect(taints.refusal('a', { name: 'write_file', input: { options: { a: [2, 1], b: 1 }, path: 'x' } }, false, channel)).toMatch(/^Not run/);
   });
 
-  it('the refusal says why and what to propose; a clean agent, a read-only tool and untrusted: allow pass', () => {
+  it('the refusal says why and what to propose; a clean agent, a read-only tool and untrusted: allow pass', async () => {
     const { taints, channel } = gate();
     expect(taints.refusal('a', use, false, channel)).toBeUndefined();
     taints.taint('a', 'read a fork');
@@ -183,14 +183,14 @@ describe('the trust gate', () => {
     );
   });
 
-  it('each taint is an agent_tainted event and a warning, once', () => {
+  it('each taint is an agent_tainted event and a warning, once', async () => {
     const { taints, recorded, warnings } = gate();
     taints.taint('a', 'read a fork');
     expect(recorded).toEqual([{ type: 'agent_tainted', agent: 'a', why: 'read a fork' }]);
     expect(warnings).toEqual(['@a read untrusted text (read a fork): its writes outside the run need consent']);
   });
 
-  it("what a tool read in a stranger's workspace taints its reader, and a write does not; in the repository's own workspace nothing does", () => {
+  it("what a tool read in a stranger's workspace taints its reader, and a write does not; in the repository's own workspace nothing does", async () => {
     const fork = gate();
     fork.taints.read('a', 'write_file');
     fork.taints.read('a', 'annotate');
@@ -202,7 +202,7 @@ describe('the trust gate', () => {
     expect(own.taints.has('a')).toBe(false);
   });
 
-  it("commands get the minimal environment for a tainted agent, and for every agent in a stranger's workspace", () => {
+  it("commands get the minimal environment for a tainted agent, and for every agent in a stranger's workspace", async () => {
     const own = gate(false, { untrusted: false, why: 'a push' });
     expect(own.taints.stripsEnv('a')).toBe(false);
     own.taints.taint('a', 'an input');
@@ -210,8 +210,8 @@ describe('the trust gate', () => {
     expect(gate().taints.stripsEnv('b')).toBe(true);
   });
 
-  it('an agent joins tainted when its prompts hold untrusted values, or any document does; else clean', () => {
-    const workflow = workflowOf(`
+  it('an agent joins tainted when its prompts hold untrusted values, or any document does; else clean', async () => {
+    const workflow = await workflowOf(`
 name: docs
 inputs:
   body: { type: string, trust: untrusted }
@@ -231,7 +231,7 @@ kickoff: Go.
     expect(recorded.slice(1)).toEqual(['lead', 'x', 'late'].map((agent) => ({ type: 'agent_tainted', agent, why: 'document "plan" holds inputs.body' })));
   });
 
-  it("a document read from a file is a stranger's text only in a stranger's workspace", () => {
+  it("a document read from a file is a stranger's text only in a stranger's workspace", async () => {
     const yaml = `
 name: docs
 agents:
@@ -241,15 +241,15 @@ documents:
 kickoff: Go.
 `;
     const own = gate(false, { untrusted: false, why: 'a push' });
-    own.taints.documentsOpened(workflowOf(yaml), ['lead']);
+    own.taints.documentsOpened(await workflowOf(yaml), ['lead']);
     expect(own.recorded).toEqual([]);
     const fork = gate();
-    fork.taints.documentsOpened(workflowOf(yaml), ['lead']);
+    fork.taints.documentsOpened(await workflowOf(yaml), ['lead']);
     expect(fork.recorded).toEqual([{ type: 'agent_tainted', agent: 'lead', why: 'document "readme" holds a file of the workspace' }]);
   });
 
-  it('the kickoff taints whom it reaches when it holds an untrusted value, and names what it holds', () => {
-    const workflow = workflowOf(`
+  it('the kickoff taints whom it reaches when it holds an untrusted value, and names what it holds', async () => {
+    const workflow = await workflowOf(`
 name: kick
 inputs:
   body: { type: string, trust: untrusted }
