@@ -47,158 +47,170 @@ function betterSuggestion(text: string): string {
   return /\(Did you mean [^)]*\)/.test(text) ? text.replace(/\(Did you mean [^)]*\)/, hint) : `${text.trimEnd()}\n${hint}\n`;
 }
 
-program
-  .command('validate')
-  .description('check workflow files without calling any model; exit 2 when any has errors')
-  .argument('<files...>', 'workflow files')
-  .option('--json', 'print the diagnostics as JSON')
-  .option('--connect', 'also start the MCP servers and check the tools agents name (no model is called)')
-  .option(
-    '-i, --input <key=value>',
-    "with --connect: an input the servers' env or headers need (repeatable)",
-    (value: string, all: string[]) => [...all, value],
-    [] as string[],
-  )
-  .option('--provider <provider>', 'check the workflow as run with --provider: anthropic, bedrock, vertex or foundry')
-  .action(async (files: string[], options: { json?: boolean; connect?: boolean; input?: string[]; provider?: string }) => {
-    const { validateCommand } = await import('./validate.js');
-    process.exitCode = await validateCommand(files, options);
-  });
-
-withRunOptions(
-  program
-    .command('run')
-    .description('run a workflow: its setup steps, then the agents, until the lead completes, the team is idle or a limit is reached')
-    .argument('<file>', 'workflow file')
-    .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
-    .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
-    .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs')
-    .option('--offline', 'call no model: answer only from --response-cache or --replay, and fail on a miss'),
-).action(async (file: string, options: import('./run-workflow.js').RunCommandOptions) => {
-  const { runCommand } = await import('./run-workflow.js');
-  process.exitCode = await runCommand(file, options);
-});
-
-withRunOptions(
-  program
-    .command('resume')
-    .description('continue a run from its session file: nothing recorded is paid for or done again')
-    .argument('<session>', 'the session file (.conclave/sessions/RUN-ID.jsonl)')
-    .option(
-      '-i, --input <key=value>',
-      'a secret input, which the session file does not keep (repeatable)',
-      (value: string, all: string[]) => [...all, value],
-      [] as string[],
-    )
-    .option('--workflow <file>', 'the workflow file, instead of the path the session names (which must be a .yml file below the current directory)')
-    .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
-    .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
-    .option('--out <file>', 'the new session file of a fork')
-    .option('--offline', 'call no model: answer what the session did not record only from --response-cache, and fail on a miss')
-    .option('--vote <proposal=option>', "a person's vote on a proposal that waits for people, checked with GitHub (with --voter and --digest)")
-    .option('--voter <login>', 'with --vote: the GitHub login of the person who votes')
-    .option('--digest <hex>', "with --vote: the 12 hex characters that end the ballot's command")
-    .option('--reason <text>', 'with --vote: why')
-    .option('--from-comment', 'record the vote in the comment or review that started this job (GITHUB_EVENT_PATH)'),
-).action(async (file: string, options: import('./resume.js').ResumeOptions) => {
-  const { resumeCommand } = await import('./resume.js');
-  process.exitCode = await resumeCommand(file, options);
-});
-
-program
-  .command('estimate')
-  .description('what a run of a workflow will cost, before it runs: the worst case its limits allow and the likely cost (no model call that costs money)')
-  .argument('<file>', 'workflow file')
-  .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
-  .option('--no-setup', 'skip the setup steps: a for_each over their output is shown per item')
-  .option('--from <sessions...>', 'earlier sessions of the workflow: the likely turns are the median of theirs')
-  .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
-  .option('--json', 'the same as --format json')
-  .option('--model <model>', 'as run --model: this model for every agent')
-  .option('--provider <provider>', 'as run --provider: anthropic, bedrock, vertex or foundry')
-  .option('--workspace <dir>', 'the directory setup steps run in (default: the current one)')
-  .action(async (file: string, options: import('./estimate-command.js').EstimateOptions) => {
-    const { estimateCommand } = await import('./estimate-command.js');
-    process.exitCode = await estimateCommand(file, { ...options, from: options.from ?? [] });
-  });
-
-program
-  .command('worker')
-  .description('take turns of runs started with --workers URL: their model calls and workspace tools run here (docs/workers.md)')
-  .argument('<redis-url>', 'the Redis the coordinator was given, such as redis://host:6379')
-  .option('--queue <name>', 'the queue of the run to serve, as its --queue (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)')
-  .option('--concurrency <n>', 'how many turns at once', '1')
-  .option('--workspace <dir>', 'the checkout the tools run in (default: the current directory)')
-  .option('--idle-timeout <duration>', 'stop after this long with no turn', '10m')
-  .option('--rate-limit <limits>', "pace this worker's calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000")
-  .option('--coordinate <url>', 'a redis:// or postgres:// server every runner shares: the rate limits are kept there (docs/organisation.md)')
-  .action(async (url: string, options: import('./worker-command.js').WorkerCommandOptions) => {
-    const { workerCommand } = await import('./worker-command.js');
-    process.exitCode = await workerCommand(url, options);
-  });
-
-program
-  .command('trace')
-  .description("export a session's OpenTelemetry spans: to an OTLP/HTTP collector, or printed as OTLP/JSON")
-  .argument('<session>', 'the session file')
-  .option('--otlp <url>', 'the collector, such as http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT)')
-  .addOption(new Option('--format <format>', 'print the spans instead of sending them').choices(['json']))
-  .option('--trace-content', 'include prompts, completions and tool input and output (masked)')
-  .action(async (file: string, options: import('./trace-command.js').TraceOptions) => {
-    const { traceCommand } = await import('./trace-command.js');
-    process.exitCode = await traceCommand(file, options);
-  });
-
-program
-  .command('show')
-  .description('print a session: the transcript, proposals with their tallies, usage and cost')
-  .argument('<session>', 'the session file')
-  .addOption(
-    new Option('--format <format>', 'output format (html: the page conclave report writes)').choices(['text', 'markdown', 'json', 'html']).default('text'),
-  )
-  .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' | 'html' }) => {
-    if (options.format === 'html') {
-      process.stdout.write((await import('./report-command.js')).reportHtml(file));
-      return;
-    }
-    const { showCommand } = await import('./show.js');
-    process.exitCode = showCommand(file, { format: options.format });
-  });
-
-program
-  .command('test')
-  .description('run the cases of workflow test files (*.test.yml) from their recordings, offline; exit 1 when a case fails, 2 when a file is invalid')
-  .argument('[paths...]', 'test files, or folders to search for *.test.yml (default: the current folder)')
-  .option('--live', 'run the cases against the API instead of their recordings (this pays)')
-  .option('--repeat <k>', 'with --live: run each case K times and report its passes out of K')
-  .option('--min-pass-rate <rate>', 'the share of runs of a case that must pass, from 0 to 1 (default 1)')
-  .option('--update', "with --live: keep the first passing run as the case's recording")
-  .option('--junit <file>', 'also write the results as JUnit XML')
-  .option('--json', 'print the results as one JSON object')
-  .action(async (paths: string[], options: import('./test-command.js').TestOptions) => {
-    const { testCommand } = await import('./test-command.js');
-    process.exitCode = await testCommand(paths, options);
-  });
-
-program
-  .command('report')
-  .description('write one self-contained HTML page of a run from its session: cost, timeline, spawn tree, messages, votes')
-  .argument('<session>', 'the session file')
-  .option('-o, --output <file>', 'where to write the page (default: beside the session, SESSION.html)')
-  .action(async (file: string, options: { output?: string }) => {
-    const { reportCommand } = await import('./report-command.js');
-    process.exitCode = reportCommand(file, options);
-  });
-
-program
-  .command('graph')
-  .description('print the agent graph of a workflow')
-  .argument('<file>', 'workflow file')
-  .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'json']).default('mermaid'))
-  .action(async (file: string, options: { format: 'mermaid' | 'json' }) => {
-    const { graphCommand } = await import('./graph-command.js');
-    process.exitCode = graphCommand(file, options);
-  });
+/**
+ * Each command's definition, in the order help lists them. A process that names its command
+ * defines only that one: the others' options cost ~3 ms of every start (docs/BENCHMARKS.md).
+ * Help, the version, or a name commander must find a suggestion for gets them all.
+ */
+const COMMANDS: Record<string, () => unknown> = {
+  validate: () =>
+    program
+      .command('validate')
+      .description('check workflow files without calling any model; exit 2 when any has errors')
+      .argument('<files...>', 'workflow files')
+      .option('--json', 'print the diagnostics as JSON')
+      .option('--connect', 'also start the MCP servers and check the tools agents name (no model is called)')
+      .option(
+        '-i, --input <key=value>',
+        "with --connect: an input the servers' env or headers need (repeatable)",
+        (value: string, all: string[]) => [...all, value],
+        [] as string[],
+      )
+      .option('--provider <provider>', 'check the workflow as run with --provider: anthropic, bedrock, vertex or foundry')
+      .action(async (files: string[], options: { json?: boolean; connect?: boolean; input?: string[]; provider?: string }) => {
+        const { validateCommand } = await import('./validate.js');
+        process.exitCode = await validateCommand(files, options);
+      }),
+  run: () =>
+    withRunOptions(
+      program
+        .command('run')
+        .description('run a workflow: its setup steps, then the agents, until the lead completes, the team is idle or a limit is reached')
+        .argument('<file>', 'workflow file')
+        .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+        .option('--session <path>', 'where to write the session file (default .conclave/sessions/RUN-ID.jsonl)')
+        .option('--replay <session>', 'answer every model call from a recorded session, with no network; fail at the first request that differs')
+        .option('--offline', 'call no model: answer only from --response-cache or --replay, and fail on a miss'),
+    ).action(async (file: string, options: import('./run-workflow.js').RunCommandOptions) => {
+      const { runCommand } = await import('./run-workflow.js');
+      process.exitCode = await runCommand(file, options);
+    }),
+  resume: () =>
+    withRunOptions(
+      program
+        .command('resume')
+        .description('continue a run from its session file: nothing recorded is paid for or done again')
+        .argument('<session>', 'the session file (.conclave/sessions/RUN-ID.jsonl)')
+        .option(
+          '-i, --input <key=value>',
+          'a secret input, which the session file does not keep (repeatable)',
+          (value: string, all: string[]) => [...all, value],
+          [] as string[],
+        )
+        .option('--workflow <file>', 'the workflow file, instead of the path the session names (which must be a .yml file below the current directory)')
+        .option('--allow-changed-workflow', 'continue even though the workflow file changed since the run was recorded')
+        .option('--at <seq>', 'fork: continue from event SEQ of the session, into a new file (with --out)')
+        .option('--out <file>', 'the new session file of a fork')
+        .option('--offline', 'call no model: answer what the session did not record only from --response-cache, and fail on a miss')
+        .option('--vote <proposal=option>', "a person's vote on a proposal that waits for people, checked with GitHub (with --voter and --digest)")
+        .option('--voter <login>', 'with --vote: the GitHub login of the person who votes')
+        .option('--digest <hex>', "with --vote: the 12 hex characters that end the ballot's command")
+        .option('--reason <text>', 'with --vote: why')
+        .option('--from-comment', 'record the vote in the comment or review that started this job (GITHUB_EVENT_PATH)'),
+    ).action(async (file: string, options: import('./resume.js').ResumeOptions) => {
+      const { resumeCommand } = await import('./resume.js');
+      process.exitCode = await resumeCommand(file, options);
+    }),
+  estimate: () =>
+    program
+      .command('estimate')
+      .description('what a run of a workflow will cost, before it runs: the worst case its limits allow and the likely cost (no model call that costs money)')
+      .argument('<file>', 'workflow file')
+      .option('-i, --input <key=value>', 'an input value (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+      .option('--no-setup', 'skip the setup steps: a for_each over their output is shown per item')
+      .option('--from <sessions...>', 'earlier sessions of the workflow: the likely turns are the median of theirs')
+      .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
+      .option('--json', 'the same as --format json')
+      .option('--model <model>', 'as run --model: this model for every agent')
+      .option('--provider <provider>', 'as run --provider: anthropic, bedrock, vertex or foundry')
+      .option('--workspace <dir>', 'the directory setup steps run in (default: the current one)')
+      .action(async (file: string, options: import('./estimate-command.js').EstimateOptions) => {
+        const { estimateCommand } = await import('./estimate-command.js');
+        process.exitCode = await estimateCommand(file, { ...options, from: options.from ?? [] });
+      }),
+  worker: () =>
+    program
+      .command('worker')
+      .description('take turns of runs started with --workers URL: their model calls and workspace tools run here (docs/workers.md)')
+      .argument('<redis-url>', 'the Redis the coordinator was given, such as redis://host:6379')
+      .option('--queue <name>', 'the queue of the run to serve, as its --queue (default: run-RUN_ID-ATTEMPT in GitHub Actions, else conclave)')
+      .option('--concurrency <n>', 'how many turns at once', '1')
+      .option('--workspace <dir>', 'the checkout the tools run in (default: the current directory)')
+      .option('--idle-timeout <duration>', 'stop after this long with no turn', '10m')
+      .option('--rate-limit <limits>', "pace this worker's calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000")
+      .option('--coordinate <url>', 'a redis:// or postgres:// server every runner shares: the rate limits are kept there (docs/organisation.md)')
+      .action(async (url: string, options: import('./worker-command.js').WorkerCommandOptions) => {
+        const { workerCommand } = await import('./worker-command.js');
+        process.exitCode = await workerCommand(url, options);
+      }),
+  trace: () =>
+    program
+      .command('trace')
+      .description("export a session's OpenTelemetry spans: to an OTLP/HTTP collector, or printed as OTLP/JSON")
+      .argument('<session>', 'the session file')
+      .option('--otlp <url>', 'the collector, such as http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT)')
+      .addOption(new Option('--format <format>', 'print the spans instead of sending them').choices(['json']))
+      .option('--trace-content', 'include prompts, completions and tool input and output (masked)')
+      .action(async (file: string, options: import('./trace-command.js').TraceOptions) => {
+        const { traceCommand } = await import('./trace-command.js');
+        process.exitCode = await traceCommand(file, options);
+      }),
+  show: () =>
+    program
+      .command('show')
+      .description('print a session: the transcript, proposals with their tallies, usage and cost')
+      .argument('<session>', 'the session file')
+      .addOption(
+        new Option('--format <format>', 'output format (html: the page conclave report writes)').choices(['text', 'markdown', 'json', 'html']).default('text'),
+      )
+      .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' | 'html' }) => {
+        if (options.format === 'html') {
+          process.stdout.write((await import('./report-command.js')).reportHtml(file));
+          return;
+        }
+        const { showCommand } = await import('./show.js');
+        process.exitCode = showCommand(file, { format: options.format });
+      }),
+  test: () =>
+    program
+      .command('test')
+      .description('run the cases of workflow test files (*.test.yml) from their recordings, offline; exit 1 when a case fails, 2 when a file is invalid')
+      .argument('[paths...]', 'test files, or folders to search for *.test.yml (default: the current folder)')
+      .option('--live', 'run the cases against the API instead of their recordings (this pays)')
+      .option('--repeat <k>', 'with --live: run each case K times and report its passes out of K')
+      .option('--min-pass-rate <rate>', 'the share of runs of a case that must pass, from 0 to 1 (default 1)')
+      .option('--update', "with --live: keep the first passing run as the case's recording")
+      .option('--junit <file>', 'also write the results as JUnit XML')
+      .option('--json', 'print the results as one JSON object')
+      .action(async (paths: string[], options: import('./test-command.js').TestOptions) => {
+        const { testCommand } = await import('./test-command.js');
+        process.exitCode = await testCommand(paths, options);
+      }),
+  report: () =>
+    program
+      .command('report')
+      .description('write one self-contained HTML page of a run from its session: cost, timeline, spawn tree, messages, votes')
+      .argument('<session>', 'the session file')
+      .option('-o, --output <file>', 'where to write the page (default: beside the session, SESSION.html)')
+      .action(async (file: string, options: { output?: string }) => {
+        const { reportCommand } = await import('./report-command.js');
+        process.exitCode = reportCommand(file, options);
+      }),
+  graph: () =>
+    program
+      .command('graph')
+      .description('print the agent graph of a workflow')
+      .argument('<file>', 'workflow file')
+      .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'json']).default('mermaid'))
+      .action(async (file: string, options: { format: 'mermaid' | 'json' }) => {
+        const { graphCommand } = await import('./graph-command.js');
+        process.exitCode = await graphCommand(file, options);
+      }),
+};
+const named = process.argv[2];
+for (const [name, define] of Object.entries(COMMANDS)) {
+  if (named === undefined || !Object.hasOwn(COMMANDS, named) || named === name) define();
+}
 
 /** The options `run` and `resume` share. */
 function withRunOptions(command: Command): Command {
