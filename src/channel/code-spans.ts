@@ -26,23 +26,18 @@ export function maskCode(text: string): string {
 /** Masks `code` spans: a run of n backticks up to the next run of exactly n backticks. */
 function maskInlineCode(text: string): string {
   let out = '';
-  let i = 0;
-  while (i < text.length) {
-    if (text[i] !== '`') {
-      out += text[i++];
-      continue;
-    }
+  let from = 0;
+  for (let i = text.indexOf('`'); i !== -1; i = text.indexOf('`', i)) {
     const run = runLength(text, i);
     const close = findRun(text, i + run, run);
     if (close === -1) {
-      out += text.slice(i, i + run);
-      i += run;
-    } else {
-      out += blank(text.slice(i, close + run));
-      i = close + run;
+      i += run; // no closing run: the backticks are text
+      continue;
     }
+    out += text.slice(from, i) + blank(text.slice(i, close + run));
+    i = from = close + run;
   }
-  return out;
+  return out + text.slice(from);
 }
 
 function runLength(text: string, at: number): number {

@@ -19,10 +19,19 @@ export interface MentionScan {
 export const ALL = 'all';
 
 const NAME_CHARS = /[A-Za-z0-9_-]+/y;
-/** A character right before `@` that makes it part of a word, an email or a path, not a mention. */
-const GLUED_BEFORE = /[\p{L}\p{N}_.\-/@+]/u;
-/** A character right after a name that makes it part of a longer word. */
-const GLUED_AFTER = /[\p{L}\p{N}/]/u;
+/**
+ * Whether a character next to a mention glues it to a word: before the `@`, a letter, a digit or
+ * one of `_.-/@+` (an email, a path, a scoped package); after the name, a letter, a digit or `/`.
+ * For ASCII the classes are written out: V8 builds a regular expression's Unicode classes when the
+ * expression is made (~0.5 ms each, at every start that checks a prompt), so those are made only
+ * for the first other character.
+ */
+const GLUED_BEFORE_ASCII = /[A-Za-z0-9_.\-/@+]/;
+const GLUED_AFTER_ASCII = /[A-Za-z0-9/]/;
+let gluedUnicode: { before: RegExp; after: RegExp } | undefined;
+const unicode = () => (gluedUnicode ??= { before: /[\p{L}\p{N}_.\-/@+]/u, after: /[\p{L}\p{N}/]/u });
+const gluedBefore = (c: string) => (c < '\u0080' ? GLUED_BEFORE_ASCII : unicode().before).test(c);
+const gluedAfter = (c: string) => (c < '\u0080' ? GLUED_AFTER_ASCII : unicode().after).test(c);
 
 /**
  * Finds `@name` mentions as routing defines them (docs/design.md: routing): exact names of letters, digits, `-` and `_`
@@ -33,12 +42,12 @@ export function findMentions(text: string, agents: ReadonlySet<string>): Mention
   const scan: MentionScan = { known: [], unknown: [], all: false };
   const masked = maskCode(text);
   for (let at = masked.indexOf('@'); at !== -1; at = masked.indexOf('@', at + 1)) {
-    if (at > 0 && GLUED_BEFORE.test(masked[at - 1]!)) continue;
+    if (at > 0 && gluedBefore(masked[at - 1]!)) continue;
     NAME_CHARS.lastIndex = at + 1;
     const run = NAME_CHARS.exec(masked)?.[0];
     if (!run) continue;
     const after = masked[at + 1 + run.length];
-    if (after !== undefined && GLUED_AFTER.test(after)) continue;
+    if (after !== undefined && gluedAfter(after)) continue;
     const name = agents.has(run) || run === ALL ? run : run.replace(/[-_]+$/, '');
     const mention = { name, start: at, end: at + 1 + name.length };
     if (name === ALL) scan.all = true;

@@ -28,17 +28,20 @@ export function parseTemplate(text: string): Template {
   let literal = '';
   let i = 0;
   while (i < text.length) {
-    if (text.startsWith(`$${OPEN}`, i)) {
-      literal += OPEN;
-      i += OPEN.length + 1;
+    // Straight to the next `$<<` (a prompt is mostly text): what comes before it is literal.
+    const open = text.indexOf(OPEN, i);
+    if (open === -1) {
+      literal += text.slice(i);
+      break;
+    }
+    if (open > i && text[open - 1] === '$') {
+      literal += text.slice(i, open - 1) + OPEN;
+      i = open + OPEN.length;
       continue;
     }
-    if (!text.startsWith(OPEN, i)) {
-      literal += text[i++];
-      continue;
-    }
-    const start = i;
-    const exprStart = i + OPEN.length;
+    literal += text.slice(i, open);
+    const start = open;
+    const exprStart = open + OPEN.length;
     const close = findClose(text, exprStart);
     if (close === -1) {
       errors.push({ message: '"$<<" has no closing ">>"', start, end: text.length, at: start });

@@ -126,3 +126,44 @@ describe('values in setup steps', () => {
     for (const file of ['pwned', 'pwned2', 'pwned3', 'pwned4']) expect(existsSync(join(dir, file))).toBe(false);
   });
 });
+
+describe('parseTemplate, reading straight to each $<<', () => {
+  /** The reading it replaced, a character at a time: the two must split every text alike. */
+  function literalRuns(text: string): string[] {
+    const runs: string[] = [];
+    let literal = '';
+    let i = 0;
+    while (i < text.length) {
+      if (text.startsWith('$$<<', i)) {
+        literal += '$<<';
+        i += 4;
+      } else if (text.startsWith('$<<', i)) {
+        const close = text.indexOf('>>', i + 3);
+        if (close === -1) return [...runs, literal + text.slice(i)];
+        runs.push(literal);
+        literal = '';
+        i = close + 2;
+      } else {
+        literal += text[i++];
+      }
+    }
+    return [...runs, literal];
+  }
+  const PIECES = ['$', '$$', '<', '<<', '>', '>>', 'a', ' ', '\n', 'inputs.x', '$<<', '$$<<', '>>', ' inputs.pr ', 'é'];
+
+  it('splits 2,000 random texts of $, <, > and words as the character-at-a-time reading did', () => {
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let n = 0; n < 2000; n++) {
+      const text = Array.from({ length: 1 + Math.floor(rand() * 12) }, () => PIECES[Math.floor(rand() * PIECES.length)]).join('');
+      const { parts, errors } = parseTemplate(text);
+      // Quotes are absent, so the expressions end at the first >>: the literal runs between them must agree.
+      const runs = literalRuns(text).filter((run) => run !== '');
+      const texts = parts.filter((p) => p.kind === 'text').map((p) => p.text);
+      const unclosed = errors.some((e) => e.message.includes('no closing'));
+      const empty = errors.some((e) => e.message.startsWith('empty'));
+      if (!empty) expect(texts.join('|'), JSON.stringify(text)).toBe(runs.join('|'));
+      if (unclosed) expect(texts.at(-1) ?? '', JSON.stringify(text)).toContain('$<<');
+    }
+  });
+});
