@@ -25,7 +25,7 @@ export async function floorBundle(name, format = 'esm') {
     platform: 'node',
     logLevel: 'silent',
     resolve: { alias: { yaml: join(root, 'node_modules/yaml/browser/index.js') } },
-    output: { dir, format, minify: true, codeSplitting: false, entryFileNames: file },
+    output: { dir, format, minify: true, charset: 'ascii', codeSplitting: false, entryFileNames: file },
   });
   return join(dir, file);
 }

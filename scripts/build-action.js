@@ -19,7 +19,8 @@ export async function buildAction(dir) {
     resolve: { alias: { yaml: path('node_modules/yaml/browser/index.js') } },
     // The cache stores' drivers: found in the user's project when a workflow asks for a cache.
     external: [/^@keyv\/(sqlite|redis|postgres)$/, /^sqlite3$/, /^pg-native$/],
-    output: { dir, format: 'esm', minify: true, entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js' },
+    // As the CLI's own build (scripts/build.js): ASCII only, so V8 keeps each source one byte a character.
+    output: { dir, format: 'esm', minify: true, charset: 'ascii', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js' },
   });
   await build(options({ main: path('src/cli/action.ts'), conclave: path('src/cli/main.ts') }));
   await build(options({ 'grep-worker': path('src/agents/tools/grep-worker.ts') }));

@@ -1,1 +1,0 @@
-import{t as e}from"./cjs-BOozhlQn.js";export default e();export{};

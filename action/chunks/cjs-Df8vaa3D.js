@@ -1,0 +1,1 @@
+import{t as e}from"./cjs-DJPHT8bu.js";export default e();export{};

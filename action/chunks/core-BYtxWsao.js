@@ -1,0 +1,1 @@
+export{s as setOutput}from"./core-Cgn_VYIe.js";

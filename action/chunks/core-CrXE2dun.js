@@ -1,1 +1,0 @@
-export{s as setOutput}from"./core-CMPIeLUJ.js";

@@ -1,1 +1,0 @@
-import{t as e}from"./src-ChgLNXwu.js";export default e();export{};

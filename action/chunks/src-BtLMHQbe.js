@@ -1,0 +1,1 @@
+import{t as e}from"./src-LHGNuFN9.js";export default e();export{};

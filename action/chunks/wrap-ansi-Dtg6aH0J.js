@@ -1,1 +1,0 @@
-export{t as default}from"./wrap-ansi-CXJEw8Y8.js";

@@ -1,0 +1,1 @@
+export{t as default}from"./wrap-ansi-r2Ix6fAU.js";
