@@ -3,6 +3,7 @@ import { RATE_DIMENSIONS, rateReadings, retryAfterMs, type RateDimension, type R
 import type { Limiter, LimiterStore } from './rate-limiters.js';
 import { bucketLevel, LimitShapes, untilBucketAllows, type LearnedSize, type Word } from './limit-shapes.js';
 import type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
+import { SentCalls } from './sent-calls.js';
 import { detached, nothingToDo } from '../detached.js';
 
 export type { Admission, CallNeed, GivenLimits, WaitListener, WaitReason } from './rate-types.js';
@@ -37,7 +38,7 @@ export class RateGate {
   /** Shared: the one call in flight while a learned limit's shape is not known yet, and since when. */
   private shapeProbe: { seq: number; since: number } | undefined;
   /** Calls let through, by sequence number, for as long as a word might not count them (none while the server says nothing). */
-  private readonly sent = new Map<number, { need: CallNeed; answered: boolean; at: number }>();
+  private readonly sent = new SentCalls();
   private seq = 0;
   private holdUntil = 0;
   /** The one call in flight while nothing is known of the limits, and since when. */
@@ -98,11 +99,10 @@ export class RateGate {
       this.silent = Object.keys(readings).length === 0;
       // The latest response is the server's latest word, whatever the order its requests went in.
       for (const [d, reading] of Object.entries(readings) as [RateDimension, RateReading][]) {
-        let carried = 0;
-        for (const [seq, s] of this.sent) if (seq < admission.seq && !s.answered) carried += s.need[d];
+        const carried = this.sent.unansweredBefore(admission.seq, d);
         const before = this.word[d];
         if (before && before.seq < admission.seq && !this.shapes.isWindow(d)) {
-          const ownOnly = bucketLevel(before, this.sentSince(d, before.seq, admission.seq + 1), this.rate(d, before), admission.at).left;
+          const ownOnly = bucketLevel(before, this.sent.since(d, before.seq, admission.seq + 1), this.rate(d, before), admission.at).left;
           this.shapes.compare(d, reading.remaining, ownOnly, now);
         }
         this.word[d] = { ...reading, seq: admission.seq, sentAt: admission.at, seenAt: now, carried };
@@ -116,8 +116,7 @@ export class RateGate {
       this.taken.delete(admission.seq);
     }
     // A call still unanswered may bring an older word yet: it counts the calls let through after it, so they are kept.
-    const oldest = Math.min(...Object.values(this.word).map((w) => w.seq), ...[...this.sent].flatMap(([seq, s]) => (s.answered ? [] : [seq - 1])));
-    for (const [seq, s] of this.sent) if (seq <= oldest && s.answered) this.sent.delete(seq);
+    this.sent.forgetAnswered(Math.min(...Object.values(this.word).map((w) => w.seq)));
     this.wake();
   }
 
@@ -167,7 +166,7 @@ export class RateGate {
           this.queue.shift();
           const seq = ++this.seq;
           if (wait.taken.length > 0) this.taken.set(seq, { need: waiter.need, dimensions: wait.taken });
-          if (!this.silent) this.sent.set(seq, { need: waiter.need, answered: false, at: Date.now() });
+          if (!this.silent) this.sent.add(seq, waiter.need, Date.now());
           this.shapes.sent(Date.now(), waiter.need);
           if (wait.shapeProbe) {
             this.shapeProbe = { seq, since: Date.now() };
@@ -280,7 +279,7 @@ export class RateGate {
    */
   private untilAllowed(d: RateDimension, word: Word, wanted: number, now: number): number {
     const share = Math.min(wanted, word.limit);
-    const since = this.sentSince(d, word.seq);
+    const since = this.sent.since(d, word.seq);
     if (!this.shapes.isWindow(d)) {
       const from = this.localStore && this.shapes.shared(d, now) ? word.seenAt : word.sentAt;
       return untilBucketAllows(word, since, this.rate(d, word), share, now, from);
@@ -291,10 +290,5 @@ export class RateGate {
 
   private rate(d: RateDimension, word: Word): number {
     return (this.windows[d]?.points ?? word.limit) / (this.windows[d]?.ms ?? MINUTE_MS);
-  }
-
-  /** This process's calls let through after the one of sequence `after` (and before `until`), when each went. */
-  private sentSince(d: RateDimension, after: number, until = Infinity): { at: number; points: number }[] {
-    return [...this.sent].filter(([seq]) => seq > after && seq < until).map(([, s]) => ({ at: s.at, points: s.need[d] }));
   }
 }
