@@ -13,6 +13,7 @@ export default defineConfig({
       'test/channel/documents.test.ts',
       'test/engine/*.test.ts',
       'test/workflow/expression.test.ts',
+      'test/workflow/schema-holds.test.ts',
     ],
     testTimeout: 20_000,
   },

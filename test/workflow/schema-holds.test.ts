@@ -1,11 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import validate from '../../generated/workflow-validator.js';
 import rules from '../../generated/workflow-rules.json' with { type: 'json' };
 import { SchemaWalk } from '../../src/workflow/schema-holds.js';
-import { ROOT } from '../helpers/cli.js';
 import { mutateJson, random } from '../helpers/random.js';
 
 /**
@@ -14,6 +15,9 @@ import { mutateJson, random } from '../helpers/random.js';
  * workflow pays for ajv again. Checked on every workflow of the repository and on seeded
  * mutations of them (FUZZ_SEED=N repeats a run).
  */
+// Not helpers/cli.js's ROOT: that module refuses a build older than the sources, and this test runs no CLI (Stryker mutates the sources).
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const CASES = 4000;
 
@@ -157,5 +161,74 @@ describe(`the schema's walk against ajv (seed ${SEED})`, () => {
     expect(new SchemaWalk({ $ref: '#/$defs/missing' }).holds('x')).toBe(false);
     expect(new SchemaWalk({ type: 'array', uniqueItems: true }).holds(Array.from({ length: 1001 }, (_, i) => i))).toBe(false);
     expect(new SchemaWalk({ type: 'array', uniqueItems: true }).holds(Array.from({ length: 1000 }, (_, i) => i))).toBe(true);
+  });
+});
+
+describe('each keyword the walk knows, as ajv reads it', () => {
+  const Ajv = (Ajv2020 as unknown as { default?: typeof Ajv2020 }).default ?? Ajv2020;
+  const ajv = new Ajv({ strict: true, strictTypes: false, strictRequired: false, allowUnionTypes: true });
+  const astral = '\u{1F600}';
+  // [schema, values]: for every value, the walk accepts exactly what ajv accepts.
+  const CASES: [object, unknown[]][] = [
+    [{ type: 'null' }, [null, 0, '', false, {}]],
+    [{ type: 'integer' }, [1, 1.5, -0, Number.POSITIVE_INFINITY, Number.NaN, '1', null]],
+    [{ type: 'number' }, [1.5, Number.NEGATIVE_INFINITY, Number.NaN, '1.5']],
+    [{ type: ['string', 'null'] }, ['x', null, 1]],
+    [{ type: 'object' }, [{}, [], null, 'x']],
+    [{ type: 'array' }, [[], {}, 'x']],
+    [{ type: 'boolean' }, [true, 0, 'true']],
+    [{ enum: ['a', 1, null] }, ['a', 1, null, 'b', '1']],
+    [
+      { enum: [{ a: [1, { b: 2 }] }, [1, 2]] },
+      [{ a: [1, { b: 2 }] }, { a: [1, { b: 3 }] }, { a: [1, { b: 2 }], c: 1 }, { b: 1 }, [1, 2], [2, 1], [1, 2, 3], {}],
+    ],
+    [{ enum: [[]] }, [[], {}]],
+    [{ enum: [{}] }, [{}, []]],
+    [{ minimum: 2, maximum: 4 }, [1, 2, 4, 5, 'x', Number.POSITIVE_INFINITY]],
+    [{ exclusiveMinimum: 2 }, [2, 2.5, 'x']],
+    [{ minLength: 2 }, ['a', 'ab', astral, astral + astral, 'x'.repeat(5), 7]],
+    [{ minLength: 3 }, [astral + astral, astral + astral + astral, 'abc']],
+    [{ pattern: '^[a-z]+$' }, ['abc', 'aBc', 1]],
+    [{ minItems: 2, maxItems: 3 }, [[1], [1, 2], [1, 2, 3, 4], 'xx']],
+    [{ uniqueItems: true }, [[1, 2], [1, 1], [{ a: 1 }, { a: 1 }], [{ a: 1 }, { a: 2 }], [[1], [1]], [Number.NaN, Number.NaN], 'xx']],
+    [{ items: { type: 'string' } }, [['a'], ['a', 1], 'x']],
+    [{ required: ['a'] }, [{ a: 1 }, { b: 1 }, [], 'x']],
+    [{ properties: { a: { type: 'string' } } }, [{ a: 'x' }, { a: 1 }, {}, 'x']],
+    [{ properties: { a: { type: 'string' } }, additionalProperties: false }, [{ a: 'x' }, { b: 1 }, {}]],
+    [{ additionalProperties: { type: 'number' } }, [{ a: 1 }, { a: 'x' }]],
+    [{ propertyNames: { pattern: '^a' } }, [{ ab: 1 }, { b: 1 }, {}]],
+    [{ minProperties: 1 }, [{}, { a: 1 }, []]],
+    [{ anyOf: [{ type: 'string' }, { type: 'number' }] }, ['x', 1, null]],
+    [{ oneOf: [{ type: 'number' }, { type: 'integer' }] }, [1, 1.5, 'x']],
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a promise
+    [{ if: { type: 'string' }, then: { minLength: 2 }, else: { type: 'number' } }, ['ab', 'a', 1, null]],
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a promise
+    [{ if: { type: 'string' }, then: { minLength: 2 } }, ['a', 'ab', null]],
+    [{ if: { type: 'string' }, else: { type: 'number' } }, ['a', 1, null]],
+    [{ $defs: { s: { type: 'string' } }, properties: { a: { $ref: '#/$defs/s' } } }, [{ a: 'x' }, { a: 1 }]],
+    [
+      { $defs: { 'a/b': { type: 'string' }, 'c~d': { type: 'number' } }, properties: { x: { $ref: '#/$defs/a~1b' }, y: { $ref: '#/$defs/c~0d' } } },
+      [{ x: 's', y: 1 }, { x: 1 }, { y: 's' }],
+    ],
+    [{ description: 'annotated', title: 't', default: 1, examples: [1], $comment: 'c', type: 'number' }, [1, 'x']],
+    [true, [1, null]],
+    [{ not: { type: 'number' } }, ['x']], // not a keyword the walk knows: left to ajv, so never "holds"
+  ];
+
+  it.each(CASES.map(([schema, values]) => [JSON.stringify(schema), schema, values] as const))('%s', (_name, schema, values) => {
+    const check = ajv.compile(schema);
+    const walked = new SchemaWalk(schema as Record<string, unknown>);
+    for (const value of values) {
+      const known = typeof schema !== 'object' || !('not' in schema);
+      expect(walked.holds(value), JSON.stringify(value) ?? String(value)).toBe(known && check(value));
+    }
+  });
+
+  it('refuses a reference to what is no schema, and a schema with patternProperties (left to ajv)', () => {
+    expect(new SchemaWalk({ $defs: { n: 3 }, $ref: '#/$defs/n' }).holds(1)).toBe(false);
+    expect(new SchemaWalk({ $defs: { t: true }, $ref: '#/$defs/t' }).holds(1)).toBe(true);
+    expect(new SchemaWalk({ $ref: '#/nowhere/x' }).holds(1)).toBe(false);
+    expect(new SchemaWalk({ patternProperties: { '^a': true }, additionalProperties: false }).holds({ a: 1 })).toBe(false);
+    expect(new SchemaWalk({ properties: { a: true }, additionalProperties: false }).holds('not an object')).toBe(true);
   });
 });
