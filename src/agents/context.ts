@@ -1,5 +1,6 @@
 import type { ContentBlockParam, MessageParam, Usage } from '@anthropic-ai/sdk/resources/messages';
 import { type AgentProfile, sentTools } from './profile.js';
+import type { AgentTool } from './tools/tool.js';
 
 /**
  * Characters per token, to measure what the API has not counted yet. English prose runs near 4,
@@ -43,10 +44,28 @@ const fixed = new WeakMap<AgentProfile, number>();
 export function fixedTokens(profile: AgentProfile): number {
   let tokens = fixed.get(profile);
   if (tokens === undefined) {
-    tokens = profile.system.reduce((sum, block) => sum + charTokens(block), 0) + charTokens(sentTools(profile).map((t) => t.definition));
+    tokens = profile.system.reduce((sum, block) => sum + charTokens(block), 0) + toolsTokens(sentTools(profile));
     fixed.set(profile, tokens);
   }
   return tokens;
+}
+
+const definitionLength = new WeakMap<object, number>();
+
+/**
+ * charTokens of the tools' definitions as one list, without writing the list out again for each
+ * agent: the team's tools are the same objects in every agent's list (a spawn of 256 wrote them
+ * 256 times), so each definition's JSON length is measured once, and the list's is theirs plus
+ * its brackets and commas.
+ */
+export function toolsTokens(tools: readonly AgentTool[]): number {
+  let length = 2 + Math.max(0, tools.length - 1);
+  for (const { definition } of tools) {
+    let known = definitionLength.get(definition);
+    if (known === undefined) definitionLength.set(definition, (known = JSON.stringify(definition).length));
+    length += known;
+  }
+  return Math.ceil(length / CHARS_PER_TOKEN);
 }
 
 export function charTokens(value: unknown): number {

@@ -1,4 +1,4 @@
-import { charTokens } from '../agents/context.js';
+import { charTokens, toolsTokens } from '../agents/context.js';
 import { type AgentProfile, sentTools } from '../agents/profile.js';
 import type { ModelRequest } from '../provider/client.js';
 import type { ProviderName } from '../provider/clouds.js';
@@ -143,7 +143,7 @@ export function cacheTtlOf(spec: WorkflowSpec, park: boolean, recorded: CacheTtl
  */
 export function contextTooShort(context: string, profiles: readonly AgentProfile[]): string | undefined {
   const tokens = charTokens(context);
-  const short = profiles.filter((p) => tokens + charTokens(sentTools(p).map((t) => t.definition)) < modelInfo(p.model).cacheMin);
+  const short = profiles.filter((p) => tokens + toolsTokens(sentTools(p)) < modelInfo(p.model).cacheMin);
   if (short.length === 0 || short.length < profiles.length) return undefined;
   const least = Math.min(...short.map((p) => modelInfo(p.model).cacheMin));
   return (

@@ -13,6 +13,9 @@ export type Schema = boolean | { readonly [keyword: string]: unknown };
 /** Keywords that only annotate: they hold for every value. */
 const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'examples', 'default', 'deprecated']);
 
+/** The keywords that apply to mappings only. */
+const OBJECT_KEYWORDS = new Set(['properties', 'additionalProperties', 'required', 'propertyNames', 'minProperties']);
+
 /** A list longer than this is left to ajv: uniqueItems compares every pair. */
 const MOST_ITEMS_COMPARED = 1000;
 
@@ -121,7 +124,7 @@ export class SchemaWalk {
   }
 
   private objectKeywordHolds(keyword: string, rule: unknown, value: unknown, schema: Json): boolean {
-    if (!['properties', 'additionalProperties', 'required', 'propertyNames', 'minProperties'].includes(keyword)) return false;
+    if (!OBJECT_KEYWORDS.has(keyword)) return false;
     if (!isObject(value)) return true;
     switch (keyword) {
       case 'properties':

@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-workflow-Bfx3hT_6.js";
