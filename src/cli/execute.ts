@@ -9,7 +9,7 @@ import { Journal } from '../engine/journal.js';
 import { Run } from '../engine/run.js';
 import type { RunResult } from '../engine/run-options.js';
 import { CALL_RETRIES, Provider, REQUEST_TIMEOUT_MS } from '../provider/client.js';
-import { maskedCache, type ResponseCache } from '../session/cache.js';
+import { CacheError, maskedCache, openCache, type ResponseCache } from '../session/cache.js';
 import type { SessionEvent } from '../session/format.js';
 import type { SessionWriter } from '../session/writer.js';
 import { durationMs, type Limits } from '../workflow/limits.js';
@@ -58,7 +58,6 @@ export async function cacheOf(options: OutputOptions & { replay?: string }): Pro
     throw new UsageError('--response-cache-ttl is for entries of --response-cache: give --response-cache too');
   if (options.cache === undefined) return undefined;
   const ttlMs = options.cacheTtl === undefined ? undefined : cacheTtlMs(options.cacheTtl);
-  const { openCache, CacheError } = await import('../session/cache.js');
   try {
     return await openCache(options.cache, { ttlMs, onFailure: warning, onMalformed: warning });
   } catch (e) {

@@ -1,7 +1,7 @@
 import type { SpendPools } from '../engine/spend-pools.js';
 import { Pacer, type GivenLimits } from '../provider/pacer.js';
 import type { RateDimension } from '../provider/rate-headers.js';
-import { localLimiters } from '../provider/rate-limiters.js';
+import { FallbackLimiters, localLimiters } from '../provider/rate-limiters.js';
 import type { RunNote } from '../provider/run-notes.js';
 import { withoutCredentials } from '../provider/store-url.js';
 import { UsageError } from './usage-error.js';
@@ -85,9 +85,8 @@ export async function organisationOf(
     throw new UsageError(`${pooled} needs --coordinate URL (or CONCLAVE_COORDINATE): a pool is kept in the store every run shares`);
   if (!url) return { pacer: new Pacer(given, localLimiters), noteRun: async () => {}, notedRun: async () => undefined, close: async () => {} };
 
-  const [{ coordinate, CoordinateError, withTimeout }, { FallbackLimiters }, { poolSpec, PoolSpecError, SpendPools }] = await Promise.all([
+  const [{ coordinate, CoordinateError, withTimeout }, { poolSpec, PoolSpecError, SpendPools }] = await Promise.all([
     import('../provider/coordinate.js'),
-    import('../provider/rate-limiters.js'),
     import('../engine/spend-pools.js'),
   ]);
   const specs = poolTexts.map((text) => {
