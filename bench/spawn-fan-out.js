@@ -43,8 +43,8 @@ async function spawnRun(agents, node = process.execPath, program = undefined) {
   );
   try {
     const { wallMs, startedAt } = await runCliTimed(workflow(agents), server, node, program);
-    if (program) return { firstRequestMs: server.requests[0].receivedAt - startedAt };
     const asked = server.requests.filter((r) => r.agent.startsWith('checker-')).map((r) => r.receivedAt);
+    if (program) return { wallMs, firstRequestMs: server.requests[0].receivedAt - startedAt, asked: asked.length };
     if (asked.length !== agents) throw new Error(`${asked.length} agents asked, not ${agents}`);
     return { wallMs, firstRequestMs: server.requests[0].receivedAt - startedAt, spreadMs: Math.max(...asked) - Math.min(...asked) };
   } finally {
@@ -67,14 +67,25 @@ export async function firstRequestAndFloor(node, rounds = 7) {
   return { conclaveMs: median(conclave), floorMs: median(floored) };
 }
 
-export async function spawnFanOut(rounds = 3) {
+/** The bare client's wide spawn (bench/floor-wide.js): the same calls through the same fake, nothing else. */
+async function bareRun(floor, node) {
+  const bare = await spawnRun(AGENTS, node, floor);
+  if (bare.asked !== AGENTS) throw new Error(`the bare client asked ${bare.asked} agents, not ${AGENTS}`);
+  return bare.wallMs;
+}
+
+export async function spawnFanOut(rounds = 3, node = process.execPath) {
+  const floor = await floorBundle('floor-wide');
   const wide = [];
   const single = [];
+  const bare = [];
   for (let i = 0; i < rounds; i++) {
-    wide.push(await spawnRun(AGENTS));
-    single.push(await spawnRun(1));
+    wide.push(await spawnRun(AGENTS, node));
+    single.push(await spawnRun(1, node));
+    bare.push(await bareRun(floor, node));
   }
   const wallMs = median(wide.map((r) => r.wallMs));
+  const bareMs = median(bare);
   const singleMs = median(single.map((r) => r.wallMs));
   const help = helpMs();
   const critical = 3 * LATENCY + help;
@@ -82,6 +93,8 @@ export async function spawnFanOut(rounds = 3) {
     wallMs,
     helpMs: help,
     ratio: wallMs / critical,
+    bareMs,
+    bareRatio: wallMs / bareMs,
     firstRequestMs: median(wide.map((r) => r.firstRequestMs)),
     spreadMs: median(wide.map((r) => r.spreadMs)),
     singleMs,
