@@ -32,6 +32,7 @@ export const MAX_DOCUMENT_CHARS = 100_000;
 export const MAX_WHY_CHARS = 2_000;
 
 export { appended } from '../session/document-text.js';
+import { thousands } from '../thousands.js';
 
 /** An entry as it is kept: ending with a newline. */
 export function entryOf(text: string): string {
@@ -39,5 +40,5 @@ export function entryOf(text: string): string {
 }
 
 export function plural(n: number, word: string): string {
-  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+  return `${thousands(n)} ${word}${n === 1 ? '' : 's'}`;
 }

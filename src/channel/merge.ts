@@ -1,5 +1,6 @@
 import { createTwoFilesPatch, diffArrays } from 'diff';
 import { diff3Merge } from 'node-diff3';
+import { thousands } from '../thousands.js';
 
 /**
  * How an edit of a document meets the changes made since its base: libraries, not a merge of our
@@ -44,7 +45,7 @@ export function mergeEdit(current: string, base: string, edited: string, labels:
   if (work > MERGE_WORK_LIMIT)
     return {
       tooCostly:
-        `the ${om.length.toLocaleString('en-US')} lines between the changes hold too many equal lines to merge here ` +
+        `the ${thousands(om.length)} lines between the changes hold too many equal lines to merge here ` +
         `(${work.toExponential(1)} steps, past ${MERGE_WORK_LIMIT.toExponential(1)})`,
     };
   const out: string[] = [];

@@ -1,6 +1,7 @@
 import type { ProgressEvent } from '../engine/progress-events.js';
 import { formatUsd } from '../provider/money.js';
 import { printable } from './terminal-text.js';
+import { thousands } from '../thousands.js';
 
 export const STOP_WORDS = {
   max_tokens: 'answer cut off at max_tokens: continuing',
@@ -73,5 +74,5 @@ export function compactionWords(e: Extract<ProgressEvent, { type: 'compacted' }>
     .filter(Boolean)
     .join(', ');
   const why = e.reason === 'too_long' ? ', after the API refused it as too long' : '';
-  return `compacted its conversation${why}: ${e.tokensBefore.toLocaleString('en-US')} → ${e.tokensAfter.toLocaleString('en-US')} tokens (${what})`;
+  return `compacted its conversation${why}: ${thousands(e.tokensBefore)} → ${thousands(e.tokensAfter)} tokens (${what})`;
 }

@@ -6,6 +6,7 @@ import { reportPage } from '../report/report-page.js';
 import { readSession, SessionFileError } from '../session/reader.js';
 import { asUsageError, UsageError } from './usage-error.js';
 import { writeWhole } from './write-whole.js';
+import { thousands } from '../thousands.js';
 
 /** Above this, the page holds the essentials only (no model calls, the first and last messages): a page a browser opens. */
 const WHOLE_BYTES = 32 * 1024 * 1024;
@@ -51,7 +52,7 @@ export function reportCommand(file: string, options: { output?: string }): numbe
   return EXIT.ok;
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
+const count = thousands;
 
 function mb(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(0)} MB`;

@@ -1,6 +1,7 @@
 import { cacheMissAdvice } from '../session/cache-misses.js';
 import type { SessionSummary } from '../session/summary.js';
 import { dollars, inline } from './markdown-text.js';
+import { thousands } from '../thousands.js';
 
 /** The lines `show` and the job summary give of what the prompt cache and message batches saved, and where the cache was missed. */
 
@@ -9,7 +10,7 @@ export function cacheLine(s: SessionSummary): string {
   const { read_tokens, written_tokens, saved_usd } = s.cache;
   if (read_tokens + written_tokens === 0) return '';
   const saved = saved_usd >= 0 ? `${dollars(saved_usd)} saved against no cache` : `${dollars(-saved_usd)} more than with no cache`;
-  const tokens = (n: number) => n.toLocaleString('en-US');
+  const tokens = thousands;
   return `Prompt cache: ${tokens(read_tokens)} input tokens read from it, ${tokens(written_tokens)} written; ${saved} (list prices)`;
 }
 
@@ -17,8 +18,7 @@ export function cacheLine(s: SessionSummary): string {
 export function cacheMissLines(s: SessionSummary): string[] {
   return s.cache_misses.map(
     (m) =>
-      `Cache miss: @${inline(m.agent)}, ${m.reason.replace('_', ' ')}: ${m.missed_tokens.toLocaleString('en-US')} tokens not read from the cache; ` +
-      cacheMissAdvice(m),
+      `Cache miss: @${inline(m.agent)}, ${m.reason.replace('_', ' ')}: ${thousands(m.missed_tokens)} tokens not read from the cache; ` + cacheMissAdvice(m),
   );
 }
 

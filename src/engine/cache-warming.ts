@@ -7,6 +7,7 @@ import type { CacheTtl } from '../workflow/types.js';
 import { usesBatches } from '../workflow/value-checks.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { detached } from '../detached.js';
+import { thousands } from '../thousands.js';
 
 /** The longest a call waits for another to write the prefix it would read: then it goes anyway. */
 export const WARM_RELEASE_MS = 5_000;
@@ -147,7 +148,7 @@ export function contextTooShort(context: string, profiles: readonly AgentProfile
   if (short.length === 0 || short.length < profiles.length) return undefined;
   const least = Math.min(...short.map((p) => modelInfo(p.model).cacheMin));
   return (
-    `context: is about ${tokens.toLocaleString('en-US')} tokens: with the tools before it, under the ${least.toLocaleString('en-US')} the prompt cache ` +
+    `context: is about ${thousands(tokens)} tokens: with the tools before it, under the ${thousands(least)} the prompt cache ` +
     `keeps for ${short[0]!.model}, so no call reads it from the cache. It pays with what every agent reads at length (a diff, the files under review); ` +
     `a short context can stay in each system:`
   );

@@ -1,6 +1,7 @@
 import type { EventOf } from '../session/format.js';
 import type { SessionRecord } from '../session/reader.js';
 import { type AgentUsage, NO_AGENT_USAGE, type SessionSummary, summarize } from '../session/summary.js';
+import { thousands } from '../thousands.js';
 
 /**
  * What `conclave report` shows of a run (docs/report.md), from its session alone: the summary
@@ -156,5 +157,5 @@ function isBelow(candidate: TreeNode, node: TreeNode, summary: SessionSummary): 
 }
 
 export function clip(text: string, limit: number): string {
-  return text.length > limit ? `${text.slice(0, limit)}… (${(text.length - limit).toLocaleString('en-US')} more characters in the session)` : text;
+  return text.length > limit ? `${text.slice(0, limit)}… (${thousands(text.length - limit)} more characters in the session)` : text;
 }

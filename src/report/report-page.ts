@@ -5,6 +5,7 @@ import { attr, html, idOf, safeUrl } from './escape.js';
 import { type CallView, clip, type ReportModel, TEXT_LIMIT, type TreeNode } from './report-model.js';
 import { PAGE_SCRIPT, PAGE_STYLE } from './report-style.js';
 import { timelineSvg } from './timeline-svg.js';
+import { thousands } from '../thousands.js';
 
 /**
  * One self-contained HTML page of a run (docs/report.md): styles and its one script inline, no
@@ -49,7 +50,7 @@ export function reportPage(model: ReportModel): string {
 
 const section = (heading: string, id: string, body: string) => `<section id="${id}"><h2>${heading}</h2>${body}</section>`;
 const usd = (n: number) => html(formatUsd(n));
-const n = (x: number) => x.toLocaleString('en-US');
+const n = thousands;
 const agentLink = (agent: string) => `<a href="#${attr(idOf(agent))}" class="agent">@${html(agent)}</a>`;
 
 function header(model: ReportModel): string {

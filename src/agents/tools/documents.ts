@@ -1,6 +1,7 @@
 import { MAX_DOCUMENT_CHARS } from '../../channel/document.js';
 import { defineTool, input } from './define-tool.js';
 import type { AgentTool, Shown, ToolContext, ToolResult } from './tool.js';
+import { thousands } from '../../thousands.js';
 
 /**
  * The tools of documents with an owner (docs/workflow.md: documents), given to every agent when
@@ -14,7 +15,7 @@ function showing(result: ToolResult, what: Shown, shown: ToolContext['shown']): 
   shown?.(what);
   return result;
 }
-const limit = `at most ${MAX_DOCUMENT_CHARS.toLocaleString('en-US')} characters`;
+const limit = `at most ${thousands(MAX_DOCUMENT_CHARS)} characters`;
 
 export const readDocument = defineTool({
   name: 'read_document',
