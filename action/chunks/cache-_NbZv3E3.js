@@ -1,1 +1,0 @@
-import"./store-url-C-pllL7N.js";export{r as CacheError,n as openCache}from"./cache-DADj0ovX.js";

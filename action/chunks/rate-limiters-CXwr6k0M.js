@@ -1,1 +1,0 @@
-export{t as FallbackLimiters,n as Limiters,r as MemoryLimitKeeper,i as localLimiters}from"./rate-limiters-Cnw1InEv.js";

@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-workflow-Bfx3hT_6.js";
