@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { build } from 'rolldown';
+import { commandChunks } from './command-chunks.js';
 
 const root = new URL('../', import.meta.url);
 execFileSync(process.execPath, [new URL('scripts/compile-schema.js', root).pathname], { stdio: 'inherit' });
@@ -20,49 +21,12 @@ const resolving = {
   external: [/^keyv$/, /^@keyv\//, /^sqlite3$/, /^pg-native$/],
 };
 
-/**
- * The modules `entry` loads before it runs: its static imports, all the way down. With `reach` 'all',
- * also what it imports when it needs it.
- */
-async function modulesOf(entry, reach = 'static') {
-  const { output } = await build({ ...resolving, input: entry, logLevel: 'silent', write: false });
-  const chunks = new Map(output.filter((c) => c.type === 'chunk').map((c) => [c.fileName, c]));
-  if (reach === 'all') return new Set([...chunks.values()].flatMap((chunk) => chunk.moduleIds));
-  const modules = new Set();
-  const walk = (chunk) => {
-    if (!chunk || chunk.moduleIds.every((id) => modules.has(id))) return;
-    for (const id of chunk.moduleIds) modules.add(id);
-    for (const name of chunk.imports) walk(chunks.get(name));
-  };
-  walk(output.find((c) => c.type === 'chunk' && c.isEntry));
-  return modules;
-}
-
-// Left to itself the bundler makes a chunk of each set of commands that shares a module: `validate`
-// read 21 files and a run's first request 41, each resolved, read and compiled on its own. Four
-// chunks instead: what every command loads at its start; what `validate` loads (the workflow's
-// loader, yaml, the schema's validator), which every command that reads a workflow needs too; what
-// the commands that read a session (show, report, trace) share with a run; and the rest of what a
-// run loads before it starts. A run's first request reads 11 files (docs/BENCHMARKS.md).
-const command = (name) => new URL(`src/cli/${name}.ts`, root).pathname;
-const validating = await modulesOf(command('validate'));
-const running = await modulesOf(command('run-workflow'));
-const runReaches = await modulesOf(command('run-workflow'), 'all');
-// `trace` counts only what a run loads at its start, not the exporters a run may load later.
-const reading = new Set();
-for (const [name, reach, shared] of [
-  ['show', 'all', runReaches],
-  ['report-command', 'all', runReaches],
-  ['trace-command', 'static', running],
-])
-  for (const id of await modulesOf(command(name), reach)) if (shared.has(id)) reading.add(id);
 const codeSplitting = {
   groups: [
-    // The entry itself stays out: its top-level await waits for the commands' chunks, which import this one.
+    // What every command loads at its start. The entry itself stays out: its top-level await waits
+    // for the commands' chunks, which import this one.
     { name: 'start', tags: ['$initial'], test: (id) => !id.endsWith('/src/cli/main.ts') },
-    { name: 'workflow', test: (id) => validating.has(id) },
-    { name: 'session', test: (id) => reading.has(id) },
-    { name: 'run', test: (id) => running.has(id) },
+    ...(await commandChunks(root, resolving)),
   ],
 };
 const options = (input, groups = false) => ({

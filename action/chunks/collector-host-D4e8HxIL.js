@@ -1,1 +1,0 @@
-import{r as e}from"./store-url-C-pllL7N.js";function t(e){try{let t=new URL(e);return`${t.protocol}//${t.host}`}catch{return`the OTLP endpoint`}}function n(t,n){let r=e(t,n);try{let e=new URL(n);for(let t of[e.password,e.username,...e.searchParams.values()])t.length>=4&&(r=r.replaceAll(t,`***`).replaceAll(encodeURIComponent(t),`***`))}catch{}return r}export{t as n,n as t};

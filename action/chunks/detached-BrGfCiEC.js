@@ -1,1 +1,0 @@
-function e(e,t){e?.then(void 0,e=>{try{t(e)}catch{}})}function t(){}export{t as n,e as t};

@@ -1,3 +1,0 @@
-import{n as e}from"./format-CSsN3I5t.js";function t(e){return e.effective.findLast(e=>e.type===`run_ended`)}const n=/* @__PURE__ */ new Set([`success`,`failure`,`idle`,`stale`]);function r(e){let r=t(e);return r!==void 0&&n.has(r.status)}function i(t){let n=t.findIndex(t=>e.has(t.type)||t.type===`agent_ended`&&t.status===`stopped`);return n===-1?[...t]:t.slice(0,n)}function a(e){let t=e.findLast(e=>e.type===`turn_ended`);return t?t.elapsed_ms:0}function o(e,t){return`${e}${e===``||e.endsWith(`
-`)?``:`
-`}${t}`}export{r as a,t as i,n,i as o,a as r,o as t};

@@ -1,1 +1,0 @@
-const e={ok:0,failure:1,usage:2,limit:3,provider:4,waiting:75,sigint:130,sigterm:143},t={success:e.ok,idle:e.ok,failure:e.failure,error:e.failure,refused:e.usage,limit:e.limit,provider_error:e.provider,waiting:e.waiting};export{t as n,e as t};

@@ -1,1 +1,0 @@
-const e=[`elapsed_ms`,`limits`,`at_ms`],t=/* @__PURE__ */ new Set([`turn_failed`,`setup_failed`,`run_ended`]),n=/* @__PURE__ */ new Set([`resumed`,`repair`]);export{t as n,e as r,n as t};

@@ -1,1 +1,0 @@
-let e,t=!1;function n(n){if(n.empty)return()=>{};let r=e;if(e===void 0)for(let n of[process.stdout,process.stderr]){let r=n.write;n.write=((i,...a)=>{let o=typeof i==`string`?i:Buffer.from(i).toString(`utf8`);return r.call(n,t||!e?o:e.text(o),...a)})}return e=n,()=>e=r}function r(e){t=!0;try{e()}finally{t=!1}}export{r as n,n as t};

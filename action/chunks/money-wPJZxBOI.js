@@ -1,1 +1,0 @@
-function e(e){if(!Number.isFinite(e))return`$${e}`;if(e===0)return`$0.00`;if(Math.abs(e)>=1)return`$${e.toFixed(2)}`;let t=Math.min(10,Math.ceil(-Math.log10(Math.abs(e)))+2);return`$${e.toFixed(t).replace(/(\.\d\d\d*?)0+$/,`$1`)}`}export{e as t};

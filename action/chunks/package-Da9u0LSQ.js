@@ -1,1 +1,0 @@
-var e=`0.1.0`;export{e as t};

@@ -1,1 +1,0 @@
-const e=/KEY|TOKEN|SECRET|PASSWORD|PASS|CREDENTIAL|AUTH|PRIVATE/i,t=/^(true|false|yes|no|on|off|null|none|undefined|\d{1,7})$/i;function n(n=process.env){return Object.entries(n).flatMap(([n,r])=>e.test(n)&&r&&r.length>=8&&!t.test(r)?[r]:[])}export{n,e as t};

@@ -1,1 +1,0 @@
-export{t as RAW_LINE,n as SessionFileError,r as readSession}from"./reader-CqQBXhUI.js";

@@ -1,1 +1,0 @@
-export{r as writeSarif}from"./sarif-BXxaiXU8.js";

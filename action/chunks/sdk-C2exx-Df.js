@@ -1,1 +1,0 @@
-export{t as default}from"./client-BZVlvXwv.js";import"./error-C9-7-AHb.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+import"./run-BWol68IS.js";export{t as default}from"./client-BpdYUFni.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-export{t as NO_AGENT_USAGE,n as summarize}from"./summary-CzSD4lRc.js";

@@ -1,1 +1,0 @@
-function e(e){return e.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,e=>`\\x${e.charCodeAt(0).toString(16).padStart(2,`0`)}`)}export{e as t};

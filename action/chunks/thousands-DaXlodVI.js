@@ -1,1 +1,0 @@
-function e(e){if(!Number.isSafeInteger(e))return e.toLocaleString(`en-US`);let t=Math.abs(e).toString(),n=t;for(let e=t.length-3;e>0;e-=3)n=`${n.slice(0,e)},${n.slice(e)}`;return e<0||Object.is(e,-0)?`-${n}`:n}export{e as t};

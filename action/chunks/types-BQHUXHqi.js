@@ -1,1 +1,0 @@
-const e=[`read_file`,`write_file`,`list_files`,`grep`,`run_command`,`annotate`];function t(t){return e.includes(t)}export{t as n,e as t};

@@ -1,1 +1,0 @@
-import{n as e}from"./conclave-error-Cn2GvGfI.js";function t(t,...n){try{return t()}catch(t){throw n.some(e=>t instanceof e)?new e(t.message):t}}export{t};
