@@ -18,7 +18,7 @@ export function cacheLine(s: SessionSummary): string {
 export function cacheMissLines(s: SessionSummary): string[] {
   return s.cache_misses.map(
     (m) =>
-      `Cache miss: @${inline(m.agent)}, ${m.reason.replace('_', ' ')}: ${thousands(m.missed_tokens)} tokens not read from the cache; ` + cacheMissAdvice(m),
+      `Cache miss: @${inline(m.agent)}, ${m.reason.replace('_', ' ')}: ${thousands(m.missed_tokens)} tokens not read from the cache; ${cacheMissAdvice(m)}`,
   );
 }
 

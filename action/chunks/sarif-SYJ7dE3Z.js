@@ -1,0 +1,1 @@
+export{et as writeSarif}from"./workflow-DccjjcBq.js";

@@ -1,1 +1,0 @@
-import"./run-BWol68IS.js";export{t as default}from"./client-BpdYUFni.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+import"./run-CXeXdsJ3.js";export{t as default}from"./client-Bmpo3qHv.js";import"./sdk-CAISgiXf.js";
