@@ -56,7 +56,7 @@ async function spawnRun(agents, node = process.execPath, program = undefined) {
  * The first request of conclave and of its floor (bench/floor-request.js: commander, yaml and the
  * SDK streaming one message, one bundle), alternated, each the median of `rounds` runs.
  */
-export async function firstRequestAndFloor(node, rounds = 7) {
+export async function firstRequestAndFloor(node, rounds = 11) {
   const floor = await floorBundle('floor-request');
   const conclave = [];
   const floored = [];
