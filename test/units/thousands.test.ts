@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { thousands } from '../../src/thousands.js';
 
 describe('thousands', () => {
@@ -10,6 +10,16 @@ describe('thousands', () => {
     const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
     const drawn = Array.from({ length: 5000 }, () => Math.round((random() - 0.5) * 10 ** Math.floor(random() * 16)));
     for (const n of [...edges, ...drawn]) expect(thousands(n)).toBe(n.toLocaleString('en-US'));
+  });
+
+  it('writes a safe integer without toLocaleString, whose first call loads ICU', () => {
+    const locale = vi.spyOn(Number.prototype, 'toLocaleString');
+    try {
+      expect([thousands(0), thousands(-12_345), thousands(Number.MAX_SAFE_INTEGER)]).toEqual(['0', '-12,345', '9,007,199,254,740,991']);
+      expect(locale).not.toHaveBeenCalled();
+    } finally {
+      locale.mockRestore();
+    }
   });
 
   it('leaves what is not a safe integer to toLocaleString', () => {
