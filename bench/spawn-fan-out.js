@@ -61,8 +61,12 @@ export async function firstRequestAndFloor(node, rounds = 11) {
   const conclave = [];
   const floored = [];
   for (let i = 0; i < rounds; i++) {
-    conclave.push((await spawnRun(1, node)).firstRequestMs);
-    floored.push((await spawnRun(1, node, floor)).firstRequestMs);
+    // Which goes first changes each round: neither always starts while the other's exit is cleaned up.
+    const runs = [
+      async () => conclave.push((await spawnRun(1, node)).firstRequestMs),
+      async () => floored.push((await spawnRun(1, node, floor)).firstRequestMs),
+    ];
+    for (const run of i % 2 ? runs.reverse() : runs) await run();
   }
   return { conclaveMs: median(conclave), floorMs: median(floored) };
 }
