@@ -8,40 +8,39 @@
 import { build } from 'rolldown';
 
 /**
- * The modules `entry` loads before it runs: its static imports, all the way down. With `reach` 'all',
- * also what it imports when it needs it.
+ * The modules `entry` loads before it runs (`initial`: its static imports, all the way down) and
+ * every module it may load (`all`: what it imports when it needs it too), from one bundling.
  */
-async function modulesOf(resolving, entry, reach = 'static') {
+async function modulesOf(resolving, entry) {
   const { output } = await build({ ...resolving, input: entry, logLevel: 'silent', write: false });
   const chunks = new Map(output.filter((c) => c.type === 'chunk').map((c) => [c.fileName, c]));
-  if (reach === 'all') return new Set([...chunks.values()].flatMap((chunk) => chunk.moduleIds));
-  const modules = new Set();
+  const initial = new Set();
   const walk = (chunk) => {
-    if (!chunk || chunk.moduleIds.every((id) => modules.has(id))) return;
-    for (const id of chunk.moduleIds) modules.add(id);
+    if (!chunk || chunk.moduleIds.every((id) => initial.has(id))) return;
+    for (const id of chunk.moduleIds) initial.add(id);
     for (const name of chunk.imports) walk(chunks.get(name));
   };
   walk(output.find((c) => c.type === 'chunk' && c.isEntry));
-  return modules;
+  return { initial, all: new Set([...chunks.values()].flatMap((chunk) => chunk.moduleIds)) };
 }
 
 /** The groups of `codeSplitting` for the commands under `root`/src/cli, bundled with `resolving`. */
 export async function commandChunks(root, resolving) {
   const command = (name) => new URL(`src/cli/${name}.ts`, root).pathname;
-  const validating = await modulesOf(resolving, command('validate'));
-  const running = await modulesOf(resolving, command('run-workflow'));
-  const runReaches = await modulesOf(resolving, command('run-workflow'), 'all');
+  const validating = (await modulesOf(resolving, command('validate'))).initial;
+  const run = await modulesOf(resolving, command('run-workflow'));
   // `trace` counts only what a run loads at its start, not the exporters a run may load later.
   const reading = new Set();
-  for (const [name, reach, shared] of [
-    ['show', 'all', runReaches],
-    ['report-command', 'all', runReaches],
-    ['trace-command', 'static', running],
+  const [show, report, trace] = await Promise.all(['show', 'report-command', 'trace-command'].map((name) => modulesOf(resolving, command(name))));
+  for (const [modules, shared] of [
+    [show.all, run.all],
+    [report.all, run.all],
+    [trace.initial, run.initial],
   ])
-    for (const id of await modulesOf(resolving, command(name), reach)) if (shared.has(id)) reading.add(id);
+    for (const id of modules) if (shared.has(id)) reading.add(id);
   return [
     { name: 'workflow', test: (id) => validating.has(id) },
     { name: 'session', test: (id) => reading.has(id) },
-    { name: 'run', test: (id) => running.has(id) },
+    { name: 'run', test: (id) => run.initial.has(id) },
   ];
 }
