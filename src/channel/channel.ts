@@ -8,6 +8,7 @@ import { Inboxes } from './inboxes.js';
 import { Members } from './members.js';
 import { lastMessages, SYSTEM, type Message, type MessageKind } from './message.js';
 import {
+  checkCancel,
   checkVote,
   closedText,
   isAgentVoter,
@@ -123,8 +124,7 @@ export class Channel {
 
   cancel(agent: string, proposalId: string): ProposalView {
     const p = this.proposals.require(proposalId);
-    if (agent !== p.proposer) throw new ChannelError(`only @${p.proposer}, who opened proposal "${p.id}", can cancel it`);
-    if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed already (${p.status.replace('_', ' ')})`);
+    checkCancel(p, agent);
     this.close(p, { status: 'cancelled', reason: `cancelled by @${agent}` });
     return viewOf(p);
   }

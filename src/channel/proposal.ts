@@ -128,12 +128,20 @@ export function specify(
     voters: [...voters],
     rule,
     quorum,
-    deadline_turns: deadline,
+    // The people's decision waits for them until people.deadline: no agent's turn count closes it.
+    deadline_turns: theirs ? null : deadline,
     opened_at_turn: turn,
     ...(withPeople ? { deadline_ms: people!.deadlineMs } : {}),
     ...(action !== undefined ? { action: { tool: action.tool, input: action.input } } : {}),
     ...(theirs ? { advisers } : {}),
   };
+}
+
+/** Whether `agent` may cancel `p`: its proposer, while it is open, and never the people's decision (people.decide), which their votes or its deadline close. */
+export function checkCancel(p: ProposalState, agent: string): void {
+  if (agent !== p.proposer) throw new ChannelError(`only @${p.proposer}, who opened proposal "${p.id}", can cancel it`);
+  if (p.status !== 'open') throw new ChannelError(`proposal "${p.id}" is closed already (${p.status.replace('_', ' ')})`);
+  if (p.advisers) throw new ChannelError(`proposal "${p.id}" is the people's to decide (people.decide): only their votes or its deadline close it`);
 }
 
 /** A person named as a voter, as the workflow spells them; only those `people.voters` names: an agent cannot add people. */

@@ -99,12 +99,23 @@ export async function beforeResume(file: string, token: string, cwd: string): Pr
   }
   if (!token.trim() || !process.env.GITHUB_REPOSITORY) return undefined;
   let newer: ReturnType<typeof newerCopy>;
+  let copies: Awaited<ReturnType<typeof sessionCopies>>['copies'];
   try {
-    newer = newerCopy((await sessionCopies(token.trim())).copies, record.header.run_id, generation);
+    copies = (await sessionCopies(token.trim())).copies;
+    newer = newerCopy(copies, record.header.run_id, generation);
   } catch (e) {
     core.warning(`conclave could not look for a newer copy of this session among the artifacts (${(e as Error).message}); it goes on with this one`);
     return undefined;
   }
+  // A copy that holds people's votes is resumed only as one of the run's own generations: published by the repository's own runs (parked-runs.ts).
+  if (!newer && record.events.some((e) => e.type === 'human_vote') && !copies.some((c) => c.runId === record.header.run_id && c.generation === generation))
+    return {
+      outputs: { status: 'invalid', 'exit-code': '2', 'session-file': sessionFile, 'run-id': record.header.run_id, generation: String(generation) },
+      exitCode: 2,
+      error:
+        `${sessionFile} holds people's votes, and no generation ${generation} of run ${record.header.run_id} was published by this repository's own ` +
+        'runs (its default branch, or the pull request that began it): this copy is not resumed',
+    };
   if (!newer) return undefined;
   return {
     outputs: { status: 'stale', 'exit-code': '2', 'session-file': sessionFile, 'run-id': record.header.run_id, generation: String(generation) },

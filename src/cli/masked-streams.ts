@@ -1,4 +1,4 @@
-import type { Masker } from '../session/masker.js';
+import { type Masker, setShownMasker } from '../session/masker.js';
 
 let current: Masker | undefined;
 let unmasked = false;
@@ -22,7 +22,11 @@ export function maskStreams(masker: Masker): () => void {
     }
   }
   current = masker;
-  return () => (current = before);
+  setShownMasker(masker);
+  return () => {
+    current = before;
+    setShownMasker(before);
+  };
 }
 
 /** Writes what must name a secret to hide it (GitHub's `::add-mask::`), past the masks. */

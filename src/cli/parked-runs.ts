@@ -46,11 +46,13 @@ export async function sessionCopies(token: string): Promise<{ copies: SessionCop
   const copies: SessionCopy[] = [];
   let unknownOrigin = 0;
   let page = 0;
+  const known = (github.context.payload.repository as { default_branch?: unknown } | undefined)?.default_branch;
+  const defaultBranch = typeof known === 'string' && known ? known : (await octokit.rest.repos.get({ owner, repo })).data.default_branch;
   for await (const response of octokit.paginate.iterator(octokit.rest.actions.listArtifactsForRepo, { owner, repo, per_page: 100 })) {
     for (const artifact of response.data) {
       const match = NAME.exec(artifact.name);
       if (!match) continue;
-      const origin = originOf(artifact.workflow_run);
+      const origin = originOf(artifact.workflow_run, Number(match[2]), defaultBranch);
       if (origin === 'unknown') unknownOrigin++;
       if (origin !== 'own') continue;
       copies.push({
@@ -72,14 +74,22 @@ export async function sessionCopies(token: string): Promise<{ copies: SessionCop
 }
 
 /**
- * Whose code the run that uploaded an artifact ran. A fork's pull request runs the fork's code,
- * which can write any session under any name: a session copy comes only from the repository's own
- * runs, or a forged copy would be the "newest" one resumed. Where the API does not say (an older
- * GitHub Enterprise Server leaves head_repository_id out), the copy is not taken either.
+ * Whether a copy comes from the runs that make a run's generations. A fork's pull request runs the
+ * fork's code, which can write any session under any name; so can a branch of the repository
+ * itself (anyone who may push one): a copy is taken only from the repository's own code, and past
+ * the first generation (made by the pull request's own job) only from a run on the default branch,
+ * where the resuming jobs (scheduled, a vote's comment, workflow_run) run. Where the API does not
+ * say whose code ran (an older GitHub Enterprise Server leaves head_repository_id out), the copy
+ * is not taken either.
  */
-function originOf(run: { repository_id?: number | null; head_repository_id?: number | null } | null | undefined): 'own' | 'fork' | 'unknown' {
+function originOf(
+  run: { repository_id?: number | null; head_repository_id?: number | null; head_branch?: string | null } | null | undefined,
+  generation: number,
+  defaultBranch: string,
+): 'own' | 'fork' | 'branch' | 'unknown' {
   if (typeof run?.repository_id !== 'number' || typeof run.head_repository_id !== 'number') return 'unknown';
-  return run.head_repository_id === run.repository_id ? 'own' : 'fork';
+  if (run.head_repository_id !== run.repository_id) return 'fork';
+  return generation === 1 || run.head_branch === defaultBranch ? 'own' : 'branch';
 }
 
 /** Each run's newest copy. */

@@ -41,7 +41,7 @@ export function reportHtml(file: string): string {
 export function reportCommand(file: string, options: { output?: string }): number {
   const out = options.output ?? join(dirname(file), `${basename(file).replace(/\.jsonl$/, '')}.html`);
   // The page never takes the session's place: a report loses nothing.
-  if (resolve(out) === resolve(file)) throw new UsageError(`the page would overwrite the session ${file}: give -o another file`);
+  if (resolve(out) === resolve(file) || sameFile(out, file)) throw new UsageError(`the page would overwrite the session ${file}: give -o another file`);
   const page = reportHtml(file);
   try {
     writeWhole(out, page);
@@ -50,6 +50,17 @@ export function reportCommand(file: string, options: { output?: string }): numbe
   }
   process.stdout.write(`${out}\n`);
   return EXIT.ok;
+}
+
+/** Whether two names are one file (a link to it, another path to it): compared as files, not as names. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
 
 const count = thousands;

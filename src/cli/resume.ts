@@ -17,6 +17,7 @@ import { loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-
 import { organisationOf } from './organisation.js';
 import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
+import { refuseHandMadeVotes } from './recorded-votes.js';
 import { asUsageError, UsageError } from './usage-error.js';
 import { generationOf, type NotedGeneration, notedGeneration } from './run-generations.js';
 import { workspaceOfResume } from './recorded-workspace.js';
@@ -78,6 +79,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     const end = endOf(record)!;
     throw new UsageError(`${file} records a run that already ended (${end.status}: ${end.reason}); fork it from an earlier point with --at SEQ --out NEW`);
   } else refuseStaleCopy(file, record);
+  refuseHandMadeVotes(file, record);
 
   // Checked before anything is written: a refused vote leaves the session as it was.
   const votes = await votesOf(record, options, file);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { detached, nothingToDo } from '../detached.js';
 
@@ -10,7 +11,9 @@ import { detached, nothingToDo } from '../detached.js';
  * one batch, each request under an id of its own (the runs' requests are alike, and the API wants
  * each id once in a batch); each run is answered as if the batch were its own, and reads only its
  * own results. Everything else is passed upstream untouched, streams included. It adds no
- * credential: each request goes with the headers its run sent.
+ * credential: each request goes with the headers its run sent. Only the runs this command started
+ * reach it (a secret path in their base URL, compared in constant time), and a batch is taken only
+ * in the shape the runs send (docs/security.md: conclave test).
  */
 export interface SharedBatches {
   url: string;
@@ -45,6 +48,7 @@ export async function startSharedBatches(upstream: string, runs: number, gatherM
   let pending: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
   let url = '';
+  const secret = randomBytes(24).toString('hex');
 
   const headersOf = (req: IncomingMessage): Record<string, string> =>
     Object.fromEntries(Object.entries(req.headers).flatMap(([k, v]) => (HOP.has(k) || v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])));
@@ -103,12 +107,13 @@ export async function startSharedBatches(upstream: string, runs: number, gatherM
     return fetch(`${base}/v1/messages/batches/${member.real}`, { headers });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
-    const match = BATCHES.exec(req.url ?? '');
+  async function handle(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string): Promise<void> {
+    const match = BATCHES.exec(path);
     const headers = headersOf(req);
     if (match && req.method === 'POST' && !match[1]) {
-      const parsed = JSON.parse(body.toString('utf8')) as { requests?: Pending['requests'] };
-      pending.push({ requests: parsed.requests ?? [], headers, res });
+      const requests = batchRequests(body);
+      if (typeof requests === 'string') return json(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: requests } });
+      pending.push({ requests, headers, res });
       if (pending.length >= runs) return flush();
       // flush answers every run that waits, whatever becomes of the batch: nothing is left to do with its failure.
       timer ??= setTimeout(() => detached(flush(), nothingToDo), gatherMs);
@@ -140,14 +145,14 @@ export async function startSharedBatches(upstream: string, runs: number, gatherM
       const answer = await upstreamBatch(member, headers);
       return json(res, answer.status, asMember((await answer.json()) as Record<string, unknown>, member));
     }
-    return forward(req, res, body, headers);
+    return forward(req, res, body, headers, path);
   }
 
   /** Any other request, passed upstream as it came and answered as upstream answers (a stream as a stream). */
-  async function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, headers: Record<string, string>): Promise<void> {
+  async function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, headers: Record<string, string>, path: string): Promise<void> {
     const aborted = new AbortController();
     res.on('close', () => aborted.abort());
-    const answer = await fetch(`${base}${req.url}`, {
+    const answer = await fetch(`${base}${path}`, {
       method: req.method ?? 'GET',
       headers,
       ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body }),
@@ -168,14 +173,21 @@ export async function startSharedBatches(upstream: string, runs: number, gatherM
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks)).catch((e: unknown) => {
+      const path = ownPath(req.url ?? '', secret);
+      if (path === undefined)
+        return json(res, 403, {
+          type: 'error',
+          error: { type: 'permission_error', message: 'only the runs of this conclave test command may use its batch server' },
+        });
+      handle(req, res, Buffer.concat(chunks), path).catch((e: unknown) => {
         if (res.headersSent) return void res.destroy();
         json(res, 502, { type: 'error', error: { type: 'api_error', message: `conclave test could not reach the API: ${(e as Error).message}` } });
       });
     });
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The runs reach the server under a path only this command knows (in their ANTHROPIC_BASE_URL): another local process cannot use it.
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/${secret}`;
   return {
     url,
     made,
@@ -186,4 +198,30 @@ export async function startSharedBatches(upstream: string, runs: number, gatherM
         server.close(() => done());
       }),
   };
+}
+
+/** The path after the command's secret, or undefined when the request does not carry it. */
+function ownPath(url: string, secret: string): string | undefined {
+  const given = Buffer.from(url.slice(1, 1 + secret.length));
+  const wanted = Buffer.from(secret);
+  if (url[0] !== '/' || given.length !== wanted.length || !timingSafeEqual(given, wanted)) return undefined;
+  const rest = url.slice(1 + secret.length);
+  return rest.startsWith('/') ? rest : undefined;
+}
+
+/** A run's new batch as conclave's runs post it: a list of requests, each an id and the params of a message; or why not. */
+function batchRequests(body: Buffer): Pending['requests'] | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return 'the batch is not JSON';
+  }
+  const requests = (parsed as { requests?: unknown } | null)?.requests;
+  if (!Array.isArray(requests) || requests.length === 0 || requests.length > 100_000) return 'requests must be a list of 1 to 100,000 requests';
+  const shaped = requests.every((r: unknown) => {
+    const { custom_id, params } = (r ?? {}) as { custom_id?: unknown; params?: { model?: unknown; messages?: unknown } };
+    return typeof custom_id === 'string' && typeof params === 'object' && params !== null && typeof params.model === 'string' && Array.isArray(params.messages);
+  });
+  return shaped ? (requests as Pending['requests']) : 'each request must be { custom_id, params: { model, messages, … } }';
 }

@@ -6,6 +6,7 @@ import { formatDiagnostic } from '../workflow/diagnostic.js';
 import { usesBatches } from '../workflow/value-checks.js';
 import { writeCommand } from './command-guard.js';
 import { annotation, inGitHubActions } from './github.js';
+import { realBelow } from './test-paths.js';
 import { startSharedBatches } from './shared-batches.js';
 import { cleanUp, runCase, type CaseRun } from './test-case-run.js';
 import { checkCase, type Failure } from './test-expect.js';
@@ -133,6 +134,11 @@ async function runCaseRepeats(suite: Suite, testCase: TestCase, mode: CaseMode, 
 
 /** --update: the passing run's session becomes the case's recording, written whole. */
 function keep(run: CaseRun, testCase: TestCase, workflow: string): void {
+  // Checked again as it is written: a link put in its way since the test file was read leads nowhere else.
+  if (realBelow(process.cwd(), testCase.session!) !== testCase.session) {
+    process.stderr.write(`conclave: ${testCase.sessionText}: not recorded: it now leaves the current folder through a link\n`);
+    return;
+  }
   const [first, ...rest] = readFileSync(run.session, 'utf8').split('\n');
   // The header names where the run was made (a scratch folder): the kept file names where it is kept, as a person would type it.
   const header = JSON.parse(first!) as { session?: string; workflow?: { path?: string } };

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, constants, fstatSync, readFileSync } from 'node:fs';
+import { openLast, openParents } from '../agents/tools/descriptor-walk.js';
+import { holdsJson } from '../engine/same-json.js';
 import { DocumentHistories } from '../session/document-history.js';
 import type { EventOf, SessionEvent } from '../session/format.js';
 import type { Position } from '../workflow/diagnostic.js';
@@ -122,14 +123,7 @@ function toolsInOrder(expected: readonly ToolMatch[], calls: readonly Call[]): F
 }
 
 function callMatches(call: Call, want: ToolMatch): boolean {
-  return call.tool === want.name && (want.agent === undefined || call.agent === want.agent) && (want.input === undefined || holds(call.input, want.input));
-}
-
-/** Whether `value` holds `part`: every key of a mapping, recursively; anything else equal. */
-function holds(value: unknown, part: unknown): boolean {
-  if (part && typeof part === 'object' && !Array.isArray(part))
-    return !!value && typeof value === 'object' && Object.entries(part).every(([k, v]) => holds((value as Record<string, unknown>)[k], v));
-  return JSON.stringify(value) === JSON.stringify(part);
+  return call.tool === want.name && (want.agent === undefined || call.agent === want.agent) && (want.input === undefined || holdsJson(call.input, want.input));
 }
 
 function messageMatches(e: EventOf<'message'>, want: MessageMatch): boolean {
@@ -162,9 +156,25 @@ function writtenFiles(events: readonly SessionEvent[], documentFiles: Record<str
   return files;
 }
 
+/**
+ * A file of a live run's copy, each step opened inside the one before and no link followed (as
+ * the workspace tools read): a name or a link that leads out of the copy reads nothing.
+ */
 function fileIn(workspace: string, path: string): string | undefined {
+  const steps = path.split('/').filter((step) => step !== '' && step !== '.');
+  if (steps.length === 0 || steps.includes('..')) return undefined;
   try {
-    return readFileSync(join(workspace, path), 'utf8');
+    const dir = openParents(workspace, path, steps, false);
+    try {
+      const fd = openLast(path, dir, steps.at(-1)!, constants.O_RDONLY);
+      try {
+        return fstatSync(fd).isFile() ? readFileSync(fd, 'utf8') : undefined;
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      closeSync(dir.fd);
+    }
   } catch {
     return undefined;
   }

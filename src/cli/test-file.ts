@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { EndStatus } from '../exit-codes.js';
 import type { Diagnostic, Position } from '../workflow/diagnostic.js';
 import { type Path, WorkflowSource } from '../workflow/source.js';
+import { type PathKind, staysInside, testPath } from './test-paths.js';
 import { describeValue, didYouMean, listOr } from '../workflow/suggest.js';
 
 /**
@@ -69,6 +70,7 @@ const MESSAGE_KEYS = ['from', 'to', 'contains'];
 const MATCH_KEYS = ['contains', 'matches'];
 
 type Mapping = Record<string, unknown>;
+
 const isMapping = (value: unknown): value is Mapping => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Reads and checks a test file: the test, or every problem found, positioned. */
@@ -107,7 +109,7 @@ class TestFileReader {
   read(data: unknown): TestFile | undefined {
     if (!isMapping(data)) return (this.fail([], `a test file is a mapping with workflow: and cases:; found ${describeValue(data)}`), undefined);
     this.keys([], data, ROOT_KEYS);
-    const workflow = this.file(['workflow'], data.workflow, 'the workflow the cases run');
+    const workflow = this.file(['workflow'], data.workflow, 'the workflow the cases run', 'workflow');
     if (!Array.isArray(data.cases) || data.cases.length === 0) {
       this.fail(data.cases === undefined ? [] : ['cases'], 'cases must be a list of at least one case (name, session, expect)');
       return undefined;
@@ -133,8 +135,8 @@ class TestFileReader {
       if (value === null || typeof value === 'object') this.fail([...path, 'inputs', key], `the input "${key}" must be a string, a number or true/false`);
       else inputs[key] = String(value);
     }
-    const session = data.session === undefined ? undefined : this.file([...path, 'session'], data.session, 'the recording');
-    const workspace = data.workspace === undefined ? undefined : this.file([...path, 'workspace'], data.workspace, 'the workspace', true);
+    const session = data.session === undefined ? undefined : this.file([...path, 'session'], data.session, 'the recording', 'session');
+    const workspace = data.workspace === undefined ? undefined : this.file([...path, 'workspace'], data.workspace, 'the workspace', 'workspace');
     const expect = isMapping(data.expect) ? this.expectations([...path, 'expect'], data.expect) : [];
     if (data.expect !== undefined && !isMapping(data.expect)) this.fail([...path, 'expect'], 'expect must be a mapping of what must hold');
     if (name === undefined) return undefined;
@@ -179,6 +181,14 @@ class TestFileReader {
       if (message) out.push({ kind: 'message', at: message.at, message });
     }
     for (const [file, value] of this.entries([...path, 'files'], data.files)) {
+      if (!staysInside(file)) {
+        this.fail(
+          [...path, 'files', file],
+          `files names a file of the run's workspace: ${JSON.stringify(file)} leaves it (give a path below it, without ..)`,
+          true,
+        );
+        continue;
+      }
       const match = this.match([...path, 'files', file], value);
       if (match) out.push({ kind: 'file', at: at('files', file), path: file, match });
     }
@@ -244,20 +254,12 @@ class TestFileReader {
     return undefined;
   }
 
-  /** A path relative to the test file, which must exist (a recording that is missing is said when the case runs). */
-  private file(path: Path, value: unknown, what: string, folder = false): string | undefined {
+  /** A path relative to the test file, where it really is (test-paths.ts); a recording that is missing is said when the case runs. */
+  private file(path: Path, value: unknown, what: string, kind: PathKind): string | undefined {
     const text = this.text(path, value, true);
     if (text === undefined) return undefined;
-    const full = resolve(this.dir, text);
-    // What a case reads, and what --update writes, stay below the folder conclave test runs in.
-    const below = relative(this.root, full);
-    if (below.startsWith('..') || isAbsolute(below)) return (this.fail(path, `${what} ${text} is outside the current folder: keep it below it`), undefined);
-    // --update writes a recording here: never over the workflow, a test file or anything but a session file.
-    if (path.at(-1) === 'session')
-      return full.endsWith('.jsonl') ? full : (this.fail(path, `${what} ${text} must be a session file (.jsonl), as conclave writes them`), undefined);
-    if (!existsSync(full)) return (this.fail(path, `${what} ${text} does not exist (a path relative to the test file)`), undefined);
-    if (folder !== statSync(full).isDirectory()) return (this.fail(path, `${what} ${text} must be a ${folder ? 'folder' : 'file'}`), undefined);
-    return full;
+    const full = testPath(this.root, resolve(this.dir, text), kind);
+    return typeof full === 'string' ? full : (this.fail(path, `${what} ${text} ${full.why}`), undefined);
   }
 
   private entries(path: Path, value: unknown): [string, unknown][] {

@@ -35,12 +35,13 @@ export async function checkedVote(record: SessionRecord, asked: VoteAsked, env: 
   const repository = github?.repository ?? env.GITHUB_REPOSITORY;
   if (!repository || !/^[^/\s]+\/[^/\s]+$/.test(repository)) refuse('the repository to check the voter against is not known: set GITHUB_REPOSITORY');
   try {
-    await digestHolds(api as GitHubApi, repository!, p, asked.digest, github, record.header.run_id);
+    // Who votes is checked first: a stranger's comment changes nothing, not even a moved-on run's state (it is closed as stale only for a voter).
     if (asked.comment) await commentUnedited(api as GitHubApi, repository!, asked.comment, login);
     const seat = direct ?? (await teamSeat(api as GitHubApi, teams, login));
     if (!seat) refuse(`${who} is not an active member of ${teams.join(' or ')}, and the proposal names ${who} in no other way`);
     const { level: permission, mayWrite } = await permissionOf(api as GitHubApi, repository!, login);
     if (!mayWrite) refuse(`${who} has ${permission} permission on ${repository}; a vote needs write (or maintain, or admin)`);
+    await digestHolds(api as GitHubApi, repository!, p, asked.digest, github, record.header.run_id);
     return {
       proposal: p.id,
       seat: seat!,

@@ -2,7 +2,9 @@ import type { Workspace } from '../agents/tools/workspace-root.js';
 import type { Scope } from '../workflow/evaluate.js';
 import type { Accounting } from './accounting.js';
 import type { AgentTable } from './agent-table.js';
-import type { Ending } from './ending.js';
+import { ending, type Ending } from './ending.js';
+import type { Journal } from './journal.js';
+import { describeEvent } from './recorded-events.js';
 import type { ModelCalls } from './model-calls.js';
 import { recordEnd, runResult } from './outputs.js';
 import type { PeopleVotes } from './people-votes.js';
@@ -30,9 +32,10 @@ export interface RunParts {
  * written to their files (not when the run stopped inside its recording, or in a replay), the
  * spawned agents stopped, and `run_ended` recorded.
  */
-export function endRun(options: Pick<RunOptions, 'workflow' | 'recording' | 'replay'>, end: Ending, scope: Scope | undefined, parts: RunParts): RunResult {
+export function endRun(options: Pick<RunOptions, 'workflow' | 'recording' | 'replay'>, given: Ending, scope: Scope | undefined, parts: RunParts): RunResult {
   const { workflow, recording, replay } = options;
   const { journal } = recording;
+  const end = endedInsideRecording(journal, given);
   const { team, agents, turns, accounting, calls, people } = parts;
   const channel = team?.channel;
   const result = runResult(end, workflow, scope, {
@@ -55,4 +58,18 @@ export function endRun(options: Pick<RunOptions, 'workflow' | 'recording' | 'rep
   people.warnUnused();
   recordEnd(journal, result);
   return result;
+}
+
+/**
+ * A run that ended, by itself, before re-executing all its recording: the events it never reached
+ * (a tail written into the file by hand, say) were neither produced nor checked, so the run is not
+ * the recorded one. A signal's end stands: the run was stopped, not finished.
+ */
+function endedInsideRecording(journal: Journal, end: Ending): Ending {
+  const unreached = journal.upcoming();
+  if (!unreached || end.status === 'interrupted') return end;
+  return ending(
+    'error',
+    `the run differs from the session at ${describeEvent(unreached)}: the run ended (${end.status}) before it reached this recorded event`,
+  );
 }

@@ -6,3 +6,18 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const kb = Object.keys(b);
   return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
+
+/**
+ * Whether `value` holds `part` (a test's expected tool input): every key of a mapping, recursively,
+ * with the same value; anything else (a list, a text, a number) equal as sameJson says.
+ */
+export function holdsJson(value: unknown, part: unknown): boolean {
+  if (part && typeof part === 'object' && !Array.isArray(part))
+    return (
+      !!value &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      Object.entries(part).every(([k, v]) => Object.hasOwn(value, k) && holdsJson((value as Record<string, unknown>)[k], v))
+    );
+  return sameJson(value, part);
+}

@@ -69,7 +69,8 @@ export class Spawner {
     const depth = this.checkRoom(parent, tasks.length, 'spawn');
     const own = this.sources.workflow.spec.templates?.[template]?.limits;
     if (caps.name !== undefined) {
-      const problem = chosenNameProblem(caps.name, (n) => this.channel.hasMember(n), Object.keys(this.sources.workflow.spec.templates ?? {}));
+      const { templates, people } = this.sources.workflow.spec;
+      const problem = chosenNameProblem(caps.name, (n) => this.channel.hasMember(n), Object.keys(templates ?? {}), people?.voters);
       if (problem) throw new ToolInputError(`"${caps.name}" cannot be a new agent's name: ${problem}`);
       if (tasks.length !== 1)
         throw new ToolInputError(`name gives one agent its name, and you gave ${tasks.length} tasks: spawn one task with a name, or leave name out`);

@@ -5,6 +5,7 @@ import type { Journal } from './journal.js';
 import type { ProgressListener } from './progress-events.js';
 import type { TrustPolicy } from './trust.js';
 import { TextOrigins } from './text-origins.js';
+import { sameJson } from './same-json.js';
 import type { Shown } from '../agents/tools/tool.js';
 import type { AgentProfile } from '../agents/profile.js';
 import type { Scope } from '../workflow/evaluate.js';
@@ -146,18 +147,9 @@ export class Taints {
 
   private consents(p: ProposalView, use: Use): boolean {
     if (p.status !== 'decided' || p.winner !== 'allow' || !p.action || this.used.has(p.id)) return false;
-    if (p.action.tool !== use.name || canonical(p.action.input) !== canonical(use.input ?? {})) return false;
+    if (p.action.tool !== use.name || !sameJson(p.action.input, use.input ?? {})) return false;
     const allowing = Object.entries(p.votes).filter(([, v]) => v.option === 'allow');
     const clean = this.cleanVotes.get(p.id);
     return allowing.length > 0 && allowing.every(([voter]) => isPerson(voter) || clean?.has(voter) === true);
   }
-}
-
-/** JSON with every object's keys in order: two inputs that mean the same compare equal. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
 }

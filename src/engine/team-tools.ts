@@ -41,7 +41,7 @@ export function coordinationTools(
     ...(spawns ? [spawnTool] : []),
     ...(agent.fork ? [forkTool] : []),
     ...(spawns || agent.fork ? [cancelTool] : []),
-    ...(isLead ? [completeTool(typedOutputs(spec))] : []),
+    ...(isLead ? [completeTool(typedOutputs(spec), spec.people?.decide)] : []),
   ];
 }
 

@@ -3,6 +3,21 @@ export const MIN_SECRET_LENGTH = 4;
 
 const MASK = '***';
 
+let shown: Masker | undefined;
+
+/**
+ * The masker in force for this process's output (cli/masked-streams.ts sets it). A message that
+ * quotes a value cut short masks it first: once cut, a secret's head no longer matches its forms.
+ */
+export function setShownMasker(masker: Masker | undefined): void {
+  shown = masker;
+}
+
+/** A text about to be cut short for a message, with every secret the process knows masked. */
+export function maskBeforeCut(text: string): string {
+  return shown ? shown.text(text) : text;
+}
+
 /**
  * Hides secrets in everything conclave writes (docs/design.md: secrets). It replaces a secret inside string
  * values only — never a key, a number or the structure — so no secret, however short, can

@@ -15,14 +15,31 @@ export function instanceName(template: string, n: number): string {
  * declared agent's name, no agent's already (`taken`), and not of the shapes automatic names take
  * (`TEMPLATE-N`, `AGENT-fork-N`), which are kept for them.
  */
-export function chosenNameProblem(name: string, taken: (name: string) => boolean, templates: readonly string[]): string | undefined {
+export function chosenNameProblem(
+  name: string,
+  taken: (name: string) => boolean,
+  templates: readonly string[],
+  people: readonly string[] = [],
+): string | undefined {
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(name)) return 'it must be letters, digits, - and _ (at most 64), starting with a letter or digit';
   if (['all', 'system'].includes(name)) return `@${name} is kept by conclave`;
+  const person = personNamed(name, people);
+  if (person) return `${person} is a person who votes (people:): an agent may not take their name`;
   if (taken(name)) return 'an agent has that name already';
   const automatic = /^(.+)-[0-9]+$/.exec(name);
   if (automatic && (templates.includes(automatic[1]!) || /-fork$/.test(automatic[1]!)))
     return 'names of the form TEMPLATE-N and AGENT-fork-N are kept for the names conclave gives';
   return undefined;
+}
+
+/**
+ * The person of `people` (the workflow's `people.voters`) whose login `name` is, case aside: an
+ * agent so named would vote, and be shown, as that person (`@octocat: approve`) though no person
+ * voted. A team (`@org/team`) is matched by its whole name only, which no agent name can spell.
+ */
+export function personNamed(name: string, people: readonly unknown[]): string | undefined {
+  const login = name.replace(/^@/, '').toLowerCase();
+  return people.find((p): p is string => typeof p === 'string' && p.replace(/^@/, '').toLowerCase() === login);
 }
 
 /** The templates and `for_each` agents of a file, whose instances the run makes. */
@@ -60,6 +77,15 @@ export function spawnProblems(source: WorkflowSource, spec: WorkflowSpec): Diagn
   const agents = Object.entries(recordOf(spec.agents));
   const forEach = agents.filter(([, a]) => isRecord(a) && a.for_each !== undefined).map(([name]) => name);
   const forks = [...agents, ...Object.entries(recordOf(spec.templates))].filter(([, a]) => isRecord(a) && a.fork === true).map(([name]) => `${name}-fork`);
+  const people = isRecord(spec.people) && Array.isArray(spec.people.voters) ? spec.people.voters : [];
+  for (const section of ['agents', 'templates'] as const)
+    for (const name of Object.keys(recordOf(spec[section]))) {
+      const person = personNamed(name, people);
+      if (person)
+        out.push(
+          source.error(source.keyPosition([section, name]), `${section}.${name} has the name of ${person}, a person who votes (people:): rename the agent`),
+        );
+    }
   for (const [agent] of agents) {
     const instanceOf = (source: string) => agent.startsWith(`${source}-`) && /^[0-9]+$/.test(agent.slice(source.length + 1));
     const clash = templates.find((t) => agent === t || instanceOf(t)) ?? forEach.find(instanceOf) ?? forks.find(instanceOf);

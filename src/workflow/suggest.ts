@@ -1,3 +1,5 @@
+import { maskBeforeCut } from '../session/masker.js';
+
 /** The candidate closest to `word` by edit distance, if it is close enough to be a likely typo. */
 export function closest(word: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
@@ -51,7 +53,7 @@ export function describeValue(value: unknown): string {
 
 /** A value in double quotes, cut short when long. */
 export function quote(value: unknown): string {
-  const text = typeof value === 'string' ? value : String(value);
+  const text = maskBeforeCut(typeof value === 'string' ? value : String(value));
   const short = text.length > 40 ? `${text.slice(0, 39)}…` : text;
   return JSON.stringify(short);
 }

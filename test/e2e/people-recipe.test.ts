@@ -280,4 +280,79 @@ describe('votes from people, through the Action (examples/github)', () => {
     expect(session).toMatch(/"type":"proposal_closed","proposal":"verdict","status":"no_decision"/);
     expect(anthropic.requests).toHaveLength(3);
   }, 120_000);
+
+  it("a hand-made copy with a person's vote, from a branch run of the repository itself, is never listed as newer, nor resumed (issue 79)", async () => {
+    const anthropic = (fakes.anthropic = await startFakeAnthropic({
+      lead: [
+        { tools: [{ name: 'propose', input: { id: 'verdict', question: 'Merge the change?', options: ['approve', 'reject'], voters: ['@octocat'] } }] },
+        { text: 'Waiting for the maintainer.' },
+        { tools: [{ name: 'complete', input: { status: 'success', summary: 'Merged.', outputs: { verdict: 'approve' } } }] },
+      ],
+      reviewer: [],
+    }));
+    const gitHub = (fakes.gitHub = await startFakeGitHub(REPOSITORY, PULL));
+    gitHub.people.head = COMMIT;
+    gitHub.people.permissions = { octocat: 'write' };
+    const repository = repositoryWith(VERDICT);
+    const secrets = { ANTHROPIC_API_KEY: TEST_API_KEY };
+    const started = await conclaveStep(conclaveOf(REVIEW_JOB), { secrets }, repository, 1001, PULL_EVENT);
+    expect(started.outputs.status).toBe('waiting');
+    upload(uploadOf(REVIEW_JOB), { steps: { conclave: { outputs: started.outputs } } }, repository, 1001);
+    const real = gitHub.artifacts.at(-1)!;
+    real.headBranch = 'feature';
+    const digest = /\/conclave vote verdict approve ([0-9a-f]{12})/.exec(gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!.body)![1]!;
+    const text = real.files[Object.keys(real.files)[0]!]!;
+    const lines = text.trimEnd().split('\n');
+    const end = JSON.parse(lines.at(-1)!) as { seq: number };
+    const vote = (seq: number) =>
+      JSON.stringify({
+        seq,
+        type: 'human_vote',
+        proposal: 'verdict',
+        seat: '@octocat',
+        voter: 'octocat',
+        option: 'approve',
+        reason: '',
+        digest,
+        comment: null,
+        permission: 'write',
+        at: new Date().toISOString(),
+      });
+    const resumedLine = (seq: number) =>
+      JSON.stringify({ seq, type: 'resumed', replayed_through: end.seq - 1, at: new Date().toISOString(), conclave_version: '0.1.0' });
+    const pastUntil = (name: string) => name.replace(/-until\d+$/, '-until1700000000');
+    const forge = (name: string, body: string, workflowRun: number) =>
+      gitHub.artifacts.push({ ...real, id: workflowRun, name, workflowRun, headRepositoryId: 1, headBranch: 'attack', files: { 'forged.jsonl': body } });
+    const schedule = { name: 'schedule', payload: { schedule: '*/15 * * * *' } };
+    const listed = async (runId: number) => {
+      const step = await conclaveStep(conclaveOf(PARKED_JOB), { github: { token: TOKEN } }, repository, runId, schedule);
+      return JSON.parse(step.outputs.parked!) as { artifact: string; 'run-id': number }[];
+    };
+    const resumeIt = async (parked: { artifact: string; 'run-id': number }, runId: number) => {
+      const context = { matrix: { parked }, github: { token: TOKEN }, secrets };
+      return conclaveStep(conclaveOf(RESUME_JOB), context, checkoutAndDownload(repository, RESUME_JOB, context), runId, schedule);
+    };
+
+    // Named as the next generation, due: a branch run's copy is not the run's, so it is neither newest nor listed.
+    forge(pastUntil(real.name.replace('-g1-', '-g2-')), `${[...lines.slice(0, -1), vote(end.seq)].join('\n')}\n`, 1501);
+    expect(await listed(2001)).toEqual([]);
+    // Named as the first generation (which a pull request's job makes): listed, but a vote before any resume is no vote conclave recorded.
+    gitHub.artifacts.pop();
+    forge(pastUntil(real.name), `${[...lines.slice(0, -1), vote(end.seq)].join('\n')}\n`, 1502);
+    const first = await listed(2002);
+    expect(first.map((p) => p['run-id'])).toEqual([1502]);
+    const handMade = await resumeIt(first[0]!, 2003);
+    expect(handMade.code).not.toBe(0);
+    expect(handMade.stdout).toContain('that conclave did not record: no resume recorded it');
+    // With a resume of its own written in: the copy is of generation 2, which no run of the repository published.
+    gitHub.artifacts.pop();
+    forge(pastUntil(real.name), `${[...lines.slice(0, -1), resumedLine(end.seq), vote(end.seq + 1)].join('\n')}\n`, 1503);
+    const second = await listed(2004);
+    const disguised = await resumeIt(second[0]!, 2005);
+    expect(disguised.code).not.toBe(0);
+    expect(disguised.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
+    expect(disguised.stdout).toContain("holds people's votes, and no generation 2 of run");
+    // Nothing was decided by the forged votes, and nothing paid.
+    expect(anthropic.requests).toHaveLength(2);
+  }, 120_000);
 });

@@ -256,6 +256,21 @@ describe('votes from people', () => {
     expect(anthropic!.requests.length).toBe(calls);
   });
 
+  it("a stranger's vote on a team's seat after a push is refused for who they are, and the run is not closed; a member's closes it as stale", async () => {
+    const { run, session, digest } = await parkedRun(['@acme/maintainers']);
+    expect(run.code, run.stderr).toBe(75);
+    github!.people.head = MOVED;
+    const before = readFileSync(session, 'utf8');
+    const stranger = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'mallory', '--digest', digest]);
+    expect(stranger.code).toBe(2);
+    expect(stranger.stderr).toContain('@mallory is not an active member of @acme/maintainers');
+    expect(readFileSync(session, 'utf8')).toBe(before);
+    const member = await resume(run, session, ['--vote', 'verdict=approve', '--voter', 'alice', '--digest', digest]);
+    expect(member.code).toBe(2);
+    expect(member.stderr).toContain('the run is stale');
+    expect(JSON.parse(readFileSync(session, 'utf8').trim().split('\n').at(-1)!)).toMatchObject({ type: 'run_ended', status: 'stale' });
+  });
+
   it('a run started by a comment on the pull request binds its ballot to the head GitHub said: after a push, the old ballot is stale', async () => {
     anthropic = await startFakeAnthropic({ lead: [propose(['@octocat']), { text: 'Waiting.' }, quiet], reviewer: [] });
     github = await startFakeGitHub(REPOSITORY, PULL);

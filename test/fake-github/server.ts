@@ -41,6 +41,8 @@ export interface FakeArtifact {
   files: Record<string, string>;
   /** The repository whose code the uploading run ran: the repository's own (1) unless a fork's pull request uploaded it; null: not said (older GHES). */
   headRepositoryId?: number | null;
+  /** The branch the uploading run ran on (default: the repository's default branch, main). */
+  headBranch?: string;
 }
 
 export interface FakeGitHub {
@@ -93,6 +95,7 @@ export async function startFakeGitHub(repository: string, issue: number, existin
       };
       if (!/^(token|Bearer) ghs_test_/.test(req.headers.authorization ?? '')) return send(401, { message: 'Bad credentials' });
       if (req.method === 'POST' && path === '/graphql') return send(200, { data: { viewer: { login: BOT_LOGIN } } });
+      if (req.method === 'GET' && path === `/repos/${repository}`) return send(200, { full_name: repository, default_branch: 'main' });
       if (req.method === 'GET' && path === `/repos/${repository}/actions/artifacts`) {
         // Newest first, as GitHub lists them, a page at a time.
         const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
@@ -114,6 +117,7 @@ export async function startFakeGitHub(repository: string, issue: number, existin
               workflow_run: {
                 id: a.workflowRun,
                 head_sha: a.headSha,
+                head_branch: a.headBranch ?? 'main',
                 repository_id: 1,
                 ...(a.headRepositoryId === null ? {} : { head_repository_id: a.headRepositoryId ?? 1 }),
               },

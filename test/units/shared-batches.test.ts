@@ -95,4 +95,22 @@ describe('one batch for the repeats of a case', () => {
     const unknown = await fetch(`${shared.url}/v1/messages/batches/nope`, { headers });
     expect(unknown.status).toBe(404);
   });
+
+  it("refuses a request without the command's secret path (403) and a malformed batch (400) at once, without stalling the runs that ask together", async () => {
+    upstream = await startFakeAnthropic({ a: () => ({ text: 'x' }), b: () => ({ text: 'y' }) }, { batches: { endsAfterMs: 50 } });
+    shared = await startSharedBatches(upstream.url, 2, 10_000);
+    const origin = new URL(shared.url).origin;
+    const outsider = await fetch(`${origin}/v1/messages/batches`, { method: 'POST', headers, body: JSON.stringify({ requests: [] }) });
+    expect(outsider.status).toBe(403);
+    const guessed = await fetch(`${origin}/${'0'.repeat(48)}/v1/messages/batches`, { method: 'POST', headers, body: '{}' });
+    expect(guessed.status).toBe(403);
+    for (const body of ['{"requests": 5}', 'not json', '{"requests": [{"custom_id": 1}]}', 'null']) {
+      const malformed = await fetch(`${shared.url}/v1/messages/batches`, { method: 'POST', headers, body });
+      expect(malformed.status, body).toBe(400);
+    }
+    const [one, two] = await Promise.all([create(shared.url, ['x'], 'a'), create(shared.url, ['y'], 'b')]);
+    expect([one.status, two.status]).toEqual([200, 200]);
+    expect(upstream.batches).toHaveLength(1);
+    expect(upstream.batches[0]!.requests).toHaveLength(2);
+  });
 });

@@ -120,7 +120,7 @@ cases:
       '2:31 the workspace w.yml must be a folder',
     ]);
     expect(load('workflow: ws\ncases: [{ name: a, workspace: ../.., session: ../x.jsonl }]\n').problems).toEqual([
-      '1:11 the workflow the cases run ws must be a file',
+      '1:11 the workflow the cases run ws is not a workflow file (.yml or .yaml)',
       '2:31 the workspace ../.. is outside the current folder: keep it below it',
       '2:47 the recording ../x.jsonl is outside the current folder: keep it below it',
     ]);

@@ -112,7 +112,9 @@ describe('a vote checked before it is recorded', () => {
     expect(await refusal(ask())).toBe('@octocat has read permission on octo/widgets; a vote needs write (or maintain, or admin)');
     github.people.permissions.octocat = 'write';
     github.people.fail = 'error';
-    expect(await refusal(ask())).toMatch(/^GitHub answered GET \/repos\/octo\/widgets\/pulls\/7 with 500.*: a vote GitHub cannot vouch for is refused$/);
+    expect(await refusal(ask())).toMatch(
+      /^GitHub answered GET \/repos\/octo\/widgets\/collaborators\/octocat\/permission with 500.*: a vote GitHub cannot vouch for is refused$/,
+    );
   });
 
   it('someone the proposal does not name is refused before GitHub is asked; so is a vote without a token or a repository', async () => {

@@ -99,7 +99,8 @@ function withoutUndefined<T extends object>(value: T): Partial<T> {
 }
 
 /** The lead's `complete`; with typed outputs (docs/design.md: outputs and the Action), it takes their values, checked against their declarations. */
-export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool {
+/** `decide`: the proposal ids that are the people's (people.decide): a success waits until each was opened and closed by them or its deadline. */
+export function completeTool(typed: Record<string, TypedOutput> = {}, decide: readonly string[] = []): AgentTool {
   const names = Object.keys(typed);
   return {
     readOnly: false,
@@ -126,12 +127,14 @@ export function completeTool(typed: Record<string, TypedOutput> = {}): AgentTool
       const problem = names.length ? await checkOutputs(outputsSchema(typed), input.outputs, context.signal) : undefined;
       // A success gives every output as declared; a failure gives them only if it can.
       if (problem && status === 'success') return { content: `Not complete: ${problem}. Call complete again with outputs that fit.`, isError: true };
-      const theirs = status === 'success' ? context.channel.allProposals().find((p) => p.status === 'open' && p.advisers) : undefined;
-      if (theirs)
+      const theirs = status === 'success' ? decide.find((id) => (context.channel.proposal(id)?.status ?? 'open') === 'open') : undefined;
+      if (theirs !== undefined)
         return {
-          content:
-            `Not complete: proposal "${theirs.id}" is the people's to decide (people.decide) and still open, so the run cannot end in success yet. ` +
-            'End your turn: the run waits for their vote, and you are told how it closed.',
+          content: context.channel.proposal(theirs)
+            ? `Not complete: proposal "${theirs}" is the people's to decide (people.decide) and still open, so the run cannot end in success yet. ` +
+              'End your turn: the run waits for their vote, and you are told how it closed.'
+            : `Not complete: "${theirs}" is the people's to decide (people.decide) and no proposal "${theirs}" was opened, so the run cannot end in ` +
+              `success without their decision. Open it with propose (id "${theirs}"), then end your turn.`,
           isError: true,
         };
       context.complete(status, summary, names.length && !problem ? (input.outputs as Record<string, unknown>) : undefined);

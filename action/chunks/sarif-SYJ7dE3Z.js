@@ -1,1 +1,0 @@
-export{et as writeSarif}from"./workflow-DccjjcBq.js";

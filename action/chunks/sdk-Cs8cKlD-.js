@@ -1,0 +1,1 @@
+import"./run-BoZQ6Rct.js";export{t as default}from"./client-DcwGWlde.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-import"./run-CXeXdsJ3.js";export{t as default}from"./client-Bmpo3qHv.js";import"./sdk-CAISgiXf.js";

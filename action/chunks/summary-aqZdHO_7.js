@@ -1,1 +1,0 @@
-export{M as NO_AGENT_USAGE,N as summarize}from"./session-9BKZ9g4v.js";
