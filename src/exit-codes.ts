@@ -15,12 +15,22 @@ export const EXIT = {
  * How a run ended. `refused`: the run cannot go on as asked (a cache miss under --offline): a
  * usage error, exit 2, although the session is kept. `waiting`: parked until a message batch ends.
  */
-export type EndStatus = 'success' | 'failure' | 'idle' | 'limit' | 'provider_error' | 'error' | 'interrupted' | 'refused' | 'waiting';
+export const END_STATUSES = ['success', 'failure', 'idle', 'limit', 'provider_error', 'error', 'interrupted', 'refused', 'waiting', 'stale'] as const;
+
+/**
+ * How a run ended (the session's `run_ended` status, `--json`'s status). `stale`: a run on a pull
+ * request closed without going on when a vote came after the pull request moved on (nothing paid).
+ */
+export type EndStatus = (typeof END_STATUSES)[number];
+
+/** The endings after which a run is over: a resume refuses it, and a copy taken before it is refused too. */
+export const FINISHED_STATUSES: readonly EndStatus[] = ['success', 'failure', 'idle', 'stale'];
 
 /** The exit code of each way a run ends but a signal (130 or 143, by the signal). */
 export const EXIT_OF: Record<Exclude<EndStatus, 'interrupted'>, number> = {
   success: EXIT.ok,
   idle: EXIT.ok,
+  stale: EXIT.ok,
   failure: EXIT.failure,
   error: EXIT.failure,
   refused: EXIT.usage,

@@ -68,7 +68,7 @@ export function sessionFileOf(path: string): string | { error: string } {
 
 /**
  * Before a resume: a run that has already ended is done (status `already-done`, the step green,
- * nothing paid); a copy older than one published since is stale (status `stale`, exit 2), for
+ * nothing paid); a copy older than one published since is superseded (status `superseded`, exit 2), for
  * resuming it would make again, and pay again for, what the newer copy already holds.
  */
 export async function beforeResume(file: string, token: string, cwd: string): Promise<StepEnd | undefined> {
@@ -118,7 +118,7 @@ export async function beforeResume(file: string, token: string, cwd: string): Pr
     };
   if (!newer) return undefined;
   return {
-    outputs: { status: 'stale', 'exit-code': '2', 'session-file': sessionFile, 'run-id': record.header.run_id, generation: String(generation) },
+    outputs: { status: 'superseded', 'exit-code': '2', 'session-file': sessionFile, 'run-id': record.header.run_id, generation: String(generation) },
     exitCode: 2,
     error:
       `${sessionFile} is generation ${generation} of run ${record.header.run_id}, and generation ${newer.generation} (${newer.status}) was published ` +

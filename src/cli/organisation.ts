@@ -64,7 +64,7 @@ function limitsOf(short: { rpm?: number; itpm?: number; otpm?: number }): GivenL
  */
 export async function organisationOf(
   flags: OrganisationFlags,
-  workflow: WorkflowSpec,
+  workflow: Pick<WorkflowSpec, 'rate_limits'>,
   runId: string,
   warn: (message: string) => void,
   { pools: withPools = true } = {},

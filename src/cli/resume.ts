@@ -19,7 +19,7 @@ import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
 import { refuseHandMadeVotes } from './recorded-votes.js';
 import { asUsageError, UsageError } from './usage-error.js';
-import { generationOf, type NotedGeneration, notedGeneration } from './run-generations.js';
+import { generationOf, type NotedGeneration, notedGeneration, supersedes } from './run-generations.js';
 import { workspaceOfResume } from './recorded-workspace.js';
 import type { HumanVote } from '../engine/people-votes.js';
 
@@ -78,7 +78,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   } else if (isFinished(record)) {
     const end = endOf(record)!;
     throw new UsageError(`${file} records a run that already ended (${end.status}: ${end.reason}); fork it from an earlier point with --at SEQ --out NEW`);
-  } else refuseStaleCopy(file, record);
+  } else refuseSupersededCopy(file, record);
   refuseHandMadeVotes(file, record);
 
   // Checked before anything is written: a refused vote leaves the session as it was.
@@ -106,10 +106,10 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   if (options.at === undefined && options.out === undefined) {
     // The newer generation may have been written on another machine: the --coordinate store every runner shares knows it.
     const elsewhere = await organisation?.notedRun(header.run_id);
-    if (elsewhere && elsewhere.generation > generationOf(record)) {
+    if (elsewhere && supersedes(elsewhere, record)) {
       await organisation?.close();
       await cache?.close();
-      throw staleCopy(file, record, elsewhere, 'in the --coordinate store');
+      throw supersededCopy(file, record, elsewhere, 'in the --coordinate store');
     }
   }
 
@@ -149,15 +149,17 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
 }
 
 /** A copy of an older generation of a run whose newer one this project noted (run-generations.ts): resuming it would pay again for what that one holds. */
-function refuseStaleCopy(file: string, record: SessionRecord): void {
+function refuseSupersededCopy(file: string, record: SessionRecord): void {
   const newer = notedGeneration(process.cwd(), record.header.run_id);
-  if (newer && newer.generation > generationOf(record)) throw staleCopy(file, record, newer);
+  if (newer && supersedes(newer, record)) throw supersededCopy(file, record, newer);
 }
 
-function staleCopy(file: string, record: SessionRecord, newer: NotedGeneration, where = ''): UsageError {
+function supersededCopy(file: string, record: SessionRecord, newer: NotedGeneration, where = ''): UsageError {
+  const since =
+    newer.generation > generationOf(record) ? `generation ${newer.generation} (${newer.status}) was written since` : `the run ended since (${newer.status})`;
   return new UsageError(
-    `${file} is generation ${generationOf(record)} of run ${record.header.run_id}, and generation ${newer.generation} (${newer.status}) was written ` +
-      `since, as ${newer.session}${where ? ` (noted ${where})` : ''}: resuming this copy would make and pay for again what that one holds. ` +
+    `${file} is generation ${generationOf(record)} of run ${record.header.run_id}, and ${since}, ` +
+      `as ${newer.session}${where ? ` (noted ${where})` : ''}: resuming this copy would make and pay for again what that one holds. ` +
       `Resume the newest copy${newer.status === 'waiting' ? '' : ' (it has ended: nothing is left to do)'}`,
   );
 }
@@ -178,7 +180,10 @@ async function votesOf(record: SessionRecord, options: ResumeOptions, file: stri
     if (typeof asked === 'string') throw new VoteRefused(asked);
     return [await checkedVote(record, asked, process.env)];
   } catch (e) {
-    if (e instanceof RunStale) (await import('./stale-run.js')).closeStale(record, e.closing, file);
+    if (e instanceof RunStale) {
+      (await import('./stale-run.js')).closeStale(record, e.closing, file);
+      await noteCloseInStore(options, record, file);
+    }
     // In GitHub Actions the step says so: the Action answers the comment (or, for a run closed as stale, updates
     // the run's own) and ends neutral (docs/github-action.md: votes from people).
     if (e instanceof VoteRefused && process.env.GITHUB_OUTPUT) {
@@ -191,6 +196,22 @@ async function votesOf(record: SessionRecord, options: ResumeOptions, file: stri
       }
     }
     throw e;
+  }
+}
+
+/**
+ * A run closed as stale is noted in the --coordinate store too, where every runner looks: a copy
+ * taken before the close is refused on another machine as it is here. A store that does not
+ * answer is a warning: the close itself stands.
+ */
+async function noteCloseInStore(options: ResumeOptions, record: SessionRecord, file: string): Promise<void> {
+  if (!(options.coordinate ?? process.env.CONCLAVE_COORDINATE)?.trim()) return;
+  try {
+    const organisation = await organisationOf(options, {}, record.header.run_id, warning, { pools: false });
+    await organisation.noteRun(record.header.run_id, { generation: generationOf(record), status: 'stale', session: file });
+    await organisation.close();
+  } catch (e) {
+    warning(`the run's close could not be noted in the --coordinate store (${(e as Error).message}): a copy of it is refused only here`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SessionRecord } from '../session/reader.js';
+import { FINISHED, isFinished } from '../session/recording.js';
 
 /** A run's newest generation as this project's `.conclave/runs/RUN_ID.json` notes it. */
 export interface NotedGeneration {
@@ -49,4 +50,14 @@ export function notedGeneration(cwd: string, runId: string): NotedGeneration | u
 /** A session's generation: 1, and one more for each time it was resumed (as the Action names its copies, -gN-). */
 export function generationOf(record: Pick<SessionRecord, 'events'>): number {
   return 1 + record.events.filter((e) => e.type === 'resumed').length;
+}
+
+/**
+ * Whether what was noted of a run makes `record` an older copy of it: a newer generation was
+ * written, or this generation has since ended (a copy taken before the run was closed as stale,
+ * whose close adds no generation). Resuming it would make, and pay for, again what the other holds.
+ */
+export function supersedes(noted: { generation: number; status: string }, record: SessionRecord): boolean {
+  const generation = generationOf(record);
+  return noted.generation > generation || (noted.generation === generation && FINISHED.has(noted.status) && !isFinished(record));
 }

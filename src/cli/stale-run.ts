@@ -1,6 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { Masker } from '../session/masker.js';
 import type { SessionRecord } from '../session/reader.js';
+import { runEnded } from '../session/recording.js';
 import { SessionWriter } from '../session/writer.js';
 import { noteGeneration, generationOf } from './run-generations.js';
 
@@ -15,7 +16,7 @@ export function closeStale(record: SessionRecord, reason: string, file: string):
   // The reason names commits and a pull request number: nothing secret to mask.
   const writer = SessionWriter.append(record, new Masker([]));
   try {
-    writer.append({ type: 'run_ended', status: 'stale', exit_code: 0, reason, summary: '', outputs: {} });
+    writer.append(runEnded('stale', reason));
   } finally {
     writer.close();
   }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { EndStatus } from '../exit-codes.js';
+import { END_STATUSES, type EndStatus } from '../exit-codes.js';
 import type { Diagnostic, Position } from '../workflow/diagnostic.js';
 import { type Path, WorkflowSource } from '../workflow/source.js';
 import { type PathKind, staysInside, testPath } from './test-paths.js';
@@ -61,7 +61,7 @@ export interface TestFile {
   cases: TestCase[];
 }
 
-const STATUSES: readonly EndStatus[] = ['success', 'failure', 'idle', 'limit', 'provider_error', 'error', 'interrupted', 'refused', 'waiting'];
+const STATUSES: readonly EndStatus[] = END_STATUSES;
 const ROOT_KEYS = ['workflow', 'cases'];
 const CASE_KEYS = ['name', 'inputs', 'session', 'workspace', 'expect'];
 const EXPECT_KEYS = ['status', 'outputs', 'proposals', 'tools', 'not_tools', 'messages', 'files', 'cost_usd'];

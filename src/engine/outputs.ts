@@ -6,6 +6,7 @@ import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { BatchUse, PromptCacheUse, Spend } from './accounting.js';
 import type { Ending } from './ending.js';
+import { runEnded } from '../session/recording.js';
 import { SessionWriteError } from '../session/writer.js';
 import type { Journal } from './journal.js';
 import type { CacheMiss } from '../session/cache-misses.js';
@@ -99,7 +100,7 @@ export function recordEnd(journal: Journal, result: RunResult): void {
   if (journal.replaying || journal.diverged) return;
   const { status, exitCode, reason, summary, outputs, outputErrors, usage } = result;
   try {
-    journal.append({ type: 'run_ended', status, exit_code: exitCode, reason, summary, outputs, output_errors: outputErrors, usage });
+    journal.append(runEnded(status, reason, { exit_code: exitCode, summary, outputs, output_errors: outputErrors, usage }));
     journal.sync();
   } catch (e) {
     if (!(e instanceof SessionWriteError)) throw e;

@@ -153,8 +153,7 @@ export class Run {
         this.pump();
       }
     } catch (e) {
-      const end = endingOfError(e);
-      if (end) this.stop(end);
+      this.fail(e);
     }
     this.settle();
     await this.done;

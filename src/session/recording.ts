@@ -1,4 +1,5 @@
-import { STOP_EVENTS, type EventOf, type SessionEvent } from './format.js';
+import { EXIT, EXIT_OF, type EndStatus, FINISHED_STATUSES } from '../exit-codes.js';
+import { STOP_EVENTS, type EventBody, type EventOf, type SessionEvent } from './format.js';
 import type { SessionRecord } from './reader.js';
 
 /** How a recorded run ended, if it did. */
@@ -7,7 +8,22 @@ export function endOf(record: SessionRecord): EventOf<'run_ended'> | undefined {
 }
 
 /** How a run that is over ended: completed (the lead's `complete`, or idle), or closed as stale (its pull request moved on). */
-export const FINISHED: ReadonlySet<string> = new Set(['success', 'failure', 'idle', 'stale']);
+export const FINISHED: ReadonlySet<string> = new Set(FINISHED_STATUSES);
+
+type Ended = Extract<EventBody, { type: 'run_ended' }>;
+
+/**
+ * The one way a `run_ended` event is made, by the engine at a run's end and by a stale close
+ * (cli/stale-run.ts): its status one of the endings, its exit code its status's unless a signal
+ * gave another (130, 143).
+ */
+export function runEnded(
+  status: EndStatus,
+  reason: string,
+  { exit_code, summary = '', outputs = {}, ...more }: Partial<Omit<Ended, 'type' | 'status' | 'reason'>> = {},
+): Ended {
+  return { type: 'run_ended', status, exit_code: exit_code ?? (status === 'interrupted' ? EXIT.sigterm : EXIT_OF[status]), reason, summary, outputs, ...more };
+}
 
 /** A run that completed or was closed is over; one stopped by a limit, a signal or an error can go on. */
 export function isFinished(record: SessionRecord): boolean {

@@ -1,3 +1,4 @@
+import { END_STATUSES } from '../exit-codes.js';
 import {
   agentName,
   voterName,
@@ -227,7 +228,7 @@ export const EVENTS = {
   ),
   run_ended: event(
     {
-      status: string(),
+      status: oneOf(...END_STATUSES),
       exit_code: integer(),
       reason: string(),
       summary: string(),

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { conclave } from '../helpers/cli.js';
+import { startFakeGitHub } from '../fake-github/server.js';
 import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 import { dollars } from '../../src/cli/markdown-tables.js';
 import { freePort, missingStores, PG_PASSWORD, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
@@ -299,6 +300,84 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
         }
       } finally {
         await server.close();
+      }
+    },
+    60_000,
+  );
+
+  it.each(KINDS)(
+    '%s: a run closed as stale is noted here and in the store: a copy taken before the close is refused on both machines (issue 80)',
+    async (kind) => {
+      const REPOSITORY = 'octo/widgets';
+      const HEAD = '1111111111111111111111111111111111111111';
+      const server = await startFakeAnthropic({
+        lead: [
+          { tools: [{ name: 'propose', input: { id: 'verdict', question: 'Merge?', options: ['approve', 'reject'], voters: ['@octocat'] } }] },
+          { text: '' },
+        ],
+      });
+      const github = await startFakeGitHub(REPOSITORY, 7);
+      github.people.head = HEAD;
+      github.people.permissions = { octocat: 'write' };
+      const workflow = 'name: verdict\npeople: { voters: ["@octocat"] }\nagents:\n  lead: { role: manager }\nkickoff: Decide.\n';
+      const jobEnv = (dir: string) => {
+        const event = join(dir, 'event.json');
+        writeFileSync(
+          event,
+          JSON.stringify({
+            action: 'opened',
+            number: 7,
+            pull_request: { number: 7, head: { sha: HEAD, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
+          }),
+        );
+        return {
+          GITHUB_ACTIONS: 'true',
+          GITHUB_STEP_SUMMARY: join(dir, 'summary.md'),
+          GITHUB_OUTPUT: join(dir, 'outputs'),
+          GITHUB_REPOSITORY: REPOSITORY,
+          GITHUB_SHA: 'abcdefabcdefabcdefabcdefabcdefabcdefabcd',
+          GITHUB_EVENT_NAME: 'pull_request',
+          GITHUB_EVENT_PATH: event,
+          GITHUB_API_URL: github.url,
+          GITHUB_TOKEN: 'ghs_test_0123456789',
+        };
+      };
+      try {
+        const dir = mkdtempSync(join(tmpdir(), 'conclave-closed-'));
+        const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, ...jobEnv(dir) };
+        const parked = await runWorkflow(server, workflow, ['--park', '--coordinate', urlOf(kind)], { dir, env });
+        expect(parked.code, parked.stderr).toBe(75);
+        const session = parked.json.session as string;
+        const digest = (parked.json.waiting_for as { ballot: { digest: string } }[])[0]!.ballot.digest;
+        // Copies of the parked session: one kept here, one on another machine with nothing of this one's .conclave/.
+        writeFileSync(join(dir, 'before-the-close.jsonl'), readFileSync(join(dir, session)));
+        const elsewhere = mkdtempSync(join(tmpdir(), 'conclave-elsewhere-'));
+        writeFileSync(join(elsewhere, 'workflow.yml'), workflow);
+        writeFileSync(join(elsewhere, 'before-the-close.jsonl'), readFileSync(join(dir, session)));
+        github.people.head = '2'.repeat(40);
+        const closed = await conclave(['resume', session, '--vote', 'verdict=approve', '--voter', 'octocat', '--digest', digest, '--coordinate', urlOf(kind)], {
+          cwd: dir,
+          env,
+        });
+        expect(closed.code, closed.stderr).toBe(2);
+        expect(closed.stderr).toContain('this run is now closed as stale');
+        const calls = server.requests.length;
+        const here = await conclave(['resume', 'before-the-close.jsonl'], { cwd: dir, env });
+        expect(here.code).toBe(2);
+        expect(here.stderr).toMatch(/before-the-close\.jsonl is generation 1 of run \S+, and the run ended since \(stale\), as /);
+        const there = await conclave(['resume', 'before-the-close.jsonl', '--coordinate', urlOf(kind)], {
+          cwd: elsewhere,
+          env: { ...env, ...jobEnv(elsewhere) },
+        });
+        expect(there.code).toBe(2);
+        expect(there.stderr).toMatch(/and the run ended since \(stale\), as \S+ \(noted in the --coordinate store\)/);
+        expect(server.requests.length).toBe(calls);
+        // Control: without the store that machine could not know, and would go on with the copy.
+        const unknowing = await conclave(['resume', 'before-the-close.jsonl'], { cwd: elsewhere, env: { ...env, ...jobEnv(elsewhere) } });
+        expect(unknowing.code, unknowing.stderr).not.toBe(2);
+      } finally {
+        await server.close();
+        await github.close();
       }
     },
     60_000,

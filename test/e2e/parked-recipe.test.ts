@@ -94,7 +94,7 @@ describe('the parked-review recipe (examples/github), through local-action', () 
     const stale = { matrix: { parked: { artifact: gitHub.artifacts[0]!.name, 'run-id': 1001 } }, github: { token: TOKEN }, secrets };
     const staleRun = await conclaveStep(conclaveOf(RESUME_JOB), stale, checkoutAndDownload(repository, RESUME_JOB, stale), 3002, SCHEDULE_EVENT);
     expect(staleRun.code).not.toBe(0);
-    expect(staleRun.outputs).toMatchObject({ status: 'stale', 'exit-code': '2' });
+    expect(staleRun.outputs).toMatchObject({ status: 'superseded', 'exit-code': '2' });
     expect(staleRun.stdout).toMatch(/is generation 1 of run .*generation \d+ \(idle\) was published since/);
     expect(staleRun.outputs['artifact-name'] ?? '').toBe('');
 

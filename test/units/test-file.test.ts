@@ -92,7 +92,7 @@ cases:
     expect(problems).toEqual([
       '2:1 unknown key "case" in the test file (did you mean "cases"?); expected "workflow" or "cases"',
       '6:5 unknown key "sesion" in cases[0] (did you mean "session"?); expected "name", "inputs", "session", "workspace" or "expect"',
-      '8:15 status must be one of "success", "failure", "idle", "limit", "provider_error", "error", "interrupted", "refused" or "waiting"; found the string "sucess" (did you mean "success"?)',
+      '8:15 status must be one of "success", "failure", "idle", "limit", "provider_error", "error", "interrupted", "refused", "waiting" or "stale"; found the string "sucess" (did you mean "success"?)',
       '9:21 contains and matches take a text; found the number 1',
       '9:41 expected a text, { contains: TEXT } or { matches: REGEX }; found a mapping',
       '9:84 not a regular expression: Invalid regular expression: /(/u: Unterminated group',

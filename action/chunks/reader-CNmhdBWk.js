@@ -1,1 +1,0 @@
-export{O as RAW_LINE,k as SessionFileError,A as readSession}from"./session-Q6h52u4U.js";

@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-Di2tFCZ0.js";

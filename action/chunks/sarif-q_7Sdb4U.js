@@ -1,0 +1,1 @@
+export{nt as writeSarif}from"./workflow-ClqC9WK4.js";

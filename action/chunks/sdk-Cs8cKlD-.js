@@ -1,1 +1,0 @@
-import"./run-BoZQ6Rct.js";export{t as default}from"./client-DcwGWlde.js";import"./sdk-CAISgiXf.js";
