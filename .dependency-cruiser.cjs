@@ -7,8 +7,53 @@ const above = (layer) => {
   const i = LAYERS.indexOf(layer);
   return [...LAYERS.slice(0, i), ...(layer === 'cli' ? [] : ['trace', 'report'])];
 };
+// The rooms inside the three widest layers (docs/ARCHITECTURE.md: rooms), and the rooms of the same
+// layer each may import ('' is the layer's own top folder: its commands, the scheduler, the
+// client). A new arrow between rooms is a decision: add it here, and keep the rooms without a circle.
+const ROOMS = {
+  cli: {
+    action: ['', 'github', 'views', 'votes'],
+    estimate: [''],
+    github: ['', 'estimate', 'output'],
+    output: [''],
+    test: ['', 'github'],
+    traces: [''],
+    views: ['', 'github', 'output'],
+    votes: ['', 'github'],
+    workers: ['', 'github'],
+  },
+  engine: {
+    batches: ['', 'prompt-cache', 'replay'],
+    calls: ['', 'batches', 'ceilings', 'prompt-cache', 'replay', 'teams'],
+    ceilings: ['', 'replay'],
+    estimate: ['', 'teams'],
+    'prompt-cache': ['replay'],
+    replay: [''],
+    teams: ['', 'ceilings', 'prompt-cache', 'trust'],
+    trust: ['', 'replay'],
+  },
+  provider: {
+    rates: [''],
+    stores: ['', 'rates'],
+  },
+};
+const roomRules = Object.entries(ROOMS).flatMap(([layer, rooms]) =>
+  Object.entries(rooms).flatMap(([room, allowed]) => {
+    const others = Object.keys(rooms).filter((r) => r !== room && !allowed.includes(r));
+    const targets = [...others.map((r) => `${r}/`), ...(allowed.includes('') ? [] : ['[^/]+\\.ts$'])];
+    if (targets.length === 0) return [];
+    return {
+      name: `room-${layer}-${room}`,
+      severity: 'error',
+      comment: `${layer}/${room}/ imports only ${allowed.map((r) => (r === '' ? `${layer}/` : `${layer}/${r}/`)).join(', ')} of its layer (ROOMS above)`,
+      from: { path: `^src/${layer}/${room}/` },
+      to: { path: `^src/${layer}/(${targets.join('|')})` },
+    };
+  }),
+);
 module.exports = {
   forbidden: [
+    ...roomRules,
     {
       name: 'no-circular',
       severity: 'error',

@@ -1,5 +1,5 @@
 // What bench/session.js needs from src/, bundled by bench/load-source.js.
-export { Journal } from '../src/engine/journal.js';
+export { Journal } from '../src/engine/replay/journal.js';
 export { Run } from '../src/engine/run.js';
 export { readSession } from '../src/session/reader.js';
 export { replayable, elapsedOf } from '../src/session/recording.js';

@@ -31,9 +31,37 @@ export function withFigures(page, figures) {
   return page.slice(0, start) + picture + page.slice(end);
 }
 
+const ROOMS_START = '<!-- rooms: counted by scripts/architecture-figures.js -->';
+const ROOMS_END = '<!-- end of rooms -->';
+
+/** Each room (a folder inside a layer) and each layer's own top folder: its files and lines, directly in it. */
+export function roomFigures(src = join(ROOT, 'src')) {
+  const rows = [];
+  const count = (dir) => {
+    const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+    return { files: files.length, lines: files.reduce((k, f) => k + readFileSync(join(dir, f), 'utf8').split('\n').length - 1, 0) };
+  };
+  for (const layer of readdirSync(src, { withFileTypes: true }).filter((d) => d.isDirectory())) {
+    const rooms = readdirSync(join(src, layer.name), { withFileTypes: true }).filter((d) => d.isDirectory());
+    if (rooms.length === 0) continue;
+    rows.push({ room: `${layer.name}/`, ...count(join(src, layer.name)) });
+    for (const room of rooms) rows.push({ room: `${layer.name}/${room.name}/`, ...count(join(src, layer.name, room.name)) });
+  }
+  return rows;
+}
+
+/** The page with the rooms' table between its markers, as counted. */
+export function withRooms(page, rows) {
+  const start = page.indexOf(ROOMS_START);
+  const end = page.indexOf(ROOMS_END);
+  if (start === -1 || end === -1) return page;
+  const table = ['| folder | files | lines |', '|---|---|---|', ...rows.map((r) => `| \`${r.room}\` | ${r.files} | ${n(r.lines)} |`)].join('\n');
+  return `${page.slice(0, start + ROOMS_START.length)}\n${table}\n${page.slice(end)}`;
+}
+
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
   const page = readFileSync(PAGE, 'utf8');
-  const next = withFigures(page, layerFigures());
+  const next = withRooms(withFigures(page, layerFigures()), roomFigures());
   if (next !== page) writeFileSync(PAGE, next);
   process.stdout.write(next === page ? 'docs/ARCHITECTURE.md: the figures are current\n' : 'docs/ARCHITECTURE.md: figures rewritten\n');
 }

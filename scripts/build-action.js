@@ -35,7 +35,7 @@ export async function buildAction(dir) {
     },
   });
   // The step's own process (main.js) and the run it starts (conclave.js) load the commands' chunks as the CLI does.
-  await build(options({ main: path('src/cli/action.ts'), conclave: path('src/cli/main.ts') }, await commandChunks(root, resolving)));
+  await build(options({ main: path('src/cli/action/action.ts'), conclave: path('src/cli/main.ts') }, await commandChunks(root, resolving)));
   await build(options({ 'grep-worker': path('src/agents/tools/grep-worker.ts') }));
   await build(options({ 'outputs-worker': path('src/agents/tools/outputs-worker.ts') }));
 }

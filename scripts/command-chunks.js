@@ -31,7 +31,9 @@ export async function commandChunks(root, resolving) {
   const run = await modulesOf(resolving, command('run-workflow'));
   // `trace` counts only what a run loads at its start, not the exporters a run may load later.
   const reading = new Set();
-  const [show, report, trace] = await Promise.all(['show', 'report-command', 'trace-command'].map((name) => modulesOf(resolving, command(name))));
+  const [show, report, trace] = await Promise.all(
+    ['views/show', 'views/report-command', 'traces/trace-command'].map((name) => modulesOf(resolving, command(name))),
+  );
   for (const [modules, shared] of [
     [show.all, run.all],
     [report.all, run.all],

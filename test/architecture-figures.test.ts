@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain script of the repository, with no types of its own
-import { layerFigures, withFigures } from '../scripts/architecture-figures.js';
+import { layerFigures, roomFigures, withFigures, withRooms } from '../scripts/architecture-figures.js';
 import { ROOT } from './helpers/cli.js';
 
 /** docs/ARCHITECTURE.md's picture gives each layer's files and lines as src/ has them (node scripts/architecture-figures.js writes them). */
@@ -20,5 +20,18 @@ describe('the layer figures in docs/ARCHITECTURE.md', () => {
     expect(withFigures(page, figures)).toBe(
       'The picture today:\n```\n  cli  (37 files, 3,523 lines)  ──▶ trace (4 files, 443 lines: reads)\n  engine (45, 4,597) — text (7, 8)\n```\nafter (9, 10)\n',
     );
+  });
+
+  it('the rooms table is what src/ counts now, and no folder of src/ holds more than 25 files directly (issue 80)', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8');
+    const rows = roomFigures(join(ROOT, 'src')) as { room: string; files: number }[];
+    expect(rows.map((r) => r.room)).toContain('cli/test/');
+    expect(page, 'run node scripts/architecture-figures.js').toBe(withRooms(page, rows));
+    const wide = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => join(d.parentPath, d.name))
+      .concat(join(ROOT, 'src'))
+      .filter((dir) => readdirSync(dir).filter((f) => f.endsWith('.ts')).length > 25);
+    expect(wide).toEqual([]);
   });
 });

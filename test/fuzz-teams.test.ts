@@ -7,7 +7,7 @@ import { mutateJson, mutateText, random } from './helpers/random.js';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic/server.js';
 import { conclave } from './helpers/cli.js';
 import { runWorkflow } from './helpers/run-workflow.js';
-import { graphJson } from '../src/cli/graph-command.js';
+import { graphJson } from '../src/cli/views/graph-command.js';
 import { readSession, SessionFileError } from '../src/session/reader.js';
 import { isFinished, replayable } from '../src/session/recording.js';
 import { summarize } from '../src/session/summary.js';

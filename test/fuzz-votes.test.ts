@@ -7,8 +7,8 @@ import { startFakeGitHub, type FakeGitHub } from './fake-github/server.js';
 import { conclave } from './helpers/cli.js';
 import { mutateJson, mutateText, random } from './helpers/random.js';
 import { runWorkflow, TEST_API_KEY } from './helpers/run-workflow.js';
-import { checkedVote } from '../src/cli/vote-checks.js';
-import { voteFromEvent } from '../src/cli/vote-source.js';
+import { checkedVote } from '../src/cli/votes/vote-checks.js';
+import { voteFromEvent } from '../src/cli/votes/vote-source.js';
 import { UsageError } from '../src/conclave-error.js';
 import { readSession, type SessionRecord } from '../src/session/reader.js';
 

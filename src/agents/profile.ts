@@ -29,15 +29,15 @@ export interface AgentProfile {
   system: readonly string[];
   /** How long the prompt cache keeps what the agent's requests write (the workflow's `cache.ttl`). */
   cacheTtl: CacheTtl;
-  /** Its calls go through the Message Batches API (engine/batch-calls.ts). */
+  /** Its calls go through the Message Batches API (engine/batches/batch-calls.ts). */
   batch: boolean;
-  /** The untrusted sources its prompts hold (`inputs.body`, `setup.diff`): it is tainted from its start (engine/taints.ts). */
+  /** The untrusted sources its prompts hold (`inputs.body`, `setup.diff`): it is tainted from its start (engine/trust/taints.ts). */
   untrusted?: string[];
   /** The tools it may call. */
   tools: AgentTool[];
   /**
    * With a `context:`, the tools its requests are sent when they are more than its own: the team's
-   * coordination tools, then its own workspace and MCP tools (engine/team-tools.ts). It may call only its own.
+   * coordination tools, then its own workspace and MCP tools (engine/teams/team-tools.ts). It may call only its own.
    */
   offered?: readonly AgentTool[];
 }

@@ -1,11 +1,11 @@
-import { resultJson } from './result-json.js';
+import { resultJson } from './output/result-json.js';
 import type { HumanVote } from '../engine/people-votes.js';
 import type { Connection } from '../provider/connect.js';
 import { providerFlag } from './providers.js';
-import { liveTrace } from './live-trace.js';
+import { liveTrace } from './traces/live-trace.js';
 import { credentialPaths } from '../provider/credential-names.js';
 import { providersOf } from '../workflow/providers-used.js';
-import { Journal } from '../engine/journal.js';
+import { Journal } from '../engine/replay/journal.js';
 import { Run } from '../engine/run.js';
 import type { RunResult } from '../engine/run-options.js';
 import { CALL_RETRIES, Provider, REQUEST_TIMEOUT_MS } from '../provider/client.js';
@@ -16,17 +16,17 @@ import { durationMs, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import { typedOutputs } from '../workflow/typed-outputs.js';
 import type { Scalar, WorkflowSpec } from '../workflow/types.js';
-import { addMask, inGitHubActions } from './github.js';
+import { addMask, inGitHubActions } from './github/github.js';
 import { printableJson, writeCommand } from './command-guard.js';
-import { printable } from './terminal-text.js';
+import { printable } from './output/terminal-text.js';
 import type { LimitFlags } from './limit-flags.js';
 import type { Organisation, OrganisationFlags } from './organisation.js';
-import { progressLines } from './progress-lines.js';
-import { resultText } from './result-text.js';
+import { progressLines } from './output/progress-lines.js';
+import { resultText } from './output/result-text.js';
 import { UsageError } from './usage-error.js';
 import { maskStreams, writeUnmasked } from './masked-streams.js';
 import type { Masker } from '../session/masker.js';
-import type { WorkersFlags } from './worker-pool.js';
+import type { WorkersFlags } from './workers/worker-pool.js';
 import type { TurnsElsewhere } from '../engine/run-options.js';
 import { noteGeneration } from './run-generations.js';
 
@@ -161,7 +161,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   // A terminal too narrow for a line per agent (or one that says 0 columns) gets the plain lines too.
   const interactive =
     !options.quiet && !options.json && !github && process.stdout.isTTY === true && !process.env.CI && (process.stdout.columns ?? 0) >= MIN_LIVE_COLUMNS;
-  const view = interactive ? (await import('./live-view.js')).liveView(viewLines(workflow.spec), options.limitsOnLive ?? options.limits) : undefined;
+  const view = interactive ? (await import('./output/live-view.js')).liveView(viewLines(workflow.spec), options.limitsOnLive ?? options.limits) : undefined;
   await view?.ready;
   const run = new Run({
     workflow,
@@ -242,10 +242,10 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   }
   if (options.sarif || github) {
     const summary = await summaryOf(writer.path, options.replayOf);
-    if (options.sarif) (await import('./sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);
+    if (options.sarif) (await import('./github/sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);
     // Loaded only in Actions: @actions/core brings an HTTP client with it.
     if (github)
-      (await import('./github-report.js')).reportToGitHub(
+      (await import('./github/github-report.js')).reportToGitHub(
         result,
         summary,
         writer.path,

@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { EXIT } from '../exit-codes.js';
 import { guardStreams, writeCommand } from './command-guard.js';
-import { errorAnnotation, inGitHubActions } from './github.js';
+import { errorAnnotation, inGitHubActions } from './github/github.js';
 import { ConclaveError, UsageError } from '../conclave-error.js';
 import { maskStreams } from './masked-streams.js';
 import { processSecrets } from './process-secrets.js';
@@ -124,8 +124,8 @@ const COMMANDS: Record<string, () => unknown> = {
       .option('--model <model>', 'as run --model: this model for every agent')
       .option('--provider <provider>', 'as run --provider: anthropic, bedrock, vertex or foundry')
       .option('--workspace <dir>', 'the directory setup steps run in (default: the current one)')
-      .action(async (file: string, options: import('./estimate-command.js').EstimateOptions) => {
-        const { estimateCommand } = await import('./estimate-command.js');
+      .action(async (file: string, options: import('./estimate/estimate-command.js').EstimateOptions) => {
+        const { estimateCommand } = await import('./estimate/estimate-command.js');
         process.exitCode = await estimateCommand(file, { ...options, from: options.from ?? [] });
       }),
   worker: () =>
@@ -139,8 +139,8 @@ const COMMANDS: Record<string, () => unknown> = {
       .option('--idle-timeout <duration>', 'stop after this long with no turn', '10m')
       .option('--rate-limit <limits>', "pace this worker's calls under these API rate limits per minute, such as rpm=50,itpm=30000,otpm=8000")
       .option('--coordinate <url>', 'a redis:// or postgres:// server every runner shares: the rate limits are kept there (docs/organisation.md)')
-      .action(async (url: string, options: import('./worker-command.js').WorkerCommandOptions) => {
-        const { workerCommand } = await import('./worker-command.js');
+      .action(async (url: string, options: import('./workers/worker-command.js').WorkerCommandOptions) => {
+        const { workerCommand } = await import('./workers/worker-command.js');
         process.exitCode = await workerCommand(url, options);
       }),
   trace: () =>
@@ -151,8 +151,8 @@ const COMMANDS: Record<string, () => unknown> = {
       .option('--otlp <url>', 'the collector, such as http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT)')
       .addOption(new Option('--format <format>', 'print the spans instead of sending them').choices(['json']))
       .option('--trace-content', 'include prompts, completions and tool input and output (masked)')
-      .action(async (file: string, options: import('./trace-command.js').TraceOptions) => {
-        const { traceCommand } = await import('./trace-command.js');
+      .action(async (file: string, options: import('./traces/trace-command.js').TraceOptions) => {
+        const { traceCommand } = await import('./traces/trace-command.js');
         process.exitCode = await traceCommand(file, options);
       }),
   show: () =>
@@ -165,10 +165,10 @@ const COMMANDS: Record<string, () => unknown> = {
       )
       .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' | 'html' }) => {
         if (options.format === 'html') {
-          process.stdout.write((await import('./report-command.js')).reportHtml(file));
+          process.stdout.write((await import('./views/report-command.js')).reportHtml(file));
           return;
         }
-        const { showCommand } = await import('./show.js');
+        const { showCommand } = await import('./views/show.js');
         process.exitCode = showCommand(file, { format: options.format });
       }),
   test: () =>
@@ -182,8 +182,8 @@ const COMMANDS: Record<string, () => unknown> = {
       .option('--update', "with --live: keep the first passing run as the case's recording")
       .option('--junit <file>', 'also write the results as JUnit XML')
       .option('--json', 'print the results as one JSON object')
-      .action(async (paths: string[], options: import('./test-command.js').TestOptions) => {
-        const { testCommand } = await import('./test-command.js');
+      .action(async (paths: string[], options: import('./test/test-command.js').TestOptions) => {
+        const { testCommand } = await import('./test/test-command.js');
         process.exitCode = await testCommand(paths, options);
       }),
   report: () =>
@@ -193,7 +193,7 @@ const COMMANDS: Record<string, () => unknown> = {
       .argument('<session>', 'the session file')
       .option('-o, --output <file>', 'where to write the page (default: beside the session, SESSION.html)')
       .action(async (file: string, options: { output?: string }) => {
-        const { reportCommand } = await import('./report-command.js');
+        const { reportCommand } = await import('./views/report-command.js');
         process.exitCode = reportCommand(file, options);
       }),
   graph: () =>
@@ -203,7 +203,7 @@ const COMMANDS: Record<string, () => unknown> = {
       .argument('<file>', 'workflow file')
       .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'json']).default('mermaid'))
       .action(async (file: string, options: { format: 'mermaid' | 'json' }) => {
-        const { graphCommand } = await import('./graph-command.js');
+        const { graphCommand } = await import('./views/graph-command.js');
         process.exitCode = await graphCommand(file, options);
       }),
 };

@@ -1,7 +1,7 @@
 import { PROVIDER_TITLE, type ProviderName } from '../provider/clouds.js';
 import { castLabel } from '../session/person.js';
 import { NO_AGENT_USAGE, type AgentUsage, type DocumentStep, type SessionSummary } from '../session/summary.js';
-import { batchLine, cacheLine, cacheMissLines } from './saving-lines.js';
+import { batchLine, cacheLine, cacheMissLines } from './github/saving-lines.js';
 
 export { cell, codeCell, dollars, fenced, inline, mermaidLabel } from './markdown-text.js';
 import { cell, codeCell, dollars, fenced, inline, mermaidLabel } from './markdown-text.js';

@@ -1,9 +1,9 @@
-import type { SpendPools } from '../engine/spend-pools.js';
-import { Pacer, type GivenLimits } from '../provider/pacer.js';
-import type { RateDimension } from '../provider/rate-headers.js';
-import { FallbackLimiters, localLimiters } from '../provider/rate-limiters.js';
-import type { RunNote } from '../provider/run-notes.js';
-import { withoutCredentials } from '../provider/store-url.js';
+import type { SpendPools } from '../engine/ceilings/spend-pools.js';
+import { Pacer, type GivenLimits } from '../provider/rates/pacer.js';
+import type { RateDimension } from '../provider/rates/rate-headers.js';
+import { FallbackLimiters, localLimiters } from '../provider/rates/rate-limiters.js';
+import type { RunNote } from '../provider/stores/run-notes.js';
+import { withoutCredentials } from '../provider/stores/store-url.js';
 import { UsageError } from './usage-error.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 
@@ -86,8 +86,8 @@ export async function organisationOf(
   if (!url) return { pacer: new Pacer(given, localLimiters), noteRun: async () => {}, notedRun: async () => undefined, close: async () => {} };
 
   const [{ coordinate, CoordinateError, withTimeout }, { poolSpec, PoolSpecError, SpendPools }] = await Promise.all([
-    import('../provider/coordinate.js'),
-    import('../engine/spend-pools.js'),
+    import('../provider/stores/coordinate.js'),
+    import('../engine/ceilings/spend-pools.js'),
   ]);
   const specs = poolTexts.map((text) => {
     try {

@@ -3,7 +3,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { InputError, resolveInputs } from '../engine/inputs.js';
-import { limitsOf } from '../engine/run-limits.js';
+import { limitsOf } from '../engine/ceilings/run-limits.js';
 import type { SessionEvent, SessionHeader } from '../session/format.js';
 import { readSession, SessionFileError, type SessionRecord } from '../session/reader.js';
 import { elapsedOf, endOf, isFinished, replayable } from '../session/recording.js';
@@ -15,9 +15,9 @@ import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
 import { organisationOf } from './organisation.js';
-import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
+import { checkWorkersFlags, workerPoolOf } from './workers/worker-pool.js';
 import { changedSecrets, maskerFor, secretInputs } from './secrets.js';
-import { refuseHandMadeVotes } from './recorded-votes.js';
+import { refuseHandMadeVotes } from './votes/recorded-votes.js';
 import { asUsageError, UsageError } from './usage-error.js';
 import { generationOf, type NotedGeneration, notedGeneration, supersedes } from './run-generations.js';
 import { workspaceOfResume } from './recorded-workspace.js';
@@ -172,8 +172,8 @@ async function votesOf(record: SessionRecord, options: ResumeOptions, file: stri
     throw new UsageError('--from-comment reads the vote from the comment: give it without --vote, --voter, --digest and --reason');
   if (options.at !== undefined) throw new UsageError('a vote goes on with the session itself: give it without --at and --out');
   const [{ voteFromEvent, voteFromFlags }, { checkedVote, RunStale, VoteRefused }] = await Promise.all([
-    import('./vote-source.js'),
-    import('./vote-checks.js'),
+    import('./votes/vote-source.js'),
+    import('./votes/vote-checks.js'),
   ]);
   try {
     const asked = options.fromComment ? voteFromEvent(process.env) : voteFromFlags(options);
@@ -181,7 +181,7 @@ async function votesOf(record: SessionRecord, options: ResumeOptions, file: stri
     return [await checkedVote(record, asked, process.env)];
   } catch (e) {
     if (e instanceof RunStale) {
-      (await import('./stale-run.js')).closeStale(record, e.closing, file);
+      (await import('./action/stale-run.js')).closeStale(record, e.closing, file);
       await noteCloseInStore(options, record, file);
     }
     // In GitHub Actions the step says so: the Action answers the comment (or, for a run closed as stale, updates

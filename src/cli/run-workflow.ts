@@ -1,5 +1,5 @@
-import { eventTrust } from './event-trust.js';
-import { githubOrigin } from './github-origin.js';
+import { eventTrust } from './github/event-trust.js';
+import { githubOrigin } from './github/github-origin.js';
 import { workspaceOfRun } from './recorded-workspace.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -17,15 +17,15 @@ import { toolsGiven } from '../workflow/tool-names.js';
 import type { Workflow } from '../workflow/load.js';
 import { usesBatches } from '../workflow/value-checks.js';
 import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
-import { annotation, inGitHubActions } from './github.js';
-import { writeInvalidSummary } from './invalid-summary.js';
+import { annotation, inGitHubActions } from './github/github.js';
+import { writeInvalidSummary } from './github/invalid-summary.js';
 import { writeCommand } from './command-guard.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadChecked, looksLikeSession } from './load-checked.js';
 import { maskedInputs, maskerFor, secretChecks, secretInputs } from './secrets.js';
 import { organisationOf } from './organisation.js';
 import { connectionsFor } from './providers.js';
-import { checkWorkersFlags, workerPoolOf } from './worker-pool.js';
+import { checkWorkersFlags, workerPoolOf } from './workers/worker-pool.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
 export interface RunCommandOptions extends OutputOptions {

@@ -1,6 +1,6 @@
 import { formatDiagnostic, hasErrors } from '../workflow/diagnostic.js';
 import { EXIT } from '../exit-codes.js';
-import { annotation, inGitHubActions } from './github.js';
+import { annotation, inGitHubActions } from './github/github.js';
 import { printableJson, writeCommand } from './command-guard.js';
 import { loadChecked } from './load-checked.js';
 import { isProviderName, PROVIDERS } from '../provider/clouds.js';
@@ -17,7 +17,7 @@ export async function validateCommand(
   const { provider } = options;
   if (provider !== undefined && !isProviderName(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')}, not "${provider}"`);
   // A test file (*.test.yml) is checked as `conclave test` reads it: its cases, its workflow, its recordings.
-  const tests = files.some(isTestFile) ? await import('./test-suites.js') : undefined;
+  const tests = files.some(isTestFile) ? await import('./test/test-suites.js') : undefined;
   const results = [];
   for (const file of files) {
     results.push(tests && isTestFile(file) ? { file, diagnostics: (await tests.loadSuites([file], {})).diagnostics } : await loadChecked(file, provider));

@@ -1,7 +1,7 @@
 import { ConclaveError } from '../conclave-error.js';
 import { ProviderError, SpendLimitReached } from '../provider/provider-errors.js';
 import { TurnError } from '../agents/turn.js';
-import { DivergenceError } from './journal.js';
+import { DivergenceError } from './replay/journal.js';
 import { EXIT, EXIT_OF, type EndStatus } from '../exit-codes.js';
 
 export interface Ending {

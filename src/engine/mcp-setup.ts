@@ -6,7 +6,7 @@ import { durationMs } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import { mcpToolRef } from '../workflow/tool-names.js';
 import type { ProgressListener } from './progress-events.js';
-import type { Journal } from './journal.js';
+import type { Journal } from './replay/journal.js';
 import { SetupError } from './setup-error.js';
 
 const DEFAULT_CALL_TIMEOUT = '60s';

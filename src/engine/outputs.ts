@@ -4,11 +4,11 @@ import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate, UnresolvedValueError } from '../workflow/fill.js';
 import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
-import type { BatchUse, PromptCacheUse, Spend } from './accounting.js';
+import type { BatchUse, PromptCacheUse, Spend } from './ceilings/accounting.js';
 import type { Ending } from './ending.js';
 import { runEnded } from '../session/recording.js';
 import { SessionWriteError } from '../session/writer.js';
-import type { Journal } from './journal.js';
+import type { Journal } from './replay/journal.js';
 import type { CacheMiss } from '../session/cache-misses.js';
 import type { RunResult } from './run-options.js';
 

@@ -2,7 +2,7 @@ import type { Channel, ProposalView } from '../channel/channel.js';
 import type { ChannelEvent } from '../channel/channel-events.js';
 import { ballotOf, peopleSeatsOpen, type Ballot, type BallotBinding } from '../session/ballot.js';
 import type { HumanVote } from '../session/format.js';
-import type { Journal } from './journal.js';
+import type { Journal } from './replay/journal.js';
 import { Parked } from '../abort-reasons.js';
 import { ending, type Ending } from './ending.js';
 import type { RunProgress } from './run-progress.js';

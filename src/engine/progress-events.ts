@@ -1,4 +1,4 @@
-import type { WaitReason } from '../provider/pacer.js';
+import type { WaitReason } from '../provider/rates/pacer.js';
 
 /** What the engine tells whoever shows a run's progress (the terminal, CI logs). */
 export type ProgressEvent =

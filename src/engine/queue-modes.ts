@@ -3,7 +3,7 @@ import type { ChannelEvent } from '../channel/channel-events.js';
 import type { Channel, Delivery } from '../channel/channel.js';
 import type { Message } from '../channel/message.js';
 import type { QueueMode } from '../workflow/types.js';
-import type { Journal } from './journal.js';
+import type { Journal } from './replay/journal.js';
 
 /** What a turn is given by its agent's queue mode: the messages it starts with, how its calls are made, and what joins them. */
 export interface TurnArrivals {

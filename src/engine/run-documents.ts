@@ -6,7 +6,7 @@ import { readStart, writeWhole } from '../agents/tools/workspace.js';
 import type { Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import type { Workflow } from '../workflow/load.js';
-import type { Journal } from './journal.js';
+import type { Journal } from './replay/journal.js';
 import { SetupError } from './setup-error.js';
 
 /**

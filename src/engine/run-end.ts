@@ -1,17 +1,17 @@
 import type { Workspace } from '../agents/tools/workspace-root.js';
 import type { Scope } from '../workflow/evaluate.js';
-import type { Accounting } from './accounting.js';
+import type { Accounting } from './ceilings/accounting.js';
 import type { AgentTable } from './agent-table.js';
 import { ending, type Ending } from './ending.js';
-import type { Journal } from './journal.js';
-import { describeEvent } from './recorded-events.js';
-import type { ModelCalls } from './model-calls.js';
+import type { Journal } from './replay/journal.js';
+import { describeEvent } from './replay/recorded-events.js';
+import type { ModelCalls } from './calls/model-calls.js';
 import { recordEnd, runResult } from './outputs.js';
 import type { PeopleVotes } from './people-votes.js';
 import { writeDocuments, type FirstTexts } from './run-documents.js';
-import type { RunLimits } from './run-limits.js';
+import type { RunLimits } from './ceilings/run-limits.js';
 import type { RunOptions, RunResult } from './run-options.js';
-import type { Team } from './team.js';
+import type { Team } from './teams/team.js';
 import type { TurnCounts } from './turn-counts.js';
 
 /** What the run's end is made from: the scheduler's parts as they are when every turn has ended. */

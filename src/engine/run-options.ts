@@ -5,17 +5,17 @@ import type { ResponseCache } from '../session/cache.js';
 import type { Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
-import type { BatchUse, PromptCacheUse, Spend } from './accounting.js';
+import type { BatchUse, PromptCacheUse, Spend } from './ceilings/accounting.js';
 import type { Ending } from './ending.js';
 import type { ProgressListener } from './progress-events.js';
-import type { Journal } from './journal.js';
+import type { Journal } from './replay/journal.js';
 import type { BatchApi } from '../provider/batch-api.js';
-import type { CallModel, PoolsCeiling } from './call-model.js';
+import type { CallModel, PoolsCeiling } from './calls/call-model.js';
 import type { ToolUse } from '../agents/turn.js';
 import type { ToolResult } from '../agents/tools/tool.js';
 import type { Ballot } from '../session/ballot.js';
 import type { HumanVote } from '../session/format.js';
-import type { RunTrust } from './trust.js';
+import type { RunTrust } from './trust/trust.js';
 import type { ModelRequest } from '../provider/messages.js';
 
 /** Where turns run when not in this process: --workers (docs/workers.md). */

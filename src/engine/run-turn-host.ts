@@ -1,6 +1,6 @@
 import type { RunOptions } from './run-options.js';
 import type { RunProgress } from './run-progress.js';
-import type { Team } from './team.js';
+import type { Team } from './teams/team.js';
 import type { TurnHost } from './turn-runner.js';
 
 /** The run's parts a turn works with: made before the first turn, the same for every turn. */

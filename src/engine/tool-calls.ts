@@ -3,7 +3,7 @@ import type { ToolResult } from '../agents/tools/tool.js';
 import { isWorkspaceTool } from '../workflow/types.js';
 import type { TurnElsewhere } from './run-options.js';
 import type { ProgressListener } from './progress-events.js';
-import type { Journal } from './journal.js';
+import type { Journal } from './replay/journal.js';
 
 type ToolHooks = Pick<TurnHooks, 'toolStarted' | 'external' | 'toolFinished'>;
 
@@ -41,7 +41,7 @@ export function toolHooks(
       progress({ type: 'tool', agent, tool: use.name });
     },
     external: async (use, readOnly, run) => {
-      // A tainted agent's write goes through only with consent (engine/taints.ts): decided the same way when re-executed.
+      // A tainted agent's write goes through only with consent (engine/trust/taints.ts): decided the same way when re-executed.
       const refused = guard?.refusal(use, readOnly);
       if (refused !== undefined) return { content: refused, isError: true };
       const result = await externalResult(use, readOnly, run);

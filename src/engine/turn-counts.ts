@@ -1,6 +1,6 @@
 import type { Limits } from '../workflow/limits.js';
 import { type Ending, limitEnding } from './ending.js';
-import type { Spawner } from './spawner.js';
+import type { Spawner } from './teams/spawner.js';
 
 /**
  * Turns taken, per agent and by the team, against `max_turns`, `max_turns_per_agent` and a

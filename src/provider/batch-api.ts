@@ -4,7 +4,7 @@ import type { ModelRequest, ModelResponse } from './messages.js';
 export interface BatchApi {
   create(body: { requests: { custom_id: string; params: ModelRequest }[] }): Promise<{ id: string }>;
   retrieve(id: string): Promise<{ id: string; processing_status: string; created_at: string }>;
-  /** The results file's lines, as the API sent them: each is checked before it is read (engine/batch-calls.ts). */
+  /** The results file's lines, as the API sent them: each is checked before it is read (engine/batches/batch-calls.ts). */
   results(id: string): Promise<AsyncIterable<unknown>>;
   cancel(id: string): Promise<unknown>;
   /** The workspace's batches, newest first (the API pages them), as the API sent them: each is checked before it is read. */

@@ -1,6 +1,6 @@
 import { withBoundedInputs } from './input-depth.js';
 import { APIError, APIUserAbortError } from '@anthropic-ai/sdk/core/error';
-import type { Admission, Pacer, WaitListener, WaitReason } from './pacer.js';
+import type { Admission, Pacer, WaitListener, WaitReason } from './rates/pacer.js';
 import type { ModelRequest, ModelResponse } from './messages.js';
 import { CallAborted, isSpendLimit, ProviderError, SpendLimitReached } from './provider-errors.js';
 import { inputTokensAtMost } from './pricing.js';
@@ -143,7 +143,7 @@ export class Provider {
     }
   }
 
-  /** The Message Batches API of Anthropic's own client (engine/batch-calls.ts); the clouds' SDKs have none here. */
+  /** The Message Batches API of Anthropic's own client (engine/batches/batch-calls.ts); the clouds' SDKs have none here. */
   batchApi(): BatchApi | undefined {
     const batches = this.clients.get('anthropic')?.messages.batches;
     if (!batches) return undefined;

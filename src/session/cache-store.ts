@@ -4,9 +4,9 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { NodeSqliteStore, type DatabaseClass } from './node-sqlite-store.js';
-import { DEFAULT_CACHE, shownSpec } from '../provider/store-url.js';
+import { DEFAULT_CACHE, shownSpec } from '../provider/stores/store-url.js';
 
-export { DEFAULT_CACHE, withoutCredentials } from '../provider/store-url.js';
+export { DEFAULT_CACHE, withoutCredentials } from '../provider/stores/store-url.js';
 
 /** The cache could not be opened: a bad URL or file, an adapter that is not installed, a store that does not answer. */
 export class CacheError extends UsageError {}

@@ -61,7 +61,7 @@ export const RESPONSE = object({ content: array(object({ type: string() })), sto
 export const MCP_TOOL = object({ name: string(), description: string(), input_schema: anyObject(), read_only: boolean() });
 export const AGENT_TURN = { agent: agentName(), turn: integer() };
 
-/** One row of an `estimate` event: an agent, a for_each or a template (engine/estimate.ts). */
+/** One row of an `estimate` event: an agent, a for_each or a template (engine/estimate/estimate.ts). */
 export const ESTIMATE_ROW = object({
   name: string(),
   kind: oneOf('agent', 'for_each', 'template'),

@@ -39,5 +39,5 @@ export const STOP_EVENTS: ReadonlySet<string> = new Set<EventType>(['turn_failed
 /** Events about the file itself, not the run: never replayed. */
 export const FILE_EVENTS: ReadonlySet<string> = new Set<EventType>(['resumed', 'repair']);
 
-/** A person's vote as conclave checked it with GitHub (cli/vote-checks.ts): the `human_vote` event's fields. */
+/** A person's vote as conclave checked it with GitHub (cli/votes/vote-checks.ts): the `human_vote` event's fields. */
 export type HumanVote = Omit<EventOf<'human_vote'>, 'type' | 'seq' | 'at_ms'>;

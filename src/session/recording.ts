@@ -14,7 +14,7 @@ type Ended = Extract<EventBody, { type: 'run_ended' }>;
 
 /**
  * The one way a `run_ended` event is made, by the engine at a run's end and by a stale close
- * (cli/stale-run.ts): its status one of the endings, its exit code its status's unless a signal
+ * (cli/action/stale-run.ts): its status one of the endings, its exit code its status's unless a signal
  * gave another (130, 143).
  */
 export function runEnded(

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { UsageError } from '../conclave-error.js';
-import { shownSpec, withoutCredentials } from '../provider/store-url.js';
+import { shownSpec, withoutCredentials } from '../provider/stores/store-url.js';
 import { QUEUE_NAME } from './wire.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;

@@ -3,7 +3,7 @@ import { CallAborted, PromptTooLong, ProviderError } from '../provider/provider-
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
 import { PROVIDERS, type ProviderName } from '../provider/clouds.js';
 import { array, integer, object, oneOf, record, string, text, type Infer } from '../session/schema.js';
-import type { WaitReason } from '../provider/pacer.js';
+import type { WaitReason } from '../provider/rates/pacer.js';
 import type { ToolResult } from '../agents/tools/tool.js';
 
 /**

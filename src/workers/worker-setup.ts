@@ -13,7 +13,7 @@ import { credentialPaths } from '../provider/credential-names.js';
 import { loadWorkflow } from '../workflow/load.js';
 import { toolsGiven } from '../workflow/tool-names.js';
 import { providersOf } from '../workflow/providers-used.js';
-import type { Pacer } from '../provider/pacer.js';
+import type { Pacer } from '../provider/rates/pacer.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { isWorkspaceTool } from '../workflow/types.js';
 import type { TurnJob } from './wire.js';

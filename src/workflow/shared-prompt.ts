@@ -61,7 +61,7 @@ function setupRefs(expr: Expr): string[] {
 /**
  * With `context:`, the team's prompts share their beginning only where they give the model the
  * same tools (tools come first in a prompt) and go to the same model. Every agent is sent the
- * team's coordination tools (engine/team-tools.ts), so what differs is an agent's own workspace
+ * team's coordination tools (engine/teams/team-tools.ts), so what differs is an agent's own workspace
  * and MCP tools, and its model: an agent that differs from most of the team writes the whole
  * context to the cache again instead of reading what the others wrote. Said of each agent (or
  * template) that differs from most of them.

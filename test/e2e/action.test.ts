@@ -82,7 +82,7 @@ afterEach(() => server?.close());
 describe('action.yml', () => {
   it('is a node24 JavaScript action whose entry is the committed bundle, reading every input it declares', () => {
     expect(action.runs).toEqual({ using: 'node24', main: 'action/main.js' });
-    const entry = readFileSync(join(ROOT, 'src/cli/action-main.ts'), 'utf8');
+    const entry = readFileSync(join(ROOT, 'src/cli/action/action-main.ts'), 'utf8');
     for (const name of Object.keys(action.inputs)) expect(entry, `input ${name}`).toContain(`'${name}'`);
   });
 
@@ -94,11 +94,11 @@ describe('action.yml', () => {
       join(workspace, '.env'),
       `INPUT_WORKFLOW=review.yml\nINPUT_ANTHROPIC-API-KEY=${TEST_API_KEY}\nGITHUB_WORKSPACE=${workspace}\nANTHROPIC_BASE_URL=${server.url}\n`,
     );
-    // The line the docs give: npx @github/local-action run . src/cli/action-main.ts .env
+    // The line the docs give: npx @github/local-action run . src/cli/action/action-main.ts .env
     const result = await new Promise<{ code: number; stdout: string }>((done) =>
       execFile(
         join(ROOT, 'node_modules/.bin/local-action'),
-        ['run', '.', 'src/cli/action-main.ts', join(workspace, '.env')],
+        ['run', '.', 'src/cli/action/action-main.ts', join(workspace, '.env')],
         { cwd: ROOT, env: { ...process.env, GITHUB_ACTIONS: '', GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '' }, maxBuffer: 64 * 1024 * 1024 },
         (e, stdout) => done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
       ),

@@ -11,7 +11,7 @@ import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-work
 import { dollars } from '../../src/cli/markdown-tables.js';
 import { freePort, missingStores, PG_PASSWORD, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 import { inputTokensAtMost, priceOf, worstCaseCost } from '../../src/provider/pricing.js';
-import { coordinate } from '../../src/provider/coordinate.js';
+import { coordinate } from '../../src/provider/stores/coordinate.js';
 import { FAN_OUT, fanOutScript, TEN_PER_FIVE_SECONDS } from '../fixtures/fan-out.js';
 
 const missing = missingStores();

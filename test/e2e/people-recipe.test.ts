@@ -230,7 +230,7 @@ describe('votes from people, through the Action (examples/github)', () => {
       GITHUB_REPOSITORY: REPOSITORY,
       GITHUB_EVENT_PATH: '',
     });
-    const { upsertComment, runMarker, commentMarker } = await import('../../src/cli/pr-comment.js');
+    const { upsertComment, runMarker, commentMarker } = await import('../../src/cli/github/pr-comment.js');
     const marker = commentMarker('.github/conclave/verdict.yml');
     const newer = gitHub.comment(`${marker}\n${runMarker('run-new')}\n### ⏸️ the newer run's ballot`, BOT_LOGIN);
     try {

@@ -1,9 +1,9 @@
 import { type AbortReason, Cancelled, Parked, RunStopped } from '../../src/abort-reasons.js';
 import { describe, expect, it } from 'vitest';
-import { BatchCalls } from '../../src/engine/batch-calls.js';
-import { formatDuration, parts } from '../../src/engine/batch-limits.js';
-import { batchesOf } from '../../src/engine/batch-setup.js';
-import { Journal } from '../../src/engine/journal.js';
+import { BatchCalls } from '../../src/engine/batches/batch-calls.js';
+import { formatDuration, parts } from '../../src/engine/batches/batch-limits.js';
+import { batchesOf } from '../../src/engine/batches/batch-setup.js';
+import { Journal } from '../../src/engine/replay/journal.js';
 import type { RunOptions } from '../../src/engine/run-options.js';
 import { LimitReached } from '../../src/engine/ending.js';
 import type { BatchApi, BatchResult } from '../../src/provider/batch-api.js';

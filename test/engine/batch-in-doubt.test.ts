@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { InDoubtBatches } from '../../src/engine/batch-in-doubt.js';
+import { InDoubtBatches } from '../../src/engine/batches/batch-in-doubt.js';
 import type { BatchApi } from '../../src/provider/batch-api.js';
 
 /**
  * A batch a stopped process was creating, looked for before its calls are sent again
- * (engine/batch-in-doubt.ts): only an ended batch whose requests are exactly the group's is
+ * (engine/batches/batch-in-doubt.ts): only an ended batch whose requests are exactly the group's is
  * taken, once, noted as submitted; anything else the API says, or fails to, leaves the calls to be sent.
  */
 type Listed = { id?: unknown; processing_status?: unknown; request_counts?: unknown } | unknown;

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { Accounting } from '../../src/engine/accounting.js';
-import { Reservations } from '../../src/engine/reservation.js';
+import { Accounting } from '../../src/engine/ceilings/accounting.js';
+import { Reservations } from '../../src/engine/ceilings/reservation.js';
 import { LimitReached } from '../../src/engine/ending.js';
 import { inputTokensAtMost, type Price } from '../../src/provider/pricing.js';
 import { DEFAULT_LIMITS } from '../../src/workflow/limits.js';

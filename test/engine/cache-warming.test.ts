@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CacheWarming, WARM_RELEASE_MS } from '../../src/engine/cache-warming.js';
+import { CacheWarming, WARM_RELEASE_MS } from '../../src/engine/prompt-cache/cache-warming.js';
 import type { ModelRequest } from '../../src/provider/client.js';
 
 const LONG = 'x'.repeat(40_000); // 10,000 tokens at 4 characters each

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expandTeam, ForEachError } from '../../src/engine/for-each.js';
+import { expandTeam, ForEachError } from '../../src/engine/teams/for-each.js';
 import { workflowOf } from '../helpers/workflow-of.js';
 
 const TEAM = (forEach: string, limits = '') => `

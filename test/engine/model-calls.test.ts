@@ -1,11 +1,11 @@
 import { Interrupted, RunStopped } from '../../src/abort-reasons.js';
 import { CallInterrupted } from '../../src/provider/provider-errors.js';
 import { describe, expect, it } from 'vitest';
-import { Accounting } from '../../src/engine/accounting.js';
-import { CacheWarming } from '../../src/engine/cache-warming.js';
-import { Journal } from '../../src/engine/journal.js';
-import { ModelCalls } from '../../src/engine/model-calls.js';
-import { Reservations } from '../../src/engine/reservation.js';
+import { Accounting } from '../../src/engine/ceilings/accounting.js';
+import { CacheWarming } from '../../src/engine/prompt-cache/cache-warming.js';
+import { Journal } from '../../src/engine/replay/journal.js';
+import { ModelCalls } from '../../src/engine/calls/model-calls.js';
+import { Reservations } from '../../src/engine/ceilings/reservation.js';
 import type { CallListeners, ModelRequest, ModelResponse } from '../../src/provider/client.js';
 import { resolveLimits } from '../../src/workflow/limits.js';
 

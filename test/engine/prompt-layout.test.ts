@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CacheDiagnosis } from '../../src/engine/cache-diagnosis.js';
-import { layoutFields, promptLayoutOf } from '../../src/engine/prompt-layout.js';
+import { CacheDiagnosis } from '../../src/engine/prompt-cache/cache-diagnosis.js';
+import { layoutFields, promptLayoutOf } from '../../src/engine/prompt-cache/prompt-layout.js';
 import type { ModelResponse } from '../../src/provider/client.js';
 import type { WorkflowSpec } from '../../src/workflow/types.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelEvent } from '../../src/channel/channel-events.js';
 import { Channel } from '../../src/channel/channel.js';
-import type { Journal } from '../../src/engine/journal.js';
+import type { Journal } from '../../src/engine/replay/journal.js';
 import { QueueModes } from '../../src/engine/queue-modes.js';
 import { team } from '../channel/team.js';
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { AgentProfile } from '../../src/agents/profile.js';
 import type { ChannelEvent } from '../../src/channel/channel-events.js';
 import { Channel } from '../../src/channel/channel.js';
-import { Reservations } from '../../src/engine/reservation.js';
-import { FORK, SpawnBudgetReached, Spawner, type SpawnerHooks } from '../../src/engine/spawner.js';
+import { Reservations } from '../../src/engine/ceilings/reservation.js';
+import { FORK, SpawnBudgetReached, Spawner, type SpawnerHooks } from '../../src/engine/teams/spawner.js';
 import { CallAborted } from '../../src/provider/provider-errors.js';
 import { workflowOf } from '../helpers/workflow-of.js';
 

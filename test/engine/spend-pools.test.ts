@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { Reservations } from '../../src/engine/reservation.js';
-import { PoolSpecError, PoolValueError, poolSpec, SpendPools, windowOf } from '../../src/engine/spend-pools.js';
-import type { PoolLedger, PoolWindow, Standing } from '../../src/provider/spend-ledger.js';
+import { Reservations } from '../../src/engine/ceilings/reservation.js';
+import { PoolSpecError, PoolValueError, poolSpec, SpendPools, windowOf } from '../../src/engine/ceilings/spend-pools.js';
+import type { PoolLedger, PoolWindow, Standing } from '../../src/provider/stores/spend-ledger.js';
 
 /** A store's ledger kept in memory: one window's holds and what was spent, as the Redis and PostgreSQL ledgers keep them. */
 function memoryLedger(): PoolLedger {

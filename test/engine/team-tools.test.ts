@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { sentTools } from '../../src/agents/profile.js';
 import { request } from '../../src/agents/request.js';
-import { expandTeam } from '../../src/engine/for-each.js';
-import { buildProfiles, instanceProfile, type ProfileSources } from '../../src/engine/profiles.js';
-import { withTeamTools } from '../../src/engine/team-tools.js';
+import { expandTeam } from '../../src/engine/teams/for-each.js';
+import { buildProfiles, instanceProfile, type ProfileSources } from '../../src/engine/teams/profiles.js';
+import { withTeamTools } from '../../src/engine/teams/team-tools.js';
 import { FULL_ROSTER_UP_TO } from '../../src/agents/preamble.js';
-import { TrustPolicy } from '../../src/engine/trust.js';
+import { TrustPolicy } from '../../src/engine/trust/trust.js';
 import { workflowOf } from '../helpers/workflow-of.js';
 
 const TEAM = (extra = '') => `

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelEvent } from '../../src/channel/channel-events.js';
-import { TextOrigins } from '../../src/engine/text-origins.js';
+import { TextOrigins } from '../../src/engine/trust/text-origins.js';
 
-/** Which of the run's texts hold a stranger's words (engine/text-origins.ts), event by event. */
+/** Which of the run's texts hold a stranger's words (engine/trust/text-origins.ts), event by event. */
 const TAINTED = new Set(['t']);
 const origins = () => new TextOrigins((agent) => TAINTED.has(agent));
 let ids = 0;

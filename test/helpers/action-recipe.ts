@@ -94,7 +94,7 @@ export async function conclaveStep(
   const result = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
     execFile(
       join(ROOT, 'node_modules/.bin/local-action'),
-      ['run', '.', 'src/cli/action-main.ts', dotenv],
+      ['run', '.', 'src/cli/action/action-main.ts', dotenv],
       { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
       (e, stdout, stderr) => done({ code: e ? Number(e.code ?? 1) : 0, stdout, stderr }),
     ),

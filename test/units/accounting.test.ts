@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Accounting } from '../../src/engine/accounting.js';
-import { Reservations } from '../../src/engine/reservation.js';
+import { Accounting } from '../../src/engine/ceilings/accounting.js';
+import { Reservations } from '../../src/engine/ceilings/reservation.js';
 import { LimitReached } from '../../src/engine/ending.js';
 import { CallAborted } from '../../src/provider/provider-errors.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/workflow/limits.js';

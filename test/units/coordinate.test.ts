@@ -2,9 +2,9 @@ import { createClient } from '@redis/client';
 import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coordinate, CoordinateError, withTimeout, type Coordination } from '../../src/provider/coordinate.js';
-import { PostgresLedger, RedisLedger, type PoolLedger, type PoolWindow } from '../../src/provider/spend-ledger.js';
-import { PostgresLimitKeeper } from '../../src/provider/store-limits.js';
+import { coordinate, CoordinateError, withTimeout, type Coordination } from '../../src/provider/stores/coordinate.js';
+import { PostgresLedger, RedisLedger, type PoolLedger, type PoolWindow } from '../../src/provider/stores/spend-ledger.js';
+import { PostgresLimitKeeper } from '../../src/provider/stores/store-limits.js';
 import { freePort, missingStores, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 
 /**

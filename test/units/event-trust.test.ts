@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { eventTrust } from '../../src/cli/event-trust.js';
+import { eventTrust } from '../../src/cli/github/event-trust.js';
 import { UsageError } from '../../src/cli/usage-error.js';
 import { type FakeGitHub, startFakeGitHub } from '../fake-github/server.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type LimitSize, limitStep } from '../../src/provider/limit-share.js';
+import { type LimitSize, limitStep } from '../../src/provider/rates/limit-share.js';
 
 /**
  * The one step every keeper runs (memory, PostgreSQL; Redis the same as a script), on records a

@@ -1,10 +1,10 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } from '../../src/provider/pacer.js';
+import { modelClass, Pacer, type Admission, type CallNeed, type WaitReason } from '../../src/provider/rates/pacer.js';
 import { CallAborted } from '../../src/provider/provider-errors.js';
-import { rateReadings } from '../../src/provider/rate-headers.js';
-import { localLimiters, type LimitSize } from '../../src/provider/rate-limiters.js';
-import { limitStep } from '../../src/provider/limit-share.js';
+import { rateReadings } from '../../src/provider/rates/rate-headers.js';
+import { localLimiters, type LimitSize } from '../../src/provider/rates/rate-limiters.js';
+import { limitStep } from '../../src/provider/rates/limit-share.js';
 
 const NEED: CallNeed = { requests: 1, input_tokens: 100, output_tokens: 50 };
 const SONNET = 'claude-sonnet-5-5';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { artifactName, newerCopy, parkedRuns, type SessionCopy } from '../../src/cli/parked-runs.js';
+import { artifactName, newerCopy, parkedRuns, type SessionCopy } from '../../src/cli/action/parked-runs.js';
 
 /**
  * The artifact names the parked-run recipes find runs by (docs/github-action.md): what a name

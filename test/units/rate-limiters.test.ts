@@ -1,9 +1,9 @@
 import { createClient } from '@redis/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FallbackLimiters, Limiters, localLimiters, MemoryLimitKeeper, type LimitKeeper, type LimiterStore } from '../../src/provider/rate-limiters.js';
-import { PostgresLedger } from '../../src/provider/spend-ledger.js';
-import { PostgresLimitKeeper, RedisLimitKeeper } from '../../src/provider/store-limits.js';
+import { FallbackLimiters, Limiters, localLimiters, MemoryLimitKeeper, type LimitKeeper, type LimiterStore } from '../../src/provider/rates/rate-limiters.js';
+import { PostgresLedger } from '../../src/provider/stores/spend-ledger.js';
+import { PostgresLimitKeeper, RedisLimitKeeper } from '../../src/provider/stores/store-limits.js';
 import { missingStores, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 
 /**

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/provider/client.js';
 import { deepFreeze } from '../../src/provider/deep-freeze.js';
 import { requestBytes, requestHash } from '../../src/provider/request-hash.js';
-import { RequestDeltas, SHARED_TEXT_CHARS } from '../../src/engine/request-delta.js';
+import { RequestDeltas, SHARED_TEXT_CHARS } from '../../src/engine/calls/request-delta.js';
 
 const message = (text: string, role: 'user' | 'assistant' = 'user') => ({ role, content: [{ type: 'text' as const, text }] });
 const request = (messages: ModelRequest['messages'], over: Partial<ModelRequest> = {}) =>

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { LocalCeiling, Reservations, type Answer, type Ceiling, type Worst } from '../../src/engine/reservation.js';
+import { LocalCeiling, Reservations, type Answer, type Ceiling, type Worst } from '../../src/engine/ceilings/reservation.js';
 import { CallAborted } from '../../src/provider/provider-errors.js';
 
 const worst = (usd: number, tokens = 0): Worst => ({ usd, tokens });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coordinate, type Coordination } from '../../src/provider/coordinate.js';
+import { coordinate, type Coordination } from '../../src/provider/stores/coordinate.js';
 import { missingStores, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
 
 /**
- * Each run's newest generation in the --coordinate store (provider/run-notes.ts, docs/organisation.md:
+ * Each run's newest generation in the --coordinate store (provider/stores/run-notes.ts, docs/organisation.md:
  * runs), in a real Redis and a real PostgreSQL: never set back, and a stored value that is not a
  * note is no note. Through the CLI: test/e2e/organisation.test.ts.
  */

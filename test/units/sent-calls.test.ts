@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SentCalls } from '../../src/provider/sent-calls.js';
+import { SentCalls } from '../../src/provider/rates/sent-calls.js';
 
 const need = (requests: number, input_tokens = 0, output_tokens = 0) => ({ requests, input_tokens, output_tokens });
 

@@ -22,7 +22,7 @@ describe('the copies among the repository artifacts', () => {
   });
 
   it("reads each name's parts, skips other artifacts and forks' uploads, and counts those whose origin GitHub does not say", async () => {
-    const { artifactName, sessionCopies } = await import('../../src/cli/parked-runs.js');
+    const { artifactName, sessionCopies } = await import('../../src/cli/action/parked-runs.js');
     const add = (name: string, headRepositoryId?: number | null) =>
       gitHub.artifacts.push({
         id: gitHub.artifacts.length + 1,

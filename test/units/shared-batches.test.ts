@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSharedBatches, type SharedBatches } from '../../src/cli/shared-batches.js';
+import { startSharedBatches, type SharedBatches } from '../../src/cli/test/shared-batches.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 
 /**
- * The repeats' one batch (src/cli/shared-batches.ts) from source, against the fake API: runs that
+ * The repeats' one batch (src/cli/test/shared-batches.ts) from source, against the fake API: runs that
  * ask together share one batch upstream, each sees its own batch id and only its own results
  * under its own ids, a cancel reaches the batch only when every run has cancelled, and any
  * other request passes through.

@@ -5,9 +5,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkflow } from '../../src/workflow/load.js';
 import { Channel } from '../../src/channel/channel.js';
 import { loadMergeTools } from '../../src/channel/documents.js';
-import type { Journal } from '../../src/engine/journal.js';
-import { Taints } from '../../src/engine/taints.js';
-import { TrustPolicy } from '../../src/engine/trust.js';
+import type { Journal } from '../../src/engine/replay/journal.js';
+import { Taints } from '../../src/engine/trust/taints.js';
+import { TrustPolicy } from '../../src/engine/trust/trust.js';
 import { team } from '../channel/team.js';
 
 /**

@@ -2,12 +2,12 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CaseRun, RunJson } from '../../src/cli/test-case-run.js';
-import { checkCase } from '../../src/cli/test-expect.js';
-import type { Expectation, TestCase } from '../../src/cli/test-file.js';
+import type { CaseRun, RunJson } from '../../src/cli/test/test-case-run.js';
+import { checkCase } from '../../src/cli/test/test-expect.js';
+import type { Expectation, TestCase } from '../../src/cli/test/test-file.js';
 import type { SessionEvent } from '../../src/session/format.js';
 
-/** conclave test's checks (src/cli/test-expect.ts) from source: each expectation against a run's result and events. */
+/** conclave test's checks (src/cli/test/test-expect.ts) from source: each expectation against a run's result and events. */
 const at = { line: 7, col: 9 };
 const result: RunJson = {
   status: 'success',

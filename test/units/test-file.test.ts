@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadTestFile } from '../../src/cli/test-file.js';
+import { loadTestFile } from '../../src/cli/test/test-file.js';
 
-/** The test file's reader (src/cli/test-file.ts) from source: what it takes, and each problem at its place. */
+/** The test file's reader (src/cli/test/test-file.ts) from source: what it takes, and each problem at its place. */
 function load(text: string, files: string[] = ['w.yml', 'r.jsonl']) {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-testfile-'));
   mkdirSync(join(dir, 'ws'));

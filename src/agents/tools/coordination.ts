@@ -21,7 +21,7 @@ const PROPOSAL_INPUT = {
   deadline_turns: input.integer({ minimum: 1, description: 'Close after this many more agent turns.' }).optional(),
 };
 
-/** `propose`; in a run with untrusted text, with `action`: the exact tool call a tainted agent asks consent for (engine/taints.ts). */
+/** `propose`; in a run with untrusted text, with `action`: the exact tool call a tainted agent asks consent for (engine/trust/taints.ts). */
 function proposeTool(consent: boolean) {
   return defineTool({
     name: 'propose',

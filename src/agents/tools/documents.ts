@@ -10,7 +10,7 @@ import { thousands } from '../../thousands.js';
 
 const json = (value: unknown): ToolResult => ({ content: JSON.stringify(value, null, 1) });
 
-/** A result that shows a document's text: its reader is tainted when the document holds a stranger's words (engine/taints.ts). */
+/** A result that shows a document's text: its reader is tainted when the document holds a stranger's words (engine/trust/taints.ts). */
 function showing(result: ToolResult, what: Shown, shown: ToolContext['shown']): ToolResult {
   shown?.(what);
   return result;

@@ -42,7 +42,7 @@ export interface ToolContext {
   forkPoint?: ForkPoint;
   /** Cancels an agent this one spawned (or below one), and everything below it; what to tell the model. */
   cancel?(agent: string): string;
-  /** What the result shows of the run's own texts: whoever reads a stranger's words there is tainted (engine/taints.ts). */
+  /** What the result shows of the run's own texts: whoever reads a stranger's words there is tainted (engine/trust/taints.ts). */
   shown?(what: Shown): void;
   /** The lead's `complete`: ends the run, with the values of its typed outputs. */
   complete(status: 'success' | 'failure', summary: string, outputs?: Record<string, unknown>): void;

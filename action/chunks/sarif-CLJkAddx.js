@@ -1,0 +1,1 @@
+export{nt as writeSarif}from"./workflow-Cbsg8uCx.js";

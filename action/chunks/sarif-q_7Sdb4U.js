@@ -1,1 +1,0 @@
-export{nt as writeSarif}from"./workflow-ClqC9WK4.js";

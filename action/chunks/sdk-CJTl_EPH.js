@@ -1,1 +1,0 @@
-import"./run-Di2tFCZ0.js";export{t as default}from"./client-eyQMtQ7Z.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-export{t as validateCommand}from"./workflow-ClqC9WK4.js";

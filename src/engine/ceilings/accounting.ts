@@ -1,0 +1,166 @@
+import { regionalPremium, scaledPrice, type ProviderName } from '../../provider/clouds.js';
+import type { CacheTtl } from '../../workflow/types.js';
+import {
+  addUsage,
+  cacheSavingUsd,
+  costOf,
+  NO_USAGE,
+  priceAtTtl,
+  priceOf,
+  totalTokens,
+  worstCaseCost,
+  type Price,
+  type TokenUsage,
+  BATCH_PRICE,
+} from '../../provider/pricing.js';
+import type { Limits } from '../../workflow/limits.js';
+import { LimitReached } from '../ending.js';
+import { formatUsd } from '../../provider/money.js';
+import { LocalCeiling, type Ceiling, type Worst } from './reservation.js';
+
+export interface Spend {
+  calls: number;
+  usage: TokenUsage;
+  costUsd: number;
+}
+
+/** What the prompt cache read and wrote, in tokens, and what it saved against the same calls with no cache. */
+export interface PromptCacheUse {
+  read_tokens: number;
+  written_tokens: number;
+  saved_usd: number;
+}
+
+/**
+ * The calls batches answered and what the batch price saved against the same calls one by one;
+ * with the calls still waiting for a batch when the run stopped (parked), and the most they can
+ * cost, which their reservations hold.
+ */
+export interface BatchUse {
+  calls: number;
+  saved_usd: number;
+  waiting_calls?: number;
+  reserved_usd?: number;
+}
+
+const NOTHING: Spend = { calls: 0, usage: NO_USAGE, costUsd: 0 };
+
+/**
+ * Token usage and estimated cost, per agent and for the run, against the run's budget. The
+ * budget is a ceiling (docs/design.md: limits), held as every ceiling is (`reservation.ts`): a
+ * live call starts only while what was spent plus the worst case of every call in flight, its own
+ * included, fits; otherwise it waits for the calls in flight, and when none is left the run stops
+ * at the limit.
+ */
+export class Accounting {
+  private readonly agents = new Map<string, Spend>();
+  private all: Spend = NOTHING;
+  private readonly unpriced = new Set<string>();
+  /** The run's budget_usd and max_tokens_total, as a ceiling every live call holds its worst case under. */
+  readonly ceiling: Ceiling = { hold: (worst) => this.budget.hold(worst, (w) => this.limitReached(w)) };
+  private readonly budget = new LocalCeiling((held) => this.fits(held));
+
+  constructor(
+    private readonly limits: () => Limits,
+    private readonly pricing: Readonly<Record<string, Price>> = {},
+    /** Told once per model that the price table does not know. */
+    private readonly onUnknownModel: (model: string) => void = () => {},
+    /** Vertex's region (`CLOUD_ML_REGION`): a regional endpoint costs more than the global one. */
+    private readonly vertexRegion?: string,
+    /** How long the run's prompt cache writes are kept: an hour's cost more. */
+    private readonly cacheTtl: CacheTtl = '5m',
+  ) {}
+
+  /**
+   * The price of a model on a provider (docs/providers.md: prices), warning once about a model the
+   * table does not know. A price the workflow gives is the price paid, wherever.
+   */
+  priceOf(model: string, provider: ProviderName = 'anthropic', batch = false): Price {
+    const { price, known, given } = priceOf(model, this.pricing);
+    if (!known && !this.unpriced.has(model)) {
+      this.unpriced.add(model);
+      this.onUnknownModel(model);
+    }
+    const paid = priceAtTtl(given ? price : scaledPrice(price, regionalPremium(provider, model, this.vertexRegion)), this.cacheTtl);
+    return batch ? scaledPrice(paid, BATCH_PRICE) : paid;
+  }
+
+  /** What a call could cost at most: `inputTokens` (an estimate that is never low) and `maxTokens`, at the model's price. */
+  worstOf(model: string, inputTokens: number, maxTokens: number, provider: ProviderName = 'anthropic', batch = false): Worst {
+    return { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model, provider, batch)), tokens: inputTokens + maxTokens };
+  }
+
+  /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */
+  paidUsd = 0;
+
+  /** What the prompt cache read and wrote over the run, and what that saved against no cache. */
+  promptCache: PromptCacheUse = { read_tokens: 0, written_tokens: 0, saved_usd: 0 };
+
+  /** Calls answered through the Message Batches API, and what the batch price saved against the same calls made one by one. */
+  batched: BatchUse = { calls: 0, saved_usd: 0 };
+
+  /** Answers the response cache gave: their tokens, which cost nothing and count against no limit. */
+  cached: { calls: number; tokens: number } = { calls: 0, tokens: 0 };
+
+  recordCached(usage: TokenUsage): void {
+    this.cached = { calls: this.cached.calls + 1, tokens: this.cached.tokens + totalTokens(usage) };
+  }
+
+  record(agent: string, model: string, usage: TokenUsage, live: boolean, provider: ProviderName = 'anthropic', batch = false): Spend {
+    const price = this.priceOf(model, provider, batch);
+    const call: Spend = { calls: 1, usage, costUsd: costOf(usage, price) };
+    if (live) this.paidUsd += call.costUsd;
+    if (batch)
+      this.batched = { calls: this.batched.calls + 1, saved_usd: this.batched.saved_usd + costOf(usage, this.priceOf(model, provider)) - call.costUsd };
+    this.promptCache = {
+      read_tokens: this.promptCache.read_tokens + usage.cache_read_input_tokens,
+      written_tokens: this.promptCache.written_tokens + usage.cache_creation_input_tokens,
+      saved_usd: this.promptCache.saved_usd + cacheSavingUsd(usage, price),
+    };
+    this.agents.set(agent, add(this.agents.get(agent) ?? NOTHING, call));
+    this.all = add(this.all, call);
+    return call;
+  }
+
+  /** A call given up after its request left: its prompt, estimated, counted as paid (docs/session-format.md: call_abandoned). */
+  recordAbandoned(agent: string, inputTokens: number, costUsd: number, live: boolean): void {
+    const call: Spend = { calls: 1, usage: { ...NOTHING.usage, input_tokens: inputTokens }, costUsd };
+    if (live) this.paidUsd += costUsd;
+    this.agents.set(agent, add(this.agents.get(agent) ?? NOTHING, call));
+    this.all = add(this.all, call);
+  }
+
+  get total(): Spend {
+    return this.all;
+  }
+
+  /** What the run spent, paid and read from caches: for its result. */
+  get totals(): { total: Spend; paidUsd: number; cached: { calls: number; tokens: number }; promptCache: PromptCacheUse } {
+    return { total: this.all, paidUsd: this.paidUsd, cached: this.cached, promptCache: this.promptCache };
+  }
+
+  of(agent: string): Spend {
+    return this.agents.get(agent) ?? NOTHING;
+  }
+
+  private fits(held: Worst): boolean {
+    const { budgetUsd, maxTokensTotal } = this.limits();
+    return this.all.costUsd + held.usd <= budgetUsd && totalTokens(this.all.usage) + held.tokens <= maxTokensTotal;
+  }
+
+  private limitReached(worst: Worst): LimitReached {
+    const { budgetUsd, maxTokensTotal } = this.limits();
+    const spent = this.all.costUsd;
+    if (spent + worst.usd > budgetUsd) {
+      return new LimitReached('budget_usd', `(spent ${formatUsd(spent)} of ${formatUsd(budgetUsd)}; the next call could cost up to ${formatUsd(worst.usd)})`);
+    }
+    return new LimitReached(
+      'max_tokens_total',
+      `(${totalTokens(this.all.usage)} of ${maxTokensTotal} tokens used; the next call could use up to ${worst.tokens})`,
+    );
+  }
+}
+
+function add(a: Spend, b: Spend): Spend {
+  return { calls: a.calls + b.calls, usage: addUsage(a.usage, b.usage), costUsd: a.costUsd + b.costUsd };
+}
