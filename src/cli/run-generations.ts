@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SessionRecord } from '../session/reader.js';
-import { FINISHED, isFinished } from '../session/recording.js';
+import { isFinished } from '../session/recording.js';
 
 /** A run's newest generation as this project's `.conclave/runs/RUN_ID.json` notes it. */
 export interface NotedGeneration {
@@ -54,10 +54,12 @@ export function generationOf(record: Pick<SessionRecord, 'events'>): number {
 
 /**
  * Whether what was noted of a run makes `record` an older copy of it: a newer generation was
- * written, or this generation has since ended (a copy taken before the run was closed as stale,
- * whose close adds no generation). Resuming it would make, and pay for, again what the other holds.
+ * written, or the run was closed as stale in another file since this copy was taken (a close
+ * writes no resume, so it adds no generation). Resuming it would make, and pay for, again what
+ * the other holds. The noted file itself, cut short since, is the user's to resume.
  */
-export function supersedes(noted: { generation: number; status: string }, record: SessionRecord): boolean {
+export function supersedes(noted: NotedGeneration, record: SessionRecord): boolean {
   const generation = generationOf(record);
-  return noted.generation > generation || (noted.generation === generation && FINISHED.has(noted.status) && !isFinished(record));
+  if (noted.generation !== generation) return noted.generation > generation;
+  return noted.status === 'stale' && !isFinished(record) && resolve(noted.session) !== resolve(record.path);
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -336,8 +336,6 @@ describe('votes from people', () => {
     // Resumed where it stopped right after the second copy (a run that has not ended).
     const cut = join(run.dir, 'doubled-cut.jsonl');
     writeFileSync(cut, `${[...lines.slice(0, at + 1), later(lines[at]!)].join('\n')}\n`);
-    // As on a machine that never saw the run end (here its note would refuse the copy as superseded first).
-    rmSync(join(run.dir, '.conclave', 'runs'), { recursive: true, force: true });
     for (const [args, file] of [
       [['run', 'workflow.yml', '--replay', doubled, '--json'], doubled],
       [['resume', cut, '--json'], cut],

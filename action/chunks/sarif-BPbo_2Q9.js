@@ -1,0 +1,1 @@
+export{nt as writeSarif}from"./workflow-BEKWSA3B.js";

@@ -1,1 +1,0 @@
-import"./run-aTel_BGo.js";export{t as default}from"./client-2HhUzLhd.js";import"./sdk-CAISgiXf.js";
