@@ -182,6 +182,8 @@ const COMMANDS: Record<string, () => unknown> = {
       .option('--update', "with --live: keep the first passing run as the case's recording")
       .option('--junit <file>', 'also write the results as JUnit XML')
       .option('--json', 'print the results as one JSON object')
+      .option('--case <name>', 'run only the cases of this name (* stands for any text)')
+      .option('--bail', 'stop at the first case that fails')
       .action(async (paths: string[], options: import('./test/test-command.js').TestOptions) => {
         const { testCommand } = await import('./test/test-command.js');
         process.exitCode = await testCommand(paths, options);

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,11 +110,42 @@ describe('conclave test, offline', () => {
     expect(xml).toContain(
       `<failure type="outputs.verdict" message="output &quot;verdict&quot; is &quot;request-changes&quot;, not &quot;approve&quot;">pr-review.test.yml:${verdictLine}:9:`,
     );
-    expect(xml).toContain('<failure type="tools"');
+    // One failure element a case (the first that failed), the others in its text, so that a tool that recounts agrees with the file.
+    expect(xml.match(/<failure /g)).toHaveLength(1);
+    expect(xml).toMatch(/<failure type="outputs\.verdict"[^>]*>[^<]*\n[^<]*no call of grep by @security/);
     const written = readFileSync(summary, 'utf8');
     expect(written).toContain('## ❌ conclave test: 0 passed, 1 failed');
     expect(written).toMatch(/\| pr-review\.test\.yml › asks for changes to a SQL injection \| ❌ fail \| 0\/1 \|/);
   });
+
+  // Debian's python3-junitparser, which .ci/run installs: elsewhere the test is skipped unless CI says it must run.
+  const junitparser = spawnSync('/usr/bin/python3', ['-c', 'import junitparser']).status === 0;
+  it.skipIf(!junitparser && !process.env.CI)(
+    "the JUnit of a failing and a passing suite, read by Debian's junitparser: every count it recounts is the file's own (issue 81)",
+    async () => {
+      const dir = prReviewCopy();
+      const test = join(dir, 'pr-review.test.yml');
+      const passing = await conclave(['test', 'pr-review.test.yml', '--junit', 'pass.xml'], { cwd: dir });
+      expect(passing.code, passing.stdout + passing.stderr).toBe(0);
+      edit(test, 'verdict: request-changes\n        summary', 'verdict: approve\n        summary');
+      edit(test, 'cost_usd: { max: 0.10 }', 'cost_usd: { max: 0.001 }');
+      const failing = await conclave(['test', 'pr-review.test.yml', '--junit', 'fail.xml'], { cwd: dir });
+      expect(failing.code).toBe(1);
+      // Each suite as written, then as junitparser counts its cases again.
+      const script = [
+        'import sys',
+        'from junitparser import JUnitXml',
+        'for path in sys.argv[1:]:',
+        '    for s in JUnitXml.fromfile(path):',
+        '        written = (s.tests, s.failures, s.errors, s.skipped)',
+        '        s.update_statistics()',
+        '        print(path, written, (s.tests, s.failures, s.errors, s.skipped))',
+      ].join('\n');
+      const read = spawnSync('/usr/bin/python3', ['-c', script, 'pass.xml', 'fail.xml'], { cwd: dir, encoding: 'utf8' });
+      expect(read.status, read.stderr).toBe(0);
+      expect(read.stdout.trim().split('\n')).toEqual(['pass.xml (1, 0, 0, 0) (1, 0, 0, 0)', 'fail.xml (1, 1, 0, 0) (1, 1, 0, 0)']);
+    },
+  );
 
   it('prints the results as JSON with each failure positioned', async () => {
     const dir = prReviewCopy();
@@ -218,7 +250,7 @@ describe('conclave test: a test file that cannot run', () => {
     const result = await conclave(['test'], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      'other.test.yml:3:5: case "missing": its recording recordings/none.jsonl does not exist: record it with conclave test --live --update recordings/none.jsonl',
+      'other.test.yml:3:5: case "missing": its recording recordings/none.jsonl does not exist: record it with conclave test --live --update other.test.yml',
     );
     expect(result.stderr).toContain(
       'other.test.yml:5:5: case "of another": its recording pr-review.session.jsonl is a run of the workflow "pr-review", not of "other"',
@@ -328,5 +360,54 @@ describe('conclave test --live', () => {
     // The recorded answer is replayed: the offline case fails when it expects another.
     edit(join(dir, 'answer.test.yml'), 'answer: "yes"', 'answer: "no"');
     expect((await conclave(['test'], { cwd: dir, env })).code).toBe(1);
+  });
+
+  it('the hint for a missing recording is the command that records it; an expectation naming an agent or tool the workflow lacks fails validate (issue 81)', async () => {
+    const dir = answerProject();
+    server = await startFakeAnthropic({ lead: [complete('yes')] }, { batches: { endsAfterMs: 100 } });
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    const missing = await conclave(['test'], { cwd: dir, env });
+    expect(missing.code).toBe(2);
+    const hint = /record it with (conclave test --live --update \S+)/.exec(missing.stderr)?.[1];
+    expect(hint).toBe('conclave test --live --update answer.test.yml');
+    const recorded = await conclave(hint!.split(' ').slice(1), { cwd: dir, env });
+    expect(recorded.code, recorded.stdout + recorded.stderr).toBe(0);
+    expect(readdirSync(join(dir, 'recordings'))).toEqual(['yes.session.jsonl']);
+    // An agent and a tool the workflow does not have: said by validate and test at their place, with a did-you-mean.
+    edit(
+      join(dir, 'answer.test.yml'),
+      'status: success',
+      'status: success\n      tools: [{ agent: laed, name: grepp }]\n      messages: [{ from: lead, to: tonne }]',
+    );
+    for (const args of [['validate', 'answer.test.yml'], ['test']]) {
+      const refused = await conclave(args, { cwd: dir, env });
+      expect(refused.code, args[0]).toBe(2);
+      const said = refused.stdout + refused.stderr;
+      expect(said).toMatch(/answer\.test\.yml:\d+:\d+: the call expected of @laed is not an agent of answer \(did you mean "lead"\?\)/);
+      expect(said).toMatch(/answer\.test\.yml:\d+:\d+: no agent of answer can call "grepp" \(did you mean "grep"\?\)/);
+      expect(said).toContain('the message expected to @tonne is not an agent of answer');
+    }
+  });
+
+  it('--case runs the cases of a name (a * pattern); --bail stops at the first that fails (issue 81)', async () => {
+    const dir = answerProject();
+    server = await startFakeAnthropic({ lead: [complete('yes')] }, { batches: { endsAfterMs: 100 } });
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    expect((await conclave(['test', '--live', '--update'], { cwd: dir, env })).code).toBe(0);
+    const yes = '  - name: says yes\n    session: recordings/yes.session.jsonl\n    expect:\n      outputs: { answer: "yes" }\n';
+    const no = '  - name: says no\n    session: recordings/yes.session.jsonl\n    expect:\n      outputs: { answer: "no" }\n';
+    writeFileSync(join(dir, 'answer.test.yml'), `workflow: answer.yml\ncases:\n${no}${yes}`);
+    const one = await conclave(['test', '--case', 'says y*', '--json'], { cwd: dir });
+    expect(one.code, one.stdout + one.stderr).toBe(0);
+    expect((JSON.parse(one.stdout) as { cases: { name: string }[] }).cases.map((c) => c.name)).toEqual(['says yes']);
+    const all = await conclave(['test'], { cwd: dir });
+    expect(all.stdout).toContain('1 passed, 1 failed');
+    const bail = await conclave(['test', '--bail'], { cwd: dir });
+    expect(bail.code).toBe(1);
+    expect(bail.stdout).toContain('0 passed, 1 failed');
+    expect(bail.stderr).toContain('--bail: stopped at the first case that failed; 1 not run');
+    const none = await conclave(['test', '--case', 'says maybe'], { cwd: dir });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('no case is named "says maybe"');
   });
 });

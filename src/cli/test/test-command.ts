@@ -23,6 +23,10 @@ export interface TestOptions {
   update?: boolean;
   json?: boolean;
   junit?: string;
+  /** --case PATTERN: only the cases whose name it is (`*` for any text). */
+  case?: string;
+  /** --bail: stop at the first case that fails. */
+  bail?: boolean;
 }
 
 /** A replay that has not ended in this long is stuck: the journal's own watchdog ends a stuck replay long before. */
@@ -35,7 +39,9 @@ export async function testCommand(paths: readonly string[], options: TestOptions
   if (!options.live && (options.repeat !== undefined || options.update))
     throw new UsageError(`${options.update ? '--update' : '--repeat'} runs cases against the API: add --live`);
   const files = testFiles(paths.length > 0 ? paths : ['.']);
-  const { suites, diagnostics } = await loadSuites(files, options);
+  const only = options.case === undefined ? undefined : namePattern(options.case);
+  const { suites, diagnostics } = await loadSuites(files, { ...options, ...(only ? { only } : {}) });
+  if (only && suites.length === 0 && diagnostics.length === 0) throw new UsageError(`no case is named ${JSON.stringify(options.case)} in ${files.join(', ')}`);
   if (diagnostics.length > 0) {
     for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
     if (inGitHubActions()) for (const d of diagnostics) writeCommand(options.json ? process.stderr : process.stdout, annotation(d));
@@ -48,7 +54,7 @@ export async function testCommand(paths: readonly string[], options: TestOptions
   const outcomes: CaseOutcome[] = [];
   let apiFailed = false;
   try {
-    for (const suite of suites)
+    for (const suite of suites) {
       for (const testCase of suite.test.cases) {
         if (controller.signal.aborted) break;
         const outcome = await runCaseRepeats(
@@ -59,7 +65,14 @@ export async function testCommand(paths: readonly string[], options: TestOptions
         );
         apiFailed ||= outcome.apiFailed;
         outcomes.push(outcome.outcome);
+        if (options.bail && outcome.outcome.result === 'failed') {
+          const left = suites.reduce((n, s) => n + s.test.cases.length, 0) - outcomes.length;
+          if (left > 0) process.stderr.write(`conclave: --bail: stopped at the first case that failed; ${left} not run\n`);
+          break;
+        }
       }
+      if (options.bail && outcomes.some((o) => o.result === 'failed')) break;
+    }
   } finally {
     process.off('SIGINT', stop).off('SIGTERM', stop);
   }
@@ -160,4 +173,16 @@ function rate(text: string): number {
   if (text.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
     throw new UsageError(`--min-pass-rate takes a number from 0 to 1, such as 0.8; found "${text}"`);
   return n;
+}
+
+/** --case: a case's name, whole, where `*` stands for any text. */
+function namePattern(pattern: string): (name: string) => boolean {
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    'u',
+  );
+  return (name) => re.test(name);
 }

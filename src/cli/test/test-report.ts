@@ -47,7 +47,12 @@ export function resultJson(outcomes: readonly CaseOutcome[]): string {
   return `${JSON.stringify({ cases: outcomes, passed: outcomes.length - failed, failed }, null, 2)}\n`;
 }
 
-/** JUnit XML as GitHub's test reporters read it: a suite per test file, a testcase per case, a failure per expectation that failed. */
+/**
+ * JUnit XML as GitHub's test reporters read it, and as the Jenkins schema and tools that recount
+ * it (junitparser) agree with: a suite per test file, a testcase per case with one failure (the
+ * first that failed, the others in its text), `errors` and `skipped` counted (0: a case that
+ * cannot run is a failure), and a repeated case's passes out of its runs in its system-out.
+ */
 export function junitXml(outcomes: readonly CaseOutcome[]): string {
   const files = [...new Set(outcomes.map((o) => o.file))];
   const seconds = (ms: number) => (ms / 1000).toFixed(3);
@@ -55,24 +60,29 @@ export function junitXml(outcomes: readonly CaseOutcome[]): string {
   const failed = (list: readonly CaseOutcome[]) => list.filter((o) => o.result === 'failed').length;
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="conclave test" tests="${outcomes.length}" failures="${failed(outcomes)}" time="${seconds(total(outcomes))}">`,
+    `<testsuites name="conclave test" tests="${outcomes.length}" failures="${failed(outcomes)}" errors="0" skipped="0" time="${seconds(total(outcomes))}">`,
   ];
   for (const file of files) {
     const cases = outcomes.filter((o) => o.file === file);
     const name = xml(repoPath(process.cwd(), file));
-    lines.push(`  <testsuite name="${name}" tests="${cases.length}" failures="${failed(cases)}" time="${seconds(total(cases))}">`);
+    lines.push(`  <testsuite name="${name}" tests="${cases.length}" failures="${failed(cases)}" errors="0" skipped="0" time="${seconds(total(cases))}">`);
     for (const o of cases) {
       const line = o.failures[0]?.line;
       const open = `    <testcase name="${xml(o.name)}" classname="${name}" file="${name}"${line ? ` line="${line}"` : ''} time="${seconds(o.wall_ms)}"`;
+      const out = o.runs > 1 ? [`      <system-out>${o.passes} of ${o.runs} runs passed</system-out>`] : [];
       if (o.result === 'passed') {
-        lines.push(`${open}/>`);
+        lines.push(out.length ? `${open}>` : `${open}/>`, ...out, ...(out.length ? ['    </testcase>'] : []));
         continue;
       }
-      lines.push(`${open}>`);
       const failures = o.failures.length > 0 ? o.failures : [{ expectation: 'pass rate', line: 0, column: 0, message: `${o.passes} of ${o.runs} runs passed` }];
-      for (const f of failures)
-        lines.push(`      <failure type="${xml(f.expectation)}" message="${xml(f.message)}">${xml(`${where(o, f)}: ${f.message}`)}</failure>`);
-      lines.push('    </testcase>');
+      const [first] = failures;
+      const text = failures.map((f) => `${where(o, f)}: ${f.message}`).join('\n');
+      lines.push(
+        `${open}>`,
+        `      <failure type="${xml(first!.expectation)}" message="${xml(first!.message)}">${xml(text)}</failure>`,
+        ...out,
+        '    </testcase>',
+      );
     }
     lines.push('  </testsuite>');
   }

@@ -7,6 +7,7 @@ import type { Workflow } from '../../workflow/load.js';
 import { loadChecked } from '../load-checked.js';
 import type { CheckContext } from './test-expect.js';
 import { loadTestFile, type TestCase, type TestFile } from './test-file.js';
+import { expectedNameProblems } from './test-names.js';
 import { UsageError } from '../usage-error.js';
 
 /**
@@ -27,15 +28,18 @@ const SKIPPED = new Set(['node_modules', '.git', '.conclave']);
 /** Every test file and its workflow and recordings, with every problem of every file at once. */
 export async function loadSuites(
   files: readonly string[],
-  options: { live?: boolean; update?: boolean },
+  options: { live?: boolean; update?: boolean; only?: (name: string) => boolean },
   root = process.cwd(),
 ): Promise<{ suites: Suite[]; diagnostics: Diagnostic[] }> {
   const suites: Suite[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const file of files) {
-    const { test, diagnostics: found } = loadTestFile(file, root);
+    const { test: whole, diagnostics: found } = loadTestFile(file, root);
     diagnostics.push(...found);
-    if (!test) continue;
+    if (!whole) continue;
+    // --case: only the cases named are loaded and run (a file with none of them is left out).
+    const test = options.only ? { ...whole, cases: whole.cases.filter((c) => options.only!(c.name)) } : whole;
+    if (test.cases.length === 0) continue;
     const checked = await loadChecked(test.workflow);
     const errors = checked.diagnostics.filter((d) => d.severity === 'error');
     const at = { line: 1, col: 1 };
@@ -48,9 +52,10 @@ export async function loadSuites(
       });
       continue;
     }
+    diagnostics.push(...expectedNameProblems(test, checked.workflow));
     const recordings = new Map<TestCase, SessionEvent[]>();
     for (const testCase of test.cases) {
-      const problem = recordingProblem(testCase, checked.workflow, options, recordings);
+      const problem = recordingProblem(testCase, checked.workflow, options, recordings, file);
       if (problem) diagnostics.push({ file, line: testCase.at.line, col: testCase.at.col, severity: 'error', message: `case "${testCase.name}": ${problem}` });
     }
     suites.push({ test, workflow: checked.workflow, recordings });
@@ -58,18 +63,22 @@ export async function loadSuites(
   return { suites, diagnostics: diagnostics.sort(byPosition) };
 }
 
-/** Why a case's recording cannot be used: missing (offline, or --update without a place for it), unreadable, or of another workflow. */
+/**
+ * Why a case's recording cannot be used: missing (offline, or --update without a place for it),
+ * unreadable, or of another workflow; `file` the test file, which the hint's --update takes.
+ */
 function recordingProblem(
   testCase: TestCase,
   workflow: Workflow,
   options: { live?: boolean; update?: boolean },
   recordings: Map<TestCase, SessionEvent[]>,
+  file: string,
 ): string | undefined {
   if (!testCase.session) return options.live && !options.update ? undefined : 'give session: the file its recording is kept in';
   if (!existsSync(testCase.session))
     return options.live
       ? undefined
-      : `its recording ${testCase.sessionText} does not exist: record it with conclave test --live --update ${relative(process.cwd(), testCase.session)}`;
+      : `its recording ${testCase.sessionText} does not exist: record it with conclave test --live --update ${relative(process.cwd(), file) || file}`;
   let events: SessionEvent[];
   try {
     events = readSession(testCase.session).events;

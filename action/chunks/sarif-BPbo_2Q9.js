@@ -1,1 +1,0 @@
-export{nt as writeSarif}from"./workflow-BEKWSA3B.js";

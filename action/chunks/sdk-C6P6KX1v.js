@@ -1,1 +1,0 @@
-import"./run-Bevvnq0y.js";export{t as default}from"./client-D2GzE2hv.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+export{t as SpanBuilder,n as spansOf}from"./spans-xANPR3GR.js";

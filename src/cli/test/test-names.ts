@@ -1,0 +1,61 @@
+import type { Diagnostic } from '../../workflow/diagnostic.js';
+import type { Workflow } from '../../workflow/load.js';
+import { didYouMean } from '../../workflow/suggest.js';
+import { WORKSPACE_TOOLS } from '../../workflow/types.js';
+import type { TestFile, ToolMatch } from './test-file.js';
+
+/** The tools conclave gives a team beside the workspace's: proposals, the channel, spawning, documents, the roster, the lead's end. */
+const TEAM_TOOLS = [
+  'propose',
+  'vote',
+  'cancel_proposal',
+  'channel_history',
+  'complete',
+  'spawn',
+  'fork',
+  'cancel',
+  'team_roster',
+  'read_document',
+  'edit_document',
+  'append_document',
+  'review_edit',
+];
+
+/**
+ * The agents and tools a test file's expectations name that its workflow cannot have, each at its
+ * place with a did-you-mean (docs/testing-workflows.md): checked as strictly as a workflow, so
+ * that `@tonne` or `grepp` fails `validate`, not the run. An agent a model may name at run time
+ * (a workflow with templates: `spawn` takes any name) and the tools of MCP servers (known when
+ * they start) are not judged.
+ */
+export function expectedNameProblems(test: TestFile, workflow: Workflow): Diagnostic[] {
+  const { spec } = workflow;
+  const agents = Object.keys(spec.agents);
+  const spawning = Object.keys(spec.templates ?? {}).length > 0;
+  const made = Object.entries(spec.agents).filter(([, a]) => a.for_each !== undefined || a.fork === true);
+  const instance = (name: string) => made.some(([base]) => new RegExp(`^${base}(-fork)?-[0-9]+$`).test(name));
+  const tools = [...WORKSPACE_TOOLS, ...TEAM_TOOLS];
+  const mcp = Object.keys(spec.mcp_servers ?? {}).length > 0;
+  const out: Diagnostic[] = [];
+  const at = (where: { line: number; col: number }, message: string) =>
+    out.push({ file: test.file, line: where.line, col: where.col, severity: 'error', message });
+  const agent = (name: string | undefined, where: { line: number; col: number }, role: string) => {
+    if (name === undefined || spawning || agents.includes(name) || instance(name)) return;
+    at(where, `${role} @${name} is not an agent of ${spec.name}${didYouMean(name, agents)}; its agents are ${agents.map((a) => `@${a}`).join(', ')}`);
+  };
+  const tool = (call: ToolMatch) => {
+    agent(call.agent, call.at, 'the call expected of');
+    if (tools.includes(call.name) || mcp) return;
+    at(call.at, `no agent of ${spec.name} can call "${call.name}"${didYouMean(call.name, tools)}`);
+  };
+  for (const testCase of test.cases)
+    for (const e of testCase.expect) {
+      if (e.kind === 'tools') e.calls.forEach(tool);
+      if (e.kind === 'not_tool') tool(e.call);
+      if (e.kind === 'message') {
+        agent(e.message.from, e.message.at, 'the message expected from');
+        agent(e.message.to, e.message.at, 'the message expected to');
+      }
+    }
+  return out;
+}
