@@ -6,6 +6,7 @@ import { startFakeAnthropic, type FakeAnthropic, type Reply } from '../fake-anth
 import { startFakeGitHub, type FakeGitHub } from '../fake-github/server.js';
 import { fresh } from '../helpers/attack.js';
 import { BIN, conclave, NODE } from '../helpers/cli.js';
+import { HEAD, PULL, pullRequestJob, REPOSITORY } from '../helpers/pull-request-job.js';
 import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 /**
@@ -220,31 +221,7 @@ describe('the repeats’ batch server serves only the runs its command started',
   });
 });
 
-const REPOSITORY = 'octo/widgets';
-const PULL = 7;
-const HEAD = '1111111111111111111111111111111111111111';
-
-function jobEnv(dir: string): NodeJS.ProcessEnv {
-  const event = join(dir, 'event.json');
-  writeFileSync(
-    event,
-    JSON.stringify({
-      action: 'opened',
-      number: PULL,
-      pull_request: { number: PULL, head: { sha: HEAD, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
-    }),
-  );
-  return {
-    GITHUB_ACTIONS: 'true',
-    GITHUB_REPOSITORY: REPOSITORY,
-    GITHUB_EVENT_NAME: 'pull_request',
-    GITHUB_EVENT_PATH: event,
-    GITHUB_STEP_SUMMARY: join(dir, 'summary.md'),
-    GITHUB_OUTPUT: join(dir, 'outputs'),
-    GITHUB_API_URL: github!.url,
-    GITHUB_TOKEN: 'ghs_test_0123456789',
-  };
-}
+const jobEnv = (dir: string): NodeJS.ProcessEnv => pullRequestJob(dir, github!.url);
 
 const PEOPLE = (extra = '') => `
 name: verdict

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { conclave } from '../helpers/cli.js';
 import { startFakeGitHub } from '../fake-github/server.js';
+import { HEAD, PULL, pullRequestJob, REPOSITORY } from '../helpers/pull-request-job.js';
 import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 import { dollars } from '../../src/cli/markdown-tables.js';
 import { freePort, missingStores, PG_PASSWORD, startPostgres, startRedis, type StoreServer } from '../helpers/stores.js';
@@ -308,40 +309,17 @@ describe.skipIf(missing !== undefined)('--coordinate: one organisation, many run
   it.each(KINDS)(
     '%s: a run closed as stale is noted here and in the store: a copy taken before the close is refused on both machines (issue 80)',
     async (kind) => {
-      const REPOSITORY = 'octo/widgets';
-      const HEAD = '1111111111111111111111111111111111111111';
       const server = await startFakeAnthropic({
         lead: [
           { tools: [{ name: 'propose', input: { id: 'verdict', question: 'Merge?', options: ['approve', 'reject'], voters: ['@octocat'] } }] },
           { text: '' },
         ],
       });
-      const github = await startFakeGitHub(REPOSITORY, 7);
+      const github = await startFakeGitHub(REPOSITORY, PULL);
       github.people.head = HEAD;
       github.people.permissions = { octocat: 'write' };
       const workflow = 'name: verdict\npeople: { voters: ["@octocat"] }\nagents:\n  lead: { role: manager }\nkickoff: Decide.\n';
-      const jobEnv = (dir: string) => {
-        const event = join(dir, 'event.json');
-        writeFileSync(
-          event,
-          JSON.stringify({
-            action: 'opened',
-            number: 7,
-            pull_request: { number: 7, head: { sha: HEAD, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
-          }),
-        );
-        return {
-          GITHUB_ACTIONS: 'true',
-          GITHUB_STEP_SUMMARY: join(dir, 'summary.md'),
-          GITHUB_OUTPUT: join(dir, 'outputs'),
-          GITHUB_REPOSITORY: REPOSITORY,
-          GITHUB_SHA: 'abcdefabcdefabcdefabcdefabcdefabcdefabcd',
-          GITHUB_EVENT_NAME: 'pull_request',
-          GITHUB_EVENT_PATH: event,
-          GITHUB_API_URL: github.url,
-          GITHUB_TOKEN: 'ghs_test_0123456789',
-        };
-      };
+      const jobEnv = (dir: string) => pullRequestJob(dir, github.url);
       try {
         const dir = mkdtempSync(join(tmpdir(), 'conclave-closed-'));
         const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY, ...jobEnv(dir) };

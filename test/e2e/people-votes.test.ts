@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type Reply } from '../fake-anthropic/server.js';
 import { startFakeGitHub, type FakeGitHub } from '../fake-github/server.js';
 import { conclave } from '../helpers/cli.js';
+import { HEAD, PULL, pullRequestJob, REPOSITORY } from '../helpers/pull-request-job.js';
 import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-workflow.js';
 
 /**
@@ -12,9 +13,6 @@ import { runWorkflow, TEST_API_KEY, type WorkflowRun } from '../helpers/run-work
  * person, the run parks, and `conclave resume --vote` records the person's vote once GitHub (the
  * fake in test/fake-github) says the person may cast it; every refusal leaves the session as it was.
  */
-const REPOSITORY = 'octo/widgets';
-const PULL = 7;
-const HEAD = '1111111111111111111111111111111111111111';
 const MOVED = '2222222222222222222222222222222222222222';
 const TOKEN = 'ghs_test_0123456789';
 
@@ -44,29 +42,7 @@ afterEach(async () => {
 });
 
 /** The environment of a job on pull request 7 of octo/widgets, with the fake GitHub. */
-function jobEnv(dir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const event = join(dir, 'event.json');
-  writeFileSync(
-    event,
-    JSON.stringify({
-      action: 'opened',
-      number: PULL,
-      pull_request: { number: PULL, head: { sha: HEAD, repo: { full_name: REPOSITORY } }, base: { repo: { full_name: REPOSITORY } } },
-    }),
-  );
-  return {
-    GITHUB_ACTIONS: 'true',
-    GITHUB_REPOSITORY: REPOSITORY,
-    GITHUB_SHA: 'abcdefabcdefabcdefabcdefabcdefabcdefabcd',
-    GITHUB_EVENT_NAME: 'pull_request',
-    GITHUB_EVENT_PATH: event,
-    GITHUB_STEP_SUMMARY: join(dir, 'summary.md'),
-    GITHUB_OUTPUT: join(dir, 'outputs'),
-    GITHUB_API_URL: github!.url,
-    GITHUB_TOKEN: TOKEN,
-    ...extra,
-  };
-}
+const jobEnv = (dir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => pullRequestJob(dir, github!.url, TOKEN, extra);
 
 /** A lead that proposes `verdict` to `voters`, then (after the vote) reads the outcome and ends. */
 async function parkedRun(voters = ['@octocat'], deadline?: string): Promise<{ run: WorkflowRun; session: string; digest: string }> {
