@@ -9,7 +9,7 @@ export type TurnParts = Pick<TurnHost, 'queues' | 'calls' | 'accounting' | 'work
 export type TurnState = Pick<TurnHost, 'statusLine' | 'ending' | 'elapsedMs' | 'pump'>;
 
 /** What a turn needs of the run (turn-runner.ts), from the run's options, its team, its parts and the scheduler's state. */
-export function turnHostOf(options: RunOptions, team: Team, progress: RunProgress, parts: TurnParts, state: TurnState): TurnHost {
+export function turnHostOf(options: Pick<RunOptions, 'recording' | 'place'>, team: Team, progress: RunProgress, parts: TurnParts, state: TurnState): TurnHost {
   return {
     ...parts,
     ...state,

@@ -155,7 +155,7 @@ export class Provider {
     return {
       create: (body) => classified(() => batches.create(body as Parameters<typeof batches.create>[0])),
       retrieve: (id) => classified(() => batches.retrieve(id)),
-      results: (id) => classified(async () => (await batches.results(id)) as unknown as AsyncIterable<unknown>),
+      results: (id) => classified(async (): Promise<AsyncIterable<unknown>> => await batches.results(id)),
       cancel: (id) => classified(() => batches.cancel(id)),
       list: () => classifiedPages(batches.list({ limit: 100 })),
     };

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BatchCalls } from '../../src/engine/batches/batch-calls.js';
 import { Journal } from '../../src/engine/replay/journal.js';
 import { Run } from '../../src/engine/run.js';
+import { Scheduler } from '../../src/engine/scheduler.js';
 import type { RunOptions } from '../../src/engine/run-options.js';
 import type { BatchApi } from '../../src/provider/batch-api.js';
 import type { ModelRequest, ModelResponse } from '../../src/provider/client.js';
@@ -155,7 +156,7 @@ describe('one guarded way into the run: a throw at each entry stops it with its 
   });
 
   it("a batched call's wait: the turn its free slot lets start fails to start", async () => {
-    const startEligible = vi.spyOn(Run.prototype as unknown as { startEligible(f: boolean): void }, 'startEligible');
+    const startEligible = vi.spyOn(Scheduler.prototype, 'startEligible');
     const original = startEligible.getMockImplementation();
     let calls = 0;
     startEligible.mockImplementation(function (this: unknown, ignoreFanIn: boolean) {
