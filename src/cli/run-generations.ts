@@ -10,8 +10,9 @@ export interface NotedGeneration {
   session: string;
 }
 
-const RUNS = join('.conclave', 'runs');
-const RUN_ID = /^[A-Za-z0-9._-]{1,100}$/;
+/** Where a project's notes are; a run id names a file there only when it could name no other. */
+const runsOf = (cwd: string) => join(cwd, '.conclave', 'runs');
+const isRunId = (runId: string) => /^[A-Za-z0-9._-]{1,100}$/.test(runId);
 
 /**
  * Notes, beside the project's sessions, the newest generation of a run (1 + its resumes) and how
@@ -21,9 +22,9 @@ const RUN_ID = /^[A-Za-z0-9._-]{1,100}$/;
  * written is skipped: it only guards.
  */
 export function noteGeneration(cwd: string, runId: string, noted: NotedGeneration): void {
-  if (!RUN_ID.test(runId)) return;
+  if (!isRunId(runId)) return;
   try {
-    const dir = join(cwd, RUNS);
+    const dir = runsOf(cwd);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${runId}.json`);
     const known = notedGeneration(cwd, runId);
@@ -37,9 +38,9 @@ export function noteGeneration(cwd: string, runId: string, noted: NotedGeneratio
 
 /** The newest generation noted for a run, if any (a note that is not one is ignored). */
 export function notedGeneration(cwd: string, runId: string): NotedGeneration | undefined {
-  if (!RUN_ID.test(runId)) return undefined;
+  if (!isRunId(runId)) return undefined;
   try {
-    const noted = JSON.parse(readFileSync(join(cwd, RUNS, `${runId}.json`), 'utf8')) as Partial<NotedGeneration>;
+    const noted = JSON.parse(readFileSync(join(runsOf(cwd), `${runId}.json`), 'utf8')) as Partial<NotedGeneration>;
     if (!Number.isSafeInteger(noted.generation) || typeof noted.status !== 'string' || typeof noted.session !== 'string') return undefined;
     return noted as NotedGeneration;
   } catch {

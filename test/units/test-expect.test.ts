@@ -112,6 +112,14 @@ describe('the expectations of a case', () => {
     // A nested part of the input, and a value of another type, are compared as they are.
     expect(ok(tool('vote', undefined, { proposal: 'verdict' }))).toEqual([]);
     expect(ok(tool('grep', undefined, { path: ['src'] }))).toHaveLength(1);
+    // Part of the input with one key of two wrong does not hold.
+    expect(ok(tool('grep', 'security', { pattern: 'query\\(', path: 'lib' }))).toHaveLength(1);
+    // The same call written twice needs two calls: @writer made two write_file, @security one grep.
+    expect(ok(tool('write_file', 'writer'), tool('write_file', 'writer'))).toEqual([]);
+    expect(ok(tool('grep', 'security'), tool('grep', 'security'))[0]!.message).toBe(
+      'no call of grep by @security (it came before the call listed above it); @security called: grep, vote',
+    );
+    expect(ok(tool('write_file', 'writer', { path: 'out/refused.md' }), tool('write_file', 'writer', { path: 'out/refused.md' }))).toHaveLength(1);
   });
 
   it('not_tools: a matching call is named with its agent, input and turn', () => {
@@ -130,6 +138,9 @@ describe('the expectations of a case', () => {
     expect(m({ from: 'style' })[0]!.message).toBe('no message from @style (0 messages from @style in the run)');
     expect(m({ from: 'security', to: 'style' })[0]!.message).toBe('no message from @security to @style (1 message from @security in the run)');
     expect(m({ contains: 'nothing' })[0]!.message).toBe('no message containing "nothing" (2 messages in the run)');
+    // To an agent that only sent it: @security wrote the injection message, to @lead.
+    expect(m({ to: 'security', contains: 'injection' })).toHaveLength(1);
+    expect(m({ from: 'lead', contains: 'injection' })).toHaveLength(1);
   });
 
   it('files: from the session offline (write_file that succeeded, documents to their write_to), from the workspace live', () => {
@@ -174,6 +185,15 @@ describe('the expectations of a case', () => {
     );
     const stalled = { ...result, status: 'error', reason: 'the recording cannot answer the run: it waits for …' };
     expect(checkCase(all, run({ result: stalled }), context)[0]).toMatchObject({ expectation: 'recording', message: stalled.reason });
+    // A provider error fails the case once: at its status expectation, or at its name when it has none.
+    const outage = { ...result, status: 'provider_error', reason: 'Overloaded', outputs: {} };
+    const withOutput = testCase({ kind: 'status', at, status: 'success' }, { kind: 'output', at, name: 'verdict', match: { equals: 'x' } });
+    expect(checkCase(withOutput, run({ result: outage }), context)).toEqual([
+      { expectation: 'status', line: 7, column: 9, message: 'expected status success, got provider_error: Overloaded' },
+    ]);
+    expect(checkCase(testCase({ kind: 'cost', at, maxUsd: 1 }), run({ result: outage }), context)).toEqual([
+      { expectation: 'run', line: 3, column: 5, message: 'the run stopped on a provider_error: Overloaded' },
+    ]);
     // An error of another kind is the run's status: the expectations say it.
     expect(checkCase(all, run({ result: { ...result, status: 'error', reason: 'boom' } }), context)[0]!.message).toBe(
       'expected status success, got error: boom',

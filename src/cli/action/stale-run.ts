@@ -12,7 +12,7 @@ import { noteGeneration, generationOf } from '../run-generations.js';
  * longer listed for votes, so it answers no later comment. The session ends with a `run_ended`
  * of status `stale` (nothing paid); in GitHub Actions the step says so and its comment is updated.
  */
-export function closeStale(record: SessionRecord, reason: string, file: string): void {
+export function closeStale(record: SessionRecord, reason: string, file: string, project = process.cwd()): void {
   // The reason names commits and a pull request number: nothing secret to mask.
   const writer = SessionWriter.append(record, new Masker([]));
   try {
@@ -20,7 +20,7 @@ export function closeStale(record: SessionRecord, reason: string, file: string):
   } finally {
     writer.close();
   }
-  noteGeneration(process.cwd(), record.header.run_id, { generation: generationOf(record), status: 'stale', session: file });
+  noteGeneration(project, record.header.run_id, { generation: generationOf(record), status: 'stale', session: file });
   if (process.env.GITHUB_STEP_SUMMARY) {
     try {
       appendFileSync(process.env.GITHUB_STEP_SUMMARY, `### ⏹️ conclave: stale\n\n${reason}\n`);
