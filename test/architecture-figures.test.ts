@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain script of the repository, with no types of its own
 import { layerFigures, roomFigures, withFigures, withRooms } from '../scripts/architecture-figures.js';
+// @ts-expect-error: a plain script of the repository, with no types of its own
+import { walkFigures, withWalks } from '../scripts/walks.js';
 import { ROOT } from './helpers/cli.js';
 
 /** docs/ARCHITECTURE.md's picture gives each layer's files and lines as src/ has them (node scripts/architecture-figures.js writes them). */
@@ -34,4 +36,12 @@ describe('the layer figures in docs/ARCHITECTURE.md', () => {
       .filter((dir) => readdirSync(dir).filter((f) => f.endsWith('.ts')).length > 25);
     expect(wide).toEqual([]);
   });
+
+  it('the walks table is what the checker follows in src/ now (node scripts/walks.js writes it)', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8');
+    const rows = walkFigures(ROOT) as { name: string; stops: number; climbs: number }[];
+    expect(rows.map((r) => r.name)).toEqual(["executeRun's options", "the estimate command's options", "runCommand's options"]);
+    for (const row of rows) expect(row.stops).toBeGreaterThan(row.climbs);
+    expect(page, 'run node scripts/walks.js').toBe(withWalks(page, rows));
+  }, 120_000);
 });
