@@ -1,4 +1,5 @@
-import { connect, type Connection } from '../provider/connect.js';
+import { connect, type Connection, MissingCredentials, NO_API_KEY } from '../provider/connect.js';
+import { forkPullRequestJob, forkSentence } from './action/fork-without-secrets.js';
 import { isProviderName, PROVIDERS, type ProviderName } from '../provider/clouds.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { providersOf } from '../workflow/providers-used.js';
@@ -30,5 +31,12 @@ export async function connectionsFor(
     );
   }
   if (!needed || options.offline) return undefined;
-  return Promise.all(providersOf(spec, override).map((provider) => connect(provider, process.env)));
+  try {
+    return await Promise.all(providersOf(spec, override).map((provider) => connect(provider, process.env)));
+  } catch (e) {
+    // A plain `conclave run` step of a fork's pull_request job: the key is withheld by GitHub, not missing (as the Action says).
+    if (e instanceof MissingCredentials && e.message === NO_API_KEY && forkPullRequestJob(process.env))
+      throw new MissingCredentials(forkSentence(process.env).replace(/^conclave did not run: /, 'ANTHROPIC_API_KEY is not set: '));
+    throw e;
+  }
 }

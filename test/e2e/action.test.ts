@@ -175,8 +175,10 @@ describe('action.yml', () => {
     writeFileSync(join(workspace, 'broken.yml'), 'name: Broken Name\nagents:\n  lead: { role: boss }\nkickoff: hi\n');
     const result = await runAction({ workflow: 'broken.yml', 'anthropic-api-key': TEST_API_KEY }, workspace);
     expect(result.code).toBe(2);
-    expect(result.stdout).toContain('::error file=broken.yml,line=1,col=7::name must be lowercase letters, digits and dashes');
-    expect(result.stdout).toContain('::error file=broken.yml,line=3,col=17::agents.lead.role must be "manager" or "worker"; found the string "boss"');
+    expect(result.stdout).toContain('::error file=broken.yml,line=1,col=7,title=conclave workflow error::name must be lowercase letters, digits and dashes');
+    expect(result.stdout).toContain(
+      '::error file=broken.yml,line=3,col=17,title=conclave workflow error::agents.lead.role must be "manager" or "worker"; found the string "boss"',
+    );
     expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
     expect(readdirSync(workspace)).not.toContain('.conclave');
     // The job summary says what is wrong, each problem at its place.
@@ -188,7 +190,9 @@ describe('action.yml', () => {
     writeFileSync(join(workspace, 'sub', 'broken.yml'), 'name: Broken Name\nagents:\n  lead: { role: manager }\nkickoff: hi\n');
     const nested = await runAction({ workflow: 'broken.yml', 'working-directory': 'sub', 'anthropic-api-key': TEST_API_KEY }, workspace);
     expect(nested.code).toBe(2);
-    expect(nested.stdout).toContain('::error file=sub/broken.yml,line=1,col=7::name must be lowercase letters, digits and dashes');
+    expect(nested.stdout).toContain(
+      '::error file=sub/broken.yml,line=1,col=7,title=conclave workflow error::name must be lowercase letters, digits and dashes',
+    );
     expect(nested.summary).toContain('| sub/broken.yml:1:7 |');
   });
 
@@ -215,7 +219,7 @@ describe('action.yml', () => {
     expect(failed.code).toBe(1);
     expect(failed.outputs).toMatchObject({ status: 'failed', 'exit-code': '1' });
     expect(failed.stdout).toContain(
-      `::error file=examples/pr-review.test.yml,line=${line},col=20::asks for changes to a SQL injection: proposal "verdict": expected "approve" to win`,
+      `::error file=examples/pr-review.test.yml,line=${line},col=20,title=conclave test › proposals.verdict::asks for changes to a SQL injection: proposal "verdict": expected "approve" to win`,
     );
     expect(readFileSync(join(workspace, 'results.xml'), 'utf8')).toContain('<failure type="proposals.verdict"');
     const both = await runAction({ test: 'true', workflow: 'examples/pr-review.yml' }, workspace);
@@ -423,9 +427,11 @@ describe('action.yml', () => {
     const result = await runAction({ workflow: 'w.yml', 'anthropic-api-key': TEST_API_KEY }, workspace);
     expect(result.code).toBe(2);
     expect(result.stdout).toContain(
-      "::error file=w.yml,line=6,col=3::outputs.status has the name of one of the Action's own outputs (status, exit-code, cost-usd, session-file, outputs, run-id, generation, artifact-name, parked, report-file, report-url): choose another name",
+      "::error file=w.yml,line=6,col=3,title=conclave workflow error::outputs.status has the name of one of the Action's own outputs (status, exit-code, cost-usd, session-file, outputs, run-id, generation, artifact-name, parked, report-file, report-url): choose another name",
     );
-    expect(result.stdout).toContain('::error file=w.yml,line=7,col=35::outputs.score.minimum must be a number; found the string "high"');
+    expect(result.stdout).toContain(
+      '::error file=w.yml,line=7,col=35,title=conclave workflow error::outputs.score.minimum must be a number; found the string "high"',
+    );
     expect(result.outputs).toMatchObject({ status: 'invalid', 'exit-code': '2' });
     expect(server.requests).toHaveLength(0);
   });

@@ -110,9 +110,11 @@ describe('conclave in GitHub Actions', () => {
   it('reports validation errors as annotations with file, line and column', async () => {
     const result = await conclave(['validate', 'test/corpus/graph-cycle.yml'], { env: { GITHUB_ACTIONS: 'true' } });
     expect(result.code).toBe(2);
-    expect(result.stdout).toContain('::error file=test/corpus/graph-cycle.yml,line=4,col=35::reports_to forms a cycle: a → b → a\n');
+    expect(result.stdout).toContain(
+      '::error file=test/corpus/graph-cycle.yml,line=4,col=35,title=conclave workflow error::reports_to forms a cycle: a → b → a\n',
+    );
     const run = await conclave(['run', 'test/corpus/top-bad-name.yml'], { env: { GITHUB_ACTIONS: 'true', ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(run.code).toBe(2);
-    expect(run.stdout).toMatch(/^::error file=test\/corpus\/top-bad-name\.yml,line=1,col=7::name must be lowercase letters/);
+    expect(run.stdout).toMatch(/^::error file=test\/corpus\/top-bad-name\.yml,line=1,col=7,title=conclave workflow error::name must be lowercase letters/);
   });
 });

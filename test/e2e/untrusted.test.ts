@@ -183,13 +183,25 @@ describe('content from strangers', () => {
       workspace,
       4002,
       { name: 'pull_request', payload: fork },
-      { GITHUB_STEP_SUMMARY: summary, ANTHROPIC_API_KEY: '' },
+      { GITHUB_STEP_SUMMARY: summary, ANTHROPIC_API_KEY: '', GITHUB_ACTION_REPOSITORY: 'octo/conclave', GITHUB_ACTION_REF: 'v0' },
     );
     expect(result.code, result.stdout.slice(-2000)).toBe(0);
     expect(result.outputs).toMatchObject({ status: 'skipped', 'exit-code': '0' });
     expect(result.stdout).toMatch(/::notice::conclave did not run: this pull request comes from a fork, and GitHub gives a fork's pull_request run no secrets/);
     expect(result.stdout).not.toContain('ANTHROPIC_API_KEY is not set');
-    expect(readFileSync(summary, 'utf8')).toContain('docs/github-action.md#pull-requests-from-forks');
+    // A link a person opens, to the docs of the action's own repository at the ref the job uses (issue 81).
+    expect(readFileSync(summary, 'utf8')).toContain('(https://github.com/octo/conclave/blob/v0/docs/github-action.md#pull-requests-from-forks)');
+    expect(result.stdout).toContain('(https://github.com/octo/conclave/blob/v0/docs/github-action.md#pull-requests-from-forks)');
+    expect(anthropic.requests).toHaveLength(0);
+    // `conclave run` as a plain step of the same job says the same, not "create a key".
+    const plain = await conclave(['run', 'review.yml'], {
+      cwd: workspace,
+      env: { ANTHROPIC_API_KEY: '', GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: jobOn(workspace, 'fork').GITHUB_EVENT_PATH! },
+    });
+    expect(plain.code, plain.stderr).toBe(2);
+    expect(plain.stderr).toContain("ANTHROPIC_API_KEY is not set: this pull request comes from a fork, and GitHub gives a fork's pull_request run no secrets");
+    expect(plain.stderr).toContain('docs/github-action.md#pull-requests-from-forks');
+    expect(plain.stderr).not.toMatch(/create a key/i);
     expect(anthropic.requests).toHaveLength(0);
     // The same job on the repository's own pull request, without a key, is still a mistake to fix (exit 2).
     const own = { ...fork, pull_request: { ...fork.pull_request, head: { ...fork.pull_request.head, repo: { full_name: REPOSITORY, fork: false } } } };

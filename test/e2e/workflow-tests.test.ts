@@ -103,8 +103,10 @@ describe('conclave test, offline', () => {
     );
     expect(result.stdout).toContain(`pr-review.test.yml:${grepLine}:11: asks for changes to a SQL injection: tools: no call of grep by @security with input`);
     expect(result.stdout).toContain('@security called: grep, vote');
-    expect(result.stdout).toContain(`::error file=pr-review.test.yml,line=${verdictLine},col=9::asks for changes to a SQL injection: output "verdict"`);
-    expect(result.stdout).toContain(`::error file=pr-review.test.yml,line=${grepLine},col=11::`);
+    expect(result.stdout).toContain(
+      `::error file=pr-review.test.yml,line=${verdictLine},col=9,title=conclave test › outputs.verdict::asks for changes to a SQL injection: output "verdict"`,
+    );
+    expect(result.stdout).toContain(`::error file=pr-review.test.yml,line=${grepLine},col=11,title=conclave test › tools::`);
     const xml = readFileSync(join(dir, 'junit.xml'), 'utf8');
     expect(xml).toMatch(/<testsuites name="conclave test" tests="1" failures="1"/);
     expect(xml).toContain(
@@ -159,7 +161,16 @@ describe('conclave test, offline', () => {
         file: 'pr-review.test.yml',
         name: 'asks for changes to a SQL injection',
         result: 'failed',
-        runs: 1,
+        runs: [
+          expect.objectContaining({
+            run: 1,
+            result: 'failed',
+            status: 'success',
+            outputs: expect.objectContaining({ verdict: 'request-changes' }),
+            cost_usd: 0,
+            first_failure: expect.objectContaining({ expectation: 'cost_usd' }),
+          }),
+        ],
         passes: 0,
         cost_usd: 0,
         failures: [
@@ -313,8 +324,19 @@ describe('conclave test --live', () => {
     server = await startFakeAnthropic(script(), { batches: { endsAfterMs: 300 } });
     const strict = await conclave(['test', '--live', '--repeat', '5', '--json'], { cwd: dir, env: env(server) });
     expect(strict.code, strict.stderr).toBe(1);
-    const json = JSON.parse(strict.stdout) as { cases: { runs: number; passes: number; result: string; cost_usd: number; failures: { message: string }[] }[] };
-    expect(json.cases[0]).toMatchObject({ runs: 5, passes: 3, result: 'failed' });
+    type RunJson = { run: number; result: string; status: string; outputs: Record<string, string>; cost_usd: number; first_failure?: { message: string } };
+    const json = JSON.parse(strict.stdout) as {
+      cases: { runs: RunJson[]; passes: number; result: string; cost_usd: number; histogram: object; failures: { message: string }[] }[];
+    };
+    expect(json.cases[0]).toMatchObject({ passes: 3, result: 'failed', histogram: { answer: { yes: 3, no: 2 } } });
+    // Each run: its status, the output its expectations name, and its first failure (issue 81).
+    const runs = json.cases[0]!.runs;
+    expect(runs.map((r) => r.run)).toEqual([1, 2, 3, 4, 5]);
+    expect(runs.filter((r) => r.result === 'passed').map((r) => r.outputs)).toEqual([{ answer: 'yes' }, { answer: 'yes' }, { answer: 'yes' }]);
+    for (const r of runs) expect(r.status).toBe('success');
+    for (const r of runs) expect(r.cost_usd).toBeGreaterThan(0);
+    const failed = runs.filter((r) => r.result === 'failed');
+    expect(failed.map((r) => r.first_failure?.message)).toEqual(['output "answer" is "no", not "yes"', 'output "answer" is "no", not "yes"']);
     expect(json.cases[0]!.cost_usd).toBeGreaterThan(0);
     expect(json.cases[0]!.failures[0]!.message).toMatch(/^run \d of 5: output "answer" is "no", not "yes"$/);
     expect(server.batches).toHaveLength(1);
@@ -323,9 +345,19 @@ describe('conclave test --live', () => {
     await server.close();
 
     server = await startFakeAnthropic(script(), { batches: { endsAfterMs: 300 } });
-    const lenient = await conclave(['test', '--live', '--repeat', '5', '--min-pass-rate', '0.6'], { cwd: dir, env: env(server) });
+    const lenient = await conclave(['test', '--live', '--repeat', '5', '--min-pass-rate', '0.6', '--junit', 'repeats.xml'], { cwd: dir, env: env(server) });
     expect(lenient.code, lenient.stdout + lenient.stderr).toBe(0);
     expect(lenient.stdout).toMatch(/answer\.test\.yml › says yes\s+pass\s+3\/5\s+\$0\.\d{4}\s+\d+\.\d s/);
+    // A case that passes by its rate still shows its failing runs, and the answers counted.
+    expect(lenient.stdout).toContain('says yes: 3 of 5 runs passed');
+    expect(lenient.stdout.match(/^ {2}run \d {2}FAIL {2}success {2}answer="no" {2}outputs\.answer: output "answer" is "no", not "yes"$/gm)).toHaveLength(2);
+    expect(lenient.stdout.match(/^ {2}run \d {2}pass {2}success {2}answer="yes"$/gm)).toHaveLength(3);
+    expect(lenient.stdout).toContain('  answer: "yes" ×3, "no" ×2');
+    // The JUnit carries the same runs, as text a schema allows in a testcase.
+    const junit = readFileSync(join(dir, 'repeats.xml'), 'utf8');
+    expect(junit).toMatch(/<testsuite name="answer.test.yml" tests="1" failures="0" errors="0" skipped="0"/);
+    expect(junit).toMatch(/<system-out>says yes: 3 of 5 runs passed\n {2}run 1 {2}(pass|FAIL)[^<]*answer: &quot;yes&quot; ×3, &quot;no&quot; ×2<\/system-out>/);
+    expect(junit.match(/FAIL {2}success {2}answer=&quot;no&quot;/g)).toHaveLength(2);
     expect(server.batches).toHaveLength(1);
   });
 
@@ -337,6 +369,9 @@ describe('conclave test --live', () => {
     const result = await conclave(['test', '--live'], { cwd: dir, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY } });
     expect(result.code, result.stdout + result.stderr).toBe(4);
     expect(result.stdout).toMatch(/answer\.test\.yml:\d+:\d+: says yes: status: expected status success, got provider_error: .*[Oo]verloaded/);
+    // Only the outage: not the output it left ungiven (issue 81).
+    expect(result.stdout).not.toContain('outputs.answer');
+    expect(result.stdout).toMatch(/^0 passed, 1 failed$/m);
   });
 
   it('--update keeps the first passing live run as the recording, written whole; the offline test then passes with no request', async () => {

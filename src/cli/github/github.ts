@@ -18,13 +18,13 @@ function data(value: string): string {
 }
 
 /**
- * `::error file=…,line=…,col=…::message`: GitHub shows it on the line of the file, which it names
+ * `::error file=…,line=…,col=…,title=…::message`: GitHub shows it, under its title, on the line of the file, which it names
  * relative to the repository (GITHUB_WORKSPACE), whatever directory conclave runs in (the Action's
  * `working-directory`).
  */
-export function annotation(d: Diagnostic): string {
+export function annotation(d: Diagnostic, title = d.severity === 'warning' ? 'conclave workflow warning' : 'conclave workflow error'): string {
   const level = d.severity === 'warning' ? 'warning' : 'error';
-  return `::${level} file=${property(repoPath(process.cwd(), d.file))},line=${d.line},col=${d.col}::${data(d.message)}\n`;
+  return `::${level} file=${property(repoPath(process.cwd(), d.file))},line=${d.line},col=${d.col},title=${property(title)}::${data(d.message)}\n`;
 }
 
 /** A finding as an annotation on its lines: notice, warning, or error for a failure. */

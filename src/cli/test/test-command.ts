@@ -12,7 +12,7 @@ import { cleanUp, runCase, type CaseRun } from './test-case-run.js';
 import { checkCase, type Failure } from './test-expect.js';
 import type { TestCase } from './test-file.js';
 import { checkContextOf, loadSuites, type Suite, testFiles } from './test-suites.js';
-import { type CaseOutcome, failureAnnotations, junitXml, resultJson, resultText, writeTestSummary } from './test-report.js';
+import { type CaseOutcome, histogramOf, runOutcome, failureAnnotations, junitXml, resultJson, resultText, writeTestSummary } from './test-report.js';
 import { writeWhole } from '../write-whole.js';
 import { UsageError } from '../usage-error.js';
 
@@ -131,12 +131,14 @@ async function runCaseRepeats(suite: Suite, testCase: TestCase, mode: CaseMode, 
     ? firstFailing.failures.map((f) => (mode.repeat > 1 ? { ...f, message: `run ${checked.indexOf(firstFailing) + 1} of ${mode.repeat}: ${f.message}` } : f))
     : [];
   const passes = passing.length;
+  const decided = testCase.expect.flatMap((e) => (e.kind === 'output' ? [e.name] : []));
   const outcome: CaseOutcome = {
     file: suite.test.file,
     name: testCase.name,
     result: passes / runs.length >= mode.minPassRate ? 'passed' : 'failed',
-    runs: runs.length,
     passes,
+    runs: checked.map(({ run, failures }, i) => runOutcome(i + 1, run, failures, decided, mode.live)),
+    ...(runs.length > 1 ? { histogram: histogramOf(runs, decided) } : {}),
     cost_usd: mode.live ? Number(runs.reduce((sum, r) => sum + (r.result?.usage.cost_usd ?? 0), 0).toFixed(6)) : 0,
     wall_ms: Date.now() - started,
     failures: passes / runs.length >= mode.minPassRate && mode.minPassRate < 1 ? [] : failures,

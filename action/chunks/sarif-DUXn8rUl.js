@@ -1,0 +1,1 @@
+export{rt as writeSarif}from"./workflow-lGp-haD6.js";

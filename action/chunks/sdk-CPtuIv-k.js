@@ -1,1 +1,0 @@
-import"./run-Cu9qPwzl.js";export{t as default}from"./client-Bt7WjDnT.js";import"./sdk-CAISgiXf.js";

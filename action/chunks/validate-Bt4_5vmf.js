@@ -1,0 +1,1 @@
+export{t as validateCommand}from"./workflow-lGp-haD6.js";
