@@ -65,7 +65,7 @@ export function usageTable(s: SessionSummary, title: string): string[] {
 export function timelineChart(s: SessionSummary, heading: string): string[] {
   const rows = s.timeline.filter((r) => r.bars.length > 0);
   if (rows.length === 0) return [];
-  const tag = { turn: '', failed: 'crit, ', wait: 'active, ' } as const;
+  const tag = { turn: '', failed: 'crit, ', wait: 'active, ', people: 'active, ', parked: 'done, ' } as const;
   const lines = ['```mermaid', 'gantt', '  dateFormat x', '  axisFormat %M:%S'];
   const all = rows.reduce((n, r) => n + r.bars.length, 0);
   let shown = 0;

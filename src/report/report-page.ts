@@ -30,9 +30,10 @@ export function reportPage(model: ReportModel): string {
     `<style>${PAGE_STYLE}</style>`,
     '</head><body>',
     header(model),
-    model.leftOut ? `<p class="left-out">${html(model.leftOut)}</p>` : '',
     filter(model),
-    section('Cost by agent', 'cost', costTable(model)),
+    '<main>',
+    model.leftOut ? `<p class="left-out">${html(model.leftOut)}</p>` : '',
+    section('Cost by agent', 'cost', `${templateTable(model)}${costTable(model)}`),
     section('Spawn tree', 'tree', `<ul class="tree">${model.tree.map(treeItem).join('')}</ul>`),
     section('Timeline', 'timeline', timelineSvg(model)),
     section('Proposals', 'proposals', summary.proposals.length ? summary.proposals.map(proposal).join('') : '<p class="none">No proposal was opened.</p>'),
@@ -41,6 +42,7 @@ export function reportPage(model: ReportModel): string {
     summary.documents.length ? section('Documents', 'documents', documents(model)) : '',
     section('Untrusted text', 'trust', trust(model)),
     model.resumes.length ? section('Resumes', 'resumes', resumes(model)) : '',
+    '</main>',
     `<footer>Written by conclave report from ${html(String(summary.header.session ?? 'the session'))} ` +
       `(run ${html(String(summary.header.run_id ?? ''))}).</footer>`,
     `<script nonce="${nonce}">${PAGE_SCRIPT}</script>`,
@@ -59,6 +61,7 @@ function header(model: ReportModel): string {
   const rows: [string, string][] = [
     ['workflow', html(String(summary.header.workflow?.path ?? ''))],
     ['status', `<span class="status status-${attr(end?.status ?? 'open')}">${html(end?.status ?? 'not ended')}</span>`],
+    ...verdicts(summary.proposals),
     ['ending', html(end?.reason ?? 'the session ends before the run did (it may be resumed)')],
     ['cost', `<strong id="run-cost">${usd(summary.total.cost_usd)}</strong> · ${n(summary.total.calls)} model calls · ${n(summary.total.turns)} turns`],
   ];
@@ -74,16 +77,46 @@ function header(model: ReportModel): string {
   const outputs = Object.entries(end?.outputs ?? {}).map(([k, v]) => `<tr><th>${html(k)}</th><td><pre>${html(clip(String(v), TEXT_LIMIT))}</pre></td></tr>`);
   return [
     `<header><h1>${html(summary.header.workflow?.path ? `Run of ${summary.header.workflow.path}` : 'A conclave run')}</h1>`,
-    `<table class="facts">${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table>`,
+    `<div class="wide"><table class="facts">${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table></div>`,
     end?.summary ? `<h2>Summary</h2><p class="summary">${html(end.summary)}</p>` : '',
-    outputs.length ? `<h2>Outputs</h2><table class="outputs">${outputs.join('')}</table>` : '',
+    outputs.length ? `<h2>Outputs</h2><div class="wide"><table class="outputs">${outputs.join('')}</table></div>` : '',
     summary.header.note ? `<p class="note">${html(String(summary.header.note))}</p>` : '',
     '</header>',
   ].join('');
 }
 
+/** Each decided proposal's winner, in the header: what the run decided, before how it ended. */
+function verdicts(proposals: readonly ProposalSummary[]): [string, string][] {
+  const decided = proposals.filter((p) => p.winner);
+  if (decided.length === 0) return [];
+  const each = decided.map(
+    (p) => `<a href="#proposal-${attr(p.id.replace(/[^A-Za-z0-9_-]/g, '_'))}">${html(p.id)}</a>: <strong class="winner">${html(p.winner!)}</strong>`,
+  );
+  return [[decided.length === 1 ? 'verdict' : 'verdicts', each.join(' · ')]];
+}
+
+/** The agents made from each template, by template: a run of 1+64 gets one line for the 64 (and their filter one box). */
+function byTemplate(model: ReportModel): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const agent of model.agents) {
+    const template = model.summary.spawned[agent]?.template;
+    if (template) groups.set(template, [...(groups.get(template) ?? []), agent]);
+  }
+  return groups;
+}
+
 function filter(model: ReportModel): string {
-  const options = model.agents.map((a) => `<label><input type="checkbox" class="pick" value="${attr(a)}" checked> @${html(a)}</label>`).join(' ');
+  const pick = (a: string, template?: string) =>
+    `<label><input type="checkbox" class="pick" value="${attr(a)}"${template ? ` data-template="${attr(template)}"` : ''} checked> @${html(a)}</label>`;
+  const groups = byTemplate(model);
+  const grouped = new Set([...groups.values()].flat());
+  const single = model.agents.filter((a) => !grouped.has(a)).map((a) => pick(a));
+  const folded = [...groups].map(
+    ([template, agents]) =>
+      `<label><input type="checkbox" class="pick-template" value="${attr(template)}" checked> ${html(template)} (${agents.length})</label>` +
+      `<details class="instances"><summary>each</summary>${agents.map((a) => pick(a, template)).join(' ')}</details>`,
+  );
+  const options = [...single, ...folded].join(' ');
   const button = (id: string, label: string) => `<button type="button" id="${id}">${label}</button>`;
   return (
     `<nav id="filter" hidden><strong>Show agents:</strong> ${button('all', 'all')} ${button('none', 'none')} ${options}<br>` +
@@ -107,10 +140,27 @@ function costTable(model: ReportModel): string {
   });
   const t = summary.total;
   return (
-    `<table class="cost"><thead><tr>${COST_COLUMNS.map((h) => `<th>${h}</th>`).join('')}</tr></thead>` +
+    `<div class="wide"><table class="cost"><thead><tr>${COST_COLUMNS.map((h) => `<th>${h}</th>`).join('')}</tr></thead>` +
     `<tbody>${rows.join('')}</tbody><tfoot><tr><th>run</th><td></td><td>${n(t.turns)}</td><td>${n(t.calls)}</td><td>${n(t.input_tokens)}</td>` +
-    `<td>${n(t.cache_read_input_tokens)}</td><td>${n(t.output_tokens)}</td><td>${usd(t.cost_usd)}</td></tr></tfoot></table>`
+    `<td>${n(t.cache_read_input_tokens)}</td><td>${n(t.output_tokens)}</td><td>${usd(t.cost_usd)}</td></tr></tfoot></table></div>`
   );
+}
+
+/** The cost of the agents made from each template, summed: the roll-up a wide spawn needs before its rows. */
+function templateTable(model: ReportModel): string {
+  const groups = byTemplate(model);
+  if (groups.size === 0) return '';
+  const rows = [...groups].map(([template, agents]) => {
+    const sum = (field: 'turns' | 'calls' | 'input_tokens' | 'output_tokens' | 'cost_usd') =>
+      agents.reduce((total, a) => total + (model.summary.agents[a]?.[field] ?? 0), 0);
+    return (
+      `<tr><td>${html(template)}</td><td>${n(agents.length)}</td><td>${n(sum('turns'))}</td><td>${n(sum('calls'))}</td>` +
+      `<td>${n(sum('input_tokens'))}</td><td>${n(sum('output_tokens'))}</td><td>${usd(sum('cost_usd'))}</td></tr>`
+    );
+  });
+  const head = ['template', 'agents', 'turns', 'calls', 'input', 'output', 'cost'].map((h) => `<th>${h}</th>`).join('');
+  const table = `<table class="cost by-template"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<h3>By template</h3><div class="wide">${table}</div><h3>Each agent</h3>`;
 }
 
 function treeItem(node: TreeNode): string {
@@ -139,8 +189,8 @@ function proposal(p: ProposalSummary): string {
     `<article class="proposal" id="proposal-${attr(p.id.replace(/[^A-Za-z0-9_-]/g, '_'))}"><h3>${html(p.id)}: ${html(p.question)}</h3>` +
     `<p>by ${agentLink(p.proposer)} · rule ${html(p.rule)} · ${outcome} (${tally})${p.reason ? ` · ${html(p.reason)}` : ''}</p>` +
     (p.action ? `<p>asks consent for <code>${html(p.action.tool)}</code> <code>${html(clip(JSON.stringify(p.action.input), 500))}</code></p>` : '') +
-    '<table class="votes"><thead><tr><th>voter</th><th>vote</th><th>reason</th></tr></thead>' +
-    `<tbody>${[...votes, ...advice].join('') || '<tr><td colspan="3">no vote</td></tr>'}</tbody></table></article>`
+    '<div class="wide"><table class="votes"><thead><tr><th>voter</th><th>vote</th><th>reason</th></tr></thead>' +
+    `<tbody>${[...votes, ...advice].join('') || '<tr><td colspan="3">no vote</td></tr>'}</tbody></table></div></article>`
   );
 }
 

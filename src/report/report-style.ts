@@ -30,11 +30,20 @@ svg .call.batched { fill: none; stroke: var(--fg); }
 nav#filter { position: sticky; top: 0; background: var(--bg); border-bottom: 1px solid var(--line); padding: .4rem 0; font-size: 12.5px; z-index: 1; }
 nav#filter label { white-space: nowrap; margin-right: .4rem; }
 [data-hidden] { display: none; }
+.wide { overflow-x: auto; max-width: 100%; } .wide > svg { max-width: none; width: 100%; min-width: 640px; }
+details.instances { display: inline; } details.instances[open] { display: block; padding-left: 1rem; }
+@media (max-width: 600px) { body { padding: .5rem .75rem 3rem; } th, td { padding: .2rem .35rem; } h1 { font-size: 1.25rem; } }
+@media print {
+  nav#filter { display: none !important; } [data-hidden] { display: revert; }
+  body { max-width: none; padding: 0; font-size: 11pt; } .wide { overflow: visible; } .wide > svg { min-width: 0; }
+  h2 { break-after: avoid; } details.call, article, tr { break-inside: avoid; } a { color: inherit; text-decoration: none; }
+}
 `;
 
 /**
- * The page's one script (it runs by its nonce): filter by agent, open or close every call. The
- * page says everything without it; the filter shows only where it works.
+ * The page's one script (it runs by its nonce): filter by agent (or by template, for all the agents
+ * made from it), open or close every call, open every call to print. The page says everything
+ * without it; the filter shows only where it works, and is never printed.
  */
 export const PAGE_SCRIPT = `
 (() => {
@@ -56,5 +65,18 @@ export const PAGE_SCRIPT = `
   const calls = (open) => () => { for (const d of document.querySelectorAll('details.call')) d.open = open; };
   document.getElementById('open').addEventListener('click', calls(true));
   document.getElementById('close').addEventListener('click', calls(false));
+  // A template's box checks or unchecks each agent made from it.
+  for (const t of document.querySelectorAll('input.pick-template'))
+    t.addEventListener('change', () => {
+      for (const p of picks) if (p.getAttribute('data-template') === t.value) p.checked = t.checked;
+      apply();
+    });
+  // Printed, every call is shown open, and closed again after as it was.
+  let closed = [];
+  window.addEventListener('beforeprint', () => {
+    closed = [...document.querySelectorAll('details.call:not([open])')];
+    for (const d of closed) d.open = true;
+  });
+  window.addEventListener('afterprint', () => { for (const d of closed) d.open = false; closed = []; });
 })();
 `;

@@ -1,5 +1,6 @@
 import type { ReportModel } from './report-model.js';
 import { attr, html, idOf } from './escape.js';
+import { RUN_LANE } from '../session/timeline.js';
 
 const LABEL = 150;
 const WIDTH = 960;
@@ -8,7 +9,8 @@ const LANE = 18;
 /**
  * The run's timeline as inline SVG (no script, no font, nothing fetched): a lane per agent, a bar
  * per turn (red when it failed) and per wait for a rate limit, a tick per model call (hollow when
- * a message batch answered it). Each mark has a title a pointer shows; each lane links to its agent.
+ * a message batch answered it), and a lane for what the run as a whole waited for (people's votes,
+ * the time it was parked). Each mark has a title a pointer shows; each agent's lane links to it.
  */
 export function timelineSvg(model: ReportModel): string {
   const lanes = model.summary.timeline;
@@ -23,13 +25,14 @@ export function timelineSvg(model: ReportModel): string {
   const out: string[] = [];
   lanes.forEach((lane, i) => {
     const y = i * LANE;
-    out.push(
-      `<a href="#${attr(idOf(lane.agent))}"><text x="4" y="${y + 13}" class="lane">@${html(lane.agent.slice(0, 22))}</text></a>`,
-      `<line x1="${LABEL}" x2="${WIDTH - 10}" y1="${y + LANE - 1}" y2="${y + LANE - 1}" class="rule"/>`,
-    );
+    const label =
+      lane.agent === RUN_LANE
+        ? `<text x="4" y="${y + 13}" class="lane">the run waiting</text>`
+        : `<a href="#${attr(idOf(lane.agent))}"><text x="4" y="${y + 13}" class="lane">@${html(lane.agent.slice(0, 22))}</text></a>`;
+    out.push(label, `<line x1="${LABEL}" x2="${WIDTH - 10}" y1="${y + LANE - 1}" y2="${y + LANE - 1}" class="rule"/>`);
     for (const bar of lane.bars) {
       const width = Math.max(1.5, x(bar.endMs) - x(bar.startMs));
-      const title = `@${lane.agent} ${bar.label}: ${((bar.endMs - bar.startMs) / 1000).toFixed(1)} s`;
+      const title = `${lane.agent === RUN_LANE ? 'the run' : `@${lane.agent}`} ${bar.label}: ${((bar.endMs - bar.startMs) / 1000).toFixed(1)} s`;
       out.push(
         `<rect x="${x(bar.startMs).toFixed(1)}" y="${y + 3}" width="${width.toFixed(1)}" height="${LANE - 6}" class="${bar.kind}">` +
           `<title>${html(title)}</title></rect>`,
@@ -51,5 +54,7 @@ export function timelineSvg(model: ReportModel): string {
   const seconds = (span / 1000).toFixed(1);
   out.push(`<text x="${LABEL}" y="${height - 4}" class="axis">0 s</text><text x="${WIDTH - 60}" y="${height - 4}" class="axis">${seconds} s</text>`);
   const box = `viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}"`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="timeline" ${box}>${out.join('')}</svg>`;
+  // A group, not an image: its lane names are links, which an image's children cannot be (its marks' titles are read as they are).
+  const label = 'Timeline: a lane per agent, a bar per turn, wait and pause, a dot per model call';
+  return `<div class="wide"><svg xmlns="http://www.w3.org/2000/svg" role="group" aria-label="${label}" ${box}>${out.join('')}</svg></div>`;
 }

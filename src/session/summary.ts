@@ -150,7 +150,7 @@ export function summarize(record: SessionRecord): SessionSummary {
     providers,
     cache,
     batches,
-    timeline: timelineOf(record.effective),
+    timeline: timelineOf(record.effective, record.events),
     spawned,
     messages,
     findings,

@@ -523,7 +523,7 @@ describe('action.yml', () => {
       expect(fake.comments).toHaveLength(2);
       const mine = fake.comments[1]!;
       expect(mine.body).toContain('<!-- conclave: review.yml -->');
-      expect(mine.body).toContain('**success** (exit 0): @\u200blead completed the run');
+      expect(mine.body).toContain('**success**: @\u200blead completed the run');
       expect(mine.body).toContain('| verdict | reject |');
       expect(mine.body).toContain('- **warning** `src/app.js:2` two is suspicious');
       expect(mine.body).toMatch(/Cost: \$0\.\d{4} · 2 model calls · 1 turns/);

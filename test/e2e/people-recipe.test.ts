@@ -118,6 +118,8 @@ describe('votes from people, through the Action (examples/github)', () => {
     expect(ballot.body).toContain('Waiting for @octocat');
     // Parked is waiting, not failed; an agent's name notifies no GitHub user of that name.
     expect(ballot.body).toContain('### ⏸️ conclave:');
+    expect(ballot.body).toContain('**waiting**: ');
+    expect(ballot.body).not.toContain('(exit 75)');
     expect(ballot.body).toContain('proposed by @\u200blead');
     expect(ballot.body).not.toMatch(/@lead\b/);
 
@@ -163,7 +165,11 @@ describe('votes from people, through the Action (examples/github)', () => {
     // The final comment keeps the decision: who voted, with what permission, and a link to the vote's comment (no one notified).
     const final = gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!.body;
     expect(final).toContain('**Decisions:**');
-    expect(final).toMatch(/- verdict: decided `approve` — @\u200boctocat \(write\): approve \[comment\]\(https:\/\/[^)]+issuecomment-\d+\)/);
+    expect(final).toMatch(
+      /- verdict: decided `approve` — @\u200boctocat \(write\): approve, “because tests pass” \[comment\]\(https:\/\/[^)]+issuecomment-\d+\)/,
+    );
+    expect(final).toContain('**success**: ');
+    expect(final).not.toContain('(exit');
     expect(human.comment.url).toContain('#issuecomment-');
     // Only the lead's turn after the vote called the model.
     expect(anthropic.requests.length).toBe(callsBefore + 1);
@@ -212,7 +218,7 @@ describe('votes from people, through the Action (examples/github)', () => {
     expect(gitHub.comments.length).toBe(before + 1); // only octocat's comment: no reply to it
     const said = gitHub.comments.find((c) => c.user.login === BOT_LOGIN)!.body;
     expect(said).toContain('### ⏹️ conclave:');
-    expect(said).toContain('**stale** (exit 0): pull request #\u200b7 moved on to eeeeeeeeeeee since this run reviewed a1b2c3d4e5f6');
+    expect(said).toContain('**stale**: pull request #\u200b7 moved on to eeeeeeeeeeee since this run reviewed a1b2c3d4e5f6');
     expect(said).not.toContain('/conclave vote');
     expect(fakes.anthropic.requests.length).toBe(calls);
     // Published as stale, it is no run to vote on any more.

@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { runWorkflow } from '../helpers/run-workflow.js';
 
 /** `conclave report` (docs/report.md): one page per run, opened in a real browser (Debian's chromium). */
 const chromium = browserForTests();
+const require = createRequire(import.meta.url);
 let browser: Browser;
 beforeAll(async () => {
   if (chromium) browser = await launch();
@@ -56,6 +58,57 @@ describe.skipIf(!chromium)('conclave report, opened in headless Chromium', () =>
     for (const needed of ['@lead', '@security', '@style', 'request-changes', '$0.0441']) expect(withoutScripts).toContain(needed);
   });
 
+  it('on a phone (390 px, as a PR comment opens it): no wider than the screen, landmarks, 0 axe violations serious or critical; printed without the filter, every call open', async () => {
+    const page = await report('examples/pr-review.session.jsonl');
+    // The page's policy allows only its own script: axe is let in for the test alone.
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+    try {
+      const phone = await context.newPage();
+      await phone.goto(`file://${page}`, { waitUntil: 'load' });
+      expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(await phone.locator('body > header').count()).toBe(1);
+      expect(await phone.locator('body > main').count()).toBe(1);
+      expect(await phone.locator('body > footer').count()).toBe(1);
+      // The verdict is in the header, before how the run ended.
+      expect(await phone.innerText('header')).toMatch(/verdict\s+verdict: request-changes/);
+      await phone.addScriptTag({ content: readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') });
+      const violations = await phone.evaluate(async () => {
+        const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
+        return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+      });
+      expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+      // Printed: no filter, and every call open (then closed again as it was).
+      await phone.emulateMedia({ media: 'print' });
+      expect(await phone.isVisible('#filter')).toBe(false);
+      const closedBefore = await phone.locator('details.call:not([open])').count();
+      expect(closedBefore).toBeGreaterThan(0);
+      await phone.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+      expect(await phone.locator('details.call:not([open])').count()).toBe(0);
+      await phone.evaluate(() => window.dispatchEvent(new Event('afterprint')));
+      expect(await phone.locator('details.call:not([open])').count()).toBe(closedBefore);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("a run parked for a person's vote, then resumed: the votes awaited and the time parked are on the timeline", async () => {
+    const dir = scratch();
+    const session = join(dir, 'parked.session.jsonl');
+    const parked = readFileSync(join(ROOT, 'test/fixtures/sessions/parked-for-people.jsonl'), 'utf8');
+    const at = 1795828907809;
+    const after = [
+      { seq: 15, type: 'resumed', replayed_through: 13, at: new Date(at + 90_000).toISOString(), conclave_version: '0.1.0', at_ms: at + 90_000 },
+      { seq: 16, type: 'proposal_closed', proposal: 'verdict', status: 'decided', winner: 'approve', reason: null, at_ms: at + 90_010 },
+    ];
+    writeFileSync(session, `${parked}${after.map((e) => JSON.stringify(e)).join('\n')}\n`);
+    const opened = await open(browser, await report(session, dir));
+    expect(opened.errors).toEqual([]);
+    const titles = await opened.page.$$eval('#timeline svg rect > title', (ts) => ts.map((t) => t.textContent));
+    expect(titles).toContain('the run votes on verdict: 90.0 s');
+    expect(titles).toContain('the run parked: 90.0 s');
+    expect(await opened.page.innerText('#timeline')).toContain('the run waiting');
+  });
+
   it('a 1+64 spawn run: at most 2 MB, no request, no error, every spawned agent named, the subtrees adding up to the run', async () => {
     const server = await startFakeAnthropic(fanOutScript(64));
     try {
@@ -73,6 +126,17 @@ describe.skipIf(!chromium)('conclave report, opened in headless Chromium', () =>
       expect(Math.abs(roots.reduce((a, b) => a + b, 0) - runCost)).toBeLessThan(0.01);
       const lead = await opened.page.$$eval('ul.tree > li[data-agent="lead"] > ul > li > span.subtree', (spans) => spans.length);
       expect(lead).toBe(64);
+      // Rolled up by template: one row for the 64, and one box that shows or hides them all.
+      expect(await opened.page.$$eval('table.by-template tbody tr', (rows) => rows.map((r) => (r as HTMLElement).innerText.split('\t').slice(0, 2)))).toEqual([
+        ['reviewer', '64'],
+      ]);
+      expect(await opened.page.locator('input.pick-template').count()).toBe(1);
+      expect(await opened.page.isVisible('input.pick[value="reviewer-7"]')).toBe(false);
+      await opened.page.uncheck('input.pick-template[value="reviewer"]');
+      expect(await opened.page.isVisible('li[data-agent="reviewer-7"]')).toBe(false);
+      expect(await opened.page.isVisible('li[data-agent="lead"]')).toBe(true);
+      await opened.page.check('input.pick-template[value="reviewer"]');
+      expect(await opened.page.isVisible('li[data-agent="reviewer-7"]')).toBe(true);
     } finally {
       await server.close();
     }

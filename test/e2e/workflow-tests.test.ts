@@ -149,6 +149,38 @@ describe('conclave test, offline', () => {
     },
   );
 
+  it("votes, not_messages and the run's size (calls, turns, tokens, wall_s): hold on the recording, or fail at their line saying what the run did", async () => {
+    const dir = prReviewCopy();
+    const file = join(dir, 'pr-review.test.yml');
+    const more = [
+      '      votes: { security: request-changes, style: request-changes }',
+      '      not_messages: [{ from: style, contains: "DROP TABLE" }]',
+      '      calls: { max: 13 }',
+      '      turns: { min: 2, max: 9 }',
+      '      tokens: { min: 1 }',
+      '      wall_s: { max: 60 }',
+    ];
+    edit(file, '      cost_usd: { max: 0.10 }', `      cost_usd: { max: 0.10 }\n${more.join('\n')}`);
+    const held = await conclave(['test'], { cwd: dir });
+    expect(held.code, held.stdout + held.stderr).toBe(0);
+    edit(file, 'style: request-changes }', 'style: approve }');
+    edit(file, 'calls: { max: 13 }', 'calls: { max: 5 }');
+    edit(file, 'from: style, contains: "DROP TABLE"', 'from: security, contains: "users.js"');
+    const failed = await conclave(['test'], { cwd: dir });
+    expect(failed.code, failed.stderr).toBe(1);
+    const at = (text: string) => `pr-review.test.yml:${lineOf(file, text)}`;
+    expect(failed.stdout).toMatch(
+      new RegExp(`${at('votes:')}:\\d+: .*: votes\\.style: @style did not vote "approve" \\(it voted "request-changes" on verdict\\)`),
+    );
+    expect(failed.stdout).toContain(`${at('calls:')}:7: asks for changes to a SQL injection: calls: the run took 13 calls, over the 5 expected at most`);
+    expect(failed.stdout).toMatch(new RegExp(`${at('not_messages:')}:\\d+: .*: not_messages: @security wrote to @lead: "`));
+    // An agent the workflow lacks, in a vote: refused before anything runs (exit 2), as the other expectations' names are.
+    edit(file, 'style: approve }', 'styel: approve }');
+    const invalid = await conclave(['test'], { cwd: dir });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('the vote expected of @styel is not an agent of pr-review (did you mean "style"?)');
+  });
+
   it('prints the results as JSON with each failure positioned', async () => {
     const dir = prReviewCopy();
     edit(join(dir, 'pr-review.test.yml'), 'cost_usd: { max: 0.10 }', 'cost_usd: { max: 0.01 }');

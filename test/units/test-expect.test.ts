@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CaseRun, RunJson } from '../../src/cli/test/test-case-run.js';
 import { checkCase } from '../../src/cli/test/test-expect.js';
-import type { Expectation, TestCase } from '../../src/cli/test/test-file.js';
+import type { Expectation, TestCase } from '../../src/cli/test/expectations.js';
 import type { SessionEvent } from '../../src/session/format.js';
 
 /** conclave test's checks (src/cli/test/test-expect.ts) from source: each expectation against a run's result and events. */
@@ -141,6 +141,48 @@ describe('the expectations of a case', () => {
     // To an agent that only sent it: @security wrote the injection message, to @lead.
     expect(m({ to: 'security', contains: 'injection' })).toHaveLength(1);
     expect(m({ from: 'lead', contains: 'injection' })).toHaveLength(1);
+  });
+
+  it('not_messages, votes, and the counts: calls, turns, tokens, wall_s', () => {
+    const usage = { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 5, cache_read_input_tokens: 1000 };
+    const sized: SessionEvent[] = [
+      ...events,
+      { seq: ++seq, type: 'turn_started', agent: 'lead', turn: 1, through: 0, messages: [] } as SessionEvent,
+      { seq: ++seq, type: 'model_call', agent: 'lead', turn: 1, step: 1, response: { content: [], stop_reason: 'end_turn', usage } } as unknown as SessionEvent,
+      { seq: ++seq, type: 'model_call', agent: 'lead', turn: 1, step: 2, response: { content: [], stop_reason: 'end_turn' } } as unknown as SessionEvent,
+      { seq: ++seq, type: 'turn_ended', agent: 'lead', turn: 1, elapsed_ms: 2500 } as SessionEvent,
+      { seq: ++seq, type: 'turn_started', agent: 'security', turn: 1, through: 0, messages: [] } as SessionEvent,
+      { seq: ++seq, type: 'turn_ended', agent: 'security', turn: 1, elapsed_ms: 4250 } as SessionEvent,
+      { seq: ++seq, type: 'vote', proposal: 'verdict', voter: 'security', option: 'request-changes', reason: 'r' } as SessionEvent,
+      { seq: ++seq, type: 'vote', proposal: 'verdict', voter: '@octocat', option: 'approve', reason: 'ok' } as SessionEvent,
+    ];
+    const c = (e: Expectation) => check(e, run({ events: sized }));
+    expect(c({ kind: 'not_message', at, message: { at, from: 'style' } })).toEqual([]);
+    expect(c({ kind: 'not_message', at, message: { at, from: 'security', contains: 'injection' } })).toEqual([
+      { expectation: 'not_messages', line: 7, column: 9, message: '@security wrote to @lead: "src/users.js:2 is an injection"' },
+    ]);
+    expect(c({ kind: 'not_message', at, message: { at, to: 'security' } })[0]!.message).toBe('@lead wrote to @security, @style: "please look"');
+    expect(c({ kind: 'vote', at, voter: 'security', option: 'request-changes' })).toEqual([]);
+    expect(c({ kind: 'vote', at, voter: '@security', option: 'request-changes' })).toEqual([]);
+    expect(c({ kind: 'vote', at, voter: '@octocat', option: 'approve' })).toEqual([]);
+    expect(c({ kind: 'vote', at, voter: 'octocat', option: 'approve' })).toEqual([]);
+    expect(c({ kind: 'vote', at, voter: 'security', option: 'approve' })).toEqual([
+      { expectation: 'votes.security', line: 7, column: 9, message: '@security did not vote "approve" (it voted "request-changes" on verdict)' },
+    ]);
+    expect(c({ kind: 'vote', at, voter: 'style', option: 'approve' })[0]!.message).toBe('@style did not vote "approve" (it cast no vote)');
+    // Two calls, two turns, 1,125 tokens (a call without usage counts none), 4.25 s to the last turn's end.
+    expect(c({ kind: 'count', at, what: 'calls', max: 2, min: 2 })).toEqual([]);
+    expect(c({ kind: 'count', at, what: 'calls', max: 1 })).toEqual([
+      { expectation: 'calls', line: 7, column: 9, message: 'the run took 2 calls, over the 1 expected at most' },
+    ]);
+    expect(c({ kind: 'count', at, what: 'calls', min: 3 })[0]!.message).toBe('the run took 2 calls, under the 3 expected at least');
+    expect(c({ kind: 'count', at, what: 'turns', max: 2 })).toEqual([]);
+    expect(c({ kind: 'count', at, what: 'turns', max: 1 })[0]!.message).toBe('the run took 2 turns, over the 1 expected at most');
+    expect(c({ kind: 'count', at, what: 'tokens', max: 1125, min: 1125 })).toEqual([]);
+    expect(c({ kind: 'count', at, what: 'tokens', max: 1124 })[0]!.message).toBe('the run took 1,125 tokens, over the 1124 expected at most');
+    expect(c({ kind: 'count', at, what: 'wall_s', max: 4.25 })).toEqual([]);
+    expect(c({ kind: 'count', at, what: 'wall_s', max: 4 })[0]!.message).toBe('the run took 4.3 s, over the 4 expected at most');
+    expect(c({ kind: 'count', at, what: 'wall_s', min: 5 })[0]!.message).toBe('the run took 4.3 s, under the 5 expected at least');
   });
 
   it('files: from the session offline (write_file that succeeded, documents to their write_to), from the workspace live', () => {

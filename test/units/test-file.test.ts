@@ -65,6 +65,51 @@ cases:
     expect(c.expect[11]).toMatchObject({ maxUsd: 0.1 });
   });
 
+  it('votes, not_messages and the counts (calls, turns, tokens, wall_s): read, or refused at their place', () => {
+    const { test, problems } = load(`workflow: w.yml
+cases:
+  - name: one
+    session: r.jsonl
+    expect:
+      votes: { security: request-changes, "@octocat": approve }
+      not_messages: [{ from: style, contains: injection }]
+      calls: { max: 20 }
+      turns: { min: 2, max: 12 }
+      tokens: { max: 100000 }
+      wall_s: { max: 90.5 }
+`);
+    expect(problems).toEqual([]);
+    expect(test!.cases[0]!.expect).toEqual([
+      { kind: 'not_message', at: { line: 7, col: 22 }, message: { at: { line: 7, col: 22 }, from: 'style', contains: 'injection' } },
+      { kind: 'vote', at: { line: 6, col: 16 }, voter: 'security', option: 'request-changes' },
+      { kind: 'vote', at: { line: 6, col: 43 }, voter: '@octocat', option: 'approve' },
+      { kind: 'count', at: { line: 8, col: 7 }, what: 'calls', max: 20 },
+      { kind: 'count', at: { line: 9, col: 7 }, what: 'turns', min: 2, max: 12 },
+      { kind: 'count', at: { line: 10, col: 7 }, what: 'tokens', max: 100000 },
+      { kind: 'count', at: { line: 11, col: 7 }, what: 'wall_s', max: 90.5 },
+    ]);
+    const bad = load(`workflow: w.yml
+cases:
+  - name: one
+    session: r.jsonl
+    expect:
+      votes: { security: [] }
+      not_messages: [{}]
+      calls: 3
+      turns: { min: 5, max: 2 }
+      tokens: { most: 3 }
+      wall_s: { max: -1 }
+`);
+    expect(bad.problems).toEqual([
+      '6:26 security must be a text; found a list',
+      '7:22 a message names from, to or contains',
+      '8:14 calls must be { max: N } or { min: N } or both, N a number of at least 0',
+      '9:14 turns.min (5) is over turns.max (2): no run can hold both',
+      '10:15 tokens must be { max: N } or { min: N } or both, N a number of at least 0',
+      '11:15 wall_s must be { max: N } or { min: N } or both, N a number of at least 0',
+    ]);
+  });
+
   it('says every problem at once, at its place, with did-you-mean', () => {
     const { test, problems } = load(`workflow: w.yml
 case: []
@@ -105,7 +150,7 @@ cases:
       '13:22 a message is a mapping { from, to, contains }; found the number 3',
       '14:14 files must be a mapping; found a list',
       '15:17 cost_usd must be { max: USD }, USD a number of at least 0',
-      '16:7 unknown key "cost" in cases[0].expect (did you mean "cost_usd"?); expected "status", "outputs", "proposals", "tools", "not_tools", "messages", "files" or "cost_usd"',
+      '16:7 unknown key "cost" in cases[0].expect (did you mean "cost_usd"?); expected "status", "outputs", "proposals", "votes", "tools", "not_tools", "messages", "not_messages", "files", "cost_usd", "calls", "turns", "tokens" or "wall_s"',
       '17:11 two cases are named "a": give each its own name',
       '18:14 the recording w.yml must be a session file (.jsonl), as conclave writes them',
       '19:18 the input "x" must be a string, a number or true/false',

@@ -37,6 +37,19 @@ describe("the names a test file's expectations give", () => {
     ]);
   });
 
+  it('votes and not_messages name agents too; a voter written with @ that is no agent is a person, not judged', async () => {
+    expect(
+      await problems(
+        TEAM,
+        '      votes: { securty: approve, security: approve, "@security": approve, "@octocat": approve }\n' +
+          '      not_messages: [{ from: leed }, { to: lead }]\n',
+      ),
+    ).toEqual([
+      '6:16 the vote expected of @securty is not an agent of team (did you mean "security"?); its agents are @lead, @security',
+      '7:22 the message ruled out from @leed is not an agent of team (did you mean "lead"?); its agents are @lead, @security',
+    ]);
+  });
+
   it("names the workflow has, the team's own tools, and instances of for_each and forks hold", async () => {
     const made = `${TEAM.replace('kickoff', '  rev: { role: worker, for_each: [a, b] }\n  lead2: { role: manager, reports_to: lead, fork: true }\nkickoff')}`;
     expect(

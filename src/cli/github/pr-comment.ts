@@ -37,7 +37,8 @@ function render(s: SessionSummary, cut: number, page?: string): string {
   const icon = !end || end.exit_code === EXIT.waiting ? '⏸️' : end.status === 'stale' ? '⏹️' : end.exit_code === 0 ? '✅' : '❌';
   const lines = [commentMarker(s.header.workflow.path), runMarker(s.header.run_id), `### ${icon} conclave: ${inline(s.header.workflow.path)}`, ''];
   lines.push(
-    end ? `**${end.status}** (exit ${end.exit_code}): ${inert(cell(end.reason))}` : 'The run has not ended: it can be resumed from its session file.',
+    // Maintainers read a word, not an exit code (the job summary and the step's log give it).
+    end ? `**${end.status}**: ${inert(cell(end.reason))}` : 'The run has not ended: it can be resumed from its session file.',
     '',
   );
   if (end?.summary) lines.push(fenced(shorter(end.summary, cut)), '');
@@ -70,7 +71,7 @@ function render(s: SessionSummary, cut: number, page?: string): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The proposals people voted on, once closed: the outcome and each person's vote, by whom, with what permission, and its comment. */
+/** The proposals people voted on, once closed: the outcome and each person's vote, by whom, with what permission, why, and its comment. */
 function peopleDecisions(s: SessionSummary): string[] {
   const closed = s.proposals.filter((p) => p.status !== 'open' && p.voters.some(isPerson));
   if (closed.length === 0) return [];
@@ -81,7 +82,8 @@ function peopleDecisions(s: SessionSummary): string[] {
       const votes = p.voters.flatMap((voter) => {
         const v = p.votes[voter];
         const cast = p.cast_by?.[voter];
-        return v ? [`${inert(cell(`${castLabel(voter, cast)}: ${v.option}`))}${cast?.url ? ` ${commentLink(cast.url)}` : ''}`] : [];
+        const why = v?.reason.trim() ? `, “${shorter(v.reason.trim(), 300)}”` : '';
+        return v ? [`${inert(cell(`${castLabel(voter, cast)}: ${v.option}${why}`))}${cast?.url ? ` ${commentLink(cast.url)}` : ''}`] : [];
       });
       const result = `${p.status.replace('_', ' ')}${p.winner ? ` ${codeCell(p.winner)}` : ''}`;
       return `- ${inert(cell(p.id))}: ${result}${votes.length ? ` — ${votes.join('; ')}` : ''}`;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { SessionEvent } from '../../session/format.js';
 import { readSession } from '../../session/reader.js';
-import type { TestCase, TestFile } from './test-file.js';
+import type { TestCase, TestFile } from './expectations.js';
 
 /** What `run --json` prints: the parts a case's expectations read. */
 export interface RunJson {

@@ -10,7 +10,7 @@ import { realBelow } from './test-paths.js';
 import { startSharedBatches } from './shared-batches.js';
 import { cleanUp, runCase, type CaseRun } from './test-case-run.js';
 import { checkCase, type Failure } from './test-expect.js';
-import type { TestCase } from './test-file.js';
+import type { TestCase } from './expectations.js';
 import { checkContextOf, loadSuites, type Suite, testFiles } from './test-suites.js';
 import { type CaseOutcome, histogramOf, runOutcome, failureAnnotations, junitXml, resultJson, resultText, writeTestSummary } from './test-report.js';
 import { writeWhole } from '../write-whole.js';

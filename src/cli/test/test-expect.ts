@@ -5,7 +5,9 @@ import { DocumentHistories } from '../../session/document-history.js';
 import type { EventOf, SessionEvent } from '../../session/format.js';
 import type { Position } from '../../workflow/diagnostic.js';
 import type { CaseRun } from './test-case-run.js';
-import type { Expectation, MessageMatch, TestCase, TextMatch, ToolMatch } from './test-file.js';
+import type { CountName, Expectation, MessageMatch, TestCase, TextMatch, ToolMatch } from './expectations.js';
+import { elapsedOf } from '../../session/recording.js';
+import { thousands } from '../../thousands.js';
 
 /** An expectation that did not hold, where the test file writes it. */
 export interface Failure {
@@ -106,6 +108,48 @@ function checkOne(e: Expectation, run: CaseRun, context: CheckContext): Failure[
       return result.usage.cost_usd <= e.maxUsd
         ? []
         : [failure('cost_usd', e.at, `the run cost $${result.usage.cost_usd.toFixed(4)}, over the $${e.maxUsd} expected at most`)];
+    case 'not_message': {
+      const found = run.events.find((m): m is EventOf<'message'> => m.type === 'message' && messageMatches(m, e.message));
+      if (!found) return [];
+      const { sender, recipients, text } = found.message;
+      return [failure('not_messages', e.at, `@${sender} wrote to ${recipients.map((r) => `@${r}`).join(', ') || 'no one'}: ${clip(text)}`)];
+    }
+    case 'vote': {
+      const seat = e.voter.replace(/^@/, '');
+      const votes = run.events.filter((v): v is EventOf<'vote'> => v.type === 'vote' && v.voter.replace(/^@/, '') === seat);
+      if (votes.some((v) => v.option === e.option)) return [];
+      const cast = votes.map((v) => `"${v.option}" on ${v.proposal}`).join(', ');
+      return [failure(`votes.${e.voter}`, e.at, `@${seat} did not vote "${e.option}" (${cast ? `it voted ${cast}` : 'it cast no vote'})`)];
+    }
+    case 'count': {
+      const value = countOf(e.what, run.events);
+      const shown = e.what === 'wall_s' ? `${value.toFixed(1)} s` : `${thousands(value)} ${e.what}`;
+      if (e.max !== undefined && value > e.max) return [failure(e.what, e.at, `the run took ${shown}, over the ${e.max} expected at most`)];
+      if (e.min !== undefined && value < e.min) return [failure(e.what, e.at, `the run took ${shown}, under the ${e.min} expected at least`)];
+      return [];
+    }
+  }
+}
+
+/**
+ * A run's size from its events: model calls, turns begun, tokens of every call (input, output, and
+ * what the prompt cache read and wrote), and its run time in seconds (its last turn's end, as
+ * `limits.timeout` counts it: a replay keeps the recorded run's time).
+ */
+function countOf(what: CountName, events: readonly SessionEvent[]): number {
+  const calls = events.filter((e): e is EventOf<'model_call'> => e.type === 'model_call');
+  switch (what) {
+    case 'calls':
+      return calls.length;
+    case 'turns':
+      return events.filter((e) => e.type === 'turn_started').length;
+    case 'tokens':
+      return calls.reduce((sum, c) => {
+        const u = c.response.usage ?? {};
+        return sum + (u.input_tokens ?? 0) + (u.output_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
+      }, 0);
+    case 'wall_s':
+      return elapsedOf(events) / 1000;
   }
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { END_STATUSES, type EndStatus } from '../../exit-codes.js';
-import type { Diagnostic, Position } from '../../workflow/diagnostic.js';
+import type { Diagnostic } from '../../workflow/diagnostic.js';
+import { COUNTS, type CountName, type Expectation, type MessageMatch, type TestCase, type TestFile, type TextMatch, type ToolMatch } from './expectations.js';
 import { type Path, WorkflowSource } from '../../workflow/source.js';
 import { type PathKind, staysInside, testPath } from './test-paths.js';
 import { describeValue, didYouMean, listOr } from '../../workflow/suggest.js';
@@ -12,59 +13,10 @@ import { describeValue, didYouMean, listOr } from '../../workflow/suggest.js';
  * as `validate` reads a workflow; schemas/test.schema.json is the same shape for editors.
  */
 
-/** How a text must be: exactly, holding a text, or matching a regular expression. */
-export type TextMatch = { equals: string } | { contains: string } | { matches: RegExp };
-
-/** A tool call that must (or must not) appear: by name, optionally by agent and by part of its input. */
-export interface ToolMatch {
-  at: Position;
-  name: string;
-  agent?: string;
-  input?: Record<string, unknown>;
-}
-
-export interface MessageMatch {
-  at: Position;
-  from?: string;
-  to?: string;
-  contains?: string;
-}
-
-/** One expectation of a case, where it is written, and what it asks. */
-export type Expectation =
-  | { kind: 'status'; at: Position; status: string }
-  | { kind: 'output'; at: Position; name: string; match: TextMatch }
-  | { kind: 'proposal'; at: Position; id: string; winner: string }
-  | { kind: 'tools'; at: Position; calls: ToolMatch[] }
-  | { kind: 'not_tool'; at: Position; call: ToolMatch }
-  | { kind: 'message'; at: Position; message: MessageMatch }
-  | { kind: 'file'; at: Position; path: string; match: TextMatch }
-  | { kind: 'cost'; at: Position; maxUsd: number };
-
-export interface TestCase {
-  name: string;
-  at: Position;
-  inputs: Record<string, string>;
-  /** The recording, absolute; undefined only where none is written yet (a live run records it with --update). */
-  session?: string;
-  /** Where `session:` is written, for --update to say it. */
-  sessionText?: string;
-  /** The folder a live run works on a copy of (default: the current one). */
-  workspace?: string;
-  expect: Expectation[];
-}
-
-export interface TestFile {
-  file: string;
-  /** The workflow, absolute. */
-  workflow: string;
-  cases: TestCase[];
-}
-
 const STATUSES: readonly EndStatus[] = END_STATUSES;
 const ROOT_KEYS = ['workflow', 'cases'];
 const CASE_KEYS = ['name', 'inputs', 'session', 'workspace', 'expect'];
-const EXPECT_KEYS = ['status', 'outputs', 'proposals', 'tools', 'not_tools', 'messages', 'files', 'cost_usd'];
+const EXPECT_KEYS = ['status', 'outputs', 'proposals', 'votes', 'tools', 'not_tools', 'messages', 'not_messages', 'files', 'cost_usd', ...COUNTS];
 const TOOL_KEYS = ['agent', 'name', 'input'];
 const MESSAGE_KEYS = ['from', 'to', 'contains'];
 const MATCH_KEYS = ['contains', 'matches'];
@@ -179,6 +131,34 @@ class TestFileReader {
     for (const [i, v] of this.list([...path, 'messages'], data.messages)) {
       const message = this.message([...path, 'messages', i], v);
       if (message) out.push({ kind: 'message', at: message.at, message });
+    }
+    for (const [i, v] of this.list([...path, 'not_messages'], data.not_messages)) {
+      const message = this.message([...path, 'not_messages', i], v);
+      if (message) out.push({ kind: 'not_message', at: message.at, message });
+    }
+    for (const [voter, option] of this.entries([...path, 'votes'], data.votes)) {
+      const text = this.text([...path, 'votes', voter], option, true);
+      // An agent by its name, or a person's seat as @login or @org/team.
+      if (text !== undefined) out.push({ kind: 'vote', at: at('votes', voter), voter, option: text });
+    }
+    for (const what of COUNTS) {
+      const bound = data[what];
+      if (bound === undefined) continue;
+      const ok = (n: unknown) => n === undefined || (typeof n === 'number' && n >= 0 && Number.isFinite(n));
+      if (!isMapping(bound) || (bound.min === undefined && bound.max === undefined) || !ok(bound.min) || !ok(bound.max))
+        this.fail([...path, what], `${what} must be { max: N } or { min: N } or both, N a number of at least 0`);
+      else if (typeof bound.min === 'number' && typeof bound.max === 'number' && bound.min > bound.max)
+        this.fail([...path, what], `${what}.min (${bound.min}) is over ${what}.max (${bound.max}): no run can hold both`);
+      else {
+        this.keys([...path, what], bound, ['min', 'max']);
+        out.push({
+          kind: 'count',
+          at: at(what),
+          what,
+          ...(typeof bound.min === 'number' ? { min: bound.min } : {}),
+          ...(typeof bound.max === 'number' ? { max: bound.max } : {}),
+        });
+      }
     }
     for (const [file, value] of this.entries([...path, 'files'], data.files)) {
       if (!staysInside(file)) {

@@ -2,7 +2,7 @@ import type { Diagnostic } from '../../workflow/diagnostic.js';
 import type { Workflow } from '../../workflow/load.js';
 import { didYouMean } from '../../workflow/suggest.js';
 import { WORKSPACE_TOOLS } from '../../workflow/types.js';
-import type { TestFile, ToolMatch } from './test-file.js';
+import type { TestFile, ToolMatch } from './expectations.js';
 
 /** The tools conclave gives a team beside the workspace's: proposals, the channel, spawning, documents, the roster, the lead's end. */
 const TEAM_TOOLS = [
@@ -52,10 +52,13 @@ export function expectedNameProblems(test: TestFile, workflow: Workflow): Diagno
     for (const e of testCase.expect) {
       if (e.kind === 'tools') e.calls.forEach(tool);
       if (e.kind === 'not_tool') tool(e.call);
-      if (e.kind === 'message') {
-        agent(e.message.from, e.message.at, 'the message expected from');
-        agent(e.message.to, e.message.at, 'the message expected to');
+      if (e.kind === 'message' || e.kind === 'not_message') {
+        const expected = e.kind === 'message' ? 'expected' : 'ruled out';
+        agent(e.message.from, e.message.at, `the message ${expected} from`);
+        agent(e.message.to, e.message.at, `the message ${expected} to`);
       }
+      // A voter written with @ that is no agent is a person's seat (@login, @org/team): the people's, not judged here.
+      if (e.kind === 'vote' && !(e.voter.startsWith('@') && !agents.includes(e.voter.slice(1)))) agent(e.voter.replace(/^@/, ''), e.at, 'the vote expected of');
     }
-  return out;
+  return out.sort((a, b) => a.line - b.line || a.col - b.col);
 }

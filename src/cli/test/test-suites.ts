@@ -6,7 +6,8 @@ import { byPosition, type Diagnostic } from '../../workflow/diagnostic.js';
 import type { Workflow } from '../../workflow/load.js';
 import { loadChecked } from '../load-checked.js';
 import type { CheckContext } from './test-expect.js';
-import { loadTestFile, type TestCase, type TestFile } from './test-file.js';
+import type { TestCase, TestFile } from './expectations.js';
+import { loadTestFile } from './test-file.js';
 import { expectedNameProblems } from './test-names.js';
 import { UsageError } from '../usage-error.js';
 

@@ -1,0 +1,1 @@
+export{rt as writeSarif}from"./workflow-9VcItQB0.js";

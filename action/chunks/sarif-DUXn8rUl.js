@@ -1,1 +1,0 @@
-export{rt as writeSarif}from"./workflow-lGp-haD6.js";

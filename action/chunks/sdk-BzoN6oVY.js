@@ -1,1 +1,0 @@
-import"./run-Z3WpbFog.js";export{t as default}from"./client-QQd-5xVu.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-export{t as validateCommand}from"./workflow-lGp-haD6.js";
