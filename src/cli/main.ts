@@ -163,7 +163,15 @@ const COMMANDS: Record<string, () => unknown> = {
       .addOption(
         new Option('--format <format>', 'output format (html: the page conclave report writes)').choices(['text', 'markdown', 'json', 'html']).default('text'),
       )
-      .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' | 'html' }) => {
+      .option(
+        '--event <seq>',
+        "one recorded event in full (a model call with its whole request and response), by its number (the `seq` a test's failure names)",
+      )
+      .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' | 'html'; event?: string }) => {
+        if (options.event !== undefined) {
+          process.exitCode = (await import('./views/show-event.js')).showEventCommand(file, options.event, options.format);
+          return;
+        }
         if (options.format === 'html') {
           process.stdout.write((await import('./views/report-command.js')).reportHtml(file));
           return;

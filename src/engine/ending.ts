@@ -2,6 +2,7 @@ import { ConclaveError } from '../conclave-error.js';
 import { ProviderError, SpendLimitReached } from '../provider/provider-errors.js';
 import { TurnError } from '../agents/turn.js';
 import { DivergenceError } from './replay/journal.js';
+import type { Divergence } from './replay/recorded-events.js';
 import { EXIT, EXIT_OF, type EndStatus } from '../exit-codes.js';
 
 export interface Ending {
@@ -17,6 +18,8 @@ export interface Ending {
   limit?: LimitName;
   /** The run failed for a reason a resume would only meet again (a request the API refuses, a recording that differs): no resume is suggested. */
   repeats?: true;
+  /** A replay that produced something else than its recording: where (for `conclave test`'s diff). */
+  divergence?: Divergence;
 }
 
 export type LimitName =
@@ -93,6 +96,7 @@ export function endingOfError(e: unknown, agent?: string): Ending | undefined {
     case 'error': {
       // What failed in an agent's turn (the model call, the turn itself) names the agent.
       const end = ending('error', `${e instanceof TurnError || e instanceof ProviderError ? who : ''}${e.message}`);
+      if (e instanceof DivergenceError && e.at) return { ...end, repeats: true, divergence: e.at };
       return repeatsOnResume(e) ? { ...end, repeats: true } : end;
     }
   }

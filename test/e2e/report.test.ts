@@ -41,7 +41,7 @@ describe.skipIf(!chromium)('conclave report, opened in headless Chromium', () =>
     expect(text).toContain('request-changes');
     expect(text).toContain('The rename of getUser breaks its callers.');
     expect(text).toContain('The SQL injection must be fixed before merging.');
-    expect(await opened.page.innerText('#run-cost')).toBe('$0.0441');
+    expect(await opened.page.innerText('#run-cost')).toBe('$0.0444');
     // The filter: @style's messages and calls are hidden, the others' stay.
     await opened.page.uncheck('input.pick[value="style"]');
     expect(await opened.page.isVisible('li[data-agent="style"]')).toBe(false);
@@ -51,11 +51,11 @@ describe.skipIf(!chromium)('conclave report, opened in headless Chromium', () =>
 
     const noScript = await open(browser, page, { javaScriptEnabled: false });
     const plain = await noScript.page.innerText('body');
-    for (const needed of ['@lead', '@security', '@style', 'request-changes', '$0.0441', 'The SQL injection must be fixed before merging.'])
+    for (const needed of ['@lead', '@security', '@style', 'request-changes', '$0.0444', 'The SQL injection must be fixed before merging.'])
       expect(plain).toContain(needed);
     expect(await noScript.page.isVisible('#filter')).toBe(false);
     const withoutScripts = readFileSync(page, 'utf8').replace(/<script[\s\S]*?<\/script>/g, '');
-    for (const needed of ['@lead', '@security', '@style', 'request-changes', '$0.0441']) expect(withoutScripts).toContain(needed);
+    for (const needed of ['@lead', '@security', '@style', 'request-changes', '$0.0444']) expect(withoutScripts).toContain(needed);
   });
 
   it('on a phone (390 px, as a PR comment opens it): no wider than the screen, landmarks, 0 axe violations serious or critical; printed without the filter, every call open', async () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -71,18 +71,45 @@ describe('conclave test, offline', () => {
     expect(snapshot(join(ROOT, 'examples'))).toEqual(before);
   });
 
-  it("a one-word change to the lead's prompt fails the case, naming @lead, the call, and system with both texts", async () => {
+  it("a one-word change to the lead's prompt fails the case at the workflow line that changed, with a diff and the command that shows the call", async () => {
     const dir = prReviewCopy();
     edit(join(dir, 'pr-review.yml'), 'You lead the review', 'You run the review');
+    const result = await conclave(['test'], { cwd: dir, env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: join(dir, 'summary.md') } });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    const changedLine = lineOf(join(dir, 'pr-review.yml'), 'You run the review');
+    expect(result.stdout).toContain(
+      `pr-review.yml:${changedLine}:7: asks for changes to a SQL injection: recording: the workflow changed: ` +
+        "@lead's model call 1 of turn 1 differs from the recording at system\n--- recorded system\n+++ now system\n",
+    );
+    expect(result.stdout).toContain('\n-You lead the review of pull request #42 against main.\n+You run the review of pull request #42 against main.\n');
+    expect(result.stdout).toContain('see the recorded call: conclave show pr-review.session.jsonl --event 6');
+    expect(result.stdout).toContain(`::error file=pr-review.yml,line=${changedLine},col=7,title=conclave test › recording::`);
+    expect(result.stdout).toContain('0 passed, 1 failed');
+    // The command it names shows the recorded call whole: the prompt as recorded, and the response.
+    const shown = await conclave(['show', 'pr-review.session.jsonl', '--event', '6'], { cwd: dir });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^#6 model call · @lead · turn 1 · call 1 · claude-sonnet-5-5 · \d+ in, \d+ out · \$\d\.\d{4}\n/);
+    expect(shown.stdout).toContain('\n    You lead the review of pull request #42 against main.\n');
+    expect(shown.stdout).toMatch(/\nresponse \(end_turn\):\n    @security /);
+    // A later call of the lead is shown whole: the conversation its earlier calls sent is made whole again.
+    const later = await conclave(['show', 'pr-review.session.jsonl', '--event', '68', '--format', 'json'], { cwd: dir });
+    const event = JSON.parse(later.stdout) as { agent: string; request: { system: string; messages: unknown[] } };
+    expect(event.agent).toBe('lead');
+    expect(event.request.system).toContain('You lead the review of pull request #42');
+    expect(event.request.messages.length).toBeGreaterThan(3);
+    const missing = await conclave(['show', 'pr-review.session.jsonl', '--event', '999'], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^conclave: pr-review\.session\.jsonl has no event #999 \(its events are numbered 1 to \d+\)\n$/);
+  });
+
+  it('a changed model fails at the line that sets it', async () => {
+    const dir = prReviewCopy();
+    edit(join(dir, 'pr-review.yml'), /^ {2}model: claude-sonnet-5-5/m, '  model: claude-opus-5');
     const result = await conclave(['test'], { cwd: dir });
     expect(result.code, result.stdout + result.stderr).toBe(1);
-    const caseLine = lineOf(join(dir, 'pr-review.test.yml'), '- name: asks for changes');
-    expect(result.stdout).toContain(
-      `pr-review.test.yml:${caseLine}:5: asks for changes to a SQL injection: recording: the workflow changed: ` +
-        '@lead\'s model call 1 of turn 1 differs from the recording at system: recorded …"You lead the review of pull request #42',
-    );
-    expect(result.stdout).toContain('now …"You run the review of pull request #42');
-    expect(result.stdout).toContain('0 passed, 1 failed');
+    const modelLine = lineOf(join(dir, 'pr-review.yml'), 'model: claude-opus-5');
+    expect(result.stdout).toContain(`pr-review.yml:${modelLine}:3: asks for changes to a SQL injection: recording: the workflow changed: @lead's model call 1`);
+    expect(result.stdout).toContain('\n-claude-sonnet-5-5\n+claude-opus-5\n');
   });
 
   it('an expectation that does not hold: exit 1 at its line, a JUnit failure, and in GitHub Actions an annotation and the job summary', async () => {
@@ -210,7 +237,7 @@ describe('conclave test, offline', () => {
             expectation: 'cost_usd',
             line: lineOf(join(dir, 'pr-review.test.yml'), 'cost_usd'),
             column: 7,
-            message: 'the run cost $0.0441, over the $0.01 expected at most',
+            message: 'the run cost $0.0444, over the $0.01 expected at most',
           },
         ],
       }),
@@ -427,6 +454,21 @@ describe('conclave test --live', () => {
     // The recorded answer is replayed: the offline case fails when it expects another.
     edit(join(dir, 'answer.test.yml'), 'answer: "yes"', 'answer: "no"');
     expect((await conclave(['test'], { cwd: dir, env })).code).toBe(1);
+  });
+
+  it("a real past run's session, as conclave run wrote it, is a case's recording as it is (docs/testing-workflows.md)", async () => {
+    const dir = answerProject();
+    server = await startFakeAnthropic({ lead: [complete('yes')] }, { batches: { endsAfterMs: 100 } });
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY };
+    const live = await conclave(['run', 'answer.yml', '--session', 'past-run.jsonl'], { cwd: dir, env });
+    expect(live.code, live.stderr).toBe(0);
+    mkdirSync(join(dir, 'recordings'));
+    cpSync(join(dir, 'past-run.jsonl'), join(dir, 'recordings', 'yes.session.jsonl'));
+    const requests = server.requests.length + server.batches.length;
+    const offline = await conclave(['test'], { cwd: dir, env: { ANTHROPIC_API_KEY: '' } });
+    expect(offline.code, offline.stdout + offline.stderr).toBe(0);
+    expect(offline.stdout).toContain('1 passed, 0 failed');
+    expect(server.requests.length + server.batches.length).toBe(requests);
   });
 
   it('the hint for a missing recording is the command that records it; an expectation naming an agent or tool the workflow lacks fails validate (issue 81)', async () => {

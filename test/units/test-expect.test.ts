@@ -6,6 +6,16 @@ import type { CaseRun, RunJson } from '../../src/cli/test/test-case-run.js';
 import { checkCase } from '../../src/cli/test/test-expect.js';
 import type { Expectation, TestCase } from '../../src/cli/test/expectations.js';
 import type { SessionEvent } from '../../src/session/format.js';
+import { loadWorkflow } from '../../src/workflow/load.js';
+
+/** A workflow loaded from a file of its own, as `conclave test` loads a case's. */
+async function loadedWorkflow(name: string, text: string) {
+  const file = join(mkdtempSync(join(tmpdir(), 'conclave-expect-wf-')), name);
+  writeFileSync(file, text);
+  const { workflow, diagnostics } = await loadWorkflow(file);
+  if (!workflow) throw new Error(diagnostics.map((d) => d.message).join('; '));
+  return workflow;
+}
 
 /** conclave test's checks (src/cli/test/test-expect.ts) from source: each expectation against a run's result and events. */
 const at = { line: 7, col: 9 };
@@ -41,7 +51,11 @@ const events: SessionEvent[] = [
   { seq: ++seq, type: 'document_changed', document: 'plan', version: 2, author: 'lead', text: 'v2 final', why: '', edit: null } as SessionEvent,
 ];
 const run = (over: Partial<CaseRun> = {}): CaseRun => ({ code: 0, result, events, stderr: '', session: 's', wallMs: 1, ...over });
-const context = { recording: [] as SessionEvent[], documentFiles: { plan: './PLAN.md' } };
+const context = {
+  recording: [] as SessionEvent[],
+  documentFiles: { plan: './PLAN.md' },
+  workflow: await loadedWorkflow('w.yml', 'name: w\nkickoff: go\nagents:\n  lead: { role: manager, model: claude-opus-5 }\n'),
+};
 const testCase = (...expect: Expectation[]): TestCase => ({ name: 'c', at: { line: 3, col: 5 }, inputs: {}, expect });
 const check = (e: Expectation, r = run()) => checkCase(testCase(e), r, context);
 
@@ -198,7 +212,7 @@ describe('the expectations of a case', () => {
     expect(f('PLAN.md', { equals: 'v2 final' }, run({ workspace }))[0]!.message).toBe('the run wrote no file PLAN.md');
   });
 
-  it('a run with no result, and a run that is not the recorded one, fail the case once at its name', () => {
+  it('a run with no result, and a run that is not the recorded one, fail the case once at its name', async () => {
     const all = testCase({ kind: 'status', at, status: 'success' });
     expect(checkCase(all, run({ result: undefined, broken: 'the run took longer than 120 s and was stopped' }), context)).toEqual([
       { expectation: 'run', line: 3, column: 5, message: 'the run gave no result: the run took longer than 120 s and was stopped' },
@@ -208,23 +222,63 @@ describe('the expectations of a case', () => {
     );
     expect(checkCase(all, run({ result: undefined, code: 2 }), context)[0]!.message).toBe('the run gave no result: conclave exited with 2');
     const recording = [{ seq: 6, type: 'model_call', agent: 'lead', turn: 2, step: 3 } as unknown as SessionEvent];
-    const differs = {
+    const workflow = await loadedWorkflow(
+      'lead.yml',
+      'name: t\ninputs:\n  tone: { type: string }\nkickoff: go\nagents:\n  lead:\n    role: manager\n    model: claude-opus-5\n    system: |\n      Be brief.\n      Be $<< inputs.tone >> to all.\n',
+    );
+    const diverged = (path: string, recorded: unknown, now: unknown, event = 6) => ({
       ...result,
       status: 'error',
-      reason: 'the run differs from the session at event #6 (model_call of @lead): request.system: recorded …"a"…, now …"b"…',
-    };
-    expect(checkCase(all, run({ result: differs }), { ...context, recording })).toEqual([
+      reason: 'the run differs from the session at …',
+      divergence: { event, path, recorded, now },
+    });
+    const prompt = checkCase(
+      all,
+      run({ result: diverged('request.system', 'You are @lead.\nBe brief.\nBe kind to all.', 'You are @lead.\nBe brief.\nBe stern to all.') }),
+      {
+        ...context,
+        recording,
+        recordingFile: 'rec.jsonl',
+        workflow,
+      },
+    );
+    // The failure stands at the workflow line that changed, with a diff and the command that shows the call.
+    expect(prompt).toEqual([
       {
         expectation: 'recording',
-        line: 3,
-        column: 5,
-        message: 'the workflow changed: @lead\'s model call 3 of turn 2 differs from the recording at system: recorded …"a"…, now …"b"…',
+        file: workflow.file,
+        line: 11,
+        column: 7,
+        message: [
+          "the workflow changed: @lead's model call 3 of turn 2 differs from the recording at system",
+          '--- recorded system',
+          '+++ now system',
+          '@@ -1,3 +1,3 @@',
+          ' You are @lead.',
+          ' Be brief.',
+          '-Be kind to all.',
+          '+Be stern to all.',
+          'see the recorded call: conclave show rec.jsonl --event 6',
+        ].join('\n'),
       },
     ]);
-    const other = { ...differs, reason: 'the run differs from the session at event #9 (message of @a): message.text: recorded x, now y' };
-    expect(checkCase(all, run({ result: other }), { ...context, recording })[0]!.message).toBe(
-      'the run differs from the recording at event #9 (the end of the recording): message.text: recorded x, now y',
-    );
+    const model = checkCase(all, run({ result: diverged('request.model', 'claude-sonnet-5-5', 'claude-opus-5') }), { ...context, recording, workflow });
+    expect(model[0]).toMatchObject({ file: workflow.file, line: 8, column: 5 });
+    // Where the change cannot be found in the workflow, the failure stands at the case.
+    const other = checkCase(all, run({ result: diverged('message.text', 'x', 'y', 9) }), { ...context, recording, recordingFile: 'rec.jsonl', workflow });
+    expect(other[0]).toMatchObject({ line: 3, column: 5 });
+    expect(other[0]!.file).toBeUndefined();
+    expect(other[0]!.message).toMatch(/^the run differs from the recording at event #9 \(the end of the recording\): message\.text\n--- recorded/);
+    expect(other[0]!.message).toContain('see the recorded event: conclave show rec.jsonl --event 9');
+    const ended = {
+      ...result,
+      status: 'error',
+      reason: 'the run differs from the session at event #7 (x): the run ended (success) before it reached this recorded event',
+    };
+    expect(checkCase(all, run({ result: ended }), context)[0]).toMatchObject({
+      expectation: 'recording',
+      message: expect.stringMatching(/^the run differs from the recording at event #7/),
+    });
     const stalled = { ...result, status: 'error', reason: 'the recording cannot answer the run: it waits for …' };
     expect(checkCase(all, run({ result: stalled }), context)[0]).toMatchObject({ expectation: 'recording', message: stalled.reason });
     // A provider error fails the case once: at its status expectation, or at its name when it has none.

@@ -29,6 +29,7 @@ export function resultJson(result: RunResult, session: string) {
     proposals: result.proposals.map((p) => ({ id: p.id, question: p.question, status: p.status, winner: p.winner, tally: p.tally })),
     ...(Object.keys(result.documents).length ? { documents: result.documents } : {}),
     ...(result.waitingFor ? { waiting_for: result.waitingFor } : {}),
+    ...(result.divergence ? { divergence: result.divergence } : {}),
     session,
   };
 }

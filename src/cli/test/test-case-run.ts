@@ -5,6 +5,7 @@ import { basename, join } from 'node:path';
 import type { SessionEvent } from '../../session/format.js';
 import { readSession } from '../../session/reader.js';
 import type { TestCase, TestFile } from './expectations.js';
+import type { RunDivergence } from './changed-request.js';
 
 /** What `run --json` prints: the parts a case's expectations read. */
 export interface RunJson {
@@ -14,6 +15,8 @@ export interface RunJson {
   usage: { cost_usd: number };
   proposals?: { id: string; status: string; winner?: string | null }[];
   session: string;
+  /** A replay that produced something else than its recording: where. */
+  divergence?: RunDivergence;
 }
 
 /** One run of a case: its result, the events it wrote, and where its files are. */

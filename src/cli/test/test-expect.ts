@@ -5,6 +5,8 @@ import { DocumentHistories } from '../../session/document-history.js';
 import type { EventOf, SessionEvent } from '../../session/format.js';
 import type { Position } from '../../workflow/diagnostic.js';
 import type { CaseRun } from './test-case-run.js';
+import { changedRequest } from './changed-request.js';
+import type { Workflow } from '../../workflow/load.js';
 import type { CountName, Expectation, MessageMatch, TestCase, TextMatch, ToolMatch } from './expectations.js';
 import { elapsedOf } from '../../session/recording.js';
 import { thousands } from '../../thousands.js';
@@ -12,6 +14,8 @@ import { thousands } from '../../thousands.js';
 /** An expectation that did not hold, where the test file writes it. */
 export interface Failure {
   expectation: string;
+  /** The file the failure is in, when it is not the test file: the workflow line a changed workflow changed. */
+  file?: string;
   line: number;
   column: number;
   message: string;
@@ -20,6 +24,10 @@ export interface Failure {
 /** What a case's run is checked against beside its own events: its recording, and the files the workflow's documents are written to. */
 export interface CheckContext {
   recording: readonly SessionEvent[];
+  /** The recording's file, for the command that shows a recorded call. */
+  recordingFile?: string;
+  /** The case's workflow, to find the line a change is on. */
+  workflow: Workflow;
   /** Each document's `write_to`, by the document's name. */
   documentFiles: Record<string, string>;
 }
@@ -41,9 +49,13 @@ export function checkCase(testCase: TestCase, run: CaseRun, context: CheckContex
         `conclave exited with ${run.code}`);
     return [failure('run', testCase.at, `the run gave no result: ${said}`)];
   }
-  const differs = /^the run differs from the session at event #(\d+) \([^)]*\): ([\s\S]*)$/.exec(result.reason);
-  if (result.status === 'error' && differs) return [failure('recording', testCase.at, changedRequest(Number(differs[1]), differs[2]!, context.recording))];
-  if (result.status === 'error' && /^the recording cannot answer the run/.test(result.reason)) return [failure('recording', testCase.at, result.reason)];
+  if (result.status === 'error' && result.divergence) {
+    const changed = changedRequest(result.divergence, context.recording, context.recordingFile ?? 'the recording', context.workflow);
+    const at = changed.at ?? testCase.at;
+    return [{ ...failure('recording', at, changed.message), ...(changed.at ? { file: changed.at.file } : {}) }];
+  }
+  if (result.status === 'error' && /^the (recording cannot answer the run|run differs from the session at)/.test(result.reason))
+    return [failure('recording', testCase.at, result.reason.replace(/^the run differs from the session/, 'the run differs from the recording'))];
   // An outage stops the run before the team could do what the rest expect: it fails once, with the API's error.
   if (result.status === 'provider_error') {
     const status = testCase.expect.find((e) => e.kind === 'status');
@@ -56,17 +68,6 @@ export function checkCase(testCase: TestCase, run: CaseRun, context: CheckContex
     ];
   }
   return testCase.expect.flatMap((e) => checkOne(e, run, context));
-}
-
-/** Where the changed workflow first asks something else than the recording: the agent, the call, the place in the request and both texts. */
-function changedRequest(seq: number, difference: string, recording: readonly SessionEvent[]): string {
-  const recorded = recording.find((e) => e.seq === seq);
-  if (recorded?.type === 'model_call') {
-    const place = difference.replace(/^request\./, '');
-    return `the workflow changed: @${recorded.agent}'s model call ${recorded.step} of turn ${recorded.turn} differs from the recording at ${place}`;
-  }
-  const what = recorded ? `${recorded.type}${'agent' in recorded ? ` of @${recorded.agent}` : ''}` : 'the end of the recording';
-  return `the run differs from the recording at event #${seq} (${what}): ${difference}`;
 }
 
 function checkOne(e: Expectation, run: CaseRun, context: CheckContext): Failure[] {

@@ -84,7 +84,7 @@ function runLines(o: CaseOutcome): string[] {
   return [`${o.name}: ${o.passes} of ${o.runs.length} runs passed`, ...lines, ...histogram];
 }
 
-const where = (o: CaseOutcome, f: Failure) => `${repoPath(process.cwd(), o.file)}:${f.line}:${f.column}`;
+const where = (o: CaseOutcome, f: Failure) => `${repoPath(process.cwd(), f.file ?? o.file)}:${f.line}:${f.column}`;
 
 /** The table a person reads, then each failure at its place. */
 export function resultText(outcomes: readonly CaseOutcome[], live: boolean): string {
@@ -166,7 +166,10 @@ export function failureAnnotations(outcomes: readonly CaseOutcome[]): string {
   return outcomes
     .flatMap((o) =>
       o.failures.map((f) =>
-        annotation({ file: o.file, line: f.line, col: f.column, severity: 'error', message: `${o.name}: ${f.message}` }, `conclave test › ${f.expectation}`),
+        annotation(
+          { file: f.file ?? o.file, line: f.line, col: f.column, severity: 'error', message: `${o.name}: ${f.message}` },
+          `conclave test › ${f.expectation}`,
+        ),
       ),
     )
     .join('');

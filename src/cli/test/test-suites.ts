@@ -124,5 +124,10 @@ export function checkContextOf(suite: Suite, testCase: TestCase): CheckContext {
   const documentFiles = Object.fromEntries(
     Object.entries(suite.workflow.spec.documents ?? {}).flatMap(([name, d]) => (d.write_to ? [[name, d.write_to] as [string, string]] : [])),
   );
-  return { recording: suite.recordings.get(testCase) ?? [], documentFiles };
+  return {
+    recording: suite.recordings.get(testCase) ?? [],
+    ...(testCase.session ? { recordingFile: testCase.session } : {}),
+    workflow: suite.workflow,
+    documentFiles,
+  };
 }

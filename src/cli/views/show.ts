@@ -41,6 +41,8 @@ const to = (m: TranscriptMessage) => (m.recipients.length ? m.recipients.map((r)
 function text(s: SessionSummary): string {
   const lines = [`${s.header.workflow.path} · run ${s.header.run_id} · started ${s.header.started_at}`];
   if (s.header.note) lines.push(`(${s.header.note})`);
+  const inputs = Object.entries(s.header.inputs ?? {});
+  if (inputs.length) lines.push(`inputs: ${inputs.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`);
   lines.push('');
   for (const m of s.messages) {
     lines.push(`#${m.id} ${from(m)} → ${to(m)}`);

@@ -1,11 +1,19 @@
 import { ConclaveError } from '../../conclave-error.js';
 import type { EventBody, EventOf, RecordedLimits, SessionEvent } from '../../session/format.js';
-import { describeEvent, divergence, ownerOf, sameEvent } from './recorded-events.js';
+import { describeEvent, divergenceAt, divergenceText, ownerOf, sameEvent, type Divergence } from './recorded-events.js';
 import { CallAborted } from '../../provider/provider-errors.js';
 import { RecordingIndex } from './recording-index.js';
 
 /** The run no longer produces what the session recorded: the workflow, inputs or environment differ. */
-export class DivergenceError extends ConclaveError {}
+export class DivergenceError extends ConclaveError {
+  constructor(
+    message: string,
+    /** The first field that differs, when the run produced an event other than the recorded one. */
+    readonly at?: Divergence,
+  ) {
+    super(message);
+  }
+}
 
 export type EventInput = EventBody;
 /** Events a re-execution does not produce again: a resume's limit changes, notes of what live calls met (rate limits, spend pools), shared texts. */
@@ -102,7 +110,8 @@ export class Journal {
     }
     const recorded = this.recording[this.cursor]!;
     if (!sameEvent(recorded, event, this.options.lineOf)) {
-      this.broken = new DivergenceError(divergence(recorded, event));
+      const at = divergenceAt(recorded, event);
+      this.broken = new DivergenceError(divergenceText(recorded, at), at);
       for (const w of this.waiters.splice(0)) w.reject(this.broken);
       throw this.broken;
     }

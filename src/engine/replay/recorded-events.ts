@@ -54,15 +54,31 @@ function comparable(event: object): Record<string, unknown> {
   return copy;
 }
 
-/** Where the run and the recording part: the first field that differs, with both values. */
-export function divergence(recorded: SessionEvent, produced: EventBody): string {
-  const where = describeEvent(recorded);
-  const diff = firstDifference(comparable(recorded), comparable(produced), '');
-  return `the run differs from the session at ${where}: ${diff}`;
+/** Where a run first produced something else than its recording: the event, the field, and the field's value in each. */
+export interface Divergence {
+  /** The recorded event's `seq`. */
+  event: number;
+  /** The first field that differs, as a dotted path (`request.system`, `request.messages.2.content.0.text`). */
+  path: string;
+  recorded: unknown;
+  now: unknown;
 }
 
-function firstDifference(a: unknown, b: unknown, path: string): string {
-  if (typeof a === 'string' && typeof b === 'string') return stringDifference(a, b, path);
+/** Where the run and the recording part, in a sentence: the first field that differs, with both values. */
+export function divergenceText(recorded: SessionEvent, at: Divergence): string {
+  const diff =
+    typeof at.recorded === 'string' && typeof at.now === 'string'
+      ? stringDifference(at.recorded, at.now, at.path)
+      : `${at.path || 'the event'}: recorded ${short(JSON.stringify(at.recorded))}, now ${short(JSON.stringify(at.now))}`;
+  return `the run differs from the session at ${describeEvent(recorded)}: ${diff}`;
+}
+
+/** Where the run and the recording part: the first field that differs, with both values. */
+export function divergenceAt(recorded: SessionEvent, produced: EventBody): Divergence {
+  return { event: recorded.seq, ...firstDifference(comparable(recorded), comparable(produced), '') };
+}
+
+function firstDifference(a: unknown, b: unknown, path: string): Omit<Divergence, 'event'> {
   if (a && b && typeof a === 'object' && typeof b === 'object') {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
     for (const key of keys) {
@@ -71,7 +87,7 @@ function firstDifference(a: unknown, b: unknown, path: string): string {
       if (JSON.stringify(x) !== JSON.stringify(y)) return firstDifference(x, y, path ? `${path}.${key}` : key);
     }
   }
-  return `${path || 'the event'}: recorded ${short(JSON.stringify(a))}, now ${short(JSON.stringify(b))}`;
+  return { path, recorded: a, now: b };
 }
 
 function stringDifference(a: string, b: string, path: string): string {

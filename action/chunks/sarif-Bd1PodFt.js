@@ -1,1 +1,0 @@
-export{rt as writeSarif}from"./workflow-9VcItQB0.js";

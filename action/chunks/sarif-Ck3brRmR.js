@@ -1,0 +1,1 @@
+export{rt as writeSarif}from"./workflow-Bxbt8OcJ.js";

@@ -1,1 +1,0 @@
-import"./run-CTmkVDBO.js";export{t as default}from"./client-BFQdjKB1.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+export{M as NO_AGENT_USAGE,N as summarize}from"./session-BMCTlQhE.js";
