@@ -241,7 +241,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     if (noted) noteGeneration(process.cwd(), writer.header.run_id, noted);
   }
   if (options.sarif || github) {
-    const summary = await summaryOf(writer.path, options.replayOf);
+    const summary = (await import('./graded-summary.js')).gradedSummaryOf(writer.path, options.replayOf);
     if (options.sarif) (await import('./github/sarif.js')).writeSarif(options.sarif, summary.findings, options.workspace);
     // Loaded only in Actions: @actions/core brings an HTTP client with it.
     if (github)
@@ -262,15 +262,6 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   warnOnce();
   unmask();
   return result.exitCode;
-}
-
-/** What the session says happened; a replay's own file holds only what it added, the rest is in the recording. */
-async function summaryOf(session: string, replayOf?: string) {
-  const [{ readSession }, { summarize }] = await Promise.all([import('../session/reader.js'), import('../session/summary.js')]);
-  const record = readSession(session);
-  return summarize(
-    replayOf ? { ...record, effective: [...readSession(replayOf).effective.filter((e) => e.type !== 'run_ended'), ...record.effective] } : record,
-  );
 }
 
 /**

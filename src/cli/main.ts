@@ -7,6 +7,7 @@ import { ConclaveError, UsageError } from '../conclave-error.js';
 import { maskStreams } from './masked-streams.js';
 import { processSecrets } from './process-secrets.js';
 import { Masker } from '../session/masker.js';
+import { viewCommands } from './views/view-commands.js';
 
 // Commands import their modules when they run, so that `--help` and `validate` start fast.
 
@@ -155,30 +156,7 @@ const COMMANDS: Record<string, () => unknown> = {
         const { traceCommand } = await import('./traces/trace-command.js');
         process.exitCode = await traceCommand(file, options);
       }),
-  show: () =>
-    program
-      .command('show')
-      .description('print a session: the transcript, proposals with their tallies, usage and cost')
-      .argument('<session>', 'the session file')
-      .addOption(
-        new Option('--format <format>', 'output format (html: the page conclave report writes)').choices(['text', 'markdown', 'json', 'html']).default('text'),
-      )
-      .option(
-        '--event <seq>',
-        "one recorded event in full (a model call with its whole request and response), by its number (the `seq` a test's failure names)",
-      )
-      .action(async (file: string, options: { format: 'text' | 'markdown' | 'json' | 'html'; event?: string }) => {
-        if (options.event !== undefined) {
-          process.exitCode = (await import('./views/show-event.js')).showEventCommand(file, options.event, options.format);
-          return;
-        }
-        if (options.format === 'html') {
-          process.stdout.write((await import('./views/report-command.js')).reportHtml(file));
-          return;
-        }
-        const { showCommand } = await import('./views/show.js');
-        process.exitCode = showCommand(file, { format: options.format });
-      }),
+  ...viewCommands(program),
   test: () =>
     program
       .command('test')
@@ -195,26 +173,6 @@ const COMMANDS: Record<string, () => unknown> = {
       .action(async (paths: string[], options: import('./test/test-command.js').TestOptions) => {
         const { testCommand } = await import('./test/test-command.js');
         process.exitCode = await testCommand(paths, options);
-      }),
-  report: () =>
-    program
-      .command('report')
-      .description('write one self-contained HTML page of a run from its session: cost, timeline, spawn tree, messages, votes')
-      .argument('<session>', 'the session file')
-      .option('-o, --output <file>', 'where to write the page (default: beside the session, SESSION.html)')
-      .action(async (file: string, options: { output?: string }) => {
-        const { reportCommand } = await import('./views/report-command.js');
-        process.exitCode = reportCommand(file, options);
-      }),
-  graph: () =>
-    program
-      .command('graph')
-      .description('print the agent graph of a workflow')
-      .argument('<file>', 'workflow file')
-      .addOption(new Option('--format <format>', 'output format').choices(['mermaid', 'json']).default('mermaid'))
-      .action(async (file: string, options: { format: 'mermaid' | 'json' }) => {
-        const { graphCommand } = await import('./views/graph-command.js');
-        process.exitCode = await graphCommand(file, options);
       }),
 };
 const named = process.argv[2];

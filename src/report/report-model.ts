@@ -2,6 +2,7 @@ import type { EventOf } from '../session/format.js';
 import type { SessionRecord } from '../session/reader.js';
 import { type AgentUsage, NO_AGENT_USAGE, type SessionSummary, summarize } from '../session/summary.js';
 import { thousands } from '../thousands.js';
+import { GRADERS, gradeSession, type GraderResult } from '../session/graders/graders.js';
 
 /**
  * What `conclave report` shows of a run (docs/report.md), from its session alone: the summary
@@ -19,6 +20,8 @@ export interface ReportModel {
   calls: Record<string, CallView[]>;
   gated: { agent: string; turn: number; tool: string }[];
   resumes: { at: string; replayed_through: number; conclave_version: string }[];
+  /** Every grader of the session (docs/graders.md): its value, what it measures, and what stands behind it. */
+  graders: ({ id: string; means: string } & GraderResult)[];
   /** Set when the session was too large to show whole: what was left out, in a sentence. */
   leftOut?: string;
 }
@@ -75,6 +78,7 @@ export function reportModel(record: SessionRecord, options: { details?: boolean 
     }
   }
   for (const name of Object.keys(summary.agents)) seen(name);
+  const graded = gradeSession(record, summary);
   const resumes = record.events
     .filter((e): e is EventOf<'resumed'> => e.type === 'resumed')
     .map(({ at, replayed_through, conclave_version }) => ({ at, replayed_through, conclave_version }));
@@ -86,6 +90,7 @@ export function reportModel(record: SessionRecord, options: { details?: boolean 
     calls,
     gated,
     resumes,
+    graders: GRADERS.map((g) => ({ id: g.id, means: g.means, ...graded[g.id]! })),
   };
 }
 

@@ -36,6 +36,7 @@ export function reportPage(model: ReportModel): string {
     section('Cost by agent', 'cost', `${templateTable(model)}${costTable(model)}`),
     section('Spawn tree', 'tree', `<ul class="tree">${model.tree.map(treeItem).join('')}</ul>`),
     section('Timeline', 'timeline', timelineSvg(model)),
+    section('Graders', 'graders', graders(model)),
     section('Proposals', 'proposals', summary.proposals.length ? summary.proposals.map(proposal).join('') : '<p class="none">No proposal was opened.</p>'),
     section('Messages', 'messages', messages(model)),
     section('Model calls', 'calls', calls(model)),
@@ -48,6 +49,17 @@ export function reportPage(model: ReportModel): string {
     `<script nonce="${nonce}">${PAGE_SCRIPT}</script>`,
     '</body></html>',
   ].join('\n');
+}
+
+/** The graders as a table: each value, what it measures, and what stands behind it (docs/graders.md). */
+function graders(model: ReportModel): string {
+  const rows = model.graders.map(
+    (g) =>
+      `<tr><th scope="row"><code>${html(g.id)}</code></th><td>${g.value === null ? '—' : html(String(g.value))}</td>` +
+      `<td>${html(g.means)}</td><td>${html(g.behind ?? '')}</td></tr>`,
+  );
+  const head = ['grader', 'value', 'what it measures', 'behind it'].map((h) => `<th scope="col">${h}</th>`).join('');
+  return `<div class="wide"><table class="graders"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
 }
 
 const section = (heading: string, id: string, body: string) => `<section id="${id}"><h2>${heading}</h2>${body}</section>`;

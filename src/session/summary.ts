@@ -118,7 +118,7 @@ export const NO_AGENT_USAGE: AgentUsage = {
 };
 
 /** What a session says happened: the transcript, the proposals, usage and cost, and the end. */
-export function summarize(record: SessionRecord): SessionSummary {
+export function summarize(record: Pick<SessionRecord, 'header' | 'events' | 'effective'>): SessionSummary {
   const messages: TranscriptMessage[] = [];
   const compactions: CompactionSummary[] = [];
   const findings: Finding[] = [];

@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { startFakeAnthropic, type FakeAnthropic } from '../fake-anthropic/server.js';
 import { conclave, ROOT } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
+import { GRADER_IDS } from '../../src/session/graders/graders.js';
 
 /** `conclave test` (docs/testing-workflows.md): recorded runs as a workflow's regression suite, offline. */
 
@@ -275,6 +276,13 @@ describe("the examples' tests", () => {
     }
     expect(validate({ workflow: 'a.yml', cases: [{ name: 'x', session: 's.jsonl', expect: { not_tool: [] } }] })).toBe(false);
     expect(validate({ workflow: 'a.yml', cases: [{ name: 'x', expect: { outputs: { a: { contains: 'b', matches: 'c' } } } }] })).toBe(false);
+    // The graders by the ids conclave knows, each the same list as the reader's.
+    const graders = (g: object) => validate({ workflow: 'a.yml', cases: [{ name: 'x', expect: { graders: g } }] });
+    expect(graders({ duplicate_findings: { max: 0.2 }, unanswered_mentions: 0 })).toBe(true);
+    expect(graders({ duplicate_findngs: { max: 0.2 } })).toBe(false);
+    expect(graders({ idle_agents: { most: 1 } })).toBe(false);
+    const schema = JSON.parse(readFileSync(join(ROOT, 'schemas/test.schema.json'), 'utf8'));
+    expect(schema.$defs.expect.properties.graders.propertyNames.enum).toEqual(GRADER_IDS);
   });
 
   it('validate checks a test file as conclave test reads it, beside workflows', async () => {

@@ -50,7 +50,26 @@ const events: SessionEvent[] = [
   { seq: ++seq, type: 'document_opened', document: { name: 'plan', owner: 'lead', mode: 'edit', text: 'v1' } } as SessionEvent,
   { seq: ++seq, type: 'document_changed', document: 'plan', version: 2, author: 'lead', text: 'v2 final', why: '', edit: null } as SessionEvent,
 ];
-const run = (over: Partial<CaseRun> = {}): CaseRun => ({ code: 0, result, events, stderr: '', session: 's', wallMs: 1, ...over });
+const header = {
+  type: 'header',
+  format: 1,
+  run_id: 'r',
+  conclave_version: '0',
+  workflow: { path: 'w.yml', sha256: '' },
+  inputs: {},
+  session: 's',
+  started_at: '',
+};
+const run = (over: Partial<CaseRun> = {}): CaseRun => ({
+  code: 0,
+  result,
+  events,
+  header: header as CaseRun['header'],
+  stderr: '',
+  session: 's',
+  wallMs: 1,
+  ...over,
+});
 const context = {
   recording: [] as SessionEvent[],
   documentFiles: { plan: './PLAN.md' },
@@ -162,8 +181,26 @@ describe('the expectations of a case', () => {
     const sized: SessionEvent[] = [
       ...events,
       { seq: ++seq, type: 'turn_started', agent: 'lead', turn: 1, through: 0, messages: [] } as SessionEvent,
-      { seq: ++seq, type: 'model_call', agent: 'lead', turn: 1, step: 1, response: { content: [], stop_reason: 'end_turn', usage } } as unknown as SessionEvent,
-      { seq: ++seq, type: 'model_call', agent: 'lead', turn: 1, step: 2, response: { content: [], stop_reason: 'end_turn' } } as unknown as SessionEvent,
+      {
+        seq: ++seq,
+        type: 'model_call',
+        agent: 'lead',
+        turn: 1,
+        step: 1,
+        request: {},
+        cost_usd: 0,
+        response: { content: [], stop_reason: 'end_turn', usage },
+      } as unknown as SessionEvent,
+      {
+        seq: ++seq,
+        type: 'model_call',
+        agent: 'lead',
+        turn: 1,
+        step: 2,
+        request: {},
+        cost_usd: 0,
+        response: { content: [], stop_reason: 'end_turn' },
+      } as unknown as SessionEvent,
       { seq: ++seq, type: 'turn_ended', agent: 'lead', turn: 1, elapsed_ms: 2500 } as SessionEvent,
       { seq: ++seq, type: 'turn_started', agent: 'security', turn: 1, through: 0, messages: [] } as SessionEvent,
       { seq: ++seq, type: 'turn_ended', agent: 'security', turn: 1, elapsed_ms: 4250 } as SessionEvent,

@@ -1,19 +1,13 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import type { StepEnd } from './action-sessions.js';
+import { docsLink } from '../github/docs-link.js';
 
 /** Where the docs say how to review a fork's pull request with a key (GitHub's own way: pull_request, then workflow_run). */
 export const FORK_RECIPE = 'docs/github-action.md#pull-requests-from-forks';
 
-/**
- * The recipe as a link a person can open: in a step of the Action, GitHub names the action's own
- * repository and ref (GITHUB_ACTION_REPOSITORY, GITHUB_ACTION_REF); elsewhere, the docs' path.
- */
+/** The recipe as a link a person can open (docs-link.ts). */
 export function forkRecipe(env: NodeJS.ProcessEnv): string {
-  const repository = env.GITHUB_ACTION_REPOSITORY?.trim();
-  if (!repository || !/^[\w.-]+\/[\w.-]+$/.test(repository)) return FORK_RECIPE;
-  const server = (env.GITHUB_SERVER_URL?.trim() || 'https://github.com').replace(/\/+$/, '');
-  const ref = env.GITHUB_ACTION_REF?.trim() || 'HEAD';
-  return `${server}/${repository}/blob/${encodeURI(ref)}/${FORK_RECIPE}`;
+  return docsLink(env, FORK_RECIPE);
 }
 
 /** Whether this is a `pull_request` job of a fork's pull request, as its event says: GitHub gives such a job no secrets. */

@@ -5,6 +5,7 @@ import { appendFileSync } from 'node:fs';
 import { EXIT } from '../../exit-codes.js';
 import { END_GROUP, findingAnnotation, group, warningAnnotation } from './github.js';
 import { repoPath } from './sarif.js';
+import { type GradedSummary, gradersLine } from './graders-line.js';
 import { printable } from '../output/terminal-text.js';
 import { ballotsSection } from './ballot-section.js';
 import { taintSection } from './taint-section.js';
@@ -82,7 +83,7 @@ function byAgent(messages: readonly TranscriptMessage[]): Map<string, Transcript
  * their tallies, usage and cost per agent. Long messages are cut, with a note, until it fits
  * GitHub's 1 MiB limit.
  */
-export function jobSummary(s: SessionSummary, result: RunResult): string {
+export function jobSummary(s: GradedSummary, result: RunResult): string {
   for (const cut of [4000, 1000, 200, 0]) {
     const text = render(s, result, cut);
     if (Buffer.byteLength(text) < SUMMARY_LIMIT - 1024) return text;
@@ -95,12 +96,13 @@ export function jobSummary(s: SessionSummary, result: RunResult): string {
     .replace(/\uFFFD$/, '')}${note}`;
 }
 
-function render(s: SessionSummary, result: RunResult, cut: number): string {
+function render(s: GradedSummary, result: RunResult, cut: number): string {
   // A parked run (exit 75) is a green step, waiting to be resumed: not a failure.
   const icon = result.exitCode === 0 ? '✅' : result.exitCode === EXIT.waiting ? '⏸️' : '❌';
   const lines = [`## ${icon} conclave: ${inline(s.header.workflow.path)}`, '', `**${result.status}** (exit ${result.exitCode}): ${inline(result.reason)}`, ''];
   if (s.estimate) lines.push(...estimateMarkdown(s.estimate));
   if (result.summary) lines.push(fenced(result.summary), '');
+  if (s.graders) lines.push(gradersLine(s.graders), '');
   lines.push(...ballotsSection(s, '###'), ...taintSection(s, '###'), ...outputsTable(result.outputs, '###'));
   lines.push('### Transcript', '');
   let trimmed = 0;

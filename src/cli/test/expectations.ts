@@ -32,7 +32,8 @@ export type Expectation =
   | { kind: 'cost'; at: Position; maxUsd: number }
   | { kind: 'not_message'; at: Position; message: MessageMatch }
   | { kind: 'vote'; at: Position; voter: string; option: string }
-  | { kind: 'count'; at: Position; what: CountName; min?: number; max?: number };
+  | { kind: 'count'; at: Position; what: CountName; min?: number; max?: number }
+  | { kind: 'grader'; at: Position; id: string; min?: number; max?: number };
 
 /** What a run's size is counted in (docs/testing-workflows.md: expectations): model calls, turns begun, tokens, seconds the run took. */
 export type CountName = 'calls' | 'turns' | 'tokens' | 'wall_s';

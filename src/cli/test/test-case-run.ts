@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import type { SessionEvent } from '../../session/format.js';
+import type { SessionEvent, SessionHeader } from '../../session/format.js';
 import { readSession } from '../../session/reader.js';
 import type { TestCase, TestFile } from './expectations.js';
 import type { RunDivergence } from './changed-request.js';
@@ -24,6 +24,8 @@ export interface CaseRun {
   code: number;
   result?: RunJson;
   events: SessionEvent[];
+  /** The session's header, where the run wrote one. */
+  header?: SessionHeader;
   stderr: string;
   /** The session file the run wrote (in the scratch folder). */
   session: string;
@@ -80,12 +82,23 @@ export async function runCase(test: TestFile, testCase: TestCase, mode: CaseRunM
     result = undefined;
   }
   let events: SessionEvent[] = [];
+  let header: SessionHeader | undefined;
   try {
-    events = readSession(session).effective;
+    ({ effective: events, header } = readSession(session));
   } catch {
     // No session was written (the run refused to start): its stderr says why.
   }
-  return { code, ...(result ? { result } : {}), events, stderr, session, ...(live ? { workspace: cwd } : {}), wallMs, ...(broken ? { broken } : {}) };
+  return {
+    code,
+    ...(result ? { result } : {}),
+    events,
+    ...(header ? { header } : {}),
+    stderr,
+    session,
+    ...(live ? { workspace: cwd } : {}),
+    wallMs,
+    ...(broken ? { broken } : {}),
+  };
 }
 
 /** Removes what a case's run left in its scratch folder. */

@@ -7,8 +7,8 @@ import type { Position } from '../../workflow/diagnostic.js';
 import type { CaseRun } from './test-case-run.js';
 import { changedRequest } from './changed-request.js';
 import type { Workflow } from '../../workflow/load.js';
-import type { CountName, Expectation, MessageMatch, TestCase, TextMatch, ToolMatch } from './expectations.js';
-import { elapsedOf } from '../../session/recording.js';
+import type { Expectation, MessageMatch, TestCase, TextMatch, ToolMatch } from './expectations.js';
+import { gradeSession, type GraderResult } from '../../session/graders/graders.js';
 import { thousands } from '../../thousands.js';
 
 /** An expectation that did not hold, where the test file writes it. */
@@ -123,35 +123,47 @@ function checkOne(e: Expectation, run: CaseRun, context: CheckContext): Failure[
       return [failure(`votes.${e.voter}`, e.at, `@${seat} did not vote "${e.option}" (${cast ? `it voted ${cast}` : 'it cast no vote'})`)];
     }
     case 'count': {
-      const value = countOf(e.what, run.events);
+      const value = gradersOf(run)[e.what]?.value ?? 0;
       const shown = e.what === 'wall_s' ? `${value.toFixed(1)} s` : `${thousands(value)} ${e.what}`;
       if (e.max !== undefined && value > e.max) return [failure(e.what, e.at, `the run took ${shown}, over the ${e.max} expected at most`)];
       if (e.min !== undefined && value < e.min) return [failure(e.what, e.at, `the run took ${shown}, under the ${e.min} expected at least`)];
       return [];
     }
+    case 'grader':
+      return graderFailure(e, gradersOf(run)[e.id]);
   }
 }
 
-/**
- * A run's size from its events: model calls, turns begun, tokens of every call (input, output, and
- * what the prompt cache read and wrote), and its run time in seconds (its last turn's end, as
- * `limits.timeout` counts it: a replay keeps the recorded run's time).
- */
-function countOf(what: CountName, events: readonly SessionEvent[]): number {
-  const calls = events.filter((e): e is EventOf<'model_call'> => e.type === 'model_call');
-  switch (what) {
-    case 'calls':
-      return calls.length;
-    case 'turns':
-      return events.filter((e) => e.type === 'turn_started').length;
-    case 'tokens':
-      return calls.reduce((sum, c) => {
-        const u = c.response.usage ?? {};
-        return sum + (u.input_tokens ?? 0) + (u.output_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
-      }, 0);
-    case 'wall_s':
-      return elapsedOf(events) / 1000;
-  }
+/** The run's graders (docs/graders.md), computed once per run from its session; the counts of a run's size are graders too. */
+const graded = new WeakMap<CaseRun, Record<string, GraderResult>>();
+function gradersOf(run: CaseRun): Record<string, GraderResult> {
+  let results = graded.get(run);
+  // A run that wrote no session has no graders: each expected one says it has no value.
+  if (!results) graded.set(run, (results = run.header ? gradeSession({ header: run.header, events: run.events, effective: run.events }) : {}));
+  return results;
+}
+
+function graderFailure(e: Extract<Expectation, { kind: 'grader' }>, result: GraderResult | undefined): Failure[] {
+  const name = `graders.${e.id}`;
+  const value = result?.value;
+  const expected =
+    e.min === e.max
+      ? `${e.min}`
+      : [e.min !== undefined ? `at least ${e.min}` : '', e.max !== undefined ? `at most ${e.max}` : ''].filter(Boolean).join(' and ');
+  if (value === null || value === undefined)
+    return [failure(name, e.at, `grader ${e.id} has no value for this run (${e.id} needs what the run did not do), expected ${expected}`)];
+  if (e.min === e.max && value !== e.min) return [failure(name, e.at, `grader ${e.id} is ${value}, not ${e.min}${detailOf(result!)}`)];
+  if (e.max !== undefined && value > e.max) return [failure(name, e.at, `grader ${e.id} is ${value}, over the ${e.max} expected at most${detailOf(result!)}`)];
+  if (e.min !== undefined && value < e.min)
+    return [failure(name, e.at, `grader ${e.id} is ${value}, under the ${e.min} expected at least${detailOf(result!)}`)];
+  return [];
+}
+
+/** What a grader's value stands on, clipped: the findings, agents or calls behind it. */
+function detailOf(result: GraderResult): string {
+  const { value: _v, ...rest } = result;
+  const text = JSON.stringify(rest);
+  return text === '{}' ? '' : ` (${text.length > 300 ? `${text.slice(0, 299)}…` : text})`;
 }
 
 type Call = EventOf<'tool_call'>;

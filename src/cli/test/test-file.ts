@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { END_STATUSES, type EndStatus } from '../../exit-codes.js';
 import type { Diagnostic } from '../../workflow/diagnostic.js';
-import { COUNTS, type CountName, type Expectation, type MessageMatch, type TestCase, type TestFile, type TextMatch, type ToolMatch } from './expectations.js';
+import { COUNTS, type Expectation, type MessageMatch, type TestCase, type TestFile, type TextMatch, type ToolMatch } from './expectations.js';
 import { type Path, WorkflowSource } from '../../workflow/source.js';
 import { type PathKind, staysInside, testPath } from './test-paths.js';
+import { GRADER_IDS } from '../../session/graders/graders.js';
 import { describeValue, didYouMean, listOr } from '../../workflow/suggest.js';
 
 /**
@@ -16,7 +17,7 @@ import { describeValue, didYouMean, listOr } from '../../workflow/suggest.js';
 const STATUSES: readonly EndStatus[] = END_STATUSES;
 const ROOT_KEYS = ['workflow', 'cases'];
 const CASE_KEYS = ['name', 'inputs', 'session', 'workspace', 'expect'];
-const EXPECT_KEYS = ['status', 'outputs', 'proposals', 'votes', 'tools', 'not_tools', 'messages', 'not_messages', 'files', 'cost_usd', ...COUNTS];
+const EXPECT_KEYS = ['status', 'outputs', 'proposals', 'votes', 'tools', 'not_tools', 'messages', 'not_messages', 'files', 'cost_usd', ...COUNTS, 'graders'];
 const TOOL_KEYS = ['agent', 'name', 'input'];
 const MESSAGE_KEYS = ['from', 'to', 'contains'];
 const MATCH_KEYS = ['contains', 'matches'];
@@ -142,23 +143,16 @@ class TestFileReader {
       if (text !== undefined) out.push({ kind: 'vote', at: at('votes', voter), voter, option: text });
     }
     for (const what of COUNTS) {
-      const bound = data[what];
-      if (bound === undefined) continue;
-      const ok = (n: unknown) => n === undefined || (typeof n === 'number' && n >= 0 && Number.isFinite(n));
-      if (!isMapping(bound) || (bound.min === undefined && bound.max === undefined) || !ok(bound.min) || !ok(bound.max))
-        this.fail([...path, what], `${what} must be { max: N } or { min: N } or both, N a number of at least 0`);
-      else if (typeof bound.min === 'number' && typeof bound.max === 'number' && bound.min > bound.max)
-        this.fail([...path, what], `${what}.min (${bound.min}) is over ${what}.max (${bound.max}): no run can hold both`);
-      else {
-        this.keys([...path, what], bound, ['min', 'max']);
-        out.push({
-          kind: 'count',
-          at: at(what),
-          what,
-          ...(typeof bound.min === 'number' ? { min: bound.min } : {}),
-          ...(typeof bound.max === 'number' ? { max: bound.max } : {}),
-        });
+      const bound = data[what] === undefined ? undefined : this.bound([...path, what], what, data[what]);
+      if (bound) out.push({ kind: 'count', at: at(what), what, ...bound });
+    }
+    for (const [id, value] of this.entries([...path, 'graders'], data.graders)) {
+      if (!GRADER_IDS.includes(id)) {
+        this.fail([...path, 'graders', id], `unknown grader "${id}"${didYouMean(id, GRADER_IDS)}; the graders are listed in docs/graders.md`, true);
+        continue;
       }
+      const bound = typeof value === 'number' ? { min: value, max: value } : this.bound([...path, 'graders', id], `graders.${id}`, value, true);
+      if (bound) out.push({ kind: 'grader', at: at('graders', id), id, ...bound });
     }
     for (const [file, value] of this.entries([...path, 'files'], data.files)) {
       if (!staysInside(file)) {
@@ -179,6 +173,20 @@ class TestFileReader {
       else this.keys([...path, 'cost_usd'], cost, ['max']), out.push({ kind: 'cost', at: at('cost_usd'), maxUsd: cost.max });
     }
     return out;
+  }
+
+  /** `{ min: N }`, `{ max: N }` or both, N at least 0 (or any number, where a value may be below 0). */
+  private bound(path: Path, what: string, value: unknown, signed = false): { min?: number; max?: number } | undefined {
+    const ok = (n: unknown) => n === undefined || (typeof n === 'number' && (signed || n >= 0) && Number.isFinite(n));
+    if (!isMapping(value) || (value.min === undefined && value.max === undefined) || !ok(value.min) || !ok(value.max))
+      return (
+        this.fail(path, `${what} must be ${signed ? 'a number, or ' : ''}{ max: N } or { min: N } or both, N a number${signed ? '' : ' of at least 0'}`),
+        undefined
+      );
+    if (typeof value.min === 'number' && typeof value.max === 'number' && value.min > value.max)
+      return (this.fail(path, `${what}.min (${value.min}) is over ${what}.max (${value.max}): no run can hold both`), undefined);
+    this.keys(path, value, ['min', 'max']);
+    return { ...(typeof value.min === 'number' ? { min: value.min } : {}), ...(typeof value.max === 'number' ? { max: value.max } : {}) };
   }
 
   private tool(path: Path, data: unknown): ToolMatch | undefined {

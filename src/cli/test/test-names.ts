@@ -3,23 +3,7 @@ import type { Workflow } from '../../workflow/load.js';
 import { didYouMean } from '../../workflow/suggest.js';
 import { WORKSPACE_TOOLS } from '../../workflow/types.js';
 import type { TestFile, ToolMatch } from './expectations.js';
-
-/** The tools conclave gives a team beside the workspace's: proposals, the channel, spawning, documents, the roster, the lead's end. */
-const TEAM_TOOLS = [
-  'propose',
-  'vote',
-  'cancel_proposal',
-  'channel_history',
-  'complete',
-  'spawn',
-  'fork',
-  'cancel',
-  'team_roster',
-  'read_document',
-  'edit_document',
-  'append_document',
-  'review_edit',
-];
+import { TEAM_TOOLS } from '../../session/team-tools.js';
 
 /**
  * The agents and tools a test file's expectations name that its workflow cannot have, each at its
@@ -34,7 +18,7 @@ export function expectedNameProblems(test: TestFile, workflow: Workflow): Diagno
   const spawning = Object.keys(spec.templates ?? {}).length > 0;
   const made = Object.entries(spec.agents).filter(([, a]) => a.for_each !== undefined || a.fork === true);
   const instance = (name: string) => made.some(([base]) => new RegExp(`^${base}(-fork)?-[0-9]+$`).test(name));
-  const tools = [...WORKSPACE_TOOLS, ...TEAM_TOOLS];
+  const tools: string[] = [...WORKSPACE_TOOLS, ...TEAM_TOOLS];
   const mcp = Object.keys(spec.mcp_servers ?? {}).length > 0;
   const out: Diagnostic[] = [];
   const at = (where: { line: number; col: number }, message: string) =>

@@ -1,0 +1,1 @@
+export{rt as writeSarif}from"./workflow-5W2BNSRT.js";

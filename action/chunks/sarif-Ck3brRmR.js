@@ -1,1 +1,0 @@
-export{rt as writeSarif}from"./workflow-Bxbt8OcJ.js";

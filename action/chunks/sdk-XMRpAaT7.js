@@ -1,0 +1,1 @@
+import"./run-DpHIrWlH.js";export{t as default}from"./client-BkqTCDEY.js";import"./sdk-CAISgiXf.js";

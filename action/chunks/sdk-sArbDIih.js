@@ -1,1 +1,0 @@
-import"./run-Bx8ZfUSM.js";export{t as default}from"./client-Bf5fQZVb.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-export{M as NO_AGENT_USAGE,N as summarize}from"./session-BMCTlQhE.js";

@@ -1,0 +1,1 @@
+export{t as validateCommand}from"./workflow-5W2BNSRT.js";

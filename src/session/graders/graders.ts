@@ -1,0 +1,52 @@
+import type { SessionRecord } from '../reader.js';
+import { summarize, type SessionSummary } from '../summary.js';
+import { COMMON_GRADERS } from './common-graders.js';
+import { costPerFinding, duplicateFindings, marginalFindings } from './finding-graders.js';
+import { idleAgents, redundantToolCalls, unansweredMentions, workAfterComplete } from './channel-graders.js';
+import { leadOverride, messagesPerDecision, voteAgreement } from './vote-graders.js';
+import type { Grader, GraderResult } from './grader.js';
+
+export type { Grader, GraderResult } from './grader.js';
+
+/** Every grader conclave computes from a session (docs/graders.md), the team's first, by id. */
+export const GRADERS: readonly Grader[] = [
+  duplicateFindings,
+  marginalFindings,
+  voteAgreement,
+  leadOverride,
+  messagesPerDecision,
+  unansweredMentions,
+  idleAgents,
+  redundantToolCalls,
+  workAfterComplete,
+  ...COMMON_GRADERS,
+  costPerFinding,
+];
+
+export const GRADER_IDS: readonly string[] = GRADERS.map((g) => g.id);
+
+/** The graders only a team's session can measure (the rest are the common measures of any runner). */
+export const TEAM_GRADER_IDS: readonly string[] = GRADER_IDS.slice(0, GRADER_IDS.indexOf('status'));
+
+/** Every grader's result for one session: pure, from its events alone (no request, no key). */
+export function gradeSession(
+  record: Pick<SessionRecord, 'header' | 'events' | 'effective'>,
+  summary: SessionSummary = summarize(record),
+): Record<string, GraderResult> {
+  const session = { events: record.effective, summary };
+  return Object.fromEntries(GRADERS.map((g) => [g.id, g.grade(session)]));
+}
+
+/** Several sessions' graders made one: each value summed or averaged (over the sessions that have one), as its grader says. */
+export function totalOf(all: readonly Record<string, GraderResult>[]): Record<string, { value: number | null; sessions: number }> {
+  return Object.fromEntries(
+    GRADERS.map((g) => {
+      const values = all.map((r) => r[g.id]?.value).filter((v): v is number => typeof v === 'number');
+      const sum = values.reduce((a, b) => a + b, 0);
+      const value = values.length === 0 ? null : g.total === 'sum' ? round(sum) : round(sum / values.length);
+      return [g.id, { value, sessions: values.length }];
+    }),
+  );
+}
+
+const round = (n: number) => Math.round(n * 1e6) / 1e6;
