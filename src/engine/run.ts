@@ -29,6 +29,8 @@ import { Taints } from './trust/taints.js';
 import { estimateGate } from './estimate/estimate-gate.js';
 import type { ProviderName } from '../provider/clouds.js';
 import { channelReactions } from './channel-reactions.js';
+import { scoreRubrics } from './rubric-scores.js';
+import type { Ending } from './ending.js';
 
 /**
  * A run (docs/design.md: turns, ending): its parts made and set up, its turns scheduled
@@ -58,6 +60,10 @@ export class Run {
   private firstTexts: FirstTexts = new Map();
   private tools: ToolSetup = { env: {} };
   private readonly startedAt = Date.now();
+  /** The rubric graders' calls, made once the team has stopped (rubric-scores.ts): a signal stops them too. */
+  private readonly scoring = new AbortController();
+  /** How the run ends instead, when its rubric graders could not be answered from its recording. */
+  private scored: Ending | undefined;
 
   /** How the run's prompts are laid out for the prompt cache. */
   private readonly layout: PromptLayout;
@@ -158,6 +164,8 @@ export class Run {
     await scheduler.done;
     // A batch being created when the run stopped is noted (and cancelled) before the session closes.
     await this.calls.batches?.settled();
+    const parts = { calls: this.calls, journal, channel: this.team?.channel, progress: this.progress.tell, signal: this.scoring.signal };
+    this.scored = await scoreRubrics(workflow, scheduler.ending!, parts);
     await this.tools.mcp?.close();
     this.limits.stop();
     journal.close();
@@ -180,6 +188,7 @@ export class Run {
   /** SIGINT or SIGTERM: in-flight calls are aborted and the run ends with 130 or 143 (what becomes of its batches: parking.ts). */
   interrupt(signal: 'SIGINT' | 'SIGTERM'): void {
     const { scheduler } = this;
+    this.scoring.abort();
     scheduler.step(() => scheduler.ending || scheduler.stop(...interruptedStop(signal, this.calls.batches)));
   }
 
@@ -203,6 +212,16 @@ export class Run {
 
   private finish(scope: Scope | undefined): RunResult {
     const { team, agents, turns, accounting, calls, limits, people, workspace, firstTexts } = this;
-    return endRun(this.options, this.scheduler.ending!, scope, { team, agents, turns, accounting, calls, limits, people, workspace, firstTexts });
+    return endRun(this.options, this.scored ?? this.scheduler.ending!, scope, {
+      team,
+      agents,
+      turns,
+      accounting,
+      calls,
+      limits,
+      people,
+      workspace,
+      firstTexts,
+    });
   }
 }

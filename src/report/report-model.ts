@@ -2,7 +2,7 @@ import type { EventOf } from '../session/format.js';
 import type { SessionRecord } from '../session/reader.js';
 import { type AgentUsage, NO_AGENT_USAGE, type SessionSummary, summarize } from '../session/summary.js';
 import { thousands } from '../thousands.js';
-import { GRADERS, gradeSession, type GraderResult } from '../session/graders/graders.js';
+import { gradersShown, gradeSession, type GraderResult } from '../session/graders/graders.js';
 
 /**
  * What `conclave report` shows of a run (docs/report.md), from its session alone: the summary
@@ -90,7 +90,7 @@ export function reportModel(record: SessionRecord, options: { details?: boolean 
     calls,
     gated,
     resumes,
-    graders: GRADERS.map((g) => ({ id: g.id, means: g.means, ...graded[g.id]! })),
+    graders: gradersShown(graded),
   };
 }
 

@@ -226,6 +226,11 @@ export const EVENTS = {
     },
     'the turn failed: the run stopped; `call`, when a model call failed for good (after retries): which, and how',
   ),
+  grader_scored: event(
+    { grader: string(), value: nullable(number()), reason: string(), model: string() },
+    "a rubric grader of the workflow's `graders:` scored the run, after its team stopped and before `run_ended` (docs/graders.md): `value` from 0 to 1 " +
+      '(null when it could not be scored, `reason` saying why), by `model`; its call is the `model_call` of agent `grader-ID` just before',
+  ),
   run_ended: event(
     {
       status: oneOf(...END_STATUSES),

@@ -6,6 +6,7 @@ import { byPosition, hasErrors, type Diagnostic } from './diagnostic.js';
 import { buildGraph, type AgentEntry, type TeamGraph } from './graph.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { textInFile, textInSource, type LocatedTemplate, type LocatedText } from './located.js';
+import { graderProblems } from './grader-checks.js';
 import { documentProblems } from './document-checks.js';
 import { outputProblems } from './typed-outputs.js';
 import { mcpServerProblems, toolNameProblems } from './tool-names.js';
@@ -129,6 +130,7 @@ async function checkWorkflow(file: string, text: string, provider?: string): Pro
     ...compactAtProblems(source, spec),
     ...batchProblems(source, spec, provider),
     ...documentProblems(source, spec),
+    ...graderProblems(source, spec),
     ...peopleProblems(source, spec),
     ...toolsEnvProblems(source, spec),
     ...modelFormWarnings(source, spec),

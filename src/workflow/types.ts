@@ -130,6 +130,8 @@ export interface WorkflowSpec {
   sandbox?: 'auto' | 'required' | 'off' | { mode?: 'auto' | 'required' | 'off'; network?: boolean };
   limits?: LimitsSpec;
   pricing?: Record<string, PriceSpec>;
+  /** Rubric graders: a model scores the run against each rubric when its team has stopped (docs/graders.md). */
+  graders?: Record<string, { rubric: string; model?: string }>;
   /** The API's rate limits per minute, by model class (docs/organisation.md). */
   rate_limits?: Record<string, { rpm?: number; itpm?: number; otpm?: number }>;
   agents: Record<string, AgentSpec>;

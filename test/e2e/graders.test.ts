@@ -111,3 +111,77 @@ describe('conclave grade', () => {
     expect(section).toMatch(/<code>redundant_tool_calls<\/code><\/th><td>1<\/td>/);
   });
 });
+
+describe('rubric graders (graders: in the workflow)', () => {
+  const RUBRIC = `${GRADED_REVIEW}graders:\n  clear:\n    rubric: Does the lead's summary name the finding and the line it is on?\n    model: claude-haiku-4-5\n`;
+
+  it('scored live by a model and recorded; graded again by grade and by test offline with the same value and no request; its cost counted', async () => {
+    const script = gradedReviewScript();
+    server = await startFakeAnthropic({ ...script, '(grader)': [{ tools: [{ name: 'score', input: { score: 0.8, reason: 'it names src/app.js:3' } }] }] });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-rubric-'));
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'app.js'), GRADED_APP);
+    const run = await runWorkflow(server, RUBRIC, ['--session', 'review.session.jsonl'], { dir });
+    expect(run.code, run.stderr).toBe(0);
+    // The scoring call: the rubric and the run's transcript, the score tool forced, on the grader's model.
+    const scoring = server.of('(grader)');
+    expect(scoring).toHaveLength(1);
+    expect(scoring[0]!.body.model).toBe('claude-haiku-4-5');
+    const asked = JSON.stringify(scoring[0]!.body.messages);
+    expect(asked).toContain("Does the lead's summary name the finding and the line it is on?");
+    expect(asked).toContain('one injection at src/app.js:3');
+    expect(asked).toContain('@rev-1 →');
+    expect((scoring[0]!.body as { tool_choice?: unknown }).tool_choice).toEqual({ type: 'tool', name: 'score' });
+    const scored = run.events.find((e) => e.type === 'grader_scored');
+    expect(scored).toMatchObject({ grader: 'clear', value: 0.8, reason: 'it names src/app.js:3', model: 'claude-haiku-4-5' });
+    // Its cost is the run's: in --json's usage beside the team's, and in show's usage under its own name.
+    const agents = run.json.agents as Record<string, { cost_usd: number }>;
+    const teamUsd = Object.values(agents).reduce((sum, a) => sum + a.cost_usd, 0);
+    const runUsd = (run.json.usage as { cost_usd: number }).cost_usd;
+    expect(runUsd).toBeGreaterThan(teamUsd + 0.000001);
+    const shown = await conclave(['show', 'review.session.jsonl'], { cwd: dir });
+    expect(shown.stdout).toMatch(/\n {2}grader-clear +0 turns +1 calls /);
+
+    const requests = server.requests.length;
+    const graded = await conclave(['grade', 'review.session.jsonl', '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: '' } });
+    const clear = (JSON.parse(graded.stdout) as Graded).graders.clear!;
+    expect(clear).toMatchObject({ value: 0.8, reason: 'it names src/app.js:3', model: 'claude-haiku-4-5' });
+    expect(clear.cost_usd as number).toBeCloseTo(runUsd - teamUsd, 5);
+
+    writeFileSync(join(dir, 'workflow.yml'), RUBRIC);
+    const test = (bound: string) =>
+      `workflow: workflow.yml\ncases:\n  - name: reviews\n    session: review.session.jsonl\n    expect:\n      status: success\n      graders:\n        clear: ${bound}\n`;
+    writeFileSync(join(dir, 'review.test.yml'), test('{ min: 0.7 }'));
+    const holds = await conclave(['test', 'review.test.yml'], { cwd: dir, env: { ANTHROPIC_API_KEY: '' } });
+    expect(holds.code, holds.stdout + holds.stderr).toBe(0);
+    writeFileSync(join(dir, 'review.test.yml'), test('{ min: 0.9 }'));
+    const fails = await conclave(['test', 'review.test.yml', '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: '' } });
+    expect(fails.code).toBe(1);
+    expect(fails.stdout).toContain('grader clear is 0.8, under the 0.9 expected at least');
+    expect(server.requests.length).toBe(requests);
+
+    // The report and the job summary name it beside conclave's own.
+    await conclave(['report', 'review.session.jsonl', '-o', 'run.html'], { cwd: dir });
+    expect(readFileSync(join(dir, 'run.html'), 'utf8')).toMatch(/<code>clear<\/code><\/th><td>0\.8<\/td><td>the workflow&#39;s rubric/);
+  });
+
+  it("a grader id that is one of conclave's own is refused by validate; a scoring call that fails scores null and says why, the run's ending stands", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-rubric-'));
+    writeFileSync(join(dir, 'own.yml'), `${GRADED_REVIEW}graders:\n  status: { rubric: x }\n`);
+    const refused = await conclave(['validate', 'own.yml'], { cwd: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stdout + refused.stderr).toMatch(/own\.yml:\d+:3: graders\.status: "status" is one of conclave's own graders/);
+
+    server = await startFakeAnthropic({ ...gradedReviewScript(), '(grader)': [{ error: { status: 400, type: 'invalid_request_error', message: 'no' } }] });
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'app.js'), GRADED_APP);
+    const run = await runWorkflow(server, RUBRIC, [], { dir });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.events.find((e) => e.type === 'grader_scored')).toMatchObject({
+      grader: 'clear',
+      value: null,
+      reason: expect.stringMatching(/^it could not be scored: /),
+    });
+    expect(run.stderr).toContain('the rubric grader clear it could not be scored');
+  });
+});

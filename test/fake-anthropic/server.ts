@@ -93,6 +93,8 @@ export interface FakeAnthropic {
 }
 
 const AGENT = /You are @([A-Za-z0-9_-]+),/;
+/** Whose request it is, by its system prompt: an agent's names it; a rubric grader's scoring call is `(grader)` (docs/graders.md). */
+const agentOf = (systemText: string) => AGENT.exec(systemText)?.[1] ?? (systemText.startsWith('You grade the work of a team') ? '(grader)' : '(unknown)');
 
 /** The key the fake API accepts, as `x-api-key` or a bearer token; any other gets 401. */
 export const FAKE_API_KEY_PREFIX = 'sk-ant-test-';
@@ -154,7 +156,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
   const batchAnswer = (params: Record<string, unknown>, batchId: string): BatchResult => {
     const body = params as unknown as RecordedRequest['body'];
     const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
-    const agent = AGENT.exec(systemText)?.[1] ?? '(unknown)';
+    const agent = agentOf(systemText);
     const bytes = Buffer.byteLength(JSON.stringify(params));
     const recorded: RecordedRequest = {
       wire: 'anthropic',
@@ -222,7 +224,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     if (route.model !== undefined) body.model = route.model;
     if (route.stream) body.stream = true;
     const systemText = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
-    const agent = AGENT.exec(systemText)?.[1] ?? '(unknown)';
+    const agent = agentOf(systemText);
     const recorded: RecordedRequest = {
       wire,
       modelId: body.model,
@@ -539,7 +541,7 @@ function countTokens(raw: string, res: ServerResponse, counts: FakeAnthropic['co
   const system = body.system;
   const systemText = typeof system === 'string' ? system : Array.isArray(system) ? system.map((b: { text?: string }) => b.text ?? '').join('\n') : '';
   const tokens = Math.ceil(Buffer.byteLength(raw) / 4);
-  counts.push({ agent: AGENT.exec(systemText)?.[1] ?? '(unknown)', body, tokens });
+  counts.push({ agent: agentOf(systemText), body, tokens });
   res.writeHead(200, { 'content-type': 'application/json', 'request-id': `count_${counts.length}` });
   res.end(JSON.stringify({ input_tokens: tokens }));
 }

@@ -150,7 +150,7 @@ cases:
       '13:22 a message is a mapping { from, to, contains }; found the number 3',
       '14:14 files must be a mapping; found a list',
       '15:17 cost_usd must be { max: USD }, USD a number of at least 0',
-      '16:7 unknown key "cost" in cases[0].expect (did you mean "cost_usd"?); expected "status", "outputs", "proposals", "votes", "tools", "not_tools", "messages", "not_messages", "files", "cost_usd", "calls", "turns", "tokens" or "wall_s"',
+      '16:7 unknown key "cost" in cases[0].expect (did you mean "cost_usd"?); expected "status", "outputs", "proposals", "votes", "tools", "not_tools", "messages", "not_messages", "files", "cost_usd", "calls", "turns", "tokens", "wall_s" or "graders"',
       '17:11 two cases are named "a": give each its own name',
       '18:14 the recording w.yml must be a session file (.jsonl), as conclave writes them',
       '19:18 the input "x" must be a string, a number or true/false',

@@ -5,7 +5,6 @@ import type { Diagnostic } from '../../workflow/diagnostic.js';
 import { COUNTS, type Expectation, type MessageMatch, type TestCase, type TestFile, type TextMatch, type ToolMatch } from './expectations.js';
 import { type Path, WorkflowSource } from '../../workflow/source.js';
 import { type PathKind, staysInside, testPath } from './test-paths.js';
-import { GRADER_IDS } from '../../session/graders/graders.js';
 import { describeValue, didYouMean, listOr } from '../../workflow/suggest.js';
 
 /**
@@ -147,10 +146,6 @@ class TestFileReader {
       if (bound) out.push({ kind: 'count', at: at(what), what, ...bound });
     }
     for (const [id, value] of this.entries([...path, 'graders'], data.graders)) {
-      if (!GRADER_IDS.includes(id)) {
-        this.fail([...path, 'graders', id], `unknown grader "${id}"${didYouMean(id, GRADER_IDS)}; the graders are listed in docs/graders.md`, true);
-        continue;
-      }
       const bound = typeof value === 'number' ? { min: value, max: value } : this.bound([...path, 'graders', id], `graders.${id}`, value, true);
       if (bound) out.push({ kind: 'grader', at: at('graders', id), id, ...bound });
     }

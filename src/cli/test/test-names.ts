@@ -4,6 +4,7 @@ import { didYouMean } from '../../workflow/suggest.js';
 import { WORKSPACE_TOOLS } from '../../workflow/types.js';
 import type { TestFile, ToolMatch } from './expectations.js';
 import { TEAM_TOOLS } from '../../session/team-tools.js';
+import { GRADER_IDS } from '../../session/graders/graders.js';
 
 /**
  * The agents and tools a test file's expectations name that its workflow cannot have, each at its
@@ -20,6 +21,7 @@ export function expectedNameProblems(test: TestFile, workflow: Workflow): Diagno
   const instance = (name: string) => made.some(([base]) => new RegExp(`^${base}(-fork)?-[0-9]+$`).test(name));
   const tools: string[] = [...WORKSPACE_TOOLS, ...TEAM_TOOLS];
   const mcp = Object.keys(spec.mcp_servers ?? {}).length > 0;
+  const graders = [...GRADER_IDS, ...Object.keys(spec.graders ?? {})];
   const out: Diagnostic[] = [];
   const at = (where: { line: number; col: number }, message: string) =>
     out.push({ file: test.file, line: where.line, col: where.col, severity: 'error', message });
@@ -42,6 +44,8 @@ export function expectedNameProblems(test: TestFile, workflow: Workflow): Diagno
         agent(e.message.to, e.message.at, `the message ${expected} to`);
       }
       // A voter written with @ that is no agent is a person's seat (@login, @org/team): the people's, not judged here.
+      if (e.kind === 'grader' && !graders.includes(e.id))
+        at(e.at, `unknown grader "${e.id}"${didYouMean(e.id, graders)}; the graders are conclave's (docs/graders.md) and the workflow's graders:`);
       if (e.kind === 'vote' && !(e.voter.startsWith('@') && !agents.includes(e.voter.slice(1)))) agent(e.voter.replace(/^@/, ''), e.at, 'the vote expected of');
     }
   return out.sort((a, b) => a.line - b.line || a.col - b.col);

@@ -1,5 +1,5 @@
 import { EXIT } from '../../exit-codes.js';
-import { GRADERS, gradeSession, totalOf, type GraderResult } from '../../session/graders/graders.js';
+import { gradersShown, gradeSession, totalOf, type GraderResult } from '../../session/graders/graders.js';
 import { readSession, SessionFileError } from '../../session/reader.js';
 import { printableJson } from '../command-guard.js';
 import { printable } from '../output/terminal-text.js';
@@ -25,10 +25,11 @@ export function gradeCommand(files: readonly string[], options: { json?: boolean
 }
 
 /** A line per grader: its value, then what stands behind it (or, where nothing does, what it measures). */
-function rows(results: Record<string, Pick<GraderResult, 'value' | 'behind'>>): string[] {
-  const width = Math.max(...GRADERS.map((g) => g.id.length));
-  return GRADERS.map((g) => {
-    const { value, behind } = results[g.id] ?? { value: null };
-    return `  ${g.id.padEnd(width)}  ${(value === null || value === undefined ? '—' : String(value)).padStart(10)}  ${behind ?? g.means}`;
-  });
+function rows(results: Record<string, GraderResult>): string[] {
+  const shown = gradersShown(results);
+  const width = Math.max(...shown.map((g) => g.id.length));
+  return shown.map(
+    ({ id, value, behind, means }) =>
+      `  ${id.padEnd(width)}  ${(value === null || value === undefined ? '—' : String(value)).padStart(10)}  ${behind ?? means}`,
+  );
 }

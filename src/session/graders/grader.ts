@@ -62,3 +62,6 @@ export function completeCall(events: readonly SessionEvent[]): EventOf<'tool_cal
 export function share(part: number, whole: number): number | null {
   return whole === 0 ? null : Math.round((part / whole) * 10_000) / 10_000;
 }
+
+/** The agent name a rubric grader's scoring call is recorded under (docs/graders.md: rubric graders). */
+export const rubricAgent = (id: string) => `grader-${id}`;

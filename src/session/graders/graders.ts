@@ -5,8 +5,10 @@ import { costPerFinding, duplicateFindings, marginalFindings } from './finding-g
 import { idleAgents, redundantToolCalls, unansweredMentions, workAfterComplete } from './channel-graders.js';
 import { leadOverride, messagesPerDecision, voteAgreement } from './vote-graders.js';
 import type { Grader, GraderResult } from './grader.js';
+import { rubricScores } from './rubric-graders.js';
 
 export type { Grader, GraderResult } from './grader.js';
+export { rubricAgent } from './grader.js';
 
 /** Every grader conclave computes from a session (docs/graders.md), the team's first, by id. */
 export const GRADERS: readonly Grader[] = [
@@ -34,19 +36,30 @@ export function gradeSession(
   summary: SessionSummary = summarize(record),
 ): Record<string, GraderResult> {
   const session = { events: record.effective, summary };
-  return Object.fromEntries(GRADERS.map((g) => [g.id, g.grade(session)]));
+  // conclave's own come last: a session's score cannot stand in for one of them.
+  return { ...rubricScores(session), ...Object.fromEntries(GRADERS.map((g) => [g.id, g.grade(session)])) };
 }
 
 /** Several sessions' graders made one: each value summed or averaged (over the sessions that have one), as its grader says. */
 export function totalOf(all: readonly Record<string, GraderResult>[]): Record<string, { value: number | null; sessions: number }> {
+  const rubrics = [...new Set(all.flatMap((r) => Object.keys(r).filter((id) => !GRADER_IDS.includes(id))))];
   return Object.fromEntries(
-    GRADERS.map((g) => {
-      const values = all.map((r) => r[g.id]?.value).filter((v): v is number => typeof v === 'number');
+    [...GRADERS.map((g) => [g.id, g.total] as const), ...rubrics.map((id) => [id, 'mean'] as const)].map(([id, total]) => {
+      const values = all.map((r) => r[id]?.value).filter((v): v is number => typeof v === 'number');
       const sum = values.reduce((a, b) => a + b, 0);
-      const value = values.length === 0 ? null : g.total === 'sum' ? round(sum) : round(sum / values.length);
-      return [g.id, { value, sessions: values.length }];
+      const value = values.length === 0 ? null : total === 'sum' ? round(sum) : round(sum / values.length);
+      return [id, { value, sessions: values.length }];
     }),
   );
+}
+
+/** A session's graders in the order they are shown: conclave's own, then the workflow's rubrics, with what each measures. */
+export function gradersShown(results: Record<string, GraderResult>): ({ id: string; means: string } & GraderResult)[] {
+  const own = GRADERS.map((g) => ({ id: g.id, means: g.means, ...results[g.id]! }));
+  const rubrics = Object.entries(results)
+    .filter(([id]) => !GRADER_IDS.includes(id))
+    .map(([id, r]) => ({ id, means: "the workflow's rubric, scored by a model from 0 to 1", ...r }));
+  return [...own, ...rubrics];
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;

@@ -1,1 +1,0 @@
-import{A as e,F as t,z as n}from"./session-DAlL6LY1.js";function r(r,i){let a=e(r),o=i?{...a,effective:[...e(i).effective.filter(e=>e.type!==`run_ended`),...a.effective]}:a,s=n(o);return{...s,graders:t(o,s)}}export{r as gradedSummaryOf};

@@ -1,1 +1,0 @@
-export{rt as writeSarif}from"./workflow-5W2BNSRT.js";

@@ -1,1 +1,0 @@
-import"./run-DpHIrWlH.js";export{t as default}from"./client-BkqTCDEY.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-export{R as NO_AGENT_USAGE,z as summarize}from"./session-DAlL6LY1.js";
