@@ -10,7 +10,7 @@ import { random } from './helpers/random.js';
 
 /**
  * Seeded fuzzing of `conclave grade` (issue 82): 1,000 mutated sessions (a graded review with
- * findings, redundant calls and mentions; the examples' recordings with votes) graded in process,
+ * findings, redundant calls, mentions and a rubric's score; the examples' recordings with votes) graded in process,
  * and a sample through the CLI: every grader a finite number or null, or the file refused with its
  * name; never a stack trace. FUZZ_SEED=N repeats a run.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent, SessionHeader } from '../../src/session/format.js';
-import { GRADER_IDS, TEAM_GRADER_IDS, gradeSession, totalOf } from '../../src/session/graders/graders.js';
+import { GRADER_IDS, TEAM_GRADER_IDS, gradersShown, gradeSession, totalOf } from '../../src/session/graders/graders.js';
 
 /** The graders (docs/graders.md) on hand-made sessions: each one's definition, edge by edge. */
 
@@ -96,6 +96,16 @@ describe('the team graders', () => {
     // The later of the two is the duplicate, whoever it is; one finding overlapping two earlier ones counts once.
     expect(value(session(...annotate('a', 'x.js', 1, 9), ...annotate('b', 'x.js', 3), ...annotate('c', 'x.js', 2, 3)), 'duplicate_findings')).toBe(0.6667);
     expect(value(session(turn('a')), 'duplicate_findings')).toBeNull();
+    // Findings over many lines: a wide one overlaps a later narrow one, and a later wide one an earlier narrow one, the first recorded named.
+    const wide = grade(
+      session(...annotate('a', 'x.js', 1, 1000), ...annotate('b', 'x.js', 700), ...annotate('c', 'y.js', 5), ...annotate('d', 'y.js', 1, 900)),
+    );
+    expect(wide.duplicate_findings!.duplicates).toEqual([
+      { agent: 'b', path: 'x.js', line: 700, end_line: 700, earlier: { agent: 'a', path: 'x.js', line: 1, end_line: 1000 } },
+      { agent: 'd', path: 'y.js', line: 1, end_line: 900, earlier: { agent: 'c', path: 'y.js', line: 5, end_line: 5 } },
+    ]);
+    const first = grade(session(...annotate('a', 'x.js', 3), ...annotate('b', 'x.js', 1, 600), ...annotate('c', 'x.js', 2, 4)));
+    expect((first.duplicate_findings!.duplicates as { earlier: { agent: string } }[]).map((d) => d.earlier.agent)).toEqual(['a', 'a']);
   });
 
   it("marginal_findings: each reviewer's unique findings in the order they came in, the lead left out; the value is the last one's", () => {
@@ -315,5 +325,140 @@ describe('the common graders', () => {
     expect(total.duplicate_findings).toEqual({ value: 0.25, sessions: 2 });
     expect(total.calls).toEqual({ value: 2, sessions: 3 });
     expect(total.vote_agreement).toEqual({ value: null, sessions: 0 });
+  });
+});
+
+describe('the graders, edge by edge (mutation testing)', () => {
+  it("plurality: the option chosen most, none on a tie; people are compared only with an agents' plurality", () => {
+    // 'no' is cast first, 'yes' more often: the plurality is 'yes', whatever the order.
+    const ordered = session(
+      opened('p', ['yes', 'no'], ['a', 'b', 'c', '@o']),
+      vote('p', 'a', 'no'),
+      vote('p', 'b', 'yes'),
+      vote('p', 'c', 'yes'),
+      vote('p', '@o', 'yes'),
+    );
+    expect(grade(ordered).vote_agreement).toMatchObject({ value: 0.6667, people: 1, behind: 'p: 0.6667 of 3 agent votes' });
+    const tied = session(opened('p', ['yes', 'no'], ['a', 'b', '@o']), vote('p', 'a', 'no'), vote('p', 'b', 'yes'), vote('p', '@o', 'yes'));
+    const g = grade(tied).vote_agreement!;
+    expect(g.value).toBe(0.5);
+    expect(g.people).toBeUndefined();
+    expect(g.proposals).toEqual([{ id: 'p', agents: 0.5, votes: 2 }]);
+    const two = session(
+      opened('p', ['y', 'n'], ['a', 'b']),
+      vote('p', 'a', 'y'),
+      vote('p', 'b', 'y'),
+      opened('q', ['y', 'n'], ['a', 'b', '@o', '@p']),
+      vote('q', 'a', 'y'),
+      vote('q', 'b', 'y'),
+      vote('q', '@o', 'n'),
+      vote('q', '@p', 'y'),
+    );
+    expect(grade(two).vote_agreement).toMatchObject({ value: 1, people: 0.5, behind: 'p: 1 of 2 agent votes; q: 1 of 2 agent votes' });
+    // A person's seat cast through a comment (cast_by) is a person's, whatever its name.
+    const cast = session(
+      opened('p', ['y', 'n'], ['a', 'b', 'maint']),
+      vote('p', 'a', 'y'),
+      vote('p', 'b', 'y'),
+      { type: 'human_vote', proposal: 'p', seat: 'maint', voter: 'octocat', option: 'n', reason: '', digest: 'd', comment: null, permission: 'write' },
+      vote('p', 'maint', 'n'),
+    );
+    expect(grade(cast).vote_agreement).toMatchObject({ value: 1, people: 0 });
+  });
+
+  it('lead_override: a tie is no plurality; a proposal with no winner is judged by its votes; two overrides are both said', () => {
+    const tie = session(opened('v', ['a', 'b'], ['x', 'y']), vote('v', 'x', 'a'), vote('v', 'y', 'b'), closed('v', 'b'));
+    expect(value(tie, 'lead_override')).toBe(0);
+    const noWinner = session(
+      opened('v', ['a', 'b'], ['x', 'y']),
+      vote('v', 'x', 'a'),
+      vote('v', 'y', 'a'),
+      closed('v', null),
+      ...complete('lead', { pick: 'b', n: 3 }),
+    );
+    expect(grade(noWinner).lead_override).toMatchObject({ value: 1, overrides: [{ proposal: 'v', voted: 'a', decided: 'b' }] });
+    const both = session(opened('v', ['a', 'b'], ['x', 'y']), vote('v', 'x', 'a'), vote('v', 'y', 'a'), closed('v', 'b'), ...complete('lead', { pick: 'a' }));
+    expect(grade(both).lead_override).toMatchObject({
+      value: 2,
+      behind: "v: voted a, the proposal closed b; v: voted b, @lead's complete (output pick) a",
+    });
+  });
+
+  it("unanswered_mentions: a system message is no mention; another agent's vote or an unrelated tool or event answers nothing", () => {
+    const events = session(
+      { type: 'message', message: { id: 1, kind: 'system', sender: 'system', recipients: ['c'], text: '@c the vote closed' } },
+      message('lead', ['c', 'd'], '@c @d, your view?'),
+      ...tool('x', 'vote', { proposal: 'p', option: 'y' }),
+      ...tool('c', 'grep', { pattern: 'x' }),
+      turn('c', 2),
+      { type: 'message', message: { id: 50, kind: 'system', sender: 'd', recipients: [], text: 'not an answer' } },
+    );
+    const g = grade(events).unanswered_mentions!;
+    expect(g.value).toBe(2);
+    expect(g.behind).toMatch(/^#\d+ @lead → @c; #\d+ @lead → @d$/);
+    // Answers: a proposal or a complete of the named agent.
+    expect(value(session(message('a', ['lead'], '@lead see'), ...tool('lead', 'propose', { id: 'p' })), 'unanswered_mentions')).toBe(0);
+  });
+
+  it('idle_agents and redundant_tool_calls say what stands behind them; a long input is cut', () => {
+    expect(grade(session(turn('a'), ended('a'))).idle_agents!.behind).toBe('@a; 1 idle turn');
+    expect(grade(session(turn('a'), message('a', [], 'x'), ended('a'))).idle_agents!.behind).toBe('none; 0 idle turns');
+    // A system message does not make its sender (system) an agent that worked.
+    expect(grade(session(turn('b'), { type: 'message', message: { id: 9, kind: 'system', sender: 'b', recipients: [], text: 't' } })).idle_agents!.value).toBe(
+      1,
+    );
+    const long = { pattern: 'x'.repeat(200) };
+    const g = grade(
+      session(...tool('a', 'grep', long), ...tool('b', 'grep', long), ...tool('a', 'read_file', { path: 'p' }), ...tool('c', 'read_file', { path: 'p' })),
+    );
+    const calls = g.redundant_tool_calls!.calls as { input: string }[];
+    expect(calls[0]!.input).toHaveLength(120);
+    expect(calls[0]!.input.endsWith('…')).toBe(true);
+    expect(calls[1]!.input).toBe('{"path":"p"}');
+    expect(g.redundant_tool_calls!.behind).toBe(`@b grep ${calls[0]!.input} (first @a); @c read_file {"path":"p"} (first @a)`);
+    expect(grade(session()).redundant_tool_calls!.behind).toBeUndefined();
+  });
+
+  it('the order agents came in counts turns and spawns only; the lead is who completed, else the first to take a turn', () => {
+    const events = session(
+      ...tool('z', 'grep', { pattern: 'early' }),
+      turn('a'),
+      turn('boss'),
+      turn('r'),
+      ...annotate('z', 'x.js', 1),
+      ...annotate('a', 'x.js', 2),
+      ...annotate('r', 'x.js', 2),
+      ...complete('boss'),
+    );
+    expect((grade(events).marginal_findings!.curve as { agent: string }[]).map((c) => c.agent)).toEqual(['a', 'r']);
+    expect(grade(events).marginal_findings!.value).toBe(0);
+    expect(grade(session(turn('a'), { type: 'run_ended', status: 'error', reason: 'r', exit_code: 1, summary: '', outputs: {} })).status).toEqual({
+      value: 0,
+      status: 'error',
+    });
+    expect(grade(session(turn('a'))).status).toEqual({ value: null, status: 'not ended' });
+    expect(grade(session(call('a', {}, 0.0400004), ...annotate('a', 'x.js', 1))).cost_per_finding).toEqual({ value: 0.04, findings: 1, cost_usd: 0.04 });
+  });
+
+  it("rubric graders: each grader_scored event, with its model's reason and its call's cost; never in place of one of conclave's own", () => {
+    const events = session(
+      call('grader-clear', {}, 0.003),
+      { type: 'grader_scored', grader: 'clear', value: 0.75, reason: 'names the line', model: 'claude-haiku-4-5' },
+      { type: 'grader_scored', grader: 'tone', value: null, reason: 'it could not be scored: overloaded', model: 'm' },
+      { type: 'grader_scored', grader: 'calls', value: 99, reason: 'a hostile session', model: 'm' },
+    );
+    const g = grade(events);
+    expect(g.clear).toEqual({ value: 0.75, reason: 'names the line', model: 'claude-haiku-4-5', cost_usd: 0.003, behind: 'names the line', rubric: true });
+    expect(g.tone).toMatchObject({ value: null, cost_usd: 0 });
+    expect(g.calls!.value).toBe(1);
+    expect(Object.keys(g).slice(-2)).toEqual(['clear', 'tone']);
+    const shown = gradersShown(g);
+    expect(shown.map((r) => r.id)).toEqual([...GRADER_IDS, 'clear', 'tone']);
+    expect(shown.at(-2)).toMatchObject({ id: 'clear', value: 0.75, means: "the workflow's rubric, scored by a model from 0 to 1" });
+    expect(shown[0]).toMatchObject({ id: 'duplicate_findings', value: null, means: expect.stringContaining('the share of findings') });
+    // A total averages a rubric over the sessions that scored it.
+    const other = grade(session({ type: 'grader_scored', grader: 'clear', value: 0.25, reason: '', model: 'm' }));
+    expect(totalOf([g, other, grade([])]).clear).toEqual({ value: 0.5, sessions: 2 });
+    expect(totalOf([g, other]).tone).toEqual({ value: null, sessions: 0 });
   });
 });

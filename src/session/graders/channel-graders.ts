@@ -21,14 +21,18 @@ export const unansweredMentions: Grader = {
   total: 'sum',
   grade({ events }) {
     const over = new Set(afterComplete(events));
+    // Each agent's last answer: a mention is answered when one comes after it.
+    const lastAnswer = new Map<string, number>();
+    events.forEach((e, i) => {
+      const by = answerBy(e);
+      if (by !== undefined) lastAnswer.set(by, i);
+    });
     const unanswered: { message: number; from: string; to: string }[] = [];
     events.forEach((e, i) => {
       if (e.type !== 'message' || e.message.kind !== 'agent' || over.has(e)) return;
       const { sender, recipients, text, id } = e.message;
-      for (const to of recipients.filter((r) => r !== sender && mentions(text, r))) {
-        const answered = events.slice(i + 1).some((a) => answers(a, to));
-        if (!answered) unanswered.push({ message: id, from: sender, to });
-      }
+      for (const to of recipients.filter((r) => r !== sender && mentions(text, r)))
+        if ((lastAnswer.get(to) ?? -1) <= i) unanswered.push({ message: id, from: sender, to });
     });
     const behind = unanswered.map((u) => `#${u.message} @${u.from} → @${u.to}`).join('; ');
     return { value: unanswered.length, unanswered, ...(behind ? { behind } : {}) };
@@ -39,10 +43,11 @@ function mentions(text: string, agent: string): boolean {
   return new RegExp(`(^|[^\\w@])@${agent.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).test(text);
 }
 
-function answers(e: SessionEvent, agent: string): boolean {
-  if (e.type === 'message') return e.message.kind === 'agent' && e.message.sender === agent;
-  if (e.type === 'vote') return e.voter === agent;
-  return e.type === 'tool_call' && e.agent === agent && ANSWERS.has(e.tool);
+/** The agent an event is an answer of, if it is one: a message it posted, its vote, its proposal or its complete. */
+function answerBy(e: SessionEvent): string | undefined {
+  if (e.type === 'message') return e.message.kind === 'agent' ? e.message.sender : undefined;
+  if (e.type === 'vote') return e.voter;
+  return e.type === 'tool_call' && ANSWERS.has(e.tool) ? e.agent : undefined;
 }
 
 /**
@@ -109,15 +114,25 @@ export const redundantToolCalls: Grader = {
     const redundant: { tool: string; input: string; agent: string; first: string }[] = [];
     for (const e of events) {
       if (e.type !== 'tool_call' || e.tool === 'annotate' || (TEAM_TOOLS as readonly string[]).includes(e.tool)) continue;
-      const key = `${e.tool}\u0000${canonical(e.input)}`;
+      const key = `${e.tool}\u0000${canonicalOrOwn(e)}`;
       const earlier = first.get(key);
       if (!earlier) first.set(key, e);
-      else if (earlier.agent !== e.agent) redundant.push({ tool: e.tool, input: clip(canonical(e.input)), agent: e.agent, first: earlier.agent });
+      else if (earlier.agent !== e.agent) redundant.push({ tool: e.tool, input: clip(canonicalOrOwn(e)), agent: e.agent, first: earlier.agent });
     }
     const behind = redundant.map((r) => `@${r.agent} ${r.tool} ${r.input} (first @${r.first})`).join('; ');
     return { value: redundant.length, calls: redundant, ...(behind ? { behind } : {}) };
   },
 };
+
+/** The input as canonical JSON; one nested too deeply to walk is its call's own (never the same as another). */
+function canonicalOrOwn(e: EventOf<'tool_call'>): string {
+  try {
+    return canonical(e.input);
+  } catch (error) {
+    if (error instanceof RangeError) return `\u0000${e.seq}`;
+    throw error;
+  }
+}
 
 const clip = (text: string) => (text.length > 120 ? `${text.slice(0, 119)}…` : text);
 

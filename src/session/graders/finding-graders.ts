@@ -1,7 +1,7 @@
 import type { Finding } from '../findings.js';
 import { agentOrder, leadOf, share, type Grader } from './grader.js';
+import { FindingIndex } from './finding-index.js';
 
-const overlaps = (a: Finding, b: Finding) => a.path === b.path && a.line <= b.end_line && b.line <= a.end_line;
 const place = (f: Finding) => ({ agent: f.agent, path: f.path, line: f.line, end_line: f.end_line });
 
 /** The share of findings that overlap one another agent recorded earlier: the same file, lines in common. */
@@ -11,8 +11,10 @@ export const duplicateFindings: Grader = {
   total: 'mean',
   grade({ summary }) {
     const { findings } = summary;
-    const duplicates = findings.flatMap((f, i) => {
-      const earlier = findings.slice(0, i).find((e) => e.agent !== f.agent && overlaps(e, f));
+    const index = new FindingIndex();
+    const duplicates = findings.flatMap((f) => {
+      const earlier = index.overlapping(f, (e) => e.agent !== f.agent);
+      index.add(f);
       return earlier ? [{ ...place(f), earlier: place(earlier) }] : [];
     });
     const behind = duplicates.map((d) => `@${d.agent}'s ${d.path}:${d.line} overlaps @${d.earlier.agent}'s`).join('; ');
@@ -33,12 +35,14 @@ export const marginalFindings: Grader = {
   grade({ events, summary }) {
     const lead = leadOf(events);
     const reviewers = agentOrder(events).filter((a) => a !== lead);
-    const before: Finding[] = [];
+    const before = new FindingIndex();
     let total = 0;
+    const mine = new Map<string, Finding[]>();
+    for (const f of summary.findings) (mine.get(f.agent) ?? mine.set(f.agent, []).get(f.agent)!).push(f);
     const curve = reviewers.map((agent) => {
-      const own = summary.findings.filter((f) => f.agent === agent);
-      const unique = own.filter((f) => !before.some((b) => overlaps(b, f)));
-      before.push(...own);
+      const own = mine.get(agent) ?? [];
+      const unique = own.filter((f) => before.overlapping(f) === undefined);
+      for (const f of own) before.add(f);
       total += unique.length;
       return { agent, findings: own.length, unique: unique.length, total_unique: total };
     });

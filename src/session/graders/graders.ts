@@ -36,8 +36,9 @@ export function gradeSession(
   summary: SessionSummary = summarize(record),
 ): Record<string, GraderResult> {
   const session = { events: record.effective, summary };
-  // conclave's own come last: a session's score cannot stand in for one of them.
-  return { ...rubricScores(session), ...Object.fromEntries(GRADERS.map((g) => [g.id, g.grade(session)])) };
+  // A recorded score under one of conclave's own ids (a hostile session) cannot stand in for it.
+  const rubrics = Object.entries(rubricScores(session)).filter(([id]) => !GRADER_IDS.includes(id));
+  return { ...Object.fromEntries(GRADERS.map((g) => [g.id, g.grade(session)])), ...Object.fromEntries(rubrics) };
 }
 
 /** Several sessions' graders made one: each value summed or averaged (over the sessions that have one), as its grader says. */
