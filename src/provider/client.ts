@@ -56,9 +56,6 @@ export interface CallListeners {
   diagnostics?: { previous_message_id: string | null };
 }
 
-/** The beta that asks the API why a request's prompt missed the prompt cache. */
-export const CACHE_DIAGNOSIS_BETA = 'cache-diagnosis-2026-04-07';
-
 /**
  * The call an HTTP request belongs to, for its pacing: the SDK's fetch is one for every call, and
  * hands it the call's own fetch options (an AsyncLocalStorage did this before, at the price of a
@@ -108,17 +105,16 @@ export class Provider {
   async call(request: ModelRequest, signal: AbortSignal, listeners: CallListeners = {}, provider: ProviderName = 'anthropic'): Promise<ModelResponse> {
     const client = this.clients.get(provider);
     if (!client) throw new Error(`no connection to provider ${provider}`);
-    // The diagnosis is Anthropic's own (a beta): the clouds' APIs are sent the request as it is.
+    // The diagnosis is Anthropic's own (generally available: no beta header, docs/pricing.md): the clouds' APIs are sent the request as it is.
     const diagnosis = provider === 'anthropic' ? listeners.diagnostics : undefined;
     const sent = { ...request, model: cloudModelId(provider, request.model), ...(diagnosis ? { diagnostics: diagnosis } : {}) };
-    const headers = diagnosis ? { headers: { 'anthropic-beta': CACHE_DIAGNOSIS_BETA } } : {};
     await this.slices.enter();
     for (let attempt = 1; ; attempt++) {
       try {
         const call: PacedCall = { provider, request, listeners };
         let message: ModelResponse;
         try {
-          const stream = client.messages.stream(sent as ModelRequest, { signal, fetchOptions: { [CALL]: call } as object, ...headers });
+          const stream = client.messages.stream(sent as ModelRequest, { signal, fetchOptions: { [CALL]: call } as object });
           if (listeners.onStreaming) stream.on('streamEvent', (event) => event.type === 'message_start' && listeners.onStreaming!());
           message = await stream.finalMessage();
         } catch (e) {

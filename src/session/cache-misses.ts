@@ -13,13 +13,24 @@ export interface CacheMiss {
 const REASONS = new Set<string>(['tools_changed', 'system_changed', 'model_changed', 'messages_changed']);
 const SMALLEST_PREFIX = 1_024;
 
-/** The miss a model answer reports, read as a hostile session's answer may hold anything. */
+/**
+ * The miss a model answer reports, read with the call's usage, as a hostile session's answer may
+ * hold anything. The API's diagnosis compares the request's structure with the earlier one it
+ * names, whether or not the cache hit (an agent whose tools differ from the lead's is told
+ * `tools_changed` though it read the prefix another agent with its tools had written): a miss is
+ * what the call wrote to the cache, up to the diagnosis's estimate; a call that read the prefix and
+ * wrote little missed nothing (docs/pricing.md: cache misses).
+ */
 export function cacheMissOf(agent: string, response: unknown): CacheMiss | undefined {
   const diagnostics = (response as { diagnostics?: unknown } | null)?.diagnostics;
   const reason = (diagnostics as { cache_miss_reason?: unknown } | null)?.cache_miss_reason as { type?: unknown; cache_missed_input_tokens?: unknown } | null;
   if (!reason || typeof reason.type !== 'string' || !REASONS.has(reason.type)) return undefined;
-  const missed = reason.cache_missed_input_tokens;
-  if (typeof missed !== 'number' || !Number.isFinite(missed) || missed < SMALLEST_PREFIX) return undefined;
+  const estimate = reason.cache_missed_input_tokens;
+  const usage = (response as { usage?: { cache_creation_input_tokens?: unknown } } | null)?.usage;
+  const written = usage?.cache_creation_input_tokens;
+  if (typeof estimate !== 'number' || !Number.isFinite(estimate) || typeof written !== 'number' || !Number.isFinite(written)) return undefined;
+  const missed = Math.min(estimate, written);
+  if (missed < SMALLEST_PREFIX) return undefined;
   return { agent, reason: reason.type as CacheMiss['reason'], missed_tokens: Math.round(missed) };
 }
 

@@ -243,7 +243,7 @@ describe('a worker whose tools differ from the others', () => {
     // The API's cache diagnosis says why (issue 71): @sec's prompt, compared with the answer that wrote the team's prefix (the lead's), changed its tools.
     const secRequest = server.of('sec')[0]!;
     expect((secRequest.body as { diagnostics?: unknown }).diagnostics).toEqual({ previous_message_id: server.of('lead')[0]!.responseId });
-    expect(String(secRequest.headers['anthropic-beta'])).toContain('cache-diagnosis-2026-04-07');
+    expect(secRequest.headers['anthropic-beta']).toBeUndefined();
     const misses = (run.json.usage as { cache_misses: { agent: string; reason: string; missed_tokens: number }[] }).cache_misses;
     expect(misses).toEqual([{ agent: 'sec', reason: 'tools_changed', missed_tokens: expect.any(Number) }]);
     expect(misses[0]!.missed_tokens).toBeGreaterThan(CONTEXT_TOKENS / 2);
@@ -255,6 +255,38 @@ describe('a worker whose tools differ from the others', () => {
     const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir });
     expect(replay.code, replay.stderr).toBe(0);
     expect((JSON.parse(replay.stdout) as { usage: { cache_misses: unknown } }).usage.cache_misses).toEqual(misses);
+  });
+});
+
+describe('the cache diagnosis read with usage (issue 84)', () => {
+  it('a lead with no tools, four grep reviewers, @sec with three tools: usage.cache_misses names @rev-1 and @sec only; no request carries a deprecated beta header', async () => {
+    const workflow = SHARED.replace(/for_each: \[[^\]]*\]/, 'tools: [grep]\n    for_each: [1, 2, 3, 4]').replace(
+      'kickoff:',
+      '  sec:\n    role: worker\n    tools: [grep, read_file, list_files]\n    system: Look for security problems.\nkickoff:',
+    );
+    const lead = (r: RecordedRequest) => (lastUserText(r).includes('problem found') ? { text: 'All reviewed.' } : { text: '@reviewer @sec review your part.' });
+    server = await startFakeAnthropic(
+      { ...reviewScript(4), lead, sec: () => ({ text: '@lead no security problem found.' }) },
+      { promptCache: { minTokens: 1024 } },
+    );
+    const run = await runWorkflow(server, workflow, [], { files: { 'change.diff': diffOf(CONTEXT_TOKENS) } });
+    expect(run.code, run.stderr).toBe(0);
+    // The API compares each first call with the lead's, whose tools differ: it names every reviewer, though three read what the first wrote.
+    const told = server.requests.filter((r) => r.agent.startsWith('reviewer-') || r.agent === 'sec').map((r) => r.agent);
+    expect(told.length).toBeGreaterThanOrEqual(5);
+    const readers = server.requests.filter((r) => r.agent.startsWith('reviewer-') && r.cache!.read > CONTEXT_TOKENS / 2).map((r) => r.agent);
+    expect(readers).toHaveLength(3);
+    const writer = ['reviewer-1', 'reviewer-2', 'reviewer-3', 'reviewer-4'].find((a) => !readers.includes(a))!;
+    const misses = (run.json.usage as { cache_misses: { agent: string; reason: string; missed_tokens: number }[] }).cache_misses;
+    expect(misses.map((m) => m.agent).sort()).toEqual([writer, 'sec'].sort());
+    for (const m of misses) expect(m).toMatchObject({ reason: 'tools_changed', missed_tokens: expect.any(Number) });
+    for (const m of misses) expect(m.missed_tokens).toBeGreaterThan(CONTEXT_TOKENS / 2);
+    for (const r of server.requests)
+      expect(String(r.headers['anthropic-beta'] ?? ''), r.agent).not.toMatch(/cache-diagnosis|token-counting-2024|message-batches-2024/);
+    // The same in show and the graders, from the session.
+    const session = join(run.dir, run.json.session as string);
+    const graded = await conclave(['grade', session, '--json'], { cwd: run.dir });
+    expect(JSON.parse(graded.stdout).graders.cache_breaks).toMatchObject({ value: 2 });
   });
 });
 

@@ -25,8 +25,13 @@ describe("the run's prompt layout, fixed at its start and recorded", () => {
   });
 });
 
-const answer = (id: string, miss?: { type: string; cache_missed_input_tokens?: number }) =>
-  ({ id, content: [], usage: {}, ...(miss ? { diagnostics: { cache_miss_reason: miss } } : {}) }) as unknown as ModelResponse;
+const answer = (id: string, miss?: { type: string; cache_missed_input_tokens?: number }, written = 25_000) =>
+  ({
+    id,
+    content: [],
+    usage: { cache_creation_input_tokens: written },
+    ...(miss ? { diagnostics: { cache_miss_reason: miss } } : {}),
+  }) as unknown as ModelResponse;
 
 describe('which earlier answer a call is compared with (the cache diagnosis)', () => {
   it("an agent that shares the team's prefix: the first answer of any that does, then its own previous", () => {
@@ -50,5 +55,20 @@ describe('which earlier answer a call is compared with (the cache diagnosis)', (
     diagnosis.answered('b', answer('msg_3', { type: 'tools_changed', cache_missed_input_tokens: 20_000 }));
     expect(diagnosis.misses).toEqual([{ agent: 'b', reason: 'tools_changed', missed_tokens: 20_000 }]);
     expect(diagnosis.of('c')).toEqual({ previous_message_id: 'msg_3' });
+  });
+
+  it("a miss is read with the call's usage: what it wrote, up to the diagnosis's estimate; a call that read the prefix missed nothing (issue 84)", () => {
+    const diagnosis = new CacheDiagnosis(() => true);
+    const tools = { type: 'tools_changed', cache_missed_input_tokens: 21_900 };
+    diagnosis.answered('rev-1', answer('m1', tools, 21_900));
+    diagnosis.answered('rev-2', answer('m2', tools, 214));
+    diagnosis.answered('rev-3', answer('m3', tools, 5_000));
+    diagnosis.answered('rev-4', answer('m4', tools, 1_023));
+    diagnosis.answered('rev-5', answer('m5', { type: 'system_changed', cache_missed_input_tokens: 2_000 }, 30_000));
+    expect(diagnosis.misses).toEqual([
+      { agent: 'rev-1', reason: 'tools_changed', missed_tokens: 21_900 },
+      { agent: 'rev-3', reason: 'tools_changed', missed_tokens: 5_000 },
+      { agent: 'rev-5', reason: 'system_changed', missed_tokens: 2_000 },
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { CACHE_DIAGNOSIS_BETA, cacheMissReason } from './cache-diagnosis.js';
+import { cacheMissReason } from './cache-diagnosis.js';
 import { PromptCache, type CacheUse, type PromptCacheOptions } from './prompt-cache.js';
 import { FakeBatches, type BatchOptions, type BatchResult, type FakeBatch } from './batches.js';
 import { authProblem, bedrockChunk, bedrockException, bodyProblem, federationAnswer, metadataAnswer, routeOf, sendCloudError, type Wire } from './clouds.js';
@@ -280,8 +280,6 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     recorded.responseId = message.id;
     const asked = (body as { diagnostics?: { previous_message_id?: string | null } }).diagnostics;
     if (asked) {
-      if (!String(req.headers['anthropic-beta'] ?? '').includes(CACHE_DIAGNOSIS_BETA))
-        return sendError(res, 400, 'invalid_request_error', `diagnostics: Extra inputs are not permitted (the ${CACHE_DIAGNOSIS_BETA} beta is not on)`);
       const earlier = asked.previous_message_id ? requests.find((r) => r.responseId === asked.previous_message_id) : undefined;
       const reason = asked.previous_message_id ? cacheMissReason(body, earlier, cacheUse?.read ?? 0) : null;
       Object.assign(message, { diagnostics: { cache_miss_reason: reason } });

@@ -277,7 +277,14 @@ describe('the common graders', () => {
       turn('lead'),
       call('lead', { usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 1000, cache_creation_input_tokens: 5 } }, 0.02),
       call('lead', { stop_reason: 'refusal' }, 0.01),
-      call('a', { diagnostics: { cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 2000 } } }, 0.01),
+      call(
+        'a',
+        {
+          diagnostics: { cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 2000 } },
+          usage: { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 3000 },
+        },
+        0.01,
+      ),
       ...tool('lead', 'read_file', { path: 'x' }, true),
       ...annotate('lead', 'x.js', 1),
       ...annotate('lead', 'x.js', 2),
@@ -289,7 +296,7 @@ describe('the common graders', () => {
     expect(g.cost_usd!.value).toBe(0.04);
     expect(g.calls!.value).toBe(3);
     expect(g.turns!.value).toBe(1);
-    expect(g.tokens!.value).toBe(100 + 10 + 1000 + 5 + 2 * 110);
+    expect(g.tokens!.value).toBe(100 + 10 + 1000 + 5 + 2 * 110 + 3000);
     expect(g.wall_s!.value).toBe(4.25);
     expect(g.tool_errors).toEqual({ value: 1, tools: ['read_file'] });
     expect(g.refusals).toEqual({ value: 1, agents: ['lead'] });

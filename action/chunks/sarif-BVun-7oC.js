@@ -1,0 +1,1 @@
+export{an as writeSarif}from"./workflow-DJaG3QV3.js";

@@ -1,1 +1,0 @@
-import"./run-D4pO-ife.js";export{t as default}from"./client-CuX5_Qn_.js";import"./sdk-CAISgiXf.js";

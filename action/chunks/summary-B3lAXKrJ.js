@@ -1,0 +1,1 @@
+export{X as NO_AGENT_USAGE,Z as summarize}from"./workflow-DJaG3QV3.js";
