@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent, SessionHeader } from '../../src/session/format.js';
+import type { SessionEvent } from '../../src/session/format.js';
+import { TEST_HEADER } from '../helpers/session-header.js';
 import { GRADER_IDS, TEAM_GRADER_IDS, gradersShown, gradeSession, totalOf } from '../../src/session/graders/graders.js';
 
 /** The graders (docs/graders.md) on hand-made sessions: each one's definition, edge by edge. */
 
-const header = {
-  type: 'header',
-  format: 1,
-  run_id: 'r',
-  conclave_version: '0',
-  workflow: { path: 'w.yml', sha256: '' },
-  inputs: {},
-  session: 's',
-  started_at: '',
-} as unknown as SessionHeader;
+const header = TEST_HEADER;
 
 /** A session from event bodies, numbered in order. */
 function session(...bodies: Record<string, unknown>[]): SessionEvent[] {

@@ -6,6 +6,7 @@ import type { CaseRun, RunJson } from '../../src/cli/test/test-case-run.js';
 import { checkCase } from '../../src/cli/test/test-expect.js';
 import type { Expectation, TestCase } from '../../src/cli/test/expectations.js';
 import type { SessionEvent } from '../../src/session/format.js';
+import { TEST_HEADER } from '../helpers/session-header.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
 
 /** A workflow loaded from a file of its own, as `conclave test` loads a case's. */
@@ -50,21 +51,11 @@ const events: SessionEvent[] = [
   { seq: ++seq, type: 'document_opened', document: { name: 'plan', owner: 'lead', mode: 'edit', text: 'v1' } } as SessionEvent,
   { seq: ++seq, type: 'document_changed', document: 'plan', version: 2, author: 'lead', text: 'v2 final', why: '', edit: null } as SessionEvent,
 ];
-const header = {
-  type: 'header',
-  format: 1,
-  run_id: 'r',
-  conclave_version: '0',
-  workflow: { path: 'w.yml', sha256: '' },
-  inputs: {},
-  session: 's',
-  started_at: '',
-};
 const run = (over: Partial<CaseRun> = {}): CaseRun => ({
   code: 0,
   result,
   events,
-  header: header as CaseRun['header'],
+  header: TEST_HEADER,
   stderr: '',
   session: 's',
   wallMs: 1,
