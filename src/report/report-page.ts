@@ -59,7 +59,8 @@ function graders(model: ReportModel): string {
       `<td>${html(g.means)}</td><td>${html(g.behind ?? '')}</td></tr>`,
   );
   const head = ['grader', 'value', 'what it measures', 'behind it'].map((h) => `<th scope="col">${h}</th>`).join('');
-  return `<div class="wide"><table class="graders"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
+  // Focusable and named: on a phone the table may scroll, and a keyboard must reach it.
+  return `<div class="wide" tabindex="0" role="region" aria-label="Graders"><table class="graders"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
 }
 
 const section = (heading: string, id: string, body: string) => `<section id="${id}"><h2>${heading}</h2>${body}</section>`;

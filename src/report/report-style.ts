@@ -30,7 +30,7 @@ svg .call.batched { fill: none; stroke: var(--fg); }
 nav#filter { position: sticky; top: 0; background: var(--bg); border-bottom: 1px solid var(--line); padding: .4rem 0; font-size: 12.5px; z-index: 1; }
 nav#filter label { white-space: nowrap; margin-right: .4rem; }
 [data-hidden] { display: none; }
-.wide { overflow-x: auto; max-width: 100%; } .wide > svg { max-width: none; width: 100%; min-width: 640px; }
+.wide { overflow-x: auto; max-width: 100%; } .graders td { overflow-wrap: anywhere; } .wide > svg { max-width: none; width: 100%; min-width: 640px; }
 details.instances { display: inline; } details.instances[open] { display: block; padding-left: 1rem; }
 @media (max-width: 600px) { body { padding: .5rem .75rem 3rem; } th, td { padding: .2rem .35rem; } h1 { font-size: 1.25rem; } }
 @media print {

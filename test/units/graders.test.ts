@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/session/format.js';
-import { TEST_HEADER } from '../helpers/session-header.js';
+import { HEADER } from '../helpers/session-header.js';
 import { GRADER_IDS, TEAM_GRADER_IDS, gradersShown, gradeSession, totalOf } from '../../src/session/graders/graders.js';
 
 /** The graders (docs/graders.md) on hand-made sessions: each one's definition, edge by edge. */
 
-const header = TEST_HEADER;
+const header = HEADER;
 
 /** A session from event bodies, numbered in order. */
 function session(...bodies: Record<string, unknown>[]): SessionEvent[] {

@@ -6,7 +6,7 @@ import type { CaseRun, RunJson } from '../../src/cli/test/test-case-run.js';
 import { checkCase } from '../../src/cli/test/test-expect.js';
 import type { Expectation, TestCase } from '../../src/cli/test/expectations.js';
 import type { SessionEvent } from '../../src/session/format.js';
-import { TEST_HEADER } from '../helpers/session-header.js';
+import { HEADER } from '../helpers/session-header.js';
 import { loadWorkflow } from '../../src/workflow/load.js';
 
 /** A workflow loaded from a file of its own, as `conclave test` loads a case's. */
@@ -55,7 +55,7 @@ const run = (over: Partial<CaseRun> = {}): CaseRun => ({
   code: 0,
   result,
   events,
-  header: TEST_HEADER,
+  header: HEADER,
   stderr: '',
   session: 's',
   wallMs: 1,
