@@ -60,7 +60,8 @@ function graders(model: ReportModel): string {
   );
   const head = ['grader', 'value', 'what it measures', 'behind it'].map((h) => `<th scope="col">${h}</th>`).join('');
   // Focusable and named: on a phone the table may scroll, and a keyboard must reach it.
-  return `<div class="wide" tabindex="0" role="region" aria-label="Graders"><table class="graders"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
+  const table = `<table class="graders"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<div class="wide" tabindex="0" role="region" aria-label="Graders">${table}</div>`;
 }
 
 const section = (heading: string, id: string, body: string) => `<section id="${id}"><h2>${heading}</h2>${body}</section>`;
