@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GRADER_IDS, gradeSession } from '../src/session/graders/graders.js';
-import { readSession, SessionFileError } from '../src/session/reader.js';
+import { readSession } from '../src/session/reader.js';
 import { ROOT } from './helpers/cli.js';
-import { mutateJsonLine, throughTheCli } from './helpers/fuzz-cases.js';
+import { fuzzSessionFiles, mutatedLines, throughTheCli } from './helpers/fuzz-cases.js';
 import { random } from './helpers/random.js';
 
 /**
@@ -45,31 +45,20 @@ describe(`fuzzing conclave grade (seed ${SEED})`, () => {
 
   it(`${CASES} mutated sessions: every grader a finite number or null, or refused with the file named; never an exception`, () => {
     const rand = random(SEED);
-    let refused = 0;
-    for (let n = 0; n < CASES; n++) {
-      const lines = SESSIONS[n % SESSIONS.length]!.split('\n');
-      for (let k = 1 + Math.floor(rand() * 3); k > 0; k--) {
-        const i = Math.floor(rand() * lines.length);
-        lines[i] = mutateJsonLine(lines[i]!, rand, VALUES);
-      }
-      const file = join(dir, `s${n}.jsonl`);
-      writeFileSync(file, `${lines.join('\n')}\n`);
-      try {
+    const refused = fuzzSessionFiles(
+      CASES,
+      (n) => mutatedLines(SESSIONS[n % SESSIONS.length]!, rand, VALUES),
+      dir,
+      SEED,
+      (file, n) => {
         const graded = gradeSession(readSession(file));
         for (const id of GRADER_IDS) {
           const value = graded[id]!.value;
           expect(value === null || Number.isFinite(value), `case ${n} (seed ${SEED}): ${id} is ${value}`).toBe(true);
         }
         JSON.stringify(graded);
-      } catch (e) {
-        if (e instanceof SessionFileError) {
-          refused++;
-          expect(e.message).toContain(file);
-          continue;
-        }
-        throw new Error(`case ${n} of seed ${SEED} threw ${(e as Error).stack}\n--- the file:\n${lines.join('\n').slice(0, 3000)}`);
-      }
-    }
+      },
+    );
     expect(refused).toBeGreaterThan(CASES / 20);
     expect(refused).toBeLessThan(CASES);
   });

@@ -1,6 +1,6 @@
 import type { Channel } from '../channel/channel.js';
 import type { ModelRequest } from '../provider/client.js';
-import { rubricAgent } from '../session/graders/graders.js';
+import { rubricAgent } from '../session/graders/grader-ids.js';
 import type { Workflow } from '../workflow/load.js';
 import { DEFAULT_MODEL } from '../workflow/limits.js';
 import type { ModelCalls } from './calls/model-calls.js';
@@ -62,6 +62,8 @@ export async function scoreRubrics(
       reason = value === null ? 'the model gave no score from 0 to 1' : typeof input?.reason === 'string' ? input.reason : '';
     } catch (e) {
       if (parts.journal.diverged || e instanceof NoRecordedAnswer) return endingOfError(e);
+      // A signal stops the scoring: what was not scored is not recorded, and the run ends as it had.
+      if (parts.signal.aborted) return undefined;
       reason = `it could not be scored: ${e instanceof Error ? e.message : String(e)}`;
       parts.progress({ type: 'warning', message: `the rubric grader ${id} ${reason}` });
     }

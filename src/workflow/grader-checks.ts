@@ -1,4 +1,4 @@
-import { GRADER_IDS, rubricAgent } from '../session/graders/graders.js';
+import { GRADER_IDS, rubricAgent } from '../session/graders/grader-ids.js';
 import type { Diagnostic } from './diagnostic.js';
 import type { WorkflowSource } from './source.js';
 import type { WorkflowSpec } from './types.js';

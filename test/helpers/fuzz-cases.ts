@@ -75,18 +75,43 @@ export async function throughTheCli(picks: readonly number[], commands: (n: numb
  * never an exception. How many were refused.
  */
 export function fuzzSessions(cases: number, mutate: (lines: string[]) => void, recorded: string, dir: string, seed: number): number {
+  const lines = () => {
+    const all = recorded.split('\n');
+    mutate(all);
+    return all;
+  };
+  return fuzzSessionFiles(cases, lines, dir, seed, (file) => {
+    const record = readSession(file);
+    spansOf(record.header, record.events);
+    summarize(record);
+    replayable(record.effective);
+    isFinished(record);
+  });
+}
+
+/** One to three lines of a session's text mutated (`mutateJsonLine`). */
+export function mutatedLines(text: string, rand: () => number, values: readonly unknown[]): string[] {
+  const lines = text.split('\n');
+  for (let k = 1 + Math.floor(rand() * 3); k > 0; k--) {
+    const i = Math.floor(rand() * lines.length);
+    lines[i] = mutateJsonLine(lines[i]!, rand, values);
+  }
+  return lines;
+}
+
+/**
+ * `cases` sessions, case n's lines made by `linesOf(n)`, written as s0.jsonl… in `dir` and given to
+ * `check`: a file the reader refuses must name itself; any other exception fails, with the case,
+ * the seed and the file. How many were refused.
+ */
+export function fuzzSessionFiles(cases: number, linesOf: (n: number) => string[], dir: string, seed: number, check: (file: string, n: number) => void): number {
   let refused = 0;
   for (let n = 0; n < cases; n++) {
-    const lines = recorded.split('\n');
-    mutate(lines);
+    const lines = linesOf(n);
     const file = join(dir, `s${n}.jsonl`);
     writeFileSync(file, `${lines.join('\n')}\n`);
     try {
-      const record = readSession(file);
-      spansOf(record.header, record.events);
-      summarize(record);
-      replayable(record.effective);
-      isFinished(record);
+      check(file, n);
     } catch (e) {
       if (e instanceof SessionFileError) {
         refused++;

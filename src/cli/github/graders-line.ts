@@ -1,4 +1,5 @@
-import { GRADER_IDS, TEAM_GRADER_IDS, type GraderResult } from '../../session/graders/graders.js';
+import { GRADER_IDS, TEAM_GRADER_IDS } from '../../session/graders/grader-ids.js';
+import type { GraderResult } from '../../session/graders/grader.js';
 import type { SessionSummary } from '../../session/summary.js';
 import { docsLink } from './docs-link.js';
 

@@ -4,7 +4,7 @@ import { didYouMean } from '../../workflow/suggest.js';
 import { WORKSPACE_TOOLS } from '../../workflow/types.js';
 import type { TestFile, ToolMatch } from './expectations.js';
 import { TEAM_TOOLS } from '../../session/team-tools.js';
-import { GRADER_IDS } from '../../session/graders/graders.js';
+import { GRADER_IDS } from '../../session/graders/grader-ids.js';
 
 /**
  * The agents and tools a test file's expectations name that its workflow cannot have, each at its

@@ -50,8 +50,16 @@ export function leadOf(events: readonly SessionEvent[]): string | undefined {
   return completeCall(events)?.agent ?? agentOrder(events)[0];
 }
 
-/** The first accepted `complete` of the run, where it was made. */
+const completes = new WeakMap<readonly SessionEvent[], EventOf<'tool_call'> | null>();
+
+/** The first accepted `complete` of the run, where it was made: found once per session, as five graders ask. */
 export function completeCall(events: readonly SessionEvent[]): EventOf<'tool_call'> | undefined {
+  let found = completes.get(events);
+  if (found === undefined) completes.set(events, (found = firstComplete(events) ?? null));
+  return found ?? undefined;
+}
+
+function firstComplete(events: readonly SessionEvent[]): EventOf<'tool_call'> | undefined {
   const ok = new Set(
     events.filter((e) => e.type === 'tool_result' && e.tool === 'complete' && !e.is_error).map((e) => (e as EventOf<'tool_result'>).tool_use_id),
   );
@@ -62,6 +70,3 @@ export function completeCall(events: readonly SessionEvent[]): EventOf<'tool_cal
 export function share(part: number, whole: number): number | null {
   return whole === 0 ? null : Math.round((part / whole) * 10_000) / 10_000;
 }
-
-/** The agent name a rubric grader's scoring call is recorded under (docs/graders.md: rubric graders). */
-export const rubricAgent = (id: string) => `grader-${id}`;

@@ -6,9 +6,10 @@ import { idleAgents, redundantToolCalls, unansweredMentions, workAfterComplete }
 import { leadOverride, messagesPerDecision, voteAgreement } from './vote-graders.js';
 import type { Grader, GraderResult } from './grader.js';
 import { rubricScores } from './rubric-graders.js';
+import { GRADER_IDS } from './grader-ids.js';
 
 export type { Grader, GraderResult } from './grader.js';
-export { rubricAgent } from './grader.js';
+export { rubricAgent } from './grader-ids.js';
 
 /** Every grader conclave computes from a session (docs/graders.md), the team's first, by id. */
 export const GRADERS: readonly Grader[] = [
@@ -25,10 +26,7 @@ export const GRADERS: readonly Grader[] = [
   costPerFinding,
 ];
 
-export const GRADER_IDS: readonly string[] = GRADERS.map((g) => g.id);
-
-/** The graders only a team's session can measure (the rest are the common measures of any runner). */
-export const TEAM_GRADER_IDS: readonly string[] = GRADER_IDS.slice(0, GRADER_IDS.indexOf('status'));
+export { GRADER_IDS, TEAM_GRADER_IDS } from './grader-ids.js';
 
 /** Every grader's result for one session: pure, from its events alone (no request, no key). */
 export function gradeSession(

@@ -1,5 +1,6 @@
 import type { EventOf } from '../format.js';
-import { type GradedSession, type GraderResult, rubricAgent } from './grader.js';
+import type { GradedSession, GraderResult } from './grader.js';
+import { rubricAgent } from './grader-ids.js';
 
 /**
  * The workflow's rubric graders as the session recorded their scores (`grader_scored`): each

@@ -1,1 +1,0 @@
-import{G as e,Z as t}from"./workflow-DJaG3QV3.js";import{A as n}from"./session-DyKqPiKW.js";function r(r,i){let a=n(r),o=i?{...a,effective:[...n(i).effective.filter(e=>e.type!==`run_ended`),...a.effective]}:a,s=t(o);return{...s,graders:e(o,s)}}export{r as gradedSummaryOf};

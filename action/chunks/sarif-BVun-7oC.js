@@ -1,1 +1,0 @@
-export{an as writeSarif}from"./workflow-DJaG3QV3.js";

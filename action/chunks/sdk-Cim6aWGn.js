@@ -1,0 +1,1 @@
+import"./run-xryBZyl4.js";export{t as default}from"./client-Dot0_Gyr.js";import"./sdk-CAISgiXf.js";

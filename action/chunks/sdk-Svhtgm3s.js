@@ -1,1 +1,0 @@
-import"./run-CNqFKRHp.js";export{t as default}from"./client-BY2CYyXe.js";import"./sdk-CAISgiXf.js";

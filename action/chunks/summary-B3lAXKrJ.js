@@ -1,1 +1,0 @@
-export{X as NO_AGENT_USAGE,Z as summarize}from"./workflow-DJaG3QV3.js";

@@ -1,0 +1,1 @@
+export{t as checkContextOf,n as loadSuites,r as testFiles}from"./test-suites-BTHOdTOB.js";

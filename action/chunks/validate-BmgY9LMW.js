@@ -1,1 +1,0 @@
-export{t as validateCommand}from"./workflow-DJaG3QV3.js";
