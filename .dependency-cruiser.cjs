@@ -14,6 +14,7 @@ const ROOMS = {
   cli: {
     action: ['', 'github', 'views', 'votes'],
     estimate: [''],
+    experiment: ['', 'estimate', 'test'],
     github: ['', 'estimate', 'output'],
     output: [''],
     test: ['', 'github'],

@@ -112,6 +112,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   /** Pacing under the API's rate limits, and the spend pools: for a run that calls the API. */
   organisation?: Organisation;
   model?: string;
+  /** --batch: every agent's calls through the Message Batches API. */
+  batch?: boolean;
   workspace: string;
   /** --workers: where the turns run, and its close. */
   pool?: TurnsElsewhere & { close(): Promise<void> };
@@ -179,6 +181,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
         return provider.call(request, signal, listeners, to);
       },
       modelOverride: options.model,
+      ...(options.batch ? { batchOverride: true } : {}),
       providerOverride: providerFlag(options.provider),
       cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
       live: provider !== undefined || options.pool !== undefined,

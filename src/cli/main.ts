@@ -123,6 +123,7 @@ const COMMANDS: Record<string, () => unknown> = {
       .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'markdown']).default('text'))
       .option('--json', 'the same as --format json')
       .option('--model <model>', 'as run --model: this model for every agent')
+      .option('--batch', 'as run --batch: every call at the batch price')
       .option('--provider <provider>', 'as run --provider: anthropic, bedrock, vertex or foundry')
       .option('--workspace <dir>', 'the directory setup steps run in (default: the current one)')
       .action(async (file: string, options: import('./estimate/estimate-command.js').EstimateOptions) => {
@@ -157,6 +158,28 @@ const COMMANDS: Record<string, () => unknown> = {
         process.exitCode = await traceCommand(file, options);
       }),
   ...viewCommands(program),
+  experiment: () =>
+    program
+      .command('experiment')
+      .description(
+        'is the team better or worse for an edit? run the test cases on two versions and give a verdict: exit 1 for REJECT, 3 when the estimate is over --max-estimate-usd',
+      )
+      .argument('[tests...]', 'test files, or folders to search for *.test.yml (default: the current folder)')
+      .option('--base <ref>', "the git revision to compare with, such as the pull request's base")
+      .option('--head <ref>', 'the git revision to test (default: the working tree)')
+      .option('--repeat <k>', 'runs of each case per version per stage (default 5)')
+      .option('--max-estimate-usd <usd>', 'do not start when the likely cost of both stages is over this (exit 3)')
+      .option('--min-effect <points>', 'the smallest change in pass rate, in points, worth a verdict (default 10)')
+      .option('--primary <grader>', "decide on the cases' bounds of this grader instead of all their expectations")
+      .option('--concurrency <n>', 'runs at once (default 8)')
+      .option('--no-batch', 'call the API one request at a time instead of in message batches (full price)')
+      .option('-o, --output <dir>', 'the folder for the sessions and experiment.json (default .conclave/experiments/ID)')
+      .option('--recompute <dir>', "the verdict again from an experiment's sessions alone, with no request")
+      .option('--json', 'print the result as one JSON object')
+      .action(async (tests: string[], options: import('./experiment/experiment-command.js').ExperimentOptions) => {
+        const { experimentCommand } = await import('./experiment/experiment-command.js');
+        process.exitCode = await experimentCommand(tests, options);
+      }),
   test: () =>
     program
       .command('test')
@@ -185,6 +208,7 @@ function withRunOptions(command: Command): Command {
   return (
     command
       .option('--model <model>', 'use this model for every agent')
+      .option('--batch', "send every agent's calls through the Message Batches API at half the price, as batch: true does (docs/batches.md)")
       .option('--provider <provider>', 'reach Claude through this provider for every agent: anthropic, bedrock, vertex or foundry (docs/providers.md)')
       .option('--workspace <dir>', 'the directory setup steps and workspace tools run in (default: the current one)')
       .option(

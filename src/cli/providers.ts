@@ -19,7 +19,7 @@ export function providerFlag(value: string | undefined): ProviderName | undefine
  */
 export async function connectionsFor(
   spec: WorkflowSpec,
-  options: { provider?: string; offline?: boolean },
+  options: { provider?: string; offline?: boolean; batch?: boolean },
   needed: boolean,
 ): Promise<Connection[] | undefined> {
   const override = providerFlag(options.provider);
@@ -30,6 +30,11 @@ export async function connectionsFor(
         "only Anthropic's API has the Message Batches API here: leave --provider out for this workflow, or set batch: false for it",
     );
   }
+  const cloud = options.batch ? providersOf(spec, override).find((p) => p !== 'anthropic') : undefined;
+  if (cloud)
+    throw new UsageError(
+      `--batch sends every call as a message batch, but this run reaches Claude through ${cloud}: only Anthropic's API has the Message Batches API here`,
+    );
   if (!needed || options.offline) return undefined;
   try {
     return await Promise.all(providersOf(spec, override).map((provider) => connect(provider, process.env)));

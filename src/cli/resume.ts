@@ -30,6 +30,8 @@ export interface ResumeOptions extends OutputOptions {
   out?: string;
   workspace?: string;
   model?: string;
+  /** --batch: every agent's calls through the Message Batches API (taken as given when every recorded call was batched). */
+  batch?: boolean;
   provider?: string;
   /** --workflow: the workflow file, instead of the one the session names. */
   workflow?: string;
@@ -123,6 +125,8 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     ...options,
     // A parked run parks again until its batch ends, as it was asked to.
     park: options.park === true || (options.at === undefined && endOf(record)?.status === 'waiting'),
+    // A run made with --batch goes on batched: its recorded calls were all answered by batches.
+    batch: options.batch === true || batchedThroughout(record.effective),
     workflow,
     limits: first,
     limitsOnLive,
@@ -255,4 +259,10 @@ function fork(record: SessionRecord, options: ResumeOptions): SessionRecord {
   const header: SessionHeader = { ...record.header, run_id: newRunId(), forked_from: { path: record.path, seq: at }, started_at: new Date().toISOString() };
   writeFileSync(options.out, [header, ...events].map((line) => `${JSON.stringify(line)}\n`).join(''));
   return readSession(options.out);
+}
+
+/** Whether the run called models and every call was answered by a message batch (a run made with --batch, or of a workflow batched throughout). */
+function batchedThroughout(events: readonly SessionEvent[]): boolean {
+  const calls = events.filter((e) => e.type === 'model_call');
+  return calls.length > 0 && calls.every((e) => e.type === 'model_call' && e.batch !== undefined);
 }

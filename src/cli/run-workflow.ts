@@ -32,6 +32,8 @@ export interface RunCommandOptions extends OutputOptions {
   input: string[];
   session?: string;
   model?: string;
+  /** --batch: every agent's calls through the Message Batches API. */
+  batch?: boolean;
   provider?: string;
   workspace?: string;
   replay?: string;
@@ -110,7 +112,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
 
   if (options.park && options.replay)
     warning('--park does nothing with --replay: a replay answers every call from the recording and never waits for a batch; leave --park out');
-  else if (options.park && !usesBatches(workflow.spec) && !workflow.spec.people)
+  else if (options.park && !options.batch && !usesBatches(workflow.spec) && !workflow.spec.people)
     warning(
       '--park parks a run while its calls wait for a message batch or for people to vote, and no agent of this workflow has batch: true and it names ' +
         'no people: the run goes on as without it',

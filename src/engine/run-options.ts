@@ -58,6 +58,8 @@ export interface RunOptions {
     call: CallModel;
     /** --model: this model for every agent. */
     modelOverride?: string;
+    /** --batch: every agent's calls through the Message Batches API, as `batch: true`. */
+    batchOverride?: boolean;
     /** --provider: this provider for every agent. */
     providerOverride?: ProviderName;
     /** Responses kept across runs (--cache): a hit costs nothing and calls no one. */

@@ -58,6 +58,7 @@ const run = (over: Partial<CaseRun> = {}): CaseRun => ({
   header: HEADER,
   stderr: '',
   session: 's',
+  scratch: 'x',
   wallMs: 1,
   ...over,
 });

@@ -12,6 +12,7 @@ import { promptLayoutOf } from '../../engine/prompt-cache/prompt-layout.js';
 import { withTeamTools } from '../../engine/teams/team-tools.js';
 import { CALL_RETRIES, Provider, REQUEST_TIMEOUT_MS } from '../../provider/client.js';
 import { MissingCredentials } from '../../provider/connect.js';
+import type { ProviderName } from '../../provider/clouds.js';
 import { readSession, SessionFileError, type SessionRecord } from '../../session/reader.js';
 import type { Workflow } from '../../workflow/load.js';
 import type { Scope } from '../../workflow/evaluate.js';
@@ -32,6 +33,8 @@ export interface EstimateOptions {
   model?: string;
   provider?: string;
   workspace?: string;
+  /** As run --batch: every agent priced at the batch price. */
+  batch?: boolean;
 }
 
 /**
@@ -53,10 +56,10 @@ export async function estimateCommand(file: string, options: EstimateOptions): P
   return 0;
 }
 
-async function estimateOf(
+export async function estimateOf(
   workflow: Workflow,
   inputs: Record<string, string | number | boolean>,
-  options: EstimateOptions,
+  options: Omit<EstimateOptions, 'input' | 'from' | 'format'>,
   history: ReturnType<typeof recordedRunOf>[],
 ): Promise<Estimate> {
   const workspace = options.workspace ?? process.cwd();
@@ -66,18 +69,14 @@ async function estimateOf(
   let countFailed = false;
   const { scope, mcp, perItem, forEachWorkflow } = await scopeOf(workflow, inputs, options.setup, workspace, history[0]?.setup);
   try {
-    const { cacheTtl, sharedTools } = promptLayoutOf(workflow.spec, false, { cacheTtl: undefined, sharedTools: undefined });
-    const expanded = expandTeam(forEachWorkflow, scope);
-    const given = {
-      workflow: forEachWorkflow,
+    const { groups, cacheTtl } = estimatedTeam(
+      workflow,
+      forEachWorkflow,
       scope,
-      ...(options.model ? { modelOverride: options.model } : {}),
-      ...(providerOverride ? { providerOverride } : {}),
-      ...(mcp ? { mcp } : {}),
-      cacheTtl,
-      ...teamContext(workflow, scope),
-    };
-    const sources = withTeamTools(given, expanded, sharedTools);
+      { ...options, ...(providerOverride ? { providerOverride } : {}) },
+      mcp,
+      perItem,
+    );
     const limits = workflow.limits;
     const accounting = new Accounting(
       () => limits,
@@ -88,7 +87,7 @@ async function estimateOf(
     );
     return await estimateRun({
       limits,
-      groups: estimateGroups(sources, expanded, perItem),
+      groups,
       firstMessage: firstMessageOf(workflow, scope),
       count: (request, provider) =>
         counter?.countTokens(request, provider).catch((e: unknown) => {
@@ -104,8 +103,35 @@ async function estimateOf(
   }
 }
 
+/**
+ * The team an estimate prices: every group of agents, each profile as a run of these inputs would
+ * build it (`forEachWorkflow`: a for_each over setup's unknown output given one stand-in item).
+ */
+export function estimatedTeam(
+  workflow: Workflow,
+  forEachWorkflow: Workflow,
+  scope: Scope,
+  options: { model?: string; providerOverride?: ProviderName; batch?: boolean },
+  mcp?: import('../../agents/tools/mcp.js').McpToolbox,
+  perItem: ReadonlySet<string> = new Set(),
+) {
+  const { cacheTtl, sharedTools } = promptLayoutOf(workflow.spec, false, { cacheTtl: undefined, sharedTools: undefined });
+  const expanded = expandTeam(forEachWorkflow, scope);
+  const given = {
+    workflow: forEachWorkflow,
+    scope,
+    ...(options.model ? { modelOverride: options.model } : {}),
+    ...(options.providerOverride ? { providerOverride: options.providerOverride } : {}),
+    ...(options.batch ? { batchOverride: true } : {}),
+    ...(mcp ? { mcp } : {}),
+    cacheTtl,
+    ...teamContext(workflow, scope),
+  };
+  return { groups: estimateGroups(withTeamTools(given, expanded, sharedTools), expanded, perItem), cacheTtl };
+}
+
 /** The providers' token counting; none (prompts estimated from their length) when no credentials are set. */
-async function counterOf(workflow: Workflow, options: EstimateOptions): Promise<Provider | undefined> {
+async function counterOf(workflow: Workflow, options: Pick<EstimateOptions, 'provider' | 'batch'>): Promise<Provider | undefined> {
   try {
     const connections = await connectionsFor(workflow.spec, options, true);
     return connections && new Provider({ connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS });
@@ -122,7 +148,7 @@ async function counterOf(workflow: Workflow, options: EstimateOptions): Promise<
  * first `--from` session recorded, or empty, and a `for_each` over setup's output with no
  * recorded output is shown per item.
  */
-async function scopeOf(
+export async function scopeOf(
   workflow: Workflow,
   inputs: Record<string, string | number | boolean>,
   setup: boolean,

@@ -27,8 +27,10 @@ export interface CaseRun {
   /** The session's header, where the run wrote one. */
   header?: SessionHeader;
   stderr: string;
-  /** The session file the run wrote (in the scratch folder). */
+  /** The session file the run wrote (in the scratch folder, unless the mode named another place). */
   session: string;
+  /** The scratch folder, removed by cleanUp. */
+  scratch: string;
   /** Where a live run worked (a scratch copy), for its files; undefined offline. */
   workspace?: string;
   wallMs: number;
@@ -58,12 +60,16 @@ export interface CaseRunMode {
   timeoutMs: number;
   /** What the run's environment adds (the shared batches' server as its API). */
   env?: Record<string, string>;
+  /** Where the session is written, to be kept (an experiment's runs); default: in the scratch folder. */
+  session?: string;
+  /** What `conclave run` is given besides the case's own (`--batch`). */
+  args?: readonly string[];
 }
 
 export async function runCase(test: TestFile, testCase: TestCase, mode: CaseRunMode, signal: AbortSignal): Promise<CaseRun> {
   const { live, timeoutMs } = mode;
   const scratch = mkdtempSync(join(tmpdir(), 'conclave-test-'));
-  const session = join(scratch, 'session.jsonl');
+  const session = mode.session ?? join(scratch, 'session.jsonl');
   const source = testCase.workspace ?? process.cwd();
   let cwd = source;
   if (live) {
@@ -71,7 +77,17 @@ export async function runCase(test: TestFile, testCase: TestCase, mode: CaseRunM
     cpSync(source, cwd, { recursive: true, filter: (from) => !SKIPPED.has(basename(from)) });
   }
   const inputs = Object.entries(testCase.inputs).flatMap(([name, value]) => ['-i', `${name}=${value}`]);
-  const args = [conclaveEntry(), 'run', test.workflow, '--json', '--session', session, ...inputs, ...(live ? [] : ['--replay', testCase.session!])];
+  const args = [
+    conclaveEntry(),
+    'run',
+    test.workflow,
+    '--json',
+    '--session',
+    session,
+    ...inputs,
+    ...(live ? [] : ['--replay', testCase.session!]),
+    ...(mode.args ?? []),
+  ];
   const started = Date.now();
   const { code, stdout, stderr, broken } = await spawned(args, cwd, { ...caseEnvironment(), ...mode.env }, timeoutMs, signal);
   const wallMs = Date.now() - started;
@@ -95,6 +111,7 @@ export async function runCase(test: TestFile, testCase: TestCase, mode: CaseRunM
     ...(header ? { header } : {}),
     stderr,
     session,
+    scratch,
     ...(live ? { workspace: cwd } : {}),
     wallMs,
     ...(broken ? { broken } : {}),
@@ -103,7 +120,7 @@ export async function runCase(test: TestFile, testCase: TestCase, mode: CaseRunM
 
 /** Removes what a case's run left in its scratch folder. */
 export function cleanUp(run: CaseRun): void {
-  rmSync(join(run.session, '..'), { recursive: true, force: true });
+  rmSync(run.scratch, { recursive: true, force: true });
 }
 
 function spawned(args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number, signal: AbortSignal) {

@@ -121,13 +121,15 @@ function walk(dir: string, found: string[]): void {
 
 /** What a case's run is checked against beside its own events: its recording, and the files its workflow's documents are written to. */
 export function checkContextOf(suite: Suite, testCase: TestCase): CheckContext {
-  const documentFiles = Object.fromEntries(
-    Object.entries(suite.workflow.spec.documents ?? {}).flatMap(([name, d]) => (d.write_to ? [[name, d.write_to] as [string, string]] : [])),
-  );
   return {
     recording: suite.recordings.get(testCase) ?? [],
     ...(testCase.session ? { recordingFile: testCase.session } : {}),
     workflow: suite.workflow,
-    documentFiles,
+    documentFiles: documentFilesOf(suite.workflow),
   };
+}
+
+/** Each document's `write_to`, by the document's name. */
+export function documentFilesOf(workflow: Workflow): Record<string, string> {
+  return Object.fromEntries(Object.entries(workflow.spec.documents ?? {}).flatMap(([name, d]) => (d.write_to ? [[name, d.write_to] as [string, string]] : [])));
 }

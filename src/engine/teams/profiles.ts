@@ -22,6 +22,8 @@ export interface ProfileSources extends ToolSources {
   workflow: Workflow;
   scope: Scope;
   modelOverride?: string;
+  /** --batch: every agent batched. */
+  batchOverride?: boolean;
   providerOverride?: ProviderName;
   mcp?: McpToolbox;
   /** The workflow's `context:`, interpolated once after setup. */
@@ -157,7 +159,7 @@ function profileOf(
       sources.context,
     ),
     cacheTtl: sources.cacheTtl ?? spec.cache?.ttl ?? '5m',
-    batch: settings.batch === true,
+    batch: sources.batchOverride === true || settings.batch === true,
     ...(untrusted.length ? { untrusted } : {}),
   };
 }

@@ -60,6 +60,7 @@ export function assembleTeam(
     workflow,
     scope,
     modelOverride: options.answers.modelOverride,
+    ...(options.answers.batchOverride ? { batchOverride: true } : {}),
     providerOverride: options.answers.providerOverride,
     mcp,
     cacheTtl: layout.cacheTtl,

@@ -1,0 +1,230 @@
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { EXIT } from '../../exit-codes.js';
+import { InputError, resolveInputs } from '../../engine/inputs.js';
+import { estimateOf } from '../estimate/estimate-command.js';
+import { connectionsFor } from '../providers.js';
+import { newRunId } from '../run-workflow.js';
+import { printableJson } from '../command-guard.js';
+import { asUsageError, UsageError } from '../usage-error.js';
+import { testFiles } from '../test/test-suites.js';
+import { type LoadedCase, loadExperimentCases } from './experiment-cases.js';
+import { readExperiment, writeExperiment, type ExperimentFile } from './experiment-file.js';
+import { runStage } from './experiment-runs.js';
+import { experimentJson, experimentText } from './experiment-text.js';
+import { DEFAULT_GUARDRAILS, noChange, type ExperimentResult, type PlannedRun, verdictOf } from './experiment-verdict.js';
+import { outcomeOf, type RunOutcome } from './run-outcome.js';
+import { requestChanges } from './request-changes.js';
+import { DEFAULT_DESIGN } from './statistics.js';
+import { repositoryTop, writeVersion } from './versions.js';
+import { contextOf } from './experiment-cases.js';
+
+export interface ExperimentOptions {
+  base?: string;
+  head?: string;
+  repeat?: string;
+  maxEstimateUsd?: string;
+  minEffect?: string;
+  primary?: string;
+  concurrency?: string;
+  /** commander's `--no-batch`. */
+  batch: boolean;
+  json?: boolean;
+  output?: string;
+  recompute?: string;
+}
+
+/**
+ * `conclave experiment [TESTS…] --base REF` (docs/experiments.md): is the team better or worse for
+ * an edit? Both versions' requests compared for nothing first; then, within the estimate's ceiling,
+ * both versions run every case K times, interleaved in the same message batches, and the verdict
+ * comes from the sessions alone. Exit 1 for REJECT, 3 when the estimate is over the ceiling.
+ */
+export async function experimentCommand(paths: readonly string[], options: ExperimentOptions): Promise<number> {
+  if (options.recompute !== undefined) return recompute(options.recompute, options);
+  if (options.base === undefined) throw new UsageError("give --base REF: the revision to compare with, such as the pull request's base (origin/main)");
+  const repeat = whole(options.repeat ?? '5', '--repeat', 1, 50);
+  const concurrency = whole(options.concurrency ?? '8', '--concurrency', 1, 64);
+  const minEffect = options.minEffect === undefined ? DEFAULT_DESIGN.minEffect : whole(options.minEffect, '--min-effect', 1, 100) / 100;
+  const ceiling = options.maxEstimateUsd === undefined ? undefined : dollars(options.maxEstimateUsd);
+  const top = repositoryTop(process.cwd());
+  const cwd = relative(top, process.cwd());
+  const tests = testFiles(paths.length > 0 ? paths : ['.']).map((f) => relative(top, resolve(f)));
+  const id = newRunId();
+  const dir = options.output ?? join('.conclave', 'experiments', id);
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError(`${dir} is not empty: an experiment writes a folder of its own (-o DIR)`);
+  mkdirSync(dir, { recursive: true });
+  const base = writeVersion('base', options.base, top, join(dir, 'base'));
+  const head = writeVersion('head', options.head, top, join(dir, 'head'));
+  const cases = await loadExperimentCases(tests, { base: base.root, head: head.root, cwd });
+  if (cases.length === 0) throw new UsageError('the test files hold no case');
+  const primary = options.primary ?? 'pass';
+  if (primary !== 'pass') checkPrimary(cases, primary);
+
+  const experiment: ExperimentFile = {
+    conclave_experiment: 1,
+    id,
+    created_at: new Date().toISOString(),
+    base: { ref: base.ref, commit: base.commit },
+    head: { ref: head.ref, commit: head.commit },
+    cwd,
+    test_files: tests,
+    cases: cases.map((c) => c.entry),
+    design: { ...DEFAULT_DESIGN, minEffect, repeat },
+    guardrails: DEFAULT_GUARDRAILS,
+    primary,
+    batch: options.batch,
+    changes: [],
+    estimate: null,
+    runs: [],
+    result: null,
+  };
+  for (const suite of groupedBySuite(cases)) {
+    const found = await requestChanges(
+      suite[0]!.workflow.base,
+      suite[0]!.workflow.head,
+      suite.map((c) => ({ name: c.entry.name, inputs: c.testCase.inputs })),
+      suite[0]!.workspace,
+    );
+    experiment.changes.push(...found.filter((f) => !experiment.changes.some((c) => c.agent === f.agent)));
+  }
+  const say = (line: string) => process.stderr.write(`conclave: ${line}\n`);
+  if (experiment.changes.length === 0) return finish(experiment, noChange(experiment.cases), dir, options);
+  say(`what the edit touches: ${experiment.changes.map((c) => `${c.agent === null ? 'the workflow' : `@${c.agent}`} at ${c.path}`).join('; ')}`);
+
+  // The runs need the key before anything is estimated or paid: a missing one is exit 2 now.
+  for (const c of cases) await connectionsFor(c.workflow.head.spec, { batch: options.batch }, true);
+  const perStage = await estimateStage(cases, repeat, options.batch);
+  experiment.estimate = { first_stage_usd: round(perStage), most_usd: round(perStage * experiment.design.stages) };
+  say(
+    `estimate: likely $${perStage.toFixed(4)} for the first stage, $${(perStage * experiment.design.stages).toFixed(4)} with the second (conclave estimate, ${options.batch ? 'batch prices' : 'one by one'})`,
+  );
+  writeExperiment(dir, experiment);
+  if (ceiling !== undefined && experiment.estimate.most_usd > ceiling) {
+    say(`the experiment would likely cost $${experiment.estimate.most_usd.toFixed(4)}, over --max-estimate-usd ${ceiling}: nothing was run`);
+    return EXIT.limit;
+  }
+
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+  const outcomes = new Map<string, RunOutcome>();
+  const outcome = (run: PlannedRun) => {
+    let known = outcomes.get(run.session);
+    if (!known) {
+      const c = cases[run.case]!;
+      known = outcomeOf(join(dir, run.session), c.testCase, contextOf(c.workflow[run.version]));
+      outcomes.set(run.session, known);
+    }
+    return known;
+  };
+  try {
+    let result: ExperimentResult | undefined;
+    for (const stage of [1, 2] as const) {
+      if (stage > experiment.design.stages) break;
+      const planned = plan(cases.length, repeat, stage);
+      experiment.runs.push(...planned);
+      writeExperiment(dir, experiment);
+      say(
+        `stage ${stage}: ${planned.length} runs (${cases.length} cases × 2 versions × ${repeat}), ${concurrency} at a time${options.batch ? ', in shared message batches' : ''}`,
+      );
+      await runStage(planned, cases, { dir, concurrency, batch: options.batch }, controller.signal, say);
+      if (controller.signal.aborted) break;
+      result = decide(experiment, outcome);
+      if (result) break;
+      say('stage 1 is unclear: a second stage of the same size runs');
+    }
+    if (controller.signal.aborted || !result) {
+      writeExperiment(dir, experiment);
+      say(`stopped: the runs made so far are in ${dir}`);
+      return EXIT.sigint;
+    }
+    return finish(experiment, result, dir, options);
+  } finally {
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+  }
+}
+
+/** `--recompute DIR`: the verdict again from the experiment's sessions alone, no request. */
+async function recompute(dir: string, options: ExperimentOptions): Promise<number> {
+  const experiment = readExperiment(dir);
+  const cases = await loadExperimentCases(experiment.test_files, { base: join(dir, 'base'), head: join(dir, 'head'), cwd: experiment.cwd });
+  const byName = new Map(cases.map((c) => [`${c.entry.file}\n${c.entry.name}`, c]));
+  const ordered = experiment.cases.map((c) => {
+    const found = byName.get(`${c.file}\n${c.name}`);
+    if (!found) throw new UsageError(`${join(dir, 'experiment.json')}: case "${c.name}" is not in ${c.file} as the experiment kept it`);
+    return found;
+  });
+  if (experiment.result?.verdict === 'NO-CHANGE') return finish(experiment, noChange(experiment.cases), dir, options, false);
+  const result = decide(experiment, (run) => {
+    const c = ordered[run.case]!;
+    return outcomeOf(join(dir, run.session), c.testCase, contextOf(c.workflow[run.version]));
+  });
+  if (!result) throw new UsageError(`${dir}: the experiment's first stage is unclear and its second has not run: there is no verdict yet`);
+  return finish(experiment, result, dir, options, false);
+}
+
+function decide(experiment: ExperimentFile, outcome: (run: PlannedRun) => RunOutcome): ExperimentResult | undefined {
+  const pass = experiment.primary === 'pass' ? (o: RunOutcome) => o.pass : (o: RunOutcome) => !o.broke && !o.failed.includes(`graders.${experiment.primary}`);
+  return verdictOf(experiment.cases, experiment.runs, outcome, pass, experiment.design, experiment.guardrails, experiment.id, experiment.primary);
+}
+
+function finish(experiment: ExperimentFile, result: ExperimentResult, dir: string, options: ExperimentOptions, write = true): number {
+  if (write) writeExperiment(dir, { ...experiment, result });
+  process.stdout.write(options.json ? `${printableJson(experimentJson(experiment, result, dir))}\n` : experimentText(experiment, result, dir));
+  return result.verdict === 'REJECT' ? EXIT.failure : EXIT.ok;
+}
+
+/** Stage `stage`'s runs: every case, both versions, K repeats, base and head side by side so that they share each batch. */
+function plan(cases: number, repeat: number, stage: 1 | 2): PlannedRun[] {
+  const runs: PlannedRun[] = [];
+  for (let r = 1; r <= repeat; r++)
+    for (let c = 0; c < cases; c++)
+      for (const version of (c + r) % 2 === 0 ? (['base', 'head'] as const) : (['head', 'base'] as const))
+        runs.push({ case: c, version, stage, repeat: r, session: `runs/s${stage}-c${String(c + 1).padStart(3, '0')}-${version}-r${r}.jsonl` });
+  return runs;
+}
+
+/** The likely cost of one stage: each case's estimate (conclave estimate, setup not run) in both versions, K times. */
+async function estimateStage(cases: readonly LoadedCase[], repeat: number, batch: boolean): Promise<number> {
+  let sum = 0;
+  for (const c of cases) {
+    for (const version of ['base', 'head'] as const) {
+      const workflow = c.workflow[version];
+      const pairs = Object.entries(c.testCase.inputs).map(([k, v]) => `${k}=${v}`);
+      const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, pairs), InputError);
+      const estimate = await estimateOf(workflow, inputs, { setup: false, batch, workspace: c.workspace[version] }, []);
+      sum += estimate.likely_usd * repeat;
+    }
+  }
+  return sum;
+}
+
+function groupedBySuite(cases: readonly LoadedCase[]): LoadedCase[][] {
+  const groups = new Map<string, LoadedCase[]>();
+  for (const c of cases) groups.set(c.entry.file, [...(groups.get(c.entry.file) ?? []), c]);
+  return [...groups.values()];
+}
+
+/** `--primary GRADER`: every case must bound that grader, since its bounds make a run's pass. */
+function checkPrimary(cases: readonly LoadedCase[], primary: string): void {
+  const without = cases.filter((c) => !c.testCase.expect.some((e) => e.kind === 'grader' && e.id === primary));
+  if (without.length > 0)
+    throw new UsageError(
+      `--primary ${primary}: a run passes on it by the case's bounds on that grader (expect: graders: { ${primary}: … }), and ${without.length === cases.length ? 'no case' : `${without.map((c) => `"${c.entry.name}"`).join(', ')}`} bounds it`,
+    );
+}
+
+function whole(text: string, flag: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} takes a whole number from ${min} to ${max}; found "${text}"`);
+  return n;
+}
+
+function dollars(text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--max-estimate-usd takes an amount in dollars, such as 5; found "${text}"`);
+  return n;
+}
+
+const round = (n: number) => Math.round(n * 1e6) / 1e6;
