@@ -174,6 +174,8 @@ const COMMANDS: Record<string, () => unknown> = {
       .option('--concurrency <n>', 'runs at once (default 8)')
       .option('--no-batch', 'call the API one request at a time instead of in message batches (full price)')
       .option('-o, --output <dir>', 'the folder for the sessions and experiment.json (default .conclave/experiments/ID)')
+      .option('--park', 'runs park while their message batches are processed: exit 75, and go on later with --resume DIR')
+      .option('--resume <dir>', 'go on with an experiment that parked or was stopped')
       .option('--recompute <dir>', "the verdict again from an experiment's sessions alone, with no request")
       .option('--json', 'print the result as one JSON object')
       .action(async (tests: string[], options: import('./experiment/experiment-command.js').ExperimentOptions) => {

@@ -126,6 +126,37 @@ describe('conclave experiment', () => {
     expect(existsSync(join(repo, 'out', 'runs'))).toBe(false);
   });
 
+  it('--park: each stage parks while its batches are processed (exit 75); --resume goes on, stage by stage, to the verdict', async () => {
+    const repo = plantedRepository(3);
+    writeFileSync(join(repo, 'planted.yml'), plantedWorkflow(SKIM_PROMPT));
+    server = await startFakeAnthropic(plantedScript({ found: () => 1, skimDrop: 1, seed: 'park' }), { batches: { endsAfterMs: 1_500 } });
+    const api = server;
+    const batchesEnded = async () => {
+      while (api.batches.some((b) => b.endsAt > Date.now())) await new Promise((wait) => setTimeout(wait, 100));
+    };
+    const first = await conclave(['experiment', '--base', 'main', '--repeat', '2', '--park', '-o', 'out'], { cwd: repo, env: env(server) });
+    expect(first.code, first.stderr).toBe(75);
+    expect(first.stderr).toContain('conclave: parked: 12 runs of stage 1 wait for message batches; go on later with conclave experiment --resume out\n');
+    expect(server.requests).toHaveLength(12);
+    await batchesEnded();
+    // Three inputs of 2/2 against 0/2: p = 1/216, above the first stage's share of alpha: a second stage, which parks too.
+    const second = await conclave(['experiment', '--resume', 'out'], { cwd: repo, env: env(server) });
+    expect(second.code, second.stderr).toBe(75);
+    expect(second.stderr).toContain('conclave: stage 1 is unclear: a second stage of the same size runs\n');
+    expect(second.stderr).toContain('parked: 12 runs of stage 2 wait');
+    expect(server.requests).toHaveLength(24);
+    await batchesEnded();
+    const last = await conclave(['experiment', '--resume', 'out', '--json'], { cwd: repo, env: env(server) });
+    expect(last.code, last.stderr).toBe(1);
+    expect(JSON.parse(last.stdout)).toMatchObject({ verdict: 'REJECT', reason: 'candidate_regressed', stage: 2, runs: 24 });
+    // Each run's one call was answered once, in a batch: nothing asked twice across the processes.
+    expect(server.requests).toHaveLength(24);
+    expect(server.requests.filter((r) => !r.batch)).toHaveLength(0);
+    const again = await conclave(['experiment', '--resume', 'out'], { cwd: repo, env: env(server) });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('the experiment has its verdict (REJECT): print it with --recompute out');
+  });
+
   it('a rewording the test server answers as the base: not REJECT', async () => {
     const repo = plantedRepository(4);
     writeFileSync(join(repo, 'planted.yml'), plantedWorkflow(REWORDED_PROMPT));

@@ -10,11 +10,11 @@ import { asUsageError, UsageError } from '../usage-error.js';
 import { testFiles } from '../test/test-suites.js';
 import { type LoadedCase, loadExperimentCases } from './experiment-cases.js';
 import { readExperiment, writeExperiment, type ExperimentFile } from './experiment-file.js';
-import { runStage } from './experiment-runs.js';
+import { runStage, runState } from './experiment-runs.js';
 import { experimentJson, experimentText } from './experiment-text.js';
 import { DEFAULT_GUARDRAILS, noChange, type ExperimentResult, type PlannedRun, verdictOf } from './experiment-verdict.js';
 import { outcomeOf, type RunOutcome } from './run-outcome.js';
-import { requestChanges } from './request-changes.js';
+import { type RequestChange, requestChanges } from './request-changes.js';
 import { DEFAULT_DESIGN } from './statistics.js';
 import { repositoryTop, writeVersion } from './versions.js';
 import { contextOf } from './experiment-cases.js';
@@ -32,6 +32,8 @@ export interface ExperimentOptions {
   json?: boolean;
   output?: string;
   recompute?: string;
+  park?: boolean;
+  resume?: string;
 }
 
 /**
@@ -42,6 +44,7 @@ export interface ExperimentOptions {
  */
 export async function experimentCommand(paths: readonly string[], options: ExperimentOptions): Promise<number> {
   if (options.recompute !== undefined) return recompute(options.recompute, options);
+  if (options.resume !== undefined) return resume(options.resume, options);
   if (options.base === undefined) throw new UsageError("give --base REF: the revision to compare with, such as the pull request's base (origin/main)");
   const repeat = whole(options.repeat ?? '5', '--repeat', 1, 50);
   const concurrency = whole(options.concurrency ?? '8', '--concurrency', 1, 64);
@@ -74,20 +77,13 @@ export async function experimentCommand(paths: readonly string[], options: Exper
     guardrails: DEFAULT_GUARDRAILS,
     primary,
     batch: options.batch,
+    park: options.park === true,
     changes: [],
     estimate: null,
     runs: [],
     result: null,
   };
-  for (const suite of groupedBySuite(cases)) {
-    const found = await requestChanges(
-      suite[0]!.workflow.base,
-      suite[0]!.workflow.head,
-      suite.map((c) => ({ name: c.entry.name, inputs: c.testCase.inputs })),
-      suite[0]!.workspace,
-    );
-    experiment.changes.push(...found.filter((f) => !experiment.changes.some((c) => c.agent === f.agent)));
-  }
+  experiment.changes = await changesOf(cases);
   const say = (line: string) => process.stderr.write(`conclave: ${line}\n`);
   if (experiment.changes.length === 0) return finish(experiment, noChange(experiment.cases), dir, options);
   say(`what the edit touches: ${experiment.changes.map((c) => `${c.agent === null ? 'the workflow' : `@${c.agent}`} at ${c.path}`).join('; ')}`);
@@ -105,6 +101,32 @@ export async function experimentCommand(paths: readonly string[], options: Exper
     return EXIT.limit;
   }
 
+  return goOn(experiment, cases, dir, { concurrency, batch: options.batch, park: options.park === true }, options);
+}
+
+/** `--resume DIR`: an experiment that parked (or was stopped) goes on where it is: its parked runs resumed, the others begun. */
+async function resume(dir: string, options: ExperimentOptions): Promise<number> {
+  const experiment = readExperiment(dir);
+  if (experiment.result) throw new UsageError(`${dir}: the experiment has its verdict (${experiment.result.verdict}): print it with --recompute ${dir}`);
+  const cases = await keptCases(experiment, dir);
+  const concurrency = whole(options.concurrency ?? '8', '--concurrency', 1, 64);
+  return goOn(experiment, cases, dir, { concurrency, batch: experiment.batch, park: experiment.park === true }, options);
+}
+
+/**
+ * The experiment's stages from where they stand: each stage's runs (planned once, kept in
+ * experiment.json before any begins) made or gone on with, then the verdict, or a second stage
+ * when the first is unclear. With --park, a stage whose runs wait for their batches ends the
+ * command (exit 75); `--resume` goes on.
+ */
+async function goOn(
+  experiment: ExperimentFile,
+  cases: readonly LoadedCase[],
+  dir: string,
+  settings: { concurrency: number; batch: boolean; park: boolean },
+  options: ExperimentOptions,
+): Promise<number> {
+  const say = (line: string) => process.stderr.write(`conclave: ${line}\n`);
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop).once('SIGTERM', stop);
@@ -118,28 +140,38 @@ export async function experimentCommand(paths: readonly string[], options: Exper
     }
     return known;
   };
+  const { repeat, stages } = experiment.design;
   try {
-    let result: ExperimentResult | undefined;
-    for (const stage of [1, 2] as const) {
-      if (stage > experiment.design.stages) break;
-      const planned = plan(cases.length, repeat, stage);
-      experiment.runs.push(...planned);
-      writeExperiment(dir, experiment);
-      say(
-        `stage ${stage}: ${planned.length} runs (${cases.length} cases × 2 versions × ${repeat}), ${concurrency} at a time${options.batch ? ', in shared message batches' : ''}`,
-      );
-      await runStage(planned, cases, { dir, concurrency, batch: options.batch }, controller.signal, say);
-      if (controller.signal.aborted) break;
-      result = decide(experiment, outcome);
-      if (result) break;
+    for (let stage: 1 | 2 = 1; stage <= stages; stage = 2) {
+      let planned = experiment.runs.filter((r) => r.stage === stage);
+      if (planned.length === 0) {
+        planned = plan(cases.length, repeat, stage);
+        experiment.runs.push(...planned);
+        writeExperiment(dir, experiment);
+        say(
+          `stage ${stage}: ${planned.length} runs (${cases.length} cases × 2 versions × ${repeat}), ${settings.concurrency} at a time${settings.batch ? ', in shared message batches' : ''}`,
+        );
+      }
+      await runStage(planned, cases, { dir, ...settings }, controller.signal, say);
+      if (controller.signal.aborted) {
+        say(`stopped: the runs made so far are in ${dir}; go on with conclave experiment --resume ${dir}`);
+        return EXIT.sigint;
+      }
+      const waiting = settings.park ? planned.filter((run) => runState(join(dir, run.session)) !== 'ended').length : 0;
+      if (waiting > 0) {
+        say(
+          `parked: ${waiting} run${waiting === 1 ? '' : 's'} of stage ${stage} wait for message batches; go on later with conclave experiment --resume ${dir}`,
+        );
+        return EXIT.waiting;
+      }
+      // A second stage already planned (a resumed experiment) is gone on with before anything is decided.
+      if (experiment.runs.some((r) => r.stage > stage)) continue;
+      const result = decide(experiment, outcome);
+      if (result) return finish(experiment, result, dir, options);
       say('stage 1 is unclear: a second stage of the same size runs');
+      if (stage === 2) break;
     }
-    if (controller.signal.aborted || !result) {
-      writeExperiment(dir, experiment);
-      say(`stopped: the runs made so far are in ${dir}`);
-      return EXIT.sigint;
-    }
-    return finish(experiment, result, dir, options);
+    throw new Error('an experiment ended with no verdict');
   } finally {
     process.off('SIGINT', stop).off('SIGTERM', stop);
   }
@@ -148,20 +180,29 @@ export async function experimentCommand(paths: readonly string[], options: Exper
 /** `--recompute DIR`: the verdict again from the experiment's sessions alone, no request. */
 async function recompute(dir: string, options: ExperimentOptions): Promise<number> {
   const experiment = readExperiment(dir);
-  const cases = await loadExperimentCases(experiment.test_files, { base: join(dir, 'base'), head: join(dir, 'head'), cwd: experiment.cwd });
-  const byName = new Map(cases.map((c) => [`${c.entry.file}\n${c.entry.name}`, c]));
-  const ordered = experiment.cases.map((c) => {
-    const found = byName.get(`${c.file}\n${c.name}`);
-    if (!found) throw new UsageError(`${join(dir, 'experiment.json')}: case "${c.name}" is not in ${c.file} as the experiment kept it`);
-    return found;
-  });
-  if (experiment.result?.verdict === 'NO-CHANGE') return finish(experiment, noChange(experiment.cases), dir, options, false);
+  const ordered = await keptCases(experiment, dir);
+  // No runs: what the versions would send is compared again, for nothing.
+  if (experiment.runs.length === 0) {
+    if ((await changesOf(ordered)).length === 0) return finish(experiment, noChange(experiment.cases), dir, options, false);
+    throw new UsageError(`${dir}: the versions differ but no run was made: go on with conclave experiment --resume ${dir}`);
+  }
   const result = decide(experiment, (run) => {
     const c = ordered[run.case]!;
     return outcomeOf(join(dir, run.session), c.testCase, contextOf(c.workflow[run.version]));
   });
   if (!result) throw new UsageError(`${dir}: the experiment's first stage is unclear and its second has not run: there is no verdict yet`);
   return finish(experiment, result, dir, options, false);
+}
+
+/** The experiment's cases as it kept them (its copy of the head's test files), in its order. */
+async function keptCases(experiment: ExperimentFile, dir: string): Promise<LoadedCase[]> {
+  const cases = await loadExperimentCases(experiment.test_files, { base: join(dir, 'base'), head: join(dir, 'head'), cwd: experiment.cwd });
+  const byName = new Map(cases.map((c) => [`${c.entry.file}\n${c.entry.name}`, c]));
+  return experiment.cases.map((c) => {
+    const found = byName.get(`${c.file}\n${c.name}`);
+    if (!found) throw new UsageError(`${join(dir, 'experiment.json')}: case "${c.name}" is not in ${c.file} as the experiment kept it`);
+    return found;
+  });
 }
 
 function decide(experiment: ExperimentFile, outcome: (run: PlannedRun) => RunOutcome): ExperimentResult | undefined {
@@ -198,6 +239,21 @@ async function estimateStage(cases: readonly LoadedCase[], repeat: number, batch
     }
   }
   return sum;
+}
+
+/** What the edit touches: each agent's first difference (and the workflow's), over every test file's cases. */
+async function changesOf(cases: readonly LoadedCase[]): Promise<RequestChange[]> {
+  const changes: RequestChange[] = [];
+  for (const suite of groupedBySuite(cases)) {
+    const found = await requestChanges(
+      suite[0]!.workflow.base,
+      suite[0]!.workflow.head,
+      suite.map((c) => ({ name: c.entry.name, inputs: c.testCase.inputs })),
+      suite[0]!.workspace,
+    );
+    changes.push(...found.filter((f) => !changes.some((c) => c.agent === f.agent)));
+  }
+  return changes;
 }
 
 function groupedBySuite(cases: readonly LoadedCase[]): LoadedCase[][] {

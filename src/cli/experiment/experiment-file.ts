@@ -27,6 +27,8 @@ export interface ExperimentFile {
   /** `pass` (each run's expectations) or the grader whose bounds in each case decide. */
   primary: string;
   batch: boolean;
+  /** Runs park while their batches are processed; `--resume` goes on. */
+  park?: boolean;
   changes: RequestChange[];
   estimate: { first_stage_usd: number; most_usd: number } | null;
   runs: PlannedRun[];

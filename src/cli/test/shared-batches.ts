@@ -41,9 +41,21 @@ const BATCHES = /^\/v1\/messages\/batches(?:\/([^/?]+)(?:\/(results|cancel))?)?(
 /** Headers a proxy must not pass on as they came: they describe one hop, or a body fetch() has already decoded. */
 const HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'content-encoding', 'keep-alive']);
 
-export async function startSharedBatches(upstream: string, runs: number, gatherMs = 2_000): Promise<SharedBatches> {
+/**
+ * Where the runs' batches are kept between processes (an experiment that parks, experiment-runs.ts):
+ * a run resumed later by another server finds its batch, and only its own results, under the id it
+ * recorded.
+ */
+export interface KeptMembers {
+  load(): unknown;
+  /** The members as JSON can hold them: each one's ids as pairs. */
+  save(members: readonly unknown[]): void;
+}
+
+export async function startSharedBatches(upstream: string, runs: number, gatherMs = 2_000, kept?: KeptMembers): Promise<SharedBatches> {
   const base = upstream.replace(/\/+$/, '');
-  const members = new Map<string, Member>();
+  const members = new Map<string, Member>(keptMembers(kept?.load()).map((m) => [m.virtual, m]));
+  const save = () => kept?.save([...members.values()].map((m) => ({ ...m, ids: [...m.ids] })));
   const made: SharedBatches['made'] = [];
   let pending: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -96,8 +108,9 @@ export async function startSharedBatches(upstream: string, runs: number, gatherM
       group.forEach((p, m) => {
         const member: Member = { virtual: `${batch.id}_m${m}`, real: batch.id, ids: ids[m]!, cancelled: false };
         members.set(member.virtual, member);
-        json(p.res, answer.status, asMember(batch, member));
       });
+      save();
+      group.forEach((p, m) => json(p.res, answer.status, asMember(batch, members.get(`${batch.id}_m${m}`)!)));
     } catch (e) {
       for (const p of group) json(p.res, 502, { type: 'error', error: { type: 'api_error', message: `the batch could not be made: ${(e as Error).message}` } });
     }
@@ -139,6 +152,7 @@ export async function startSharedBatches(upstream: string, runs: number, gatherM
     }
     if (member && req.method === 'POST' && match![2] === 'cancel') {
       member.cancelled = true;
+      save();
       // The batch is the others' too: it is cancelled upstream only when every run that shares it has cancelled.
       const all = [...members.values()].filter((m) => m.real === member.real);
       if (all.every((m) => m.cancelled)) await fetch(`${base}/v1/messages/batches/${member.real}/cancel`, { method: 'POST', headers });
@@ -224,4 +238,15 @@ function batchRequests(body: Buffer): Pending['requests'] | string {
     return typeof custom_id === 'string' && typeof params === 'object' && params !== null && typeof params.model === 'string' && Array.isArray(params.messages);
   });
   return shaped ? (requests as Pending['requests']) : 'each request must be { custom_id, params: { model, messages, … } }';
+}
+
+/** The members kept by an earlier server, each checked field by field: one that is not one is dropped. */
+function keptMembers(value: unknown): Member[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((m: unknown) => {
+    const { virtual, real, ids, cancelled } = (m ?? {}) as Record<string, unknown>;
+    const pairs = Array.isArray(ids) && ids.every((p) => Array.isArray(p) && p.length === 2 && p.every((s) => typeof s === 'string'));
+    if (typeof virtual !== 'string' || typeof real !== 'string' || !pairs || typeof cancelled !== 'boolean') return [];
+    return [{ virtual, real, ids: new Map(ids as [string, string][]), cancelled }];
+  });
 }

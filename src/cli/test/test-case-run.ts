@@ -64,6 +64,8 @@ export interface CaseRunMode {
   session?: string;
   /** What `conclave run` is given besides the case's own (`--batch`). */
   args?: readonly string[];
+  /** Go on with the session (`mode.session`) of a run that parked, as `conclave resume`, on a fresh copy of the workspace. */
+  resume?: boolean;
 }
 
 export async function runCase(test: TestFile, testCase: TestCase, mode: CaseRunMode, signal: AbortSignal): Promise<CaseRun> {
@@ -77,17 +79,19 @@ export async function runCase(test: TestFile, testCase: TestCase, mode: CaseRunM
     cpSync(source, cwd, { recursive: true, filter: (from) => !SKIPPED.has(basename(from)) });
   }
   const inputs = Object.entries(testCase.inputs).flatMap(([name, value]) => ['-i', `${name}=${value}`]);
-  const args = [
-    conclaveEntry(),
-    'run',
-    test.workflow,
-    '--json',
-    '--session',
-    session,
-    ...inputs,
-    ...(live ? [] : ['--replay', testCase.session!]),
-    ...(mode.args ?? []),
-  ];
+  const args = mode.resume
+    ? [conclaveEntry(), 'resume', session, '--workflow', test.workflow, '--workspace', cwd, '--json', ...(mode.args ?? [])]
+    : [
+        conclaveEntry(),
+        'run',
+        test.workflow,
+        '--json',
+        '--session',
+        session,
+        ...inputs,
+        ...(live ? [] : ['--replay', testCase.session!]),
+        ...(mode.args ?? []),
+      ];
   const started = Date.now();
   const { code, stdout, stderr, broken } = await spawned(args, cwd, { ...caseEnvironment(), ...mode.env }, timeoutMs, signal);
   const wallMs = Date.now() - started;
