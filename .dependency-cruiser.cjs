@@ -12,9 +12,9 @@ const above = (layer) => {
 // client). A new arrow between rooms is a decision: add it here, and keep the rooms without a circle.
 const ROOMS = {
   cli: {
-    action: ['', 'github', 'views', 'votes'],
+    action: ['', 'experiment', 'github', 'views', 'votes'],
     estimate: [''],
-    experiment: ['', 'estimate', 'test'],
+    experiment: ['', 'estimate', 'github', 'test'],
     github: ['', 'estimate', 'output'],
     output: [''],
     test: ['', 'github'],

@@ -162,7 +162,8 @@ const COMMANDS: Record<string, () => unknown> = {
     program
       .command('experiment')
       .description(
-        'is the team better or worse for an edit? run the test cases on two versions and give a verdict: exit 1 for REJECT, 3 when the estimate is over --max-estimate-usd',
+        'is the team better or worse for an edit? run the test cases on two versions and give a verdict: ' +
+          'exit 1 for REJECT, 3 when the estimate is over --max-estimate-usd',
       )
       .argument('[tests...]', 'test files, or folders to search for *.test.yml (default: the current folder)')
       .option('--base <ref>', "the git revision to compare with, such as the pull request's base")

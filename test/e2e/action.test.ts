@@ -82,7 +82,7 @@ afterEach(() => server?.close());
 describe('action.yml', () => {
   it('is a node24 JavaScript action whose entry is the committed bundle, reading every input it declares', () => {
     expect(action.runs).toEqual({ using: 'node24', main: 'action/main.js' });
-    const entry = readFileSync(join(ROOT, 'src/cli/action/action-main.ts'), 'utf8');
+    const entry = ['action-main.ts', 'action-experiment.ts'].map((f) => readFileSync(join(ROOT, 'src/cli/action', f), 'utf8')).join('\n');
     for (const name of Object.keys(action.inputs)) expect(entry, `input ${name}`).toContain(`'${name}'`);
   });
 

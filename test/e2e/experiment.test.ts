@@ -43,7 +43,7 @@ const figures = (json: ExperimentJson) => {
   return rest;
 };
 
-describe('conclave experiment', () => {
+describe('conclave experiment', { timeout: 120_000 }, () => {
   it('an edit of a YAML comment: NO-CHANGE, exit 0, not one request (not even a count)', async () => {
     const repo = plantedRepository(3);
     writeFileSync(join(repo, 'planted.yml'), `# Reviewed by the team on Monday.\n${plantedWorkflow(READ_PROMPT)}`);

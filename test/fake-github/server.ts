@@ -45,9 +45,25 @@ export interface FakeArtifact {
   headBranch?: string;
 }
 
+/** A check run as the Checks API keeps it. */
+export interface FakeCheckRun {
+  id: number;
+  name: string;
+  head_sha: string;
+  status: string;
+  conclusion: string | null;
+  output: { title?: string; summary?: string };
+  html_url: string;
+  app: { slug: string };
+}
+
 export interface FakeGitHub {
   url: string;
   comments: FakeComment[];
+  /** Check runs made through the Checks API, by any commit. */
+  checkRuns: FakeCheckRun[];
+  /** Who added which label to the pull request, oldest first (its issue events). */
+  labelled: { label: string; by: string }[];
   /** The repository's artifacts, newest last: a test uploads and downloads them as the artifact actions would. */
   artifacts: FakeArtifact[];
   requests: { method: string; path: string; authorization: string | undefined }[];
@@ -63,6 +79,8 @@ export interface FakeGitHub {
  */
 export async function startFakeGitHub(repository: string, issue: number, existing: (string | { body: string; login: string })[] = []): Promise<FakeGitHub> {
   const comments: FakeComment[] = [];
+  const checkRuns: FakeCheckRun[] = [];
+  const labelled: FakeGitHub['labelled'] = [];
   const artifacts: FakeArtifact[] = [];
   const requests: FakeGitHub['requests'] = [];
   let ids = 100;
@@ -131,6 +149,36 @@ export async function startFakeGitHub(repository: string, issue: number, existin
         if (people.fail === 'error') return send(500, { message: 'Server Error' });
         return asked ? send(200, asked) : send(404, { message: 'Not Found' });
       }
+      if (req.method === 'GET' && path === `/repos/${repository}/issues/${issue}/events`)
+        return send(
+          200,
+          labelled.map((l, i) => ({ id: i + 1, event: 'labeled', label: { name: l.label }, actor: { login: l.by } })),
+        );
+      const checksOf = new RegExp(`^/repos/${repository}/commits/([0-9a-f]+)/check-runs$`).exec(path);
+      if (req.method === 'GET' && checksOf) {
+        const name = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('check_name');
+        const found = checkRuns.filter((c) => c.head_sha === checksOf[1] && (name === null || c.name === name));
+        return send(200, { total_count: found.length, check_runs: found });
+      }
+      if (req.method === 'POST' && path === `/repos/${repository}/check-runs`) {
+        const body = JSON.parse(raw) as Omit<FakeCheckRun, 'id' | 'html_url' | 'app'>;
+        const id = ++ids;
+        const made: FakeCheckRun = {
+          ...body,
+          conclusion: body.conclusion ?? null,
+          id,
+          html_url: `https://github.example/${repository}/runs/${id}`,
+          app: { slug: 'github-actions' },
+        };
+        checkRuns.push(made);
+        return send(201, made);
+      }
+      const checkRun = new RegExp(`^/repos/${repository}/check-runs/(\\d+)$`).exec(path);
+      const run = checkRun && checkRuns.find((c) => c.id === Number(checkRun[1]));
+      if (req.method === 'PATCH' && run) {
+        Object.assign(run, JSON.parse(raw));
+        return send(200, run);
+      }
       const list = `/repos/${repository}/issues/${issue}/comments`;
       if (req.method === 'GET' && path === list) return send(200, comments);
       if (req.method === 'POST' && path === list) return send(201, add(JSON.parse(raw).body));
@@ -180,6 +228,8 @@ export async function startFakeGitHub(repository: string, issue: number, existin
   return {
     url,
     comments,
+    checkRuns,
+    labelled,
     artifacts,
     requests,
     people,

@@ -23,7 +23,7 @@ const s = (basePasses: number, baseRuns: number, headPasses: number, headRuns: n
 });
 
 /** One experiment: 20 inputs, each with its base rate, K = 5 runs per version per stage, two stages at most. */
-export function simulate(drop: number, seed: string): StageDecision {
+function simulate(drop: number, seed: string): StageDecision {
   const random = seeded(seed);
   const rates = Array.from({ length: 20 }, () => 0.4 + 0.5 * random());
   const strata = rates.map(() => s(0, 0, 0, 0));

@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import { AUTHORED_EVENTS } from '../github/event-trust.js';
 import { FOLLOWED_PULL_ENV } from '../github/followed-pull.js';
 import { forkWithoutSecrets } from './fork-without-secrets.js';
+import { experimentArgs } from './action-experiment.js';
 
 /**
  * The GitHub Action's logic (its entry, action.ts, calls `run`; the bundle in action/ is built
@@ -20,6 +21,7 @@ import { forkWithoutSecrets } from './fork-without-secrets.js';
 export function actionArgs(input: (name: string) => string): string[] | string {
   const value = (name: string) => input(name).trim();
   if (value('worker') === 'true') return workerArgs(value);
+  if (value('experiment')) return experimentArgs(value, process.env);
   if (value('test')) return testArgs(value);
   const args = value('resume-from') ? ['resume', value('resume-from')] : ['run', value('workflow')];
   if (!value('resume-from') && !value('workflow')) return 'the workflow input is required: the path of a workflow file';
@@ -121,6 +123,14 @@ export async function run(): Promise<void> {
   const anthropic = ['', 'anthropic'].includes(input('provider').trim());
   const skipped = args[0] === 'run' && anthropic ? forkWithoutSecrets(process.env, input('anthropic-api-key').trim() !== '') : undefined;
   if (skipped) return end(skipped);
+  if (args[0] === 'experiment') {
+    const gated = await (await import('./action-experiment.js')).experimentGate(
+      process.env,
+      input('github-token'),
+      input('experiment-label').trim() || 'conclave-experiment',
+    );
+    if (gated) return end(gated);
+  }
   const followed = input('pull-request').trim();
   if (followed) {
     const checked = await (await import('./followed-pull-step.js')).followedPullStep(args[0]!, followed, input('github-token'));
@@ -159,6 +169,11 @@ export async function run(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((done) => child.on('close', (c, signal) => done(c ?? (signal === 'SIGINT' ? 130 : 143))));
   if (args[0] === 'test') return testEnd(code, outputsDir);
+  if (args[0] === 'experiment') {
+    const outputs = readOutputs(outputsFile);
+    rmSync(outputsDir, { recursive: true, force: true });
+    return (await import('./action-experiment.js')).experimentEnd(code, outputs, cwd, input);
+  }
   const outputs = readOutputs(outputsFile);
   rmSync(outputsDir, { recursive: true, force: true });
   // A run closed as stale (its pull request moved on) says why in a notice, not as an output of its own.

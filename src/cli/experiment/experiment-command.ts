@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { EXIT } from '../../exit-codes.js';
+import { inGitHubActions } from '../github/github.js';
 import { InputError, resolveInputs } from '../../engine/inputs.js';
 import { estimateOf } from '../estimate/estimate-command.js';
 import { connectionsFor } from '../providers.js';
@@ -11,6 +12,7 @@ import { testFiles } from '../test/test-suites.js';
 import { type LoadedCase, loadExperimentCases } from './experiment-cases.js';
 import { readExperiment, writeExperiment, type ExperimentFile } from './experiment-file.js';
 import { runStage, runState } from './experiment-runs.js';
+import { checkPrimary, estimateStage, plan } from './experiment-plan.js';
 import { experimentJson, experimentText } from './experiment-text.js';
 import { DEFAULT_GUARDRAILS, noChange, type ExperimentResult, type PlannedRun, verdictOf } from './experiment-verdict.js';
 import { outcomeOf, type RunOutcome } from './run-outcome.js';
@@ -93,7 +95,8 @@ export async function experimentCommand(paths: readonly string[], options: Exper
   const perStage = await estimateStage(cases, repeat, options.batch);
   experiment.estimate = { first_stage_usd: round(perStage), most_usd: round(perStage * experiment.design.stages) };
   say(
-    `estimate: likely $${perStage.toFixed(4)} for the first stage, $${(perStage * experiment.design.stages).toFixed(4)} with the second (conclave estimate, ${options.batch ? 'batch prices' : 'one by one'})`,
+    `estimate: likely $${perStage.toFixed(4)} for the first stage, $${(perStage * experiment.design.stages).toFixed(4)} with the second ` +
+      `(conclave estimate, ${options.batch ? 'batch prices' : 'one by one'})`,
   );
   writeExperiment(dir, experiment);
   if (ceiling !== undefined && experiment.estimate.most_usd > ceiling) {
@@ -149,7 +152,8 @@ async function goOn(
         experiment.runs.push(...planned);
         writeExperiment(dir, experiment);
         say(
-          `stage ${stage}: ${planned.length} runs (${cases.length} cases × 2 versions × ${repeat}), ${settings.concurrency} at a time${settings.batch ? ', in shared message batches' : ''}`,
+          `stage ${stage}: ${planned.length} runs (${cases.length} cases × 2 versions × ${repeat}), ` +
+            `${settings.concurrency} at a time${settings.batch ? ', in shared message batches' : ''}`,
         );
       }
       await runStage(planned, cases, { dir, ...settings }, controller.signal, say);
@@ -210,35 +214,23 @@ function decide(experiment: ExperimentFile, outcome: (run: PlannedRun) => RunOut
   return verdictOf(experiment.cases, experiment.runs, outcome, pass, experiment.design, experiment.guardrails, experiment.id, experiment.primary);
 }
 
-function finish(experiment: ExperimentFile, result: ExperimentResult, dir: string, options: ExperimentOptions, write = true): number {
+async function finish(experiment: ExperimentFile, result: ExperimentResult, dir: string, options: ExperimentOptions, write = true): Promise<number> {
   if (write) writeExperiment(dir, { ...experiment, result });
   process.stdout.write(options.json ? `${printableJson(experimentJson(experiment, result, dir))}\n` : experimentText(experiment, result, dir));
-  return result.verdict === 'REJECT' ? EXIT.failure : EXIT.ok;
-}
-
-/** Stage `stage`'s runs: every case, both versions, K repeats, base and head side by side so that they share each batch. */
-function plan(cases: number, repeat: number, stage: 1 | 2): PlannedRun[] {
-  const runs: PlannedRun[] = [];
-  for (let r = 1; r <= repeat; r++)
-    for (let c = 0; c < cases; c++)
-      for (const version of (c + r) % 2 === 0 ? (['base', 'head'] as const) : (['head', 'base'] as const))
-        runs.push({ case: c, version, stage, repeat: r, session: `runs/s${stage}-c${String(c + 1).padStart(3, '0')}-${version}-r${r}.jsonl` });
-  return runs;
-}
-
-/** The likely cost of one stage: each case's estimate (conclave estimate, setup not run) in both versions, K times. */
-async function estimateStage(cases: readonly LoadedCase[], repeat: number, batch: boolean): Promise<number> {
-  let sum = 0;
-  for (const c of cases) {
-    for (const version of ['base', 'head'] as const) {
-      const workflow = c.workflow[version];
-      const pairs = Object.entries(c.testCase.inputs).map(([k, v]) => `${k}=${v}`);
-      const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, pairs), InputError);
-      const estimate = await estimateOf(workflow, inputs, { setup: false, batch, workspace: c.workspace[version] }, []);
-      sum += estimate.likely_usd * repeat;
-    }
+  const code = result.verdict === 'REJECT' ? EXIT.failure : EXIT.ok;
+  if (inGitHubActions()) {
+    const [{ appendSummary, writeOutputs }, { experimentMarkdown }] = await Promise.all([
+      import('../github/github-report.js'),
+      import('./experiment-markdown.js'),
+    ]);
+    const warn = (message: string) => process.stderr.write(`conclave: ${message}\n`);
+    appendSummary(experimentMarkdown(experiment, result), warn);
+    writeOutputs(
+      { verdict: result.verdict, reason: result.reason, 'experiment-dir': dir, 'spent-usd': result.spent_usd.toFixed(6), 'exit-code': String(code) },
+      warn,
+    );
   }
-  return sum;
+  return code;
 }
 
 /** What the edit touches: each agent's first difference (and the workflow's), over every test file's cases. */
@@ -260,15 +252,6 @@ function groupedBySuite(cases: readonly LoadedCase[]): LoadedCase[][] {
   const groups = new Map<string, LoadedCase[]>();
   for (const c of cases) groups.set(c.entry.file, [...(groups.get(c.entry.file) ?? []), c]);
   return [...groups.values()];
-}
-
-/** `--primary GRADER`: every case must bound that grader, since its bounds make a run's pass. */
-function checkPrimary(cases: readonly LoadedCase[], primary: string): void {
-  const without = cases.filter((c) => !c.testCase.expect.some((e) => e.kind === 'grader' && e.id === primary));
-  if (without.length > 0)
-    throw new UsageError(
-      `--primary ${primary}: a run passes on it by the case's bounds on that grader (expect: graders: { ${primary}: … }), and ${without.length === cases.length ? 'no case' : `${without.map((c) => `"${c.entry.name}"`).join(', ')}`} bounds it`,
-    );
 }
 
 function whole(text: string, flag: string, min: number, max: number): number {

@@ -9,12 +9,27 @@ import type { CaseFigures, ExperimentResult, Guardrail } from './experiment-verd
 
 const WORST_SHOWN = 5;
 
+/** How many cases, in words. */
+export const cases = (n: number) => `${n} case${n === 1 ? '' : 's'}`;
+
+/** The experiment's size and spending on one line. */
+export function sizeLine(experiment: ExperimentFile, result: ExperimentResult): string {
+  const { repeat, stages } = experiment.design;
+  const size = `${cases(result.cases.length)} × ${repeat} runs per version per stage · stage ${result.stage} of ${stages}`;
+  return `${size} · ${result.runs} runs · spent $${result.spent_usd.toFixed(4)}`;
+}
+
+/** The effect's interval, in points, with its level. */
+export function intervalText(p: NonNullable<ExperimentResult['primary']>): string {
+  return `${Math.round(p.level * 100)} % interval [${points(p.interval[0])}, ${points(p.interval[1])}]`;
+}
+
 const pct = (share: number | null) => (share === null ? '—' : `${(share * 100).toFixed(1)} %`);
-const points = (share: number) => `${share > 0 ? '+' : share < 0 ? '−' : ''}${Math.abs(share * 100).toFixed(1)}`;
+export const points = (share: number) => `${share > 0 ? '+' : share < 0 ? '−' : ''}${Math.abs(share * 100).toFixed(1)}`;
 const usd = (n: number | null) => (n === null ? '—' : `$${n.toFixed(4)}`);
 
 export function versionLine(experiment: ExperimentFile): string {
-  const named = (v: ExperimentFile['base']) => (v.commit ? `${v.ref} (${v.commit.slice(0, 7)})` : v.ref);
+  const named = (v: ExperimentFile['base']) => (v.commit === null ? v.ref : v.commit === v.ref ? v.commit.slice(0, 7) : `${v.ref} (${v.commit.slice(0, 7)})`);
   return `base ${named(experiment.base)} · head ${named(experiment.head)}`;
 }
 
@@ -25,11 +40,11 @@ export function experimentText(experiment: ExperimentFile, result: ExperimentRes
     return `${lines.join('\n')}\n`;
   }
   const p = result.primary!;
-  const stages = experiment.design.stages;
   lines.push(
-    `${result.cases.length} cases × ${experiment.design.repeat} runs per version per stage · stage ${result.stage} of ${stages} · ${result.runs} runs · spent $${result.spent_usd.toFixed(4)}${experiment.batch ? ' (batched)' : ''}`,
+    `${sizeLine(experiment, result)}${experiment.batch ? ' (batched)' : ''}`,
     '',
-    `${p.grader === 'pass' ? 'pass rate' : `${p.grader} held`}   base ${pct(p.base)}   head ${pct(p.head)}   effect ${points(p.effect)} points, ${Math.round(p.level * 100)} % interval [${points(p.interval[0])}, ${points(p.interval[1])}], p = ${p.p}`,
+    `${p.grader === 'pass' ? 'pass rate' : `${p.grader} held`}   base ${pct(p.base)}   head ${pct(p.head)}   ` +
+      `effect ${points(p.effect)} points, ${intervalText(p)}, p = ${p.p}`,
     'guardrails',
     ...result.guardrails.map(guardrailLine),
   );
@@ -40,9 +55,7 @@ export function experimentText(experiment: ExperimentFile, result: ExperimentRes
     for (const c of worst) lines.push(`  ${c.name.padEnd(width)}  base ${c.base.passes}/${c.base.runs}  head ${c.head.passes}/${c.head.runs}`);
   }
   if (result.says_nothing.length > 0)
-    lines.push(
-      `say nothing: ${result.says_nothing.length} case${result.says_nothing.length === 1 ? '' : 's'} passed or failed every run in both versions: ${result.says_nothing.join(', ')}`,
-    );
+    lines.push(`say nothing: ${cases(result.says_nothing.length)} passed or failed every run in both versions: ${result.says_nothing.join(', ')}`);
   for (const w of result.warnings) lines.push(`warning: ${w}`);
   lines.push('', `sessions in ${dir}/runs; the same verdict from them alone: conclave experiment --recompute ${dir}`);
   return `${lines.join('\n')}\n`;

@@ -31,7 +31,7 @@ const BROKEN = new Set(['none', 'error', 'provider_error', 'limit', 'interrupted
 
 export function outcomeOf(session: string, testCase: TestCase, context: CheckContext): RunOutcome {
   if (!existsSync(session)) return broken('the run wrote no session');
-  let record;
+  let record: ReturnType<typeof readSession>;
   try {
     record = readSession(session);
   } catch (e) {

@@ -56,7 +56,7 @@ export function writeVersion(name: Version['name'], ref: string | undefined, top
 
 /** One file of the working tree, a link kept as a link (a deleted file, still in the index, is left out). */
 function copyEntry(from: string, to: string): void {
-  let stat;
+  let stat: ReturnType<typeof lstatSync>;
   try {
     stat = lstatSync(from);
   } catch {

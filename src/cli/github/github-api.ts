@@ -25,8 +25,21 @@ export class GitHubApi {
     return new GitHubApi(base, token);
   }
 
-  /** The JSON of GET `path`, or undefined for a 404. */
+  /** The JSON object of GET `path`, or undefined for a 404. */
   async get(path: string): Promise<Record<string, unknown> | undefined> {
+    const body = await this.json(path);
+    if (body === undefined || (body !== null && typeof body === 'object' && !Array.isArray(body))) return body as Record<string, unknown> | undefined;
+    throw new GitHubUnavailable(`GitHub answered GET ${path} with something that is not a JSON object`);
+  }
+
+  /** The JSON list of GET `path` (one page), or undefined for a 404. */
+  async list(path: string): Promise<unknown[] | undefined> {
+    const body = await this.json(path);
+    if (body === undefined || Array.isArray(body)) return body;
+    throw new GitHubUnavailable(`GitHub answered GET ${path} with something that is not a JSON list`);
+  }
+
+  private async json(path: string): Promise<unknown> {
     let response: Response;
     try {
       response = await fetch(`${this.base}${path}`, {
@@ -41,12 +54,10 @@ export class GitHubApi {
     if (response.status === 404) return undefined;
     if (!response.ok) throw new GitHubUnavailable(`GitHub answered GET ${path} with ${response.status}${messageOf(text)}`);
     try {
-      const body = JSON.parse(text) as unknown;
-      if (body !== null && typeof body === 'object' && !Array.isArray(body)) return body as Record<string, unknown>;
+      return JSON.parse(text) as unknown;
     } catch {
-      // said below
+      throw new GitHubUnavailable(`GitHub answered GET ${path} with something that is not JSON`);
     }
-    throw new GitHubUnavailable(`GitHub answered GET ${path} with something that is not a JSON object`);
   }
 }
 

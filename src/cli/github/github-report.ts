@@ -145,7 +145,7 @@ function render(s: GradedSummary, result: RunResult, cut: number): string {
  * Step outputs, through @actions/core (GITHUB_OUTPUT, each value safe whatever it holds). A file
  * that cannot be written is a warning: the run's result stands.
  */
-function writeOutputs(outputs: Record<string, string>, warn: (message: string) => void): void {
+export function writeOutputs(outputs: Record<string, string>, warn: (message: string) => void): void {
   if (!process.env.GITHUB_OUTPUT) return;
   try {
     for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
@@ -158,7 +158,7 @@ function writeOutputs(outputs: Record<string, string>, warn: (message: string) =
 export const SUMMARY_LIMIT = 1024 * 1024;
 
 /** Appends Markdown to the job summary (GITHUB_STEP_SUMMARY); a file that cannot be written is a warning. */
-function appendSummary(markdown: string, warn: (message: string) => void): void {
+export function appendSummary(markdown: string, warn: (message: string) => void): void {
   const file = process.env.GITHUB_STEP_SUMMARY;
   if (!file) return;
   try {

@@ -1,0 +1,1 @@
+export{t as cases,n as experimentJson,r as experimentText,i as intervalText,a as points,o as sizeLine,s as versionLine,c as worstCases}from"./experiment-text-Bk4P3g7Q.js";

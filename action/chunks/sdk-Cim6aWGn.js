@@ -1,1 +1,0 @@
-import"./run-xryBZyl4.js";export{t as default}from"./client-Dot0_Gyr.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+import"./run-Dcjuqq30.js";export{t as default}from"./client-BmX2mM73.js";import"./sdk-CAISgiXf.js";

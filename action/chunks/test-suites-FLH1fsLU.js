@@ -1,1 +1,0 @@
-export{t as checkContextOf,n as loadSuites,r as testFiles}from"./test-suites-BTHOdTOB.js";
