@@ -132,13 +132,14 @@ describe('the Action: experiment', () => {
     const event = pullRequestEvent(repo, second);
     const promoted = await localAction(repo, event);
     expect(promoted.code, promoted.stdout.slice(-3000)).toBe(0);
-    expect(output(promoted.outputs, 'verdict')).toBe('PROMOTE');
+    // As good as the base in every run, but four inputs say too little: INCONCLUSIVE, a neutral check.
+    expect(output(promoted.outputs, 'verdict')).toBe('INCONCLUSIVE');
     expect(github.comments).toHaveLength(2);
     expect(github.comments[1]!.id).toBe(comment.id);
-    expect(github.comments[1]!.body).toContain('### ✅ conclave experiment: **PROMOTE** (`no_regression`)');
+    expect(github.comments[1]!.body).toContain('### ⚪ conclave experiment: **INCONCLUSIVE** (`evidence_insufficient`)');
     expect(github.checkRuns.map((c) => [c.head_sha, c.conclusion])).toEqual([
       [first, 'failure'],
-      [second, 'success'],
+      [second, 'neutral'],
     ]);
     // The job run again on the same commit: its check run is updated, not doubled.
     const again = await localAction(repo, event);

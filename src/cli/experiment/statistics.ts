@@ -90,24 +90,57 @@ export function effectOf(strata: readonly Stratum[]): number {
   return both.reduce((a, s) => a + rate(s.head) - rate(s.base), 0) / both.length;
 }
 
-export const BOOTSTRAP_RESAMPLES = 2_000;
+export const BOOTSTRAP_RESAMPLES = 1_000;
 
-/** The effect's percentile interval (two-sided, `level`), the inputs resampled with replacement, drawn from `seed`. */
+/**
+ * The effect's percentile interval (two-sided, `level`), drawn from `seed`: the inputs resampled
+ * with replacement, and each resampled input's two pass rates drawn from what its runs say of them
+ * (Jeffreys' Beta(passes + ½, failures + ½)), so that a few runs that all passed do not pass for
+ * certainty: 2 of 2 in both versions says little, 10 of 10 more.
+ */
 export function bootstrapInterval(strata: readonly Stratum[], seed: string, level: number): [number, number] {
   const both = counted(strata);
   if (both.length === 0) return [0, 0];
   const random = seeded(seed);
-  const diffs = both.map((s) => rate(s.head) - rate(s.base));
+  const drawn = (t: Tally) => beta(random, t.passes + 0.5, t.runs - t.passes + 0.5);
   const means: number[] = [];
   for (let r = 0; r < BOOTSTRAP_RESAMPLES; r++) {
     let sum = 0;
-    for (let i = 0; i < diffs.length; i++) sum += diffs[Math.floor(random() * diffs.length)]!;
-    means.push(sum / diffs.length);
+    for (let i = 0; i < both.length; i++) {
+      const s = both[Math.floor(random() * both.length)]!;
+      sum += drawn(s.head) - drawn(s.base);
+    }
+    means.push(sum / both.length);
   }
   means.sort((a, b) => a - b);
   const tail = (1 - level) / 2;
   const at = (q: number) => means[Math.min(means.length - 1, Math.max(0, Math.round(q * (means.length - 1))))]!;
   return [at(tail), at(1 - tail)];
+}
+
+/** A Beta(a, b) draw, as the ratio of two Gamma draws. */
+function beta(random: () => number, a: number, b: number): number {
+  const x = gamma(random, a);
+  return x / (x + gamma(random, b));
+}
+
+/** A Gamma(shape, 1) draw (Marsaglia and Tsang; below shape 1 by the boost of a draw at shape + 1). */
+function gamma(random: () => number, shape: number): number {
+  if (shape < 1) return gamma(random, shape + 1) * (1 - random()) ** (1 / shape);
+  const d = shape - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (;;) {
+    const z = normal(random);
+    const v = (1 + c * z) ** 3;
+    if (v <= 0) continue;
+    const u = 1 - random();
+    if (Math.log(u) < 0.5 * z * z + d - d * v + d * Math.log(v)) return d * v;
+  }
+}
+
+/** A standard normal draw (Box and Muller). */
+function normal(random: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 }
 
 /** How an experiment decides (docs/experiments.md: the statistics). */
