@@ -103,8 +103,8 @@ describe('the Action: experiment', () => {
 
     const rejected = await localAction(repo, pullRequestEvent(repo, first));
     expect(rejected.code, rejected.stdout.slice(-3000)).toBe(1);
-    expect(output(rejected.outputs, 'verdict')).toBe('REJECT');
-    expect(output(rejected.outputs, 'reason')).toBe('candidate_regressed');
+    expect(output(rejected.outputs, 'experiment-verdict')).toBe('REJECT');
+    expect(output(rejected.outputs, 'experiment-reason')).toBe('candidate_regressed');
     expect(github.comments).toHaveLength(2);
     const comment = github.comments[1]!;
     expect(comment.body.split('\n')[0]).toBe('<!-- conclave experiment: planted.test.yml -->');
@@ -133,7 +133,7 @@ describe('the Action: experiment', () => {
     const promoted = await localAction(repo, event);
     expect(promoted.code, promoted.stdout.slice(-3000)).toBe(0);
     // As good as the base in every run, but four inputs say too little: INCONCLUSIVE, a neutral check.
-    expect(output(promoted.outputs, 'verdict')).toBe('INCONCLUSIVE');
+    expect(output(promoted.outputs, 'experiment-verdict')).toBe('INCONCLUSIVE');
     expect(github.comments).toHaveLength(2);
     expect(github.comments[1]!.id).toBe(comment.id);
     expect(github.comments[1]!.body).toContain('### ⚪ conclave experiment: **INCONCLUSIVE** (`evidence_insufficient`)');
@@ -173,7 +173,7 @@ describe('the Action: experiment', () => {
     github.labelled.push({ label: 'conclave-experiment', by: 'maintainer' });
     const byMaintainer = await localAction(repo, pullRequestEvent(repo, head, { fork: true, labels: ['conclave-experiment'] }), 'pull_request_target');
     expect(byMaintainer.stdout).toContain('maintainer (maintain) added the label "conclave-experiment"');
-    expect(output(byMaintainer.outputs, 'verdict')).toBeDefined();
+    expect(output(byMaintainer.outputs, 'experiment-verdict')).toBeDefined();
     expect(server.requests.length).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -107,7 +107,7 @@ export async function experimentEnd(code: number, outputs: Record<string, string
   if (outputs['exit-code'] === undefined) core.setOutput('exit-code', String(code));
   core.setOutput(
     'status',
-    code === EXIT.waiting ? 'waiting' : (outputs.verdict ?? (code === EXIT.usage ? 'invalid' : code === EXIT.limit ? 'limit' : 'error')),
+    code === EXIT.waiting ? 'waiting' : (outputs['experiment-verdict'] ?? (code === EXIT.usage ? 'invalid' : code === EXIT.limit ? 'limit' : 'error')),
   );
   const dir = outputs['experiment-dir'];
   const token = input('github-token').trim();

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { EXIT } from '../../exit-codes.js';
@@ -131,6 +132,8 @@ async function goOn(
 ): Promise<number> {
   const say = (line: string) => process.stderr.write(`conclave: ${line}\n`);
   const controller = new AbortController();
+  // Each run in flight listens for the stop.
+  setMaxListeners(settings.concurrency + 10, controller.signal);
   const stop = () => controller.abort();
   process.once('SIGINT', stop).once('SIGTERM', stop);
   const outcomes = new Map<string, RunOutcome>();
@@ -226,7 +229,13 @@ async function finish(experiment: ExperimentFile, result: ExperimentResult, dir:
     const warn = (message: string) => process.stderr.write(`conclave: ${message}\n`);
     appendSummary(experimentMarkdown(experiment, result), warn);
     writeOutputs(
-      { verdict: result.verdict, reason: result.reason, 'experiment-dir': dir, 'spent-usd': result.spent_usd.toFixed(6), 'exit-code': String(code) },
+      {
+        'experiment-verdict': result.verdict,
+        'experiment-reason': result.reason,
+        'experiment-dir': dir,
+        'experiment-spent-usd': result.spent_usd.toFixed(6),
+        'exit-code': String(code),
+      },
       warn,
     );
   }

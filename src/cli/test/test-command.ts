@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { EXIT } from '../../exit-codes.js';
@@ -49,6 +50,8 @@ export async function testCommand(paths: readonly string[], options: TestOptions
     throw new UsageError(`${failing === 1 ? 'a test file is' : `${failing} files are`} invalid (listed above); no case was run`);
   }
   const controller = new AbortController();
+  // Each repeat in flight listens for the stop.
+  setMaxListeners(repeat + 10, controller.signal);
   const stop = () => controller.abort();
   process.once('SIGINT', stop).once('SIGTERM', stop);
   const outcomes: CaseOutcome[] = [];
