@@ -1,7 +1,8 @@
-// What an experiment costs (docs/experiments.md: what it costs): `conclave experiment` of a 1+4
-// team (a lead that spawns four reviewers), 20 cases × 2 versions × 5 runs, on the test server,
-// every call in batches; once with the team on Sonnet 5.5 and once on Haiku 5.5, priced by
-// conclave's table (docs/pricing.md). Prints the figures docs/experiments.md quotes.
+// What an experiment finds and costs (docs/experiments.md): `conclave experiment` on 20 cases × 2
+// versions × 5 runs on the test server, every call in batches: first one agent whose edited
+// prompt makes the planted bug found 40 points less often; then a 1+4 team (a lead that spawns
+// four reviewers) on Sonnet 5.5 and on Haiku 5.5, priced by conclave's table (docs/pricing.md).
+// Prints the figures docs/experiments.md quotes.
 //
 //   node scripts/experiment-cost.js [CASES] [REPEAT]
 import { execFileSync, spawn } from 'node:child_process';
@@ -13,14 +14,21 @@ import { loadSource } from '../bench/load-source.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const { startFakeAnthropic } = await loadSource('test/fake-anthropic/server.ts');
-const { plantedTeamWorkflow, plantedTeamScript, plantedTests, READ_PROMPT, SKIM_PROMPT } = await loadSource('test/fixtures/planted-bug.ts');
+const { plantedScript, plantedTeamWorkflow, plantedTeamScript, plantedTests, plantedWorkflow, READ_PROMPT, SKIM_PROMPT } =
+  await loadSource('test/fixtures/planted-bug.ts');
 const cases = Number(process.argv[2] ?? 20);
 const repeat = process.argv[3] ?? '5';
 
-for (const model of ['claude-sonnet-5-5', 'claude-haiku-5-5']) {
+const found = (n) => 0.5 + (0.4 * ((n * 7) % 10)) / 10;
+const shapes = [
+  { name: 'one agent, 40 points less', model: 'claude-sonnet-5-5', workflow: plantedWorkflow, script: plantedScript },
+  { name: '1+4 team', model: 'claude-sonnet-5-5', workflow: (prompt, model) => plantedTeamWorkflow(prompt, model), script: plantedTeamScript },
+  { name: '1+4 team', model: 'claude-haiku-5-5', workflow: (prompt, model) => plantedTeamWorkflow(prompt, model), script: plantedTeamScript },
+];
+for (const { name, model, workflow, script } of shapes) {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-experiment-cost-'));
   const git = (...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir });
-  writeFileSync(join(dir, 'planted.yml'), plantedTeamWorkflow(READ_PROMPT, model));
+  writeFileSync(join(dir, 'planted.yml'), workflow(READ_PROMPT, model));
   writeFileSync(join(dir, 'planted.test.yml'), plantedTests(cases));
   writeFileSync(join(dir, '.gitignore'), '.conclave/\n');
   git('init', '-q', '-b', 'main');
@@ -53,6 +61,7 @@ for (const model of ['claude-sonnet-5-5', 'claude-haiku-5-5']) {
   const kept = JSON.parse(readFileSync(join(dir, 'out', 'experiment.json'), 'utf8'));
   console.log(
     JSON.stringify({
+      name,
       model,
       exit: result.code,
       verdict: json.verdict,

@@ -10,7 +10,7 @@ import { newRunId } from '../run-workflow.js';
 import { printableJson } from '../command-guard.js';
 import { asUsageError, UsageError } from '../usage-error.js';
 import { testFiles } from '../test/test-suites.js';
-import { type LoadedCase, loadExperimentCases } from './experiment-cases.js';
+import { contextOf, type LoadedCase, loadExperimentCases } from './experiment-cases.js';
 import { readExperiment, writeExperiment, type ExperimentFile } from './experiment-file.js';
 import { runStage, runState } from './experiment-runs.js';
 import { checkPrimary, estimateStage, plan } from './experiment-plan.js';
@@ -20,7 +20,6 @@ import { outcomeOf, type RunOutcome } from './run-outcome.js';
 import { type RequestChange, requestChanges } from './request-changes.js';
 import { DEFAULT_DESIGN } from './statistics.js';
 import { repositoryTop, writeVersion } from './versions.js';
-import { contextOf } from './experiment-cases.js';
 
 export interface ExperimentOptions {
   base?: string;
