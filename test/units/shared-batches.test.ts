@@ -56,6 +56,31 @@ describe('one batch for the repeats of a case', () => {
     expect(mine.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id)).toEqual(['same', 'only-a']);
   });
 
+  it('kept members: a server started later answers a run under the id it recorded, with only its own results; kept entries that are not members are dropped', async () => {
+    upstream = await startFakeAnthropic({ a: () => ({ text: 'from a' }), b: () => ({ text: 'from b' }) }, { batches: { endsAfterMs: 50 } });
+    let kept: unknown = [];
+    const store = { load: () => kept, save: (members: readonly unknown[]) => (kept = JSON.parse(JSON.stringify(members))) };
+    shared = await startSharedBatches(upstream.url, 2, 10_000, store);
+    const [, two] = (await Promise.all([create(shared.url, ['x'], 'a'), create(shared.url, ['x'], 'b')]).then((rs) => Promise.all(rs.map(json)))) as {
+      id: string;
+    }[];
+    await shared.close();
+    expect(kept).toEqual([
+      { virtual: `${upstream.batches[0]!.id}_m0`, real: upstream.batches[0]!.id, ids: [['r0m0i0', 'x']], cancelled: false },
+      { virtual: `${upstream.batches[0]!.id}_m1`, real: upstream.batches[0]!.id, ids: [['r0m1i0', 'x']], cancelled: false },
+    ]);
+    kept = [...(kept as unknown[]), { virtual: 'forged', real: 'msgbatch_other', ids: [['a', 1]], cancelled: false }, 'not one', null];
+    await new Promise((r) => setTimeout(r, 100));
+    shared = await startSharedBatches(upstream.url, 2, 10_000, store);
+    const lines = (await (await fetch(`${shared.url}/v1/messages/batches/${two!.id}/results`, { headers })).text()).trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l) as { custom_id: string; result: { message: { content: { text: string }[] } } })).toEqual([
+      { custom_id: 'x', result: expect.objectContaining({ message: expect.objectContaining({ content: [expect.objectContaining({ text: 'from b' })] }) }) },
+    ]);
+    // The forged entry was not taken: its id is no member, and the request goes upstream as it came (the API knows no such batch).
+    const forged = await fetch(`${shared.url}/v1/messages/batches/forged/results`, { headers });
+    expect(forged.status).not.toBe(200);
+  });
+
   it('a run alone is not held: its batch goes once the gathering time has passed', async () => {
     upstream = await startFakeAnthropic({ a: () => ({ text: 'x' }) }, { batches: { endsAfterMs: 50 } });
     shared = await startSharedBatches(upstream.url, 3, 50);
