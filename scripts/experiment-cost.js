@@ -34,11 +34,8 @@ for (const { name, model, workflow, script } of shapes) {
   git('init', '-q', '-b', 'main');
   git('add', '.');
   git('commit', '-q', '-m', 'the team');
-  writeFileSync(join(dir, 'planted.yml'), plantedTeamWorkflow(SKIM_PROMPT, model));
-  const server = await startFakeAnthropic(plantedTeamScript({ found: (n) => 0.5 + (0.4 * ((n * 7) % 10)) / 10, skimDrop: 0.4, seed: model }), {
-    batches: { endsAfterMs: 200 },
-    promptCache: {},
-  });
+  writeFileSync(join(dir, 'planted.yml'), workflow(SKIM_PROMPT, model));
+  const server = await startFakeAnthropic(script({ found, skimDrop: 0.4, seed: `${name} ${model}` }), { batches: { endsAfterMs: 200 }, promptCache: {} });
   const started = Date.now();
   const result = await new Promise((done) => {
     const child = spawn(

@@ -71,3 +71,65 @@ describe('the verdict of a stage', () => {
     expect(decideStage(strata, 2, DEFAULT_DESIGN, 'a')).toMatchObject({ verdict: 'REJECT' });
   });
 });
+
+/** The first three draws for an experiment's id, as conclave has always drawn them (mulberry32 on the id's SHA-256). */
+const FIXED_DRAWS = [0.667835195316, 0.521804046351, 0.681455043145];
+
+describe('the pieces a recomputed verdict depends on', () => {
+  it('the generator is fixed: the same text gives the same numbers, today and in every later conclave', () => {
+    const random = seeded('experiment 20261129T035317Z-6ab416');
+    const first = [random(), random(), random()].map((n) => Number(n.toFixed(12)));
+    expect(first).toEqual(FIXED_DRAWS);
+    for (const n of first) expect(n >= 0 && n < 1).toBe(true);
+  });
+
+  it("the interval of one input is its two Beta posteriors' difference: 8 of 10 against 2 of 10 spans about +21 to +87 points", () => {
+    const [lo, hi] = bootstrapInterval([s(2, 10, 8, 10)], 'one', 0.95);
+    // Beta(8.5, 2.5) − Beta(2.5, 8.5): mean 0.545, standard deviation 0.171.
+    expect(lo).toBeGreaterThan(0.13);
+    expect(lo).toBeLessThan(0.29);
+    expect(hi).toBeGreaterThan(0.79);
+    expect(hi).toBeLessThan(0.94);
+  });
+
+  it('no pass in two runs of each version: Beta(½, 2½) on both sides, centred on 0, about ±0.5 wide', () => {
+    const [lo, hi] = bootstrapInterval([s(0, 2, 0, 2)], 'zero', 0.95);
+    expect(lo).toBeGreaterThan(-0.75);
+    expect(lo).toBeLessThan(-0.3);
+    expect(hi).toBeGreaterThan(0.3);
+    expect(hi).toBeLessThan(0.75);
+    expect(Math.abs(lo + hi)).toBeLessThan(0.15);
+  });
+
+  it('a stratum that lacks a version adds nothing to the test, the effect or the interval; none at all: zero', () => {
+    const some = [s(2, 2, 0, 2), s(2, 2, 0, 2)];
+    expect(stratifiedTest([...some, s(3, 3, 0, 0), s(0, 0, 2, 2)])).toEqual(stratifiedTest(some));
+    expect(effectOf([...some, s(3, 3, 0, 0)])).toBe(-1);
+    expect(effectOf([s(3, 3, 0, 0)])).toBe(0);
+    expect(bootstrapInterval([s(3, 3, 0, 0)], 'x', 0.95)).toEqual([0, 0]);
+  });
+
+  it("each stage's level and α: 95 % and a quarter of α at stage 1 of two; the design's own with one stage", () => {
+    const strata = [s(2, 2, 0, 2), s(2, 2, 0, 2), s(2, 2, 0, 2)];
+    expect(decideStage(strata, 1, DEFAULT_DESIGN, 'a').figures.level).toBeCloseTo(0.95, 12);
+    const one = { ...DEFAULT_DESIGN, stages: 1 as const };
+    expect(decideStage(strata, 1, one, 'a').figures.level).toBeCloseTo(0.9, 12);
+    // p = 1/216 = 0.0046: under the whole α of a one-stage design.
+    expect(decideStage(strata, 1, one, 'a')).toMatchObject({ verdict: 'REJECT', reason: 'candidate_regressed' });
+  });
+
+  it('p is taken in the direction of the effect; a sure gain smaller than the minimum effect is no claim of improvement', () => {
+    const worse = decideStage([s(2, 2, 0, 2)], 1, DEFAULT_DESIGN, 'a');
+    expect(worse.figures.p).toBeCloseTo(1 / 6, 12);
+    const better = decideStage([s(0, 2, 2, 2)], 1, DEFAULT_DESIGN, 'a');
+    expect(better.figures.p).toBeCloseTo(1 / 6, 12);
+    const small = decideStage(
+      Array.from({ length: 20 }, () => s(85, 100, 90, 100)),
+      1,
+      DEFAULT_DESIGN,
+      'a',
+    );
+    expect(small.figures.test.better).toBeLessThan(0.0025);
+    expect(small).toMatchObject({ verdict: 'PROMOTE', reason: 'no_regression' });
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExperimentFile } from '../../src/cli/experiment/experiment-file.js';
 import { experimentMarkdown, experimentMarker } from '../../src/cli/experiment/experiment-markdown.js';
-import { DEFAULT_GUARDRAILS, type PlannedRun, verdictOf } from '../../src/cli/experiment/experiment-verdict.js';
+import { DEFAULT_GUARDRAILS, noChange, type PlannedRun, verdictOf } from '../../src/cli/experiment/experiment-verdict.js';
 import { firstDifference } from '../../src/cli/experiment/request-changes.js';
 import type { RunOutcome } from '../../src/cli/experiment/run-outcome.js';
 import { DEFAULT_DESIGN } from '../../src/cli/experiment/statistics.js';
@@ -128,5 +128,85 @@ describe('the verdict in Markdown', () => {
     expect(body).toContain('| case \\| with a pipe @\u200boctocat #\u200b12 | 5/5 | 0/5 |');
     expect(body).toContain('The edit touches @\u200blead at `system[0].text`.');
     expect(experimentMarker(['a--b.test.yml'])).toBe('<!-- conclave experiment: a- -b.test.yml -->');
+  });
+});
+
+describe('the verdict, stage by stage', () => {
+  it('an unclear first stage decided by the second on all the runs; the rates over every run of each version', () => {
+    const e = experimentOf(3, 2, (_, version) => outcome(version === 'base'));
+    // Three inputs of 2/2 against 0/2: p = 1/216, unclear at stage 1; stage 2 adds two runs each.
+    expect(decide(e)).toBeUndefined();
+    for (let c = 0; c < 3; c++)
+      for (const version of ['base', 'head'] as const)
+        for (const r of [1, 2]) {
+          const session = `runs/s2-c${c}-${version}-r${r}.jsonl`;
+          e.runs.push({ case: c, version, stage: 2, repeat: r, session });
+        }
+    const outcomes = new Map(e.runs.map((run) => [run.session, outcome(run.version === 'base')]));
+    const result = verdictOf(
+      e.entries,
+      e.runs,
+      (run) => outcomes.get(run.session)!,
+      (o) => o.pass,
+      DEFAULT_DESIGN,
+      DEFAULT_GUARDRAILS,
+      'seed',
+    )!;
+    expect(result).toMatchObject({
+      verdict: 'REJECT',
+      reason: 'candidate_regressed',
+      stage: 2,
+      runs: 24,
+      primary: { grader: 'pass', base: 1, head: 0, effect: -1 },
+    });
+    expect(result.cases[0]).toMatchObject({ base: { passes: 4, runs: 4 }, head: { passes: 0, runs: 4 } });
+  });
+
+  it('a cost exactly at its limit holds; a guardrail with no values on one side holds and has no limit; a run naming no case is left out', () => {
+    const at = decide(experimentOf(20, 5, (_, version) => outcome(true, { cost_usd: version === 'base' ? 0.01 : 0.012 })))!;
+    expect(at.guardrails[0]).toMatchObject({ limit: 0.012, held: true });
+    expect(at.guardrails[3]).toEqual({ id: 'duplicate_findings', base: null, head: null, limit: null, held: true });
+    const e = experimentOf(20, 5, (_, version) => outcome(version === 'base'));
+    e.runs.push({ case: 99, version: 'head', stage: 1, repeat: 1, session: 'runs/stray.jsonl' });
+    const strayed = verdictOf(
+      e.entries,
+      e.runs,
+      (run) => (run.case === 99 ? outcome(true) : e.outcomeOf(run)),
+      (o) => o.pass,
+      DEFAULT_DESIGN,
+      DEFAULT_GUARDRAILS,
+      'seed',
+    )!;
+    expect(strayed.cases.every((c) => c.head.runs === 5)).toBe(true);
+  });
+
+  it('one case is "1 case"; a case whose runs all passed says nothing, even with one version only; a case with no run is not named; NO-CHANGE ran nothing', () => {
+    const one = decide(
+      experimentOf(1, 5, () => outcome(true)),
+      ONE_STAGE,
+    )!;
+    expect(one.warnings).toEqual(['1 case: an experiment says little with fewer than 20 inputs']);
+    expect(one.says_nothing).toEqual(['case 1']);
+    const e = experimentOf(2, 5, () => outcome(true));
+    e.runs = e.runs.filter((r) => !(r.case === 1 && r.version === 'head'));
+    expect(decide(e, ONE_STAGE)!.says_nothing).toEqual(['case 1', 'case 2']);
+    const none = experimentOf(2, 5, () => outcome(true));
+    none.runs = none.runs.filter((r) => r.case === 0);
+    expect(decide(none, ONE_STAGE)!.says_nothing).toEqual(['case 1']);
+    expect(noChange(e.entries)).toEqual({
+      verdict: 'NO-CHANGE',
+      reason: 'no_change',
+      stage: 0,
+      primary: null,
+      guardrails: [],
+      cases: [
+        { file: 't.test.yml', name: 'case 1', base: { passes: 0, runs: 0 }, head: { passes: 0, runs: 0 } },
+        { file: 't.test.yml', name: 'case 2', base: { passes: 0, runs: 0 }, head: { passes: 0, runs: 0 } },
+      ],
+      says_nothing: [],
+      warnings: [],
+      runs: 0,
+      spent_usd: 0,
+    });
   });
 });
