@@ -31,6 +31,12 @@ export interface AgentProfile {
   cacheTtl: CacheTtl;
   /** Its calls go through the Message Batches API (engine/batches/batch-calls.ts). */
   batch: boolean;
+  /** Sent as `fallbacks` (provider/api-controls.ts): the models the API answers a declined request with. */
+  fallbacks?: 'default' | readonly string[];
+  /** `auto`: each call is sent the agent's remaining task budget (engine/calls/task-budget.ts). */
+  taskBudget?: 'auto';
+  /** Sent as `speed` when fast. */
+  speed?: 'fast';
   /** The untrusted sources its prompts hold (`inputs.body`, `setup.diff`): it is tainted from its start (engine/trust/taints.ts). */
   untrusted?: string[];
   /** The tools it may call. */

@@ -3,6 +3,7 @@ import { MAX_INPUT_DEPTH, TOO_DEEP } from '../provider/input-depth.js';
 import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { formatForAgent, type Message } from '../channel/message.js';
 import type { ModelRequest, ModelResponse } from '../provider/client.js';
+import { refusalDetails, type RefusalDetails } from '../provider/api-controls.js';
 import { CallAborted, CallInterrupted, PromptTooLong } from '../provider/provider-errors.js';
 import { keepWithin, type Compaction } from './compaction.js';
 import { afterCall, CHARS_PER_TOKEN, fixedTokens, type Conversation } from './context.js';
@@ -47,8 +48,8 @@ export interface TurnOutcome {
   conversation: Conversation;
   steps: number;
   completion?: { status: 'success' | 'failure'; summary: string; outputs?: Record<string, unknown> };
-  /** The model refused to answer (stop reason `refusal`): nothing is posted. */
-  refused?: boolean;
+  /** The model refused to answer (stop reason `refusal`): nothing is posted. What the refusal said of itself. */
+  refused?: RefusalDetails;
 }
 
 /** A turn that cannot go on, in a sentence for the user (no stack trace). */
@@ -151,7 +152,7 @@ export async function runTurn(
 
     if (stop === 'refusal') {
       hooks.notice?.({ kind: 'refused' });
-      return { text: '', conversation: current, steps: step, completion, refused: true };
+      return { text: '', conversation: current, steps: step, completion, refused: refusalDetails(response) };
     }
     if (stop === 'model_context_window_exceeded') {
       throw new TurnError(`the conversation no longer fits ${profile.model}'s context window, even compacted (stop reason model_context_window_exceeded)`);

@@ -1,7 +1,7 @@
 import { PROVIDER_TITLE, type ProviderName } from '../provider/clouds.js';
 import { castLabel } from '../session/person.js';
 import { NO_AGENT_USAGE, type AgentUsage, type DocumentStep, type SessionSummary } from '../session/summary.js';
-import { batchLine, cacheLine, cacheMissLines } from './github/saving-lines.js';
+import { batchLine, cacheLine, cacheMissLines, fallbackLines } from './github/saving-lines.js';
 
 export { cell, codeCell, dollars, fenced, inline, mermaidLabel } from './markdown-text.js';
 import { cell, codeCell, dollars, fenced, inline, mermaidLabel } from './markdown-text.js';
@@ -53,7 +53,7 @@ export function usageTable(s: SessionSummary, title: string): string[] {
     `| **total** | ${t.turns} | ${t.calls} | ${t.input_tokens} | ${t.cache_read_input_tokens} | ${t.cache_creation_input_tokens} | ${t.output_tokens} | ` +
       `${dollars(t.cost_usd)} | |`,
   );
-  const shared = [cacheLine(s), ...cacheMissLines(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean).map((line) => `${line}  `);
+  const shared = [cacheLine(s), ...cacheMissLines(s), ...fallbackLines(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean).map((line) => `${line}  `);
   const head = '| agent | turns | calls | input tokens | cache read | cache written | output tokens | cost | with the agents it spawned |';
   return [title, '', head, '|---|---|---|---|---|---|---|---|---|', ...rows, ...(shared.length ? ['', ...shared] : [])];
 }

@@ -10,6 +10,7 @@ import { runEnded } from '../session/recording.js';
 import { SessionWriteError } from '../session/writer.js';
 import type { Journal } from './replay/journal.js';
 import type { CacheMiss } from '../session/cache-misses.js';
+import type { FallbackAnswers } from './calls/model-calls.js';
 import type { RunResult } from './run-options.js';
 
 export interface RunFacts {
@@ -25,6 +26,7 @@ export interface RunFacts {
   promptCache: PromptCacheUse;
   batches?: BatchUse;
   cacheMisses: readonly CacheMiss[];
+  fallbacks: readonly FallbackAnswers[];
   limits: Limits;
   waitingFor?: RunResult['waitingFor'];
 }
@@ -85,6 +87,7 @@ export function runResult(end: Ending, workflow: Workflow, scope: Scope | undefi
     cached: facts.cached,
     promptCache: facts.promptCache,
     cacheMisses: facts.cacheMisses,
+    fallbacks: facts.fallbacks,
     ...(facts.batches ? { batches: facts.batches } : {}),
     ...(facts.waitingFor ? { waitingFor: facts.waitingFor } : {}),
     limits: facts.limits,

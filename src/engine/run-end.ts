@@ -51,6 +51,7 @@ export function endRun(options: Pick<RunOptions, 'workflow' | 'recording' | 'rep
     ...accounting.totals,
     ...(calls.batches ? { batches: { ...accounting.batched, ...calls.batches.reserved() } } : {}),
     cacheMisses: calls.cacheMisses,
+    fallbacks: calls.fallbackAnswers,
     limits: parts.limits.current,
     ...(end.status === 'waiting' ? people.ballotsIfWaiting() : {}),
   });

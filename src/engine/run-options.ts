@@ -1,4 +1,5 @@
 import type { CacheMiss } from '../session/cache-misses.js';
+import type { FallbackAnswers } from './calls/model-calls.js';
 import type { ProviderName } from '../provider/clouds.js';
 import type { DocumentView, ProposalView } from '../channel/channel.js';
 import type { ResponseCache } from '../session/cache.js';
@@ -126,6 +127,8 @@ export interface RunResult extends Ending {
   batches?: BatchUse;
   /** The prompt-cache misses the API diagnosed, by agent (docs/pricing.md: cache misses). */
   cacheMisses: readonly CacheMiss[];
+  /** Calls that server-side fallbacks answered, by agent and answering model (docs/api-controls.md). */
+  fallbacks: readonly FallbackAnswers[];
   /** The limits in force when the run ended. */
   limits: Limits;
   /** A run that waits for people: each proposal, the seats it waits for, and its ballot. */

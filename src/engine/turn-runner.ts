@@ -98,7 +98,7 @@ export async function takeTurn(host: TurnHost, name: string, turn: number): Prom
     const tokens = totalTokens(spent.usage) - totalTokens(spentBefore.usage);
     host.progress({ type: 'turn_ended', agent: name, turn, recipients: posted?.recipients ?? null, costUsd, tokens });
     for (const p of channel.allProposals()) if (p.status !== 'open') host.reportProposal(p);
-    const refusal = outcome.refused ? afterRefusal(profile, turn, channel) : undefined;
+    const refusal = outcome.refused ? afterRefusal(profile, turn, channel, outcome.refused) : undefined;
     if (refusal) return { stop: refusal };
     if (outcome.completion && profile.isLead) {
       const { status, summary, outputs } = outcome.completion;

@@ -10,6 +10,7 @@ import type { BatchApi } from './batch-api.js';
 import { httpFetch, type Fetch } from './http-fetch.js';
 import { responseProblem } from './response-shape.js';
 import { SendSlices } from './send-slices.js';
+import { betasOf, countedOf } from './api-controls.js';
 
 export type { ModelRequest, ModelResponse } from './messages.js';
 
@@ -108,13 +109,16 @@ export class Provider {
     // The diagnosis is Anthropic's own (generally available: no beta header, docs/pricing.md): the clouds' APIs are sent the request as it is.
     const diagnosis = provider === 'anthropic' ? listeners.diagnostics : undefined;
     const sent = { ...request, model: cloudModelId(provider, request.model), ...(diagnosis ? { diagnostics: diagnosis } : {}) };
+    // The beta controls a request uses name their headers (api-controls.ts); a request that uses none sends none.
+    const betas = betasOf(request);
+    const headers = betas.length > 0 ? { headers: { 'anthropic-beta': betas.join(',') } } : {};
     await this.slices.enter();
     for (let attempt = 1; ; attempt++) {
       try {
         const call: PacedCall = { provider, request, listeners };
         let message: ModelResponse;
         try {
-          const stream = client.messages.stream(sent as ModelRequest, { signal, fetchOptions: { [CALL]: call } as object });
+          const stream = client.messages.stream(sent as ModelRequest, { signal, fetchOptions: { [CALL]: call } as object, ...headers });
           if (listeners.onStreaming) stream.on('streamEvent', (event) => event.type === 'message_start' && listeners.onStreaming!());
           message = await stream.finalMessage();
         } catch (e) {
@@ -149,7 +153,12 @@ export class Provider {
         throw classify(e);
       });
     return {
-      create: (body) => classified(() => batches.create(body as Parameters<typeof batches.create>[0])),
+      create: (body) => {
+        // A batch is sent with every beta header one of its requests needs.
+        const betas = [...new Set(body.requests.flatMap((r) => betasOf(r.params)))];
+        const headers = betas.length > 0 ? { headers: { 'anthropic-beta': betas.join(',') } } : undefined;
+        return classified(() => batches.create(body as Parameters<typeof batches.create>[0], headers));
+      },
       retrieve: (id) => classified(() => batches.retrieve(id)),
       results: (id) => classified(async (): Promise<AsyncIterable<unknown>> => await batches.results(id)),
       cancel: (id) => classified(() => batches.cancel(id)),
@@ -165,7 +174,7 @@ export class Provider {
     const messages = this.clients.get(provider)?.messages;
     // Bedrock's SDK has no token counting (its own CountTokens API is not the Messages API's).
     if (provider === 'bedrock' || !messages?.countTokens) return undefined;
-    const { max_tokens: _max, stream: _stream, ...counted } = request as ModelRequest & { stream?: boolean };
+    const { max_tokens: _max, stream: _stream, ...counted } = countedOf(request) as ModelRequest & { stream?: boolean };
     let answer: unknown;
     try {
       answer = await messages.countTokens({ ...counted, model: cloudModelId(provider, request.model) } as Parameters<typeof messages.countTokens>[0], {

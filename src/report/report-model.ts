@@ -115,7 +115,8 @@ function callView(e: EventOf<'model_call'>, byUse: Map<string, CallView['tools']
     turn: e.turn,
     step: e.step,
     ...(e.at_ms !== undefined ? { atMs: e.at_ms } : {}),
-    model: String(request.model ?? response.model ?? ''),
+    // A call a server-side fallback answered shows the model that answered, and the one asked.
+    model: e.answered_by !== undefined ? `${e.answered_by} (fallback for ${String(request.model)})` : String(request.model ?? response.model ?? ''),
     usage: {
       input: count('input_tokens'),
       output: count('output_tokens'),

@@ -154,11 +154,13 @@ export const EVENTS = {
       cached: optional(boolean()),
       provider: optional(oneOf('bedrock', 'vertex', 'foundry')),
       batch: optional(string()),
+      answered_by: optional(string()),
     },
     "one call and the API's full response; `request` holds the system prompt and tools when they change and the messages added since the agent's previous " +
       "call (`messages_from`), its model as the workflow names it; `request_sha256` is over the whole request and the provider; `step` numbers the turn's " +
       "calls, a compaction's summary call included; `cached` when the answer came from the shared cache; `provider` when the call went to a cloud rather " +
-      "than Anthropic's API (docs/providers.md); `batch`, the message batch that answered it (`batch: true`, at the batch price)",
+      "than Anthropic's API (docs/providers.md); `batch`, the message batch that answered it (`batch: true`, at the batch price); " +
+      "`answered_by`, the model a server-side fallback answered with, when not the request's own (`fallbacks:`, priced as that model)",
   ),
   call_interrupted: event(
     { ...AGENT_TURN, step: integer(), cost_usd: number() },

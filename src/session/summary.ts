@@ -100,6 +100,8 @@ export interface SessionSummary {
   estimate?: EventOf<'estimate'>;
   /** The prompt-cache misses the API diagnosed (docs/pricing.md: cache misses), in the order they came. */
   cache_misses: CacheMiss[];
+  /** Calls a server-side fallback answered, by agent and the model that answered (docs/api-controls.md). */
+  fallbacks: { agent: string; model: string; calls: number }[];
   /** The run_ended event, if the run ended. */
   end?: { status: string; exit_code: number; reason: string; summary: string; outputs: Record<string, string> };
 }
@@ -141,6 +143,7 @@ export function summarize(record: Pick<SessionRecord, 'header' | 'events' | 'eff
   const models = new Map<string, string>();
   const tainted: Record<string, string> = {};
   const cacheMisses: CacheMiss[] = [];
+  const fallbacks = new Map<string, { agent: string; model: string; calls: number }>();
   for (const e of record.effective) apply(e);
   const total = Object.values(agents).reduce((sum, a) => add(sum, a), { ...NO_AGENT_USAGE });
   return {
@@ -164,6 +167,7 @@ export function summarize(record: Pick<SessionRecord, 'header' | 'events' | 'eff
     total,
     ...(estimate ? { estimate } : {}),
     cache_misses: cacheMisses,
+    fallbacks: [...fallbacks.values()],
     end,
   };
 
@@ -248,11 +252,15 @@ export function summarize(record: Pick<SessionRecord, 'header' | 'events' | 'eff
         u.cost_usd += e.cost_usd;
         cacheMisses.push(...[cacheMissOf(e.agent, e.response)].filter((m) => m !== undefined));
         if (typeof e.request.model === 'string') models.set(e.agent, e.request.model);
+        if (e.answered_by !== undefined) {
+          const key = `${e.agent}\n${e.answered_by}`;
+          (fallbacks.get(key) ?? fallbacks.set(key, { agent: e.agent, model: e.answered_by, calls: 0 }).get(key)!).calls++;
+        }
         const read = r.cache_read_input_tokens ?? 0;
         const written = r.cache_creation_input_tokens ?? 0;
         cache.read_tokens += read;
         cache.written_tokens += written;
-        cache.saved_usd += listCacheSavingUsd(r, models.get(e.agent) ?? String((e.response as { model?: unknown }).model ?? ''), cacheTtl);
+        cache.saved_usd += listCacheSavingUsd(r, e.answered_by ?? models.get(e.agent) ?? String((e.response as { model?: unknown }).model ?? ''), cacheTtl);
         if (e.batch !== undefined) {
           u.batched_calls++;
           batches.calls++;

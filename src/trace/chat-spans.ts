@@ -27,6 +27,7 @@ export function chatAttributes(e: Extract<SessionEvent, { type: 'model_call' }>,
     'conclave.cost_usd': e.cost_usd,
     ...(e.cached ? { 'conclave.cached': true } : {}),
     ...(e.batch ? { 'conclave.batch': e.batch } : {}),
+    ...(e.answered_by !== undefined ? { 'conclave.fallback.model': e.answered_by } : {}),
     ...(miss ? { 'conclave.cache_miss.reason': miss.reason, 'conclave.cache_miss.tokens': miss.missed_tokens } : {}),
     ...(content
       ? {

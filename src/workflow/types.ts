@@ -52,6 +52,12 @@ export interface ModelSettings {
   compact_at?: number;
   /** Its model calls go through the Message Batches API, at half price (docs/workflow.md: batch). */
   batch?: boolean;
+  /** Models the API answers a declined request with: up to three, or `default` (docs/api-controls.md). */
+  fallbacks?: 'default' | string[];
+  /** `auto`: each call tells the model how many tokens its agent has left (docs/api-controls.md). */
+  task_budget?: 'auto';
+  /** `fast`: the model's fast mode, at its price. */
+  speed?: 'standard' | 'fast';
 }
 
 export interface AgentSpec extends ModelSettings {

@@ -172,6 +172,36 @@ export function batchProblems(source: WorkflowSource, spec: WorkflowSpec, overri
   );
 }
 
+/**
+ * `fallbacks:` where the API cannot honour them (docs/api-controls.md): server-side fallback is
+ * Anthropic's API's own and the Message Batches API does not take it; a fallback is another model
+ * than the agent's own.
+ */
+export function fallbackProblems(source: WorkflowSource, spec: WorkflowSpec, override?: string): Diagnostic[] {
+  const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};
+  const top = typeof spec.provider === 'string' ? spec.provider : 'anthropic';
+  const out: Diagnostic[] = [];
+  for (const group of ['agents', 'templates'] as const) {
+    for (const [name, agent] of Object.entries(recordOf(spec[group]))) {
+      if (!isRecord(agent)) continue;
+      const fallbacks = agent.fallbacks ?? defaults.fallbacks;
+      if (fallbacks === undefined) continue;
+      const path = agent.fallbacks !== undefined ? [group, name, 'fallbacks'] : ['defaults', 'fallbacks'];
+      const at = source.valuePosition(path);
+      const who = `${group}.${name}`;
+      const provider = override ?? agent.provider ?? defaults.provider ?? top;
+      const model = agent.model ?? defaults.model ?? DEFAULT_MODEL;
+      if (provider !== 'anthropic')
+        out.push(source.error(at, `${who} has fallbacks, but its provider is ${String(provider)}: server-side fallback is Anthropic's API's own`));
+      else if ((agent.batch ?? defaults.batch) === true)
+        out.push(source.error(at, `${who} has fallbacks and batch: true: the Message Batches API does not take fallbacks; leave one of them out`));
+      else if (Array.isArray(fallbacks) && fallbacks.includes(model))
+        out.push(source.error(at, `${who}'s fallbacks name its own model ${String(model)}: a fallback is another model`));
+    }
+  }
+  return out;
+}
+
 /** Whether any agent or template makes its calls through Message Batches (`batch: true`, its own or the defaults'). */
 export function usesBatches(spec: WorkflowSpec): boolean {
   const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};

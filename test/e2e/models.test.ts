@@ -233,7 +233,7 @@ describe('current models as they answer: stop reasons', () => {
     expect(channel[2]).toEqual([
       'system',
       ['lead'],
-      "@w's model declined to answer (stop reason refusal) in its turn 1: it posted nothing. Rephrase the request, or give the work to another agent.",
+      "@w's model claude-sonnet-5-5 declined to answer (stop reason refusal) in its turn 1: it posted nothing. Rephrase the request, or give the work to another agent.",
     ]);
     expect(run.stderr).toContain('@w declined to answer (refusal): nothing posted');
     expect(run.events.find((e) => e.type === 'turn_ended' && e.agent === 'w')).toBeDefined();
@@ -245,7 +245,9 @@ describe('current models as they answer: stop reasons', () => {
     expect(run.code).toBe(1);
     expect(run.json).toMatchObject({
       status: 'failure',
-      reason: "@lead's model declined to answer (stop reason refusal) in its turn 1, so the run cannot go on",
+      reason:
+        "@lead's model claude-sonnet-5-5 declined to answer (stop reason refusal) in its turn 1, so the run cannot go on; name another model in the " +
+        "agent's fallbacks: to have the API answer with it",
     });
   });
 

@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { cacheMissReason } from './cache-diagnosis.js';
 import { PromptCache, type CacheUse, type PromptCacheOptions } from './prompt-cache.js';
 import { FakeBatches, type BatchOptions, type BatchResult, type FakeBatch } from './batches.js';
+import { betasOf, controlProblem, type Declines, fallbackModel, refusalOf } from './api-controls.js';
 import { authProblem, bedrockChunk, bedrockException, bodyProblem, federationAnswer, metadataAnswer, routeOf, sendCloudError, type Wire } from './clouds.js';
 
 /** What the fake API answers to one request. Scripts live in test fixtures, never in src/. */
@@ -126,6 +127,8 @@ export interface FakeOptions {
   promptCache?: PromptCacheOptions;
   /** Serve the Message Batches API (batches.ts): each request of a batch is answered by the script, as a call would be. */
   batches?: BatchOptions;
+  /** Models that decline every request (api-controls.ts): a refusal, or the answer of the request's first fallback that does not decline. */
+  declines?: Declines;
 }
 
 export type RateDimension = 'requests' | 'input-tokens' | 'output-tokens';
@@ -257,7 +260,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
     if (options.maxPromptTokens !== undefined && promptTokens > options.maxPromptTokens) {
       return sendError(res, 400, 'invalid_request_error', `prompt is too long: ${promptTokens} tokens > ${options.maxPromptTokens} maximum`);
     }
-    const refused = thinkingProblem(body, sentThinking);
+    const refused = thinkingProblem(body, sentThinking) ?? controlProblem(body as unknown as Record<string, unknown> & { model: string }, betasOf(req.headers));
     if (refused) return sendError(res, 400, 'invalid_request_error', refused);
     const queue = queues.get(agent);
     const next = typeof queue === 'function' ? queue : queue?.shift();
@@ -274,9 +277,27 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
       if (reply.error.retryAfterSeconds !== undefined) headers['retry-after'] = String(reply.error.retryAfterSeconds);
       return sendError(res, reply.error.status, reply.error.type, reply.error.message ?? reply.error.type, headers);
     }
-    const cacheUse = reply.usage ? undefined : promptCache?.use(body);
+    const declining = options.declines?.models.includes(body.model) ? options.declines : undefined;
+    const fallback = declining ? fallbackModel(body as unknown as Record<string, unknown> & { model: string }, declining) : undefined;
+    // The model that answers: the request's, or the fallback the API retried a declined request on.
+    const answering = fallback ? { ...body, model: fallback } : body;
+    const cacheUse = reply.usage || (declining && !fallback) ? undefined : promptCache?.use(answering);
     if (cacheUse) recorded.cache = { read: cacheUse.read, written: cacheUse.written, written1h: cacheUse.written1h, writes: cacheUse.writes };
-    const message = messageOf(reply, body, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, raw.length, cacheUse);
+    const message: Message =
+      declining && !fallback
+        ? { id: `msg_${++ids}`, type: 'message', role: 'assistant', model: body.model, stop_sequence: null, ...refusalOf(declining, promptTokens) }
+        : messageOf(reply, answering, `msg_${++ids}`, () => `toolu_${process.pid}_${++toolIds}`, raw.length, cacheUse);
+    if (fallback) {
+      // Each attempt in usage.iterations; a block marks the handoff; the message names the model that answered.
+      message.content.unshift({ type: 'fallback', from_model: body.model, to_model: fallback });
+      message.usage = {
+        ...message.usage,
+        iterations: [
+          { type: 'message', model: body.model, input_tokens: promptTokens, output_tokens: 0 },
+          { type: 'fallback_message', model: fallback, input_tokens: message.usage.input_tokens, output_tokens: message.usage.output_tokens },
+        ],
+      };
+    }
     recorded.responseId = message.id;
     const asked = (body as { diagnostics?: { previous_message_id?: string | null } }).diagnostics;
     if (asked) {
@@ -319,6 +340,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
 }
 
 type Block =
+  | { type: 'fallback'; from_model: string; to_model: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; json?: string }
   | { type: 'thinking'; thinking: string; signature: string }
@@ -355,7 +377,21 @@ function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, tool
     cache_read_input_tokens: read,
     ...(cache ? { cache_creation: { ephemeral_5m_input_tokens: written - cache.written1h, ephemeral_1h_input_tokens: cache.written1h } } : {}),
   };
-  return { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage };
+  const message: Message = { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage };
+  return message;
+}
+
+/** A message as the fake answers it. */
+interface Message {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: Block[];
+  stop_reason: string;
+  stop_sequence: null;
+  stop_details?: Record<string, unknown> | null;
+  usage: Record<string, unknown> & { input_tokens: number; output_tokens: number };
 }
 
 /**
@@ -394,7 +430,7 @@ function thinkingProblem(body: RecordedRequest['body'], sent: ReadonlyMap<string
 /** The answer streamed as server-sent events, or, on Bedrock, as AWS's event stream. */
 function stream(
   res: ServerResponse,
-  message: ReturnType<typeof messageOf>,
+  message: Message,
   midStreamError: Reply['midStreamError'],
   cutLastTool: boolean,
   headers: Record<string, string>,
@@ -421,7 +457,7 @@ function stream(
       send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
       send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } });
       send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
-    } else if (block.type === 'redacted_thinking') {
+    } else if (block.type === 'redacted_thinking' || block.type === 'fallback') {
       send('content_block_start', { type: 'content_block_start', index, content_block: block });
     } else {
       const { json: raw, ...plain } = block;
@@ -443,7 +479,7 @@ function stream(
   }
   send('message_delta', {
     type: 'message_delta',
-    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    delta: { stop_reason: message.stop_reason, stop_sequence: null, stop_details: message.stop_details ?? null },
     usage: { output_tokens: message.usage.output_tokens },
   });
   send('message_stop', { type: 'message_stop' });

@@ -22,6 +22,13 @@ export function cacheMissLines(s: SessionSummary): string[] {
   );
 }
 
+/** The calls a server-side fallback answered: by agent, the model that answered and was paid for. */
+export function fallbackLines(s: SessionSummary): string[] {
+  return s.fallbacks.map(
+    (f) => `Fallback: @${inline(f.agent)}'s model declined ${f.calls} call${f.calls === 1 ? '' : 's'}, answered by ${inline(f.model)} (priced as ${inline(f.model)})`,
+  );
+}
+
 /** What the Message Batches API's half price saved, when batches answered any call. */
 export function batchLine(s: SessionSummary): string {
   const { calls, saved_usd, parked, parked_ms } = s.batches;

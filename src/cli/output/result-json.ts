@@ -12,6 +12,7 @@ export function resultJson(result: RunResult, session: string) {
     usage: { ...result.usage.usage, cost_usd: round(result.usage.costUsd), cache_misses: result.cacheMisses },
     // What this process paid: a resume or replay pays nothing for the answers it took from the recording.
     paid_usd: round(result.paidUsd),
+    ...(result.fallbacks.length ? { fallbacks: result.fallbacks } : {}),
     from_cache: { answers: result.cached.calls, tokens: result.cached.tokens },
     prompt_cache: { ...result.promptCache, saved_usd: round(result.promptCache.saved_usd) },
     ...(result.batches

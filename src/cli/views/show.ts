@@ -23,7 +23,7 @@ import {
   usageTable,
 } from '../markdown-tables.js';
 import { asUsageError } from '../usage-error.js';
-import { batchLine, cacheLine, cacheMissLines } from '../github/saving-lines.js';
+import { batchLine, cacheLine, cacheMissLines, fallbackLines } from '../github/saving-lines.js';
 
 export type ShowFormat = 'text' | 'markdown' | 'json';
 
@@ -112,7 +112,7 @@ function text(s: SessionSummary): string {
     );
   }
   lines.push(usageLine('total', s.total));
-  for (const line of [cacheLine(s), ...cacheMissLines(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean)) lines.push(`  ${line}`);
+  for (const line of [cacheLine(s), ...cacheMissLines(s), ...fallbackLines(s), batchLine(s), ...sharedLimitLines(s)].filter(Boolean)) lines.push(`  ${line}`);
   if (s.end) {
     lines.push('', `Ended: ${s.end.status} (exit ${s.end.exit_code}) — ${s.end.reason}`);
     for (const [k, v] of Object.entries(s.end.outputs)) lines.push(`  output ${k}: ${v}`);

@@ -20,6 +20,15 @@ import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { BatchCalls } from '../batches/batch-calls.js';
 import type { CacheDiagnosis } from '../prompt-cache/cache-diagnosis.js';
 import type { CacheMiss } from '../../session/cache-misses.js';
+import { answeredBy } from '../../provider/api-controls.js';
+import type { TaskBudgets } from './task-budget.js';
+
+/** Calls of an agent that a server-side fallback answered, by the model that answered them. */
+export interface FallbackAnswers {
+  agent: string;
+  model: string;
+  calls: number;
+}
 
 export interface ModelCallsOptions {
   journal: Journal;
@@ -49,6 +58,9 @@ export interface ModelCallsOptions {
   pools?: PoolsCeiling;
   /** The API's cache diagnosis: what each live call is compared with, and the misses answers report. */
   diagnosis?: CacheDiagnosis;
+  /** `task_budget: auto`: the agents whose calls are told what is left to them (task-budget.ts). */
+  taskBudgets?: TaskBudgets;
+  budgetedOf?: (agent: string) => boolean;
 }
 
 /**
@@ -61,6 +73,12 @@ export class ModelCalls {
   /** How a call that gave no answer is recorded (call-records.ts). */
   private readonly records: CallRecords;
   private poolsNoted = false;
+  private readonly fallbacks = new Map<string, FallbackAnswers>();
+
+  /** The calls server-side fallbacks answered, by agent and model, in the order first met. */
+  get fallbackAnswers(): readonly FallbackAnswers[] {
+    return [...this.fallbacks.values()];
+  }
 
   /** The run's batched calls, if it makes any. */
   get batches(): BatchCalls | undefined {
@@ -106,6 +124,7 @@ export class ModelCalls {
   ): Promise<ModelResponse> {
     const { interrupt, batched } = how;
     const { journal, cache } = this.options;
+    const budgets = this.options.budgetedOf?.(agent) ? this.options.taskBudgets : undefined;
     if (signal.aborted) throw new CallAborted();
     const provider = this.options.providerOf?.(agent) ?? 'anthropic';
     const recorded = journal.response(agent, turn, step, signal);
@@ -124,6 +143,7 @@ export class ModelCalls {
       if (event.type === 'context_exceeded')
         throw this.records.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
+      if (budgets) request = budgets.asRecorded(agent, request, event.request);
       if (!isModelResponse(event.response))
         throw new DivergenceError(
           `event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`,
@@ -144,6 +164,7 @@ export class ModelCalls {
       return answer;
     }
     await journal.live(signal);
+    if (budgets) request = budgets.told(agent, request);
     const hash = requestHash(request, provider);
     const hit = await cache?.get(hash, signal);
     if (signal.aborted) throw new CallAborted();
@@ -274,8 +295,13 @@ export class ModelCalls {
     batch?: string,
   ): { response: ModelResponse; costUsd: number } {
     this.options.diagnosis?.answered(agent, response);
+    // A call a server-side fallback answered is priced as the model that answered (docs/api-controls.md).
+    const fallback = answeredBy(request, response);
+    if (fallback) this.countFallback(agent, fallback);
     if (cached) this.options.accounting.recordCached(usageOf(response.usage));
-    const spend = cached ? { costUsd: 0 } : this.options.accounting.record(agent, request.model, usageOf(response.usage), live, provider, batch !== undefined);
+    const spend = cached
+      ? { costUsd: 0 }
+      : this.options.accounting.record(agent, fallback ?? request.model, usageOf(response.usage), live, provider, batch !== undefined);
     this.options.journal.append({
       type: 'model_call',
       agent,
@@ -288,7 +314,14 @@ export class ModelCalls {
       ...(cached ? { cached: true as const } : {}),
       ...(provider !== 'anthropic' ? { provider } : {}),
       ...(batch !== undefined ? { batch } : {}),
+      ...(fallback ? { answered_by: fallback } : {}),
     });
     return { response, costUsd: spend.costUsd };
+  }
+
+  private countFallback(agent: string, model: string): void {
+    const key = `${agent}\n${model}`;
+    const seen = this.fallbacks.get(key) ?? this.fallbacks.set(key, { agent, model, calls: 0 }).get(key)!;
+    seen.calls++;
   }
 }

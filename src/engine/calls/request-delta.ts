@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ModelRequest } from '../../provider/client.js';
 import { deepFreeze } from '../../provider/deep-freeze.js';
+import type { ControlledRequest } from '../../provider/api-controls.js';
 
 /** With a `context:`, system blocks at least this long are kept once in the session (`shared_text`) and referred to by hash. */
 export const SHARED_TEXT_CHARS = 4096;
@@ -33,6 +34,7 @@ export class RequestDeltas {
       ...(request.thinking ? { thinking: request.thinking } : {}),
       ...(request.output_config ? { output_config: request.output_config } : {}),
       ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
+      ...controlsOf(request),
       ...(request.system !== previous?.system ? { system: this.systemText(request.system as { text: string }[]) } : {}),
       ...(request.tools !== previous?.tools ? { tools: (request.tools ?? []).map((t) => ('name' in t ? t.name : t.type)) } : {}),
       messages_from: from,
@@ -69,4 +71,14 @@ function extends_(messages: readonly unknown[], previous: readonly unknown[]): b
   if (messages.length < previous.length) return false;
   for (let i = 0; i < previous.length - 1; i++) if (messages[i] !== previous[i]) return false;
   return true;
+}
+
+/** The API's controls a request uses (provider/api-controls.ts), recorded so that a replay shows a change of them. */
+function controlsOf(request: ModelRequest): Record<string, unknown> {
+  const { fallbacks, speed, compaction } = request as ModelRequest & ControlledRequest;
+  return {
+    ...(fallbacks !== undefined ? { fallbacks } : {}),
+    ...(speed !== undefined ? { speed } : {}),
+    ...(compaction !== undefined ? { compaction } : {}),
+  };
 }

@@ -6,6 +6,7 @@ import { batchesOf } from '../batches/batch-setup.js';
 import { CacheWarming } from '../prompt-cache/cache-warming.js';
 import { CacheDiagnosis } from '../prompt-cache/cache-diagnosis.js';
 import { ModelCalls } from './model-calls.js';
+import { TaskBudgets } from './task-budget.js';
 import type { ProgressListener } from '../progress-events.js';
 import type { Reservations } from '../ceilings/reservation.js';
 import type { RunOptions } from '../run-options.js';
@@ -69,6 +70,8 @@ export function runCalls(options: RunCallsOptions, hooks: RunCallsHooks): { acco
       return profile?.offered !== undefined || profile?.role === 'worker';
     }),
     onBatchWait: hooks.onBatchWait,
+    taskBudgets: new TaskBudgets((request) => accounting.tokensLeft(request.model)),
+    budgetedOf: (agent) => hooks.profile(agent)?.taskBudget === 'auto',
   });
   return { accounting, calls };
 }

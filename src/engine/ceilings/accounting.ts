@@ -139,6 +139,19 @@ export class Accounting {
     return { total: this.all, paidUsd: this.paidUsd, cached: this.cached, promptCache: this.promptCache };
   }
 
+  /**
+   * The tokens the run's limits leave, each counted at `model`'s output price (the dearest kind of
+   * token): what a task budget tells the model (engine/calls/task-budget.ts). Undefined when no
+   * limit gives a finite number.
+   */
+  tokensLeft(model: string, provider: ProviderName = 'anthropic', batch = false): number | undefined {
+    const { budgetUsd, maxTokensTotal } = this.limits();
+    const perToken = this.priceOf(model, provider, batch).output / 1_000_000;
+    const byUsd = perToken > 0 ? (budgetUsd - this.all.costUsd) / perToken : Number.POSITIVE_INFINITY;
+    const left = Math.min(byUsd, maxTokensTotal - totalTokens(this.all.usage));
+    return Number.isFinite(left) ? Math.max(0, Math.floor(left)) : undefined;
+  }
+
   of(agent: string): Spend {
     return this.agents.get(agent) ?? NOTHING;
   }

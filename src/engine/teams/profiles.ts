@@ -160,15 +160,20 @@ function profileOf(
     ),
     cacheTtl: sources.cacheTtl ?? spec.cache?.ttl ?? '5m',
     batch: sources.batchOverride === true || settings.batch === true,
+    ...(settings.fallbacks ? { fallbacks: settings.fallbacks } : {}),
+    ...(settings.task_budget ? { taskBudget: settings.task_budget } : {}),
+    ...(settings.speed === 'fast' ? { speed: 'fast' as const } : {}),
     ...(untrusted.length ? { untrusted } : {}),
   };
 }
 
 /** The agent's own model settings that it sets (the others come from `defaults`). */
 function definedOf(agent: ModelSettings): ModelSettings {
-  const { provider, model, max_tokens, effort, thinking, thinking_display, compact_at, batch } = agent;
+  const { provider, model, max_tokens, effort, thinking, thinking_display, compact_at, batch, fallbacks, task_budget, speed } = agent;
   return Object.fromEntries(
-    Object.entries({ provider, model, max_tokens, effort, thinking, thinking_display, compact_at, batch }).filter(([, v]) => v !== undefined),
+    Object.entries({ provider, model, max_tokens, effort, thinking, thinking_display, compact_at, batch, fallbacks, task_budget, speed }).filter(
+      ([, v]) => v !== undefined,
+    ),
   );
 }
 

@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEPRECATED_BETAS, FALLBACK_DEFAULT_BETA, FALLBACK_LIST_BETA, TASK_BUDGET_BETA } from '../fake-anthropic/api-controls.js';
+import { lastUserText, startFakeAnthropic, type FakeAnthropic, type FakeOptions, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
+import { conclave } from '../helpers/cli.js';
+import { runWorkflow } from '../helpers/run-workflow.js';
+
+let servers: FakeAnthropic[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+});
+async function serve(script: Parameters<typeof startFakeAnthropic>[0], options: FakeOptions = {}): Promise<FakeAnthropic> {
+  const s = await startFakeAnthropic(script, options);
+  servers.push(s);
+  return s;
+}
+
+const betasOf = (r: RecordedRequest) => String(r.headers['anthropic-beta'] ?? '').split(',').filter(Boolean);
+const complete = (summary: string): Reply => ({ tools: [{ name: 'complete', input: { status: 'success', summary } }] });
+
+/** A lead that asks its worker once and completes with the worker's answer. */
+const leadScript = (r: RecordedRequest): Reply => (lastUserText(r).includes('@w') && r.call > 1 ? complete(lastUserText(r).split('\n').at(-1)!) : { text: '@w look at it' });
+
+const DECLINING = (fallbacks: string) => `
+name: declined
+defaults: { max_tokens: 2048 }
+agents:
+  lead: { role: manager, model: claude-fable-5, ${fallbacks} }
+  w: { role: worker, model: claude-sonnet-5-5 }
+kickoff: Review the exploit write-up.
+outputs:
+  summary: $<< result.summary >>
+`;
+
+describe('server-side fallbacks (docs/api-controls.md)', () => {
+  it('a declining model with fallbacks: [claude-opus-5]: answered by claude-opus-5, priced and recorded as it, replayed offline', async () => {
+    const declines = { models: ['claude-fable-5'], category: 'cyber', recommended: 'claude-opus-5' };
+    const server = await serve({ lead: leadScript, w: [{ text: 'it is a harmless proof of concept' }] }, { declines, promptCache: {} });
+    const run = await runWorkflow(server, DECLINING('fallbacks: [claude-opus-5]'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json.outputs.summary).toBe('it is a harmless proof of concept');
+
+    // Every request of the lead carries its fallbacks and their beta header; no request carries a deprecated header.
+    const leads = server.of('lead');
+    expect(leads.length).toBe(2);
+    for (const r of leads) {
+      expect((r.body as unknown as { fallbacks: unknown }).fallbacks).toEqual([{ model: 'claude-opus-5' }]);
+      expect(betasOf(r)).toEqual([FALLBACK_LIST_BETA]);
+    }
+    expect(betasOf(server.of('w')[0]!)).toEqual([]);
+    for (const r of server.requests) for (const beta of DEPRECATED_BETAS) expect(betasOf(r)).not.toContain(beta);
+
+    // The session names the model that answered, and prices the call as it (Opus 5: $5 / $25 a million).
+    const calls = run.events.filter((e) => e.type === 'model_call' && e.agent === 'lead') as unknown as {
+      answered_by?: string;
+      cost_usd: number;
+      response: { model: string; usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number } };
+    }[];
+    expect(calls.map((c) => c.answered_by)).toEqual(['claude-opus-5', 'claude-opus-5']);
+    for (const c of calls) {
+      expect(c.response.model).toBe('claude-opus-5');
+      const u = c.response.usage;
+      const opus = (u.input_tokens * 5 + u.output_tokens * 25 + u.cache_creation_input_tokens * 6.25 + u.cache_read_input_tokens * 0.5) / 1e6;
+      expect(c.cost_usd).toBeCloseTo(opus, 9);
+    }
+    // --json names it, a line per agent a fallback answered.
+    expect(run.json.fallbacks).toEqual([{ agent: 'lead', model: 'claude-opus-5', calls: 2 }]);
+
+    // show says it; the replay offline gives the same cost and the same answer, with no request.
+    const session = join(run.dir, String(run.json.session));
+    const shown = await conclave(['show', session], { cwd: run.dir });
+    expect(shown.stdout).toContain("Fallback: @lead's model declined 2 calls, answered by claude-opus-5 (priced as claude-opus-5)");
+    const before = server.requests.length;
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: '' } });
+    expect(replay.code, replay.stderr).toBe(0);
+    const replayed = JSON.parse(replay.stdout);
+    expect(replayed.usage.cost_usd).toBe((run.json.usage as { cost_usd: number }).cost_usd);
+    expect(replayed.fallbacks).toEqual(run.json.fallbacks);
+    expect(server.requests.length).toBe(before);
+  });
+
+  it('fallbacks: default sends its own beta header; with no fallback the refusal names its category and the recommended model', async () => {
+    const declines = { models: ['claude-fable-5'], category: 'cyber', recommended: 'claude-opus-5' };
+    const byDefault = await serve({ lead: leadScript, w: [{ text: 'fine' }] }, { declines });
+    const run = await runWorkflow(byDefault, DECLINING('fallbacks: default'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(betasOf(byDefault.of('lead')[0]!)).toEqual([FALLBACK_DEFAULT_BETA]);
+    expect((byDefault.of('lead')[0]!.body as unknown as { fallbacks: unknown }).fallbacks).toBe('default');
+
+    const none = await serve({ lead: leadScript }, { declines });
+    const refused = await runWorkflow(none, DECLINING('effort: high'));
+    expect(refused.code).toBe(1);
+    expect(refused.json.reason).toBe(
+      "@lead's model claude-fable-5 declined to answer (stop reason refusal, category cyber) in its turn 1, so the run cannot go on; the API recommends " +
+        "claude-opus-5: name it in the agent's fallbacks: to have the API answer with it",
+    );
+    expect(betasOf(none.of('lead')[0]!)).toEqual([]);
+  });
+
+  it('fallbacks where the API cannot honour them are workflow errors, each at its line', async () => {
+    const server = await serve({});
+    const bad = `
+name: bad
+provider: bedrock
+defaults: { fallbacks: [claude-opus-5] }
+agents:
+  lead: { role: manager, provider: anthropic, batch: true }
+  w: { role: worker }
+  own: { role: worker, provider: anthropic, model: claude-opus-5 }
+  four: { role: worker, provider: anthropic, fallbacks: [a, b, c, d] }
+kickoff: Go.
+`;
+    const run = await runWorkflow(server, bad);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('agents.lead has fallbacks and batch: true: the Message Batches API does not take fallbacks');
+    expect(run.stderr).toContain("agents.w has fallbacks, but its provider is bedrock: server-side fallback is Anthropic's API's own");
+    expect(run.stderr).toContain("agents.own's fallbacks name its own model claude-opus-5: a fallback is another model");
+    expect(run.stderr).toMatch(/agents\.four\.fallbacks/);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('task_budget: auto (docs/api-controls.md)', () => {
+  it('each call tells the model what is left, falling call by call; a resume sends what the recording was told', async () => {
+    const tool = (i: number): Reply => ({ tools: [{ name: 'list_files', input: { path: '.' } }], text: `step ${i}` });
+    const server = await serve({ lead: [tool(1), tool(2), tool(3), complete('done')] });
+    const flow = `
+name: budgeted
+defaults: { max_tokens: 2048, task_budget: auto }
+limits: { budget_usd: 2 }
+agents:
+  lead: { role: manager, model: claude-opus-5, tools: [list_files] }
+kickoff: Look around.
+`;
+    const run = await runWorkflow(server, flow);
+    expect(run.code, run.stderr).toBe(0);
+    const told = server.of('lead').map((r) => (r.body.output_config as { task_budget?: { type: string; total: number; remaining: number } }).task_budget!);
+    expect(told).toHaveLength(4);
+    for (const r of server.of('lead')) expect(betasOf(r)).toEqual([TASK_BUDGET_BETA]);
+    // $2 at Opus 5's output price ($25 a million) is 80,000 tokens; each call spends some.
+    expect(told[0]).toEqual({ type: 'tokens', total: 80_000, remaining: 80_000 });
+    for (let i = 1; i < told.length; i++) {
+      expect(told[i]!.remaining).toBeLessThan(told[i - 1]!.remaining);
+      expect(told[i]!.total).toBe(80_000);
+    }
+    // Recorded as sent; the replay sends nothing and matches.
+    const recorded = run.events.filter((e) => e.type === 'model_call').map((e) => (e.request as { output_config?: { task_budget?: unknown } }).output_config?.task_budget);
+    expect(recorded).toEqual(told);
+    const session = join(run.dir, String(run.json.session));
+    const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: '' } });
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(readFileSync(session, 'utf8')).not.toContain('"divergence"');
+  });
+});
