@@ -16,6 +16,8 @@ export interface Compaction {
   summary: string | null;
   /** Earlier turns too long to be given to the summary call. */
   leftOut: number;
+  /** Who wrote the summary: the API's compaction request, or conclave's own summary call (a provider without it). */
+  by?: 'api' | 'conclave';
 }
 
 export interface CompactionHooks {
@@ -51,10 +53,12 @@ export async function keepWithin(
   let start = turnStart;
   let summary: string | null = null;
   let leftOut = 0;
+  let by: Compaction['by'];
   if ((force || tokensOf(profile, next) > limit) && turnStart > 0) {
     const done = await summarise(profile, cleared, turnStart, limit, hooks);
     summary = done.summary;
     leftOut = done.leftOut;
+    by = done.by;
     next = { messages: done.messages };
     start = 0;
   }
@@ -66,6 +70,7 @@ export async function keepWithin(
     cleared: clearedCount,
     summary,
     leftOut,
+    ...(by ? { by } : {}),
   });
   return { conversation: next, turnStart: start, changed: true };
 }
@@ -76,7 +81,7 @@ async function summarise(
   turnStart: number,
   limit: number,
   hooks: CompactionHooks,
-): Promise<{ messages: MessageParam[]; summary: string; leftOut: number }> {
+): Promise<{ messages: MessageParam[]; summary: string; leftOut: number; by?: Compaction['by'] }> {
   const earlier = messages.slice(0, turnStart);
   // Where the earlier part may be cut: after an answer that called no tool, so that no call is left without its result.
   const ends = earlier.flatMap((m, i) => (m.role === 'assistant' && !hasToolUse(m) ? [i + 1] : []));
@@ -85,13 +90,19 @@ async function summarise(
   const end = ends.findLast((e) => fixed + charTokens(earlier.slice(0, e)) <= limit) ?? 0;
   const leftOut = ends.filter((e) => e > end).length;
   let summary = '(Your earlier turns were too long to summarise: read the channel with channel_history for what was said.)';
+  let by: Compaction['by'];
   if (end > 0) {
-    const asked = [...earlier.slice(0, end), { role: 'user' as const, content: [{ type: 'text' as const, text: SUMMARY_PROMPT }] }];
-    const response = await hooks.summarise({ ...request(profile, asked), tool_choice: { type: 'none' } });
-    const text = response.content
-      .flatMap((b) => (b.type === 'text' ? [b.text] : []))
-      .join('\n')
-      .trim();
+    // Anthropic's API compacts on request (docs/api-controls.md): one call that answers with a compaction block.
+    // Elsewhere the agent is asked for the summary in a call of its own.
+    by = profile.provider === 'anthropic' ? 'api' : 'conclave';
+    const made =
+      by === 'api'
+        ? ({ ...request(profile, earlier.slice(0, end)), compaction: { type: 'summarize', instructions: SUMMARY_PROMPT } } as ModelRequest)
+        : {
+            ...request(profile, [...earlier.slice(0, end), { role: 'user' as const, content: [{ type: 'text' as const, text: SUMMARY_PROMPT }] }]),
+            tool_choice: { type: 'none' as const },
+          };
+    const text = summaryText(await hooks.summarise(made));
     if (text !== '') summary = text;
   }
   const note =
@@ -108,7 +119,19 @@ async function summarise(
       ...kept,
     ],
   };
-  return { messages: [opening, ...rest], summary, leftOut };
+  return { messages: [opening, ...rest], summary, leftOut, ...(by ? { by } : {}) };
+}
+
+/** The summary an answer holds: a compaction block's content (the API's compaction request), or its text. */
+function summaryText(response: ModelResponse): string {
+  return response.content
+    .flatMap((b) => {
+      if (b.type === 'text') return [b.text];
+      const block = b as { type: string; content?: unknown };
+      return block.type === 'compaction' && typeof block.content === 'string' ? [block.content] : [];
+    })
+    .join('\n')
+    .trim();
 }
 
 function hasToolUse(message: MessageParam): boolean {

@@ -77,7 +77,15 @@ export function request(profile: AgentProfile, messages: readonly MessageParam[]
 const fallbackLists = new WeakMap<readonly string[], { model: string }[]>();
 function fallbacksOf(fallbacks: 'default' | readonly string[]): 'default' | { model: string }[] {
   if (fallbacks === 'default') return fallbacks;
-  return fallbackLists.get(fallbacks) ?? fallbackLists.set(fallbacks, fallbacks.map((model) => ({ model }))).get(fallbacks)!;
+  return (
+    fallbackLists.get(fallbacks) ??
+    fallbackLists
+      .set(
+        fallbacks,
+        fallbacks.map((model) => ({ model })),
+      )
+      .get(fallbacks)!
+  );
 }
 
 /** A copy whose last content block carries a cache breakpoint, so the next call reads this prefix from the cache. */

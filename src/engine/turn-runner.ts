@@ -73,7 +73,7 @@ export async function takeTurn(host: TurnHost, name: string, turn: number): Prom
     host.progress({ type: 'turn_started', agent: name, turn, messages: delivery.messages.length });
     const outcome = await runTurn(profile, host.agents.conversation(name), delivery.messages, host.statusLine(turn), toolContext(host, name, signal), {
       call: (request, call) => arrivals.call((interrupt) => host.calls.call(name, turn, call, request, signal, { ...via, interrupt })),
-      compacted: compactionHook(journal, name, turn, host.progress),
+      compacted: compactionHook(journal, name, turn, host.progress, () => host.calls.lastCostOf(name)),
       ...toolHooks(journal, name, turn, signal, host.progress, remote, {
         refusal: (use, readOnly) => host.taints.refusal(name, use, readOnly, channel),
         read: (tool) => host.taints.read(name, tool),

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEPRECATED_BETAS, FALLBACK_DEFAULT_BETA, FALLBACK_LIST_BETA, TASK_BUDGET_BETA } from '../fake-anthropic/api-controls.js';
+import { COMPACTION_BETA, DEPRECATED_BETAS, FALLBACK_DEFAULT_BETA, FALLBACK_LIST_BETA, TASK_BUDGET_BETA } from '../fake-anthropic/api-controls.js';
+import { pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type FakeOptions, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
 import { runWorkflow } from '../helpers/run-workflow.js';
@@ -17,11 +18,15 @@ async function serve(script: Parameters<typeof startFakeAnthropic>[0], options: 
   return s;
 }
 
-const betasOf = (r: RecordedRequest) => String(r.headers['anthropic-beta'] ?? '').split(',').filter(Boolean);
+const betasOf = (r: RecordedRequest) =>
+  String(r.headers['anthropic-beta'] ?? '')
+    .split(',')
+    .filter(Boolean);
 const complete = (summary: string): Reply => ({ tools: [{ name: 'complete', input: { status: 'success', summary } }] });
 
 /** A lead that asks its worker once and completes with the worker's answer. */
-const leadScript = (r: RecordedRequest): Reply => (lastUserText(r).includes('@w') && r.call > 1 ? complete(lastUserText(r).split('\n').at(-1)!) : { text: '@w look at it' });
+const leadScript = (r: RecordedRequest): Reply =>
+  lastUserText(r).includes('@w') && r.call > 1 ? complete(lastUserText(r).split('\n').at(-1)!) : { text: '@w look at it' };
 
 const DECLINING = (fallbacks: string) => `
 name: declined
@@ -146,11 +151,46 @@ kickoff: Look around.
       expect(told[i]!.total).toBe(80_000);
     }
     // Recorded as sent; the replay sends nothing and matches.
-    const recorded = run.events.filter((e) => e.type === 'model_call').map((e) => (e.request as { output_config?: { task_budget?: unknown } }).output_config?.task_budget);
+    const recorded = run.events
+      .filter((e) => e.type === 'model_call')
+      .map((e) => (e.request as { output_config?: { task_budget?: unknown } }).output_config?.task_budget);
     expect(recorded).toEqual(told);
     const session = join(run.dir, String(run.json.session));
     const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: '' } });
     expect(replay.code, replay.stderr).toBe(0);
     expect(readFileSync(session, 'utf8')).not.toContain('"divergence"');
   });
+});
+
+describe("compaction as the API's request (docs/api-controls.md)", () => {
+  it("on Anthropic's API the summary is a compaction request, recorded with its cost and replayed offline", async () => {
+    const server = await serve(pingPongScript(800));
+    // max_tokens small enough that the earlier turns fit in the summary call beside it.
+    const run = await runWorkflow(server, pingPongWorkflow({ maxTurns: 40, compactAt: 6_000 }).replace('defaults:\n', 'defaults:\n  max_tokens: 1024\n'));
+    expect(run.code, run.stderr).toBe(3);
+    const compactions = run.events.filter((e) => e.type === 'context_compacted' && e.summary !== null);
+    expect(compactions.length).toBeGreaterThanOrEqual(2);
+    const asked = server.requests.filter((r) => r.body.compaction !== undefined);
+    expect(asked).toHaveLength(compactions.length);
+    for (const r of asked) {
+      expect(r.body.compaction).toMatchObject({ type: 'summarize' });
+      expect(betasOf(r)).toEqual([COMPACTION_BETA]);
+      // The conversation is summarised as it stands: no summary prompt of conclave's own as its last message.
+      expect(r.body.messages.at(-1)!.role).toBe('assistant');
+    }
+    for (const c of compactions) {
+      expect(c.by).toBe('api');
+      expect(c.summary).toMatch(/^Summary by @/);
+      // Its cost is the cost of the call just before it, the compaction request.
+      const call = run.events.filter((e) => e.type === 'model_call' && e.agent === c.agent && e.seq < c.seq).at(-1)!;
+      expect((call.response as { content: { type: string }[] }).content.map((b) => b.type)).toEqual(['compaction']);
+      expect(c.cost_usd).toBe(call.cost_usd);
+      expect(c.cost_usd as number).toBeGreaterThan(0);
+    }
+    const before = server.requests.length;
+    const replay = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: '' } });
+    expect(replay.code, replay.stderr).toBe(3);
+    expect(JSON.parse(replay.stdout).outputs).toEqual(run.json.outputs);
+    expect(server.requests.length).toBe(before);
+  }, 60_000);
 });

@@ -256,6 +256,9 @@ describe('every cloud that serves Claude', () => {
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(refused[0]!.error).toMatch(/^400 prompt is too long: \d+ tokens > 30000 maximum$/);
     expect(run.events.filter((e) => e.type === 'context_compacted' && e.reason === 'too_long')).toHaveLength(refused.length);
+    // Bedrock has no compaction request: conclave asks the agent for its summary in a call of its own.
+    expect(run.events.filter((e) => e.type === 'context_compacted' && e.summary !== null).every((e) => e.by === 'conclave')).toBe(true);
+    expect(server.requests.some((r) => r.body.compaction !== undefined)).toBe(false);
     const replay = await conclave(['run', 'workflow.yml', '--replay', run.json.session as string, '--json'], {
       cwd: run.dir,
       env: { HOME: emptyHome(), ANTHROPIC_API_KEY: '' },

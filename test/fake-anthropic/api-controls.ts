@@ -57,7 +57,8 @@ export function controlProblem(body: Body, betas: readonly string[]): string | u
   const budget = outputConfig?.task_budget;
   if (budget !== undefined) {
     if (!betas.includes(TASK_BUDGET_BETA)) return `output_config.task_budget: Extra inputs are not permitted (the ${TASK_BUDGET_BETA} beta)`;
-    if (budget.type !== 'tokens' || typeof budget.total !== 'number' || budget.total < 20_000) return 'output_config.task_budget: type tokens, total at least 20000';
+    if (budget.type !== 'tokens' || typeof budget.total !== 'number' || budget.total < 20_000)
+      return 'output_config.task_budget: type tokens, total at least 20000';
     if (budget.remaining !== undefined && (typeof budget.remaining !== 'number' || budget.remaining < 0 || budget.remaining > budget.total))
       return 'output_config.task_budget.remaining: between 0 and total';
   }

@@ -16,6 +16,8 @@ export interface Reply {
    */
   tools?: { name: string; input: Record<string, unknown>; id?: string; json?: string }[];
   stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
+  /** The summary of a compaction request's compaction block (a compaction request's scripted text becomes it). */
+  compaction?: string;
   /** A signed thinking block before the text, as adaptive thinking gives. */
   thinking?: string;
   /** A redacted_thinking block (encrypted thinking) after the thinking block. */
@@ -56,7 +58,10 @@ export interface RecordedRequest {
       content: string | { type: string; text?: string; content?: unknown; tool_use_id?: string; is_error?: boolean; [k: string]: unknown }[];
     }[];
     thinking?: { type: string; budget_tokens?: number; display?: string };
-    output_config?: { effort?: string };
+    output_config?: { effort?: string; task_budget?: { type: string; total: number; remaining?: number } };
+    fallbacks?: 'default' | { model: string }[];
+    compaction?: { type: string; instructions?: string };
+    speed?: string;
   };
   bytes: number;
   receivedAt: number;
@@ -341,6 +346,7 @@ export async function startFakeAnthropic(script: Script, options: FakeOptions = 
 
 type Block =
   | { type: 'fallback'; from_model: string; to_model: string }
+  | { type: 'compaction'; content: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; json?: string }
   | { type: 'thinking'; thinking: string; signature: string }
@@ -359,6 +365,9 @@ const sign = (text: string) => createHmac('sha256', SIGNING_KEY).update(text).di
 
 function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, toolId: () => string, requestBytes: number, cache?: CacheUse) {
   const content: Block[] = [];
+  // A compaction request (api-controls.ts) is answered with one compaction block: the scripted text is its summary.
+  if (body.compaction !== undefined) reply = { text: undefined, usage: reply.usage, compaction: reply.text ?? '' };
+  if (reply.compaction !== undefined) content.push({ type: 'compaction', content: reply.compaction });
   if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: reply.thinking, signature: sign(reply.thinking) });
   if (reply.redactedThinking) {
     const data = randomBytes(24).toString('base64');
@@ -457,7 +466,7 @@ function stream(
       send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
       send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } });
       send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
-    } else if (block.type === 'redacted_thinking' || block.type === 'fallback') {
+    } else if (block.type === 'redacted_thinking' || block.type === 'fallback' || block.type === 'compaction') {
       send('content_block_start', { type: 'content_block_start', index, content_block: block });
     } else {
       const { json: raw, ...plain } = block;

@@ -25,7 +25,8 @@ export function cacheMissLines(s: SessionSummary): string[] {
 /** The calls a server-side fallback answered: by agent, the model that answered and was paid for. */
 export function fallbackLines(s: SessionSummary): string[] {
   return s.fallbacks.map(
-    (f) => `Fallback: @${inline(f.agent)}'s model declined ${f.calls} call${f.calls === 1 ? '' : 's'}, answered by ${inline(f.model)} (priced as ${inline(f.model)})`,
+    (f) =>
+      `Fallback: @${inline(f.agent)}'s model declined ${f.calls} call${f.calls === 1 ? '' : 's'}, answered by ${inline(f.model)} (priced as ${inline(f.model)})`,
   );
 }
 

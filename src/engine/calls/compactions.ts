@@ -7,7 +7,14 @@ import type { Journal } from '../replay/journal.js';
  * went on from) and as progress shows it. Resume and replay compact again at the same point, from
  * the recorded summary call, and the event is compared like any other.
  */
-export function compactionHook(journal: Journal, agent: string, turn: number, progress: ProgressListener): (c: Compaction) => void {
+export function compactionHook(
+  journal: Journal,
+  agent: string,
+  turn: number,
+  progress: ProgressListener,
+  /** What the agent's last call cost: the summary's, when there is one. */
+  lastCostUsd: () => number,
+): (c: Compaction) => void {
   return (c) => {
     journal.append({
       type: 'context_compacted',
@@ -19,6 +26,7 @@ export function compactionHook(journal: Journal, agent: string, turn: number, pr
       cleared: c.cleared,
       summary: c.summary,
       left_out: c.leftOut,
+      ...(c.by ? { by: c.by, cost_usd: lastCostUsd() } : {}),
     });
     progress({
       type: 'compacted',

@@ -74,6 +74,12 @@ export class ModelCalls {
   private readonly records: CallRecords;
   private poolsNoted = false;
   private readonly fallbacks = new Map<string, FallbackAnswers>();
+  private readonly lastCost = new Map<string, number>();
+
+  /** What the agent's last recorded call cost (a compaction's summary call, for its event). */
+  lastCostOf(agent: string): number {
+    return this.lastCost.get(agent) ?? 0;
+  }
 
   /** The calls server-side fallbacks answered, by agent and model, in the order first met. */
   get fallbackAnswers(): readonly FallbackAnswers[] {
@@ -316,6 +322,7 @@ export class ModelCalls {
       ...(batch !== undefined ? { batch } : {}),
       ...(fallback ? { answered_by: fallback } : {}),
     });
+    this.lastCost.set(agent, spend.costUsd);
     return { response, costUsd: spend.costUsd };
   }
 
