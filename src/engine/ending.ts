@@ -1,5 +1,5 @@
 import { ConclaveError } from '../conclave-error.js';
-import { ProviderError, SpendLimitReached } from '../provider/provider-errors.js';
+import { ContractSpendLimit, ProviderError, SpendLimitReached } from '../provider/provider-errors.js';
 import { TurnError } from '../agents/turn.js';
 import { DivergenceError } from './replay/journal.js';
 import type { Divergence } from './replay/recorded-events.js';
@@ -79,6 +79,8 @@ export function endingOfError(e: unknown, agent?: string): Ending | undefined {
   // A bug of ours, not the user's: keep the stack, so that it can be reported.
   if (!ConclaveError.is(e)) return ending('error', `${who}${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   if (e instanceof LimitReached) return limitEnding(e.limit, e.detail);
+  if (e instanceof ContractSpendLimit)
+    return ending('waiting', `parked: the contract's spend limit at Anthropic was reached: conclave resume the session once it is raised or renews (${e.message})`);
   if (e instanceof SpendLimitReached)
     return {
       ...ending('limit', `the organisation's spend limit at Anthropic was reached: raise it in the console, then conclave resume the session (${e.message})`),

@@ -2,7 +2,7 @@ import { withBoundedInputs } from './input-depth.js';
 import { APIError, APIUserAbortError } from '@anthropic-ai/sdk/core/error';
 import type { Admission, Pacer, WaitListener, WaitReason } from './rates/pacer.js';
 import type { ModelRequest, ModelResponse } from './messages.js';
-import { CallAborted, isSpendLimit, ProviderError, SpendLimitReached } from './provider-errors.js';
+import { CallAborted, CONTRACT_SPEND_LIMIT, ContractSpendLimit, isSpendLimit, ProviderError, SpendLimitReached } from './provider-errors.js';
 import { inputTokensAtMost } from './pricing.js';
 import { cloudModelId, type ProviderName } from './clouds.js';
 import type { Connection, MessagesClient } from './connect.js';
@@ -248,6 +248,8 @@ async function* classifiedPages<T>(pages: AsyncIterable<T>): AsyncIterable<T> {
 
 function classify(e: unknown): ProviderError {
   const message = describe(e);
+  if (e instanceof APIError && (e.error as { error?: { type?: unknown } } | undefined)?.error?.type === CONTRACT_SPEND_LIMIT)
+    return new ContractSpendLimit(message, 'outage', e.status);
   if (e instanceof APIError && e.status === 429 && isSpendLimit(message)) return new SpendLimitReached(message, 'outage', 429);
   if (e instanceof APIError && e.status !== undefined) {
     if (e.status === 401 || e.status === 403) return new ProviderError(message, 'auth', e.status);

@@ -30,6 +30,8 @@ export function priceAtTtl(price: Price, ttl: CacheTtl): Price {
 
 /** A call answered through the Message Batches API costs this share of its price, every token of it. */
 export const BATCH_PRICE = 0.5;
+/** Fast mode (`speed: fast`) costs six times the standard price of every token (docs/api-controls.md). */
+export const FAST_PRICE = 6;
 
 export interface TokenUsage {
   input_tokens: number;

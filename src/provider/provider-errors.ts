@@ -24,6 +24,16 @@ export class ProviderError extends ConclaveError {
  */
 export class SpendLimitReached extends ProviderError {}
 
+/**
+ * The organisation's contract spend cap (error type `contract_spend_limit_reached`): nothing can
+ * be spent until the cap is raised or the contract's period renews, so the run parks (exit 75)
+ * like a run waiting for a batch, its session kept for `conclave resume` (docs/api-controls.md).
+ */
+export class ContractSpendLimit extends SpendLimitReached {}
+
+/** The error type the API gives a request past the contract's spend cap. */
+export const CONTRACT_SPEND_LIMIT = 'contract_spend_limit_reached';
+
 /** Whether an API error's text says the organisation's spend limit is reached (its type, or Anthropic's sentence). */
 export function isSpendLimit(text: string): boolean {
   return /spend[_ ]limit|usage limits? (have been )?reached/i.test(text);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COMPACTION_BETA, DEPRECATED_BETAS, FALLBACK_DEFAULT_BETA, FALLBACK_LIST_BETA, TASK_BUDGET_BETA } from '../fake-anthropic/api-controls.js';
+import { COMPACTION_BETA, DEPRECATED_BETAS, FAST_MODE_BETA, FALLBACK_DEFAULT_BETA, FALLBACK_LIST_BETA, TASK_BUDGET_BETA } from '../fake-anthropic/api-controls.js';
 import { pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type FakeOptions, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
@@ -193,4 +193,30 @@ describe("compaction as the API's request (docs/api-controls.md)", () => {
     expect(JSON.parse(replay.stdout).outputs).toEqual(run.json.outputs);
     expect(server.requests.length).toBe(before);
   }, 60_000);
+});
+
+describe('speed: fast (docs/api-controls.md)', () => {
+  it('sent with its beta header, recorded, and priced at six times the standard price', async () => {
+    const server = await serve({ lead: [complete('quick')] });
+    const flow = `
+name: quick
+agents:
+  lead: { role: manager, model: claude-opus-5, speed: fast, max_tokens: 1024 }
+kickoff: Be quick.
+`;
+    const run = await runWorkflow(server, flow);
+    expect(run.code, run.stderr).toBe(0);
+    const sent = server.of('lead')[0]!;
+    expect(sent.body.speed).toBe('fast');
+    expect(betasOf(sent)).toEqual([FAST_MODE_BETA]);
+    const call = run.events.find((e) => e.type === 'model_call')! as unknown as {
+      request: { speed?: string };
+      cost_usd: number;
+      response: { usage: { input_tokens: number; output_tokens: number; speed?: string } };
+    };
+    expect(call.request.speed).toBe('fast');
+    expect(call.response.usage.speed).toBe('fast');
+    const u = call.response.usage;
+    expect(call.cost_usd).toBeCloseTo(((u.input_tokens * 5 + u.output_tokens * 25) * 6) / 1e6, 9);
+  });
 });

@@ -54,4 +54,28 @@ describe("the organisation's spend limit", () => {
     expect(server.of('lead')).toHaveLength(2);
     expect(server.of('helper')).toHaveLength(2);
   });
+
+  it('the contract spend cap (contract_spend_limit_reached) parks the run: exit 75, one request, and a resume goes on', async () => {
+    let capped = true;
+    server = await startFakeAnthropic({
+      lead: [{ text: '@helper please check' }, { text: '' }],
+      helper: (request) =>
+        capped && request.call === 1
+          ? { error: { status: 429, type: 'contract_spend_limit_reached', message: "Your organization's contract spend limit has been reached." } }
+          : { text: '@lead checked' },
+    });
+    const run = await runWorkflow(server, WORKFLOW);
+    expect(run.code, run.stderr).toBe(75);
+    expect(run.json.status).toBe('waiting');
+    expect(run.json.reason).toMatch(/^parked: the contract's spend limit at Anthropic was reached: conclave resume the session once it is raised or renews \(429 contract_spend_limit_reached /);
+    expect(server.of('helper')).toHaveLength(1);
+    capped = false;
+    const resumed = await conclave(['resume', run.json.session as string, '--json'], {
+      cwd: run.dir,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+    });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(server.of('lead')).toHaveLength(2);
+    expect(server.of('helper')).toHaveLength(2);
+  });
 });

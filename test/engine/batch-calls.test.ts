@@ -194,6 +194,9 @@ describe('batched calls', () => {
     expect(parts(many, 100, size * 2).map((p) => p.length)).toEqual([2, 2, 1]);
     expect(parts(many, 100, size * 2 - 1).map((p) => p.length)).toEqual([1, 1, 1, 1, 1]);
     expect(parts([], 2)).toEqual([]);
+    // At the API's own limit: three requests of 90 MB each are 270 MB, over 256 MB: two batches.
+    const big = (i: number) => ({ request: { ...request(i), system: 'x'.repeat(90 * 1024 * 1024) } });
+    expect(parts([big(1), big(2), big(3)]).map((p) => p.length)).toEqual([2, 1]);
     expect(formatDuration(7_200_000)).toBe('2 h');
     expect(formatDuration(120_000)).toBe('2 min');
     expect(formatDuration(1_500)).toBe('1.5 s');

@@ -386,7 +386,9 @@ function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, tool
     cache_read_input_tokens: read,
     ...(cache ? { cache_creation: { ephemeral_5m_input_tokens: written - cache.written1h, ephemeral_1h_input_tokens: cache.written1h } } : {}),
   };
-  const message: Message = { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage };
+  // Fast mode says so in its usage (api-controls.ts); it is priced apart.
+  const spedUsage = body.speed === 'fast' ? { ...usage, speed: 'fast' } : usage;
+  const message: Message = { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage: spedUsage };
   return message;
 }
 

@@ -1,6 +1,6 @@
 import { abortReason, Interrupted } from '../../abort-reasons.js';
 import type { CallListeners, ModelRequest, ModelResponse } from '../../provider/client.js';
-import { CallAborted, PromptTooLong, ProviderError } from '../../provider/provider-errors.js';
+import { CallAborted, PromptTooLong, ProviderError, SpendLimitReached } from '../../provider/provider-errors.js';
 import { inputTokensAtMost, usageOf } from '../../provider/pricing.js';
 import { requestBytes, requestHash } from '../../provider/request-hash.js';
 import { formatUsd } from '../../provider/money.js';
@@ -20,7 +20,7 @@ import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { BatchCalls } from '../batches/batch-calls.js';
 import type { CacheDiagnosis } from '../prompt-cache/cache-diagnosis.js';
 import type { CacheMiss } from '../../session/cache-misses.js';
-import { answeredBy } from '../../provider/api-controls.js';
+import { answeredBy, type ControlledRequest, speedOf } from '../../provider/api-controls.js';
 import type { TaskBudgets } from './task-budget.js';
 
 /** Calls of an agent that a server-side fallback answered, by the model that answered them. */
@@ -190,7 +190,8 @@ export class ModelCalls {
     let worstUsd = 0;
     try {
       if (signal.aborted) throw new CallAborted();
-      const worst = this.options.accounting.worstOf(request.model, inputTokens, request.max_tokens, provider, batches !== undefined);
+      const fast = (request as ControlledRequest).speed === 'fast';
+      const worst = this.options.accounting.worstOf(request.model, inputTokens, request.max_tokens, provider, batches !== undefined, fast);
       worstUsd = worst.usd;
       settle = await this.reserve(agent, worst, signal);
     } catch (e) {
@@ -245,8 +246,10 @@ export class ModelCalls {
         const tooLong = PromptTooLong.of(e);
         if (tooLong) throw this.records.tooLong(agent, turn, step, tooLong);
         if (e instanceof ProviderError) e.call ??= { step, model: request.model };
-        // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again.
-        throw e instanceof ProviderError && !signal.aborted && this.options.failureIsRecorded?.(agent) ? this.records.failed(agent, turn, step, e) : e;
+        // A spawned agent's failure ends only that agent: it is recorded, so that a resume meets it again. A spend
+        // limit is the whole organisation's: it stops the run, which a resume goes on from.
+        const ownFailure = e instanceof ProviderError && !(e instanceof SpendLimitReached) && !signal.aborted && this.options.failureIsRecorded?.(agent);
+        throw ownFailure ? this.records.failed(agent, turn, step, e) : e;
       });
       // Answered: what it wrote is in the cache, whether or not its answer said when it started
       // streaming (a call made by a worker does not).
@@ -307,7 +310,7 @@ export class ModelCalls {
     if (cached) this.options.accounting.recordCached(usageOf(response.usage));
     const spend = cached
       ? { costUsd: 0 }
-      : this.options.accounting.record(agent, fallback ?? request.model, usageOf(response.usage), live, provider, batch !== undefined);
+      : this.options.accounting.record(agent, fallback ?? request.model, usageOf(response.usage), live, provider, batch !== undefined, speedOf(response) === 'fast');
     this.options.journal.append({
       type: 'model_call',
       agent,

@@ -12,6 +12,7 @@ import {
   type Price,
   type TokenUsage,
   BATCH_PRICE,
+  FAST_PRICE,
 } from '../../provider/pricing.js';
 import type { Limits } from '../../workflow/limits.js';
 import { LimitReached } from '../ending.js';
@@ -86,8 +87,9 @@ export class Accounting {
   }
 
   /** What a call could cost at most: `inputTokens` (an estimate that is never low) and `maxTokens`, at the model's price. */
-  worstOf(model: string, inputTokens: number, maxTokens: number, provider: ProviderName = 'anthropic', batch = false): Worst {
-    return { usd: worstCaseCost(inputTokens, maxTokens, this.priceOf(model, provider, batch)), tokens: inputTokens + maxTokens };
+  worstOf(model: string, inputTokens: number, maxTokens: number, provider: ProviderName = 'anthropic', batch = false, fast = false): Worst {
+    const price = scaledPrice(this.priceOf(model, provider, batch), fast ? FAST_PRICE : 1);
+    return { usd: worstCaseCost(inputTokens, maxTokens, price), tokens: inputTokens + maxTokens };
   }
 
   /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */
@@ -106,8 +108,9 @@ export class Accounting {
     this.cached = { calls: this.cached.calls + 1, tokens: this.cached.tokens + totalTokens(usage) };
   }
 
-  record(agent: string, model: string, usage: TokenUsage, live: boolean, provider: ProviderName = 'anthropic', batch = false): Spend {
-    const price = this.priceOf(model, provider, batch);
+  /** A call's usage and cost; `fast`, a call its usage says ran in fast mode, priced as fast mode is. */
+  record(agent: string, model: string, usage: TokenUsage, live: boolean, provider: ProviderName = 'anthropic', batch = false, fast = false): Spend {
+    const price = scaledPrice(this.priceOf(model, provider, batch), fast ? FAST_PRICE : 1);
     const call: Spend = { calls: 1, usage, costUsd: costOf(usage, price) };
     if (live) this.paidUsd += call.costUsd;
     if (batch)
