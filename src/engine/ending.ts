@@ -80,7 +80,10 @@ export function endingOfError(e: unknown, agent?: string): Ending | undefined {
   if (!ConclaveError.is(e)) return ending('error', `${who}${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   if (e instanceof LimitReached) return limitEnding(e.limit, e.detail);
   if (e instanceof ContractSpendLimit)
-    return ending('waiting', `parked: the contract's spend limit at Anthropic was reached: conclave resume the session once it is raised or renews (${e.message})`);
+    return ending(
+      'waiting',
+      `parked: the contract's spend limit at Anthropic was reached: conclave resume the session once it is raised or renews (${e.message})`,
+    );
   if (e instanceof SpendLimitReached)
     return {
       ...ending('limit', `the organisation's spend limit at Anthropic was reached: raise it in the console, then conclave resume the session (${e.message})`),

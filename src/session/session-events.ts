@@ -218,8 +218,8 @@ export const EVENTS = {
     },
     "the agent's conversation was kept within its `compact_at`: `cleared` old tool results emptied, and, when `summary` is not null, its earlier turns " +
       'replaced by that summary (written by the agent in the `model_call` just before; `left_out` earlier turns did not fit in that call); `by`: `api` ' +
-      "when that call was the API's compaction request (`compaction: summarize`, docs/api-controls.md), `conclave` when conclave asked for the summary itself; " +
-      '`cost_usd`, what that call cost',
+      "when that call was the API's compaction request (`compaction: summarize`, docs/api-controls.md), `conclave` when conclave asked for the " +
+      'summary itself; `cost_usd`, what that call cost',
   ),
   tool_call: event({ ...AGENT_TURN, tool: string(), tool_use_id: string(), input: json() }, 'a tool began'),
   tool_result: event({ ...AGENT_TURN, tool: string(), tool_use_id: string(), content: string(), is_error: boolean() }, 'its result'),

@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COMPACTION_BETA, DEPRECATED_BETAS, FAST_MODE_BETA, FALLBACK_DEFAULT_BETA, FALLBACK_LIST_BETA, TASK_BUDGET_BETA } from '../fake-anthropic/api-controls.js';
+import {
+  COMPACTION_BETA,
+  DEPRECATED_BETAS,
+  FAST_MODE_BETA,
+  FALLBACK_DEFAULT_BETA,
+  FALLBACK_LIST_BETA,
+  TASK_BUDGET_BETA,
+} from '../fake-anthropic/api-controls.js';
 import { pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type FakeOptions, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';

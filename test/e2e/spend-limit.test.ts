@@ -67,7 +67,9 @@ describe("the organisation's spend limit", () => {
     const run = await runWorkflow(server, WORKFLOW);
     expect(run.code, run.stderr).toBe(75);
     expect(run.json.status).toBe('waiting');
-    expect(run.json.reason).toMatch(/^parked: the contract's spend limit at Anthropic was reached: conclave resume the session once it is raised or renews \(429 contract_spend_limit_reached /);
+    expect(run.json.reason).toMatch(
+      /^parked: the contract's spend limit at Anthropic was reached: conclave resume the session once it is raised or renews \(429 contract_spend_limit_reached /,
+    );
     expect(server.of('helper')).toHaveLength(1);
     capped = false;
     const resumed = await conclave(['resume', run.json.session as string, '--json'], {

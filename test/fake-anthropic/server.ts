@@ -388,7 +388,16 @@ function messageOf(reply: Reply, body: RecordedRequest['body'], id: string, tool
   };
   // Fast mode says so in its usage (api-controls.ts); it is priced apart.
   const spedUsage = body.speed === 'fast' ? { ...usage, speed: 'fast' } : usage;
-  const message: Message = { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage: spedUsage };
+  const message: Message = {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    usage: spedUsage,
+  };
   return message;
 }
 

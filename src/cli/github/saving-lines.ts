@@ -24,10 +24,10 @@ export function cacheMissLines(s: SessionSummary): string[] {
 
 /** The calls a server-side fallback answered: by agent, the model that answered and was paid for. */
 export function fallbackLines(s: SessionSummary): string[] {
-  return s.fallbacks.map(
-    (f) =>
-      `Fallback: @${inline(f.agent)}'s model declined ${f.calls} call${f.calls === 1 ? '' : 's'}, answered by ${inline(f.model)} (priced as ${inline(f.model)})`,
-  );
+  return s.fallbacks.map((f) => {
+    const calls = `${f.calls} call${f.calls === 1 ? '' : 's'}`;
+    return `Fallback: @${inline(f.agent)}'s model declined ${calls}, answered by ${inline(f.model)} (priced as ${inline(f.model)})`;
+  });
 }
 
 /** What the Message Batches API's half price saved, when batches answered any call. */

@@ -1,7 +1,7 @@
 import { abortReason, Interrupted } from '../../abort-reasons.js';
 import type { CallListeners, ModelRequest, ModelResponse } from '../../provider/client.js';
 import { CallAborted, PromptTooLong, ProviderError, SpendLimitReached } from '../../provider/provider-errors.js';
-import { inputTokensAtMost, usageOf } from '../../provider/pricing.js';
+import { inputTokensAtMost } from '../../provider/pricing.js';
 import { requestBytes, requestHash } from '../../provider/request-hash.js';
 import { formatUsd } from '../../provider/money.js';
 import type { ResponseCache } from '../../session/cache.js';
@@ -10,7 +10,6 @@ import { NoRecordedAnswer } from '../ending.js';
 import type { ProgressListener } from '../progress-events.js';
 import { DivergenceError, type Journal } from '../replay/journal.js';
 import { isModelResponse } from '../../provider/response-shape.js';
-import { RequestDeltas } from './request-delta.js';
 import { SpawnBudgetReached } from '../teams/spawner.js';
 import type { ProviderName } from '../../provider/clouds.js';
 import type { Ceiling, Reservation, Reservations, Worst } from '../ceilings/reservation.js';
@@ -20,15 +19,11 @@ import type { CallModel, PoolsCeiling } from './call-model.js';
 import type { BatchCalls } from '../batches/batch-calls.js';
 import type { CacheDiagnosis } from '../prompt-cache/cache-diagnosis.js';
 import type { CacheMiss } from '../../session/cache-misses.js';
-import { answeredBy, type ControlledRequest, speedOf } from '../../provider/api-controls.js';
 import type { TaskBudgets } from './task-budget.js';
+import { AnsweredCalls, type FallbackAnswers } from './answered-calls.js';
+import { callListeners } from './call-listeners.js';
 
-/** Calls of an agent that a server-side fallback answered, by the model that answered them. */
-export interface FallbackAnswers {
-  agent: string;
-  model: string;
-  calls: number;
-}
+export type { FallbackAnswers } from './answered-calls.js';
 
 export interface ModelCallsOptions {
   journal: Journal;
@@ -69,21 +64,19 @@ export interface ModelCallsOptions {
  * is written to the cache: a paid answer is never only in the cache.
  */
 export class ModelCalls {
-  private readonly deltas: RequestDeltas;
   /** How a call that gave no answer is recorded (call-records.ts). */
   private readonly records: CallRecords;
   private poolsNoted = false;
-  private readonly fallbacks = new Map<string, FallbackAnswers>();
-  private readonly lastCost = new Map<string, number>();
+  private readonly answers: AnsweredCalls;
 
   /** What the agent's last recorded call cost (a compaction's summary call, for its event). */
   lastCostOf(agent: string): number {
-    return this.lastCost.get(agent) ?? 0;
+    return this.answers.lastCostOf(agent);
   }
 
   /** The calls server-side fallbacks answered, by agent and model, in the order first met. */
   get fallbackAnswers(): readonly FallbackAnswers[] {
-    return [...this.fallbacks.values()];
+    return this.answers.fallbackAnswers;
   }
 
   /** The run's batched calls, if it makes any. */
@@ -97,7 +90,7 @@ export class ModelCalls {
 
   constructor(private readonly options: ModelCallsOptions) {
     this.records = new CallRecords(options.journal, options.accounting);
-    this.deltas = new RequestDeltas((sha256, text) => options.journal.keepText(sha256, text));
+    this.answers = new AnsweredCalls(options.journal, options.accounting, options.diagnosis);
   }
 
   /**
@@ -154,7 +147,7 @@ export class ModelCalls {
         throw new DivergenceError(
           `event ${event.seq} (${agent}'s call ${step} of turn ${turn}) holds a response that is not a Messages API response conclave can use`,
         );
-      const answer = this.record(
+      const answer = this.answers.record(
         agent,
         turn,
         step,
@@ -174,7 +167,7 @@ export class ModelCalls {
     const hash = requestHash(request, provider);
     const hit = await cache?.get(hash, signal);
     if (signal.aborted) throw new CallAborted();
-    if (hit) return this.record(agent, turn, step, request, hash, hit, true, false, provider).response;
+    if (hit) return this.answers.record(agent, turn, step, request, hash, hit, true, false, provider).response;
     if (!this.options.liveCalls) {
       throw new NoRecordedAnswer(
         cache
@@ -190,8 +183,7 @@ export class ModelCalls {
     let worstUsd = 0;
     try {
       if (signal.aborted) throw new CallAborted();
-      const fast = (request as ControlledRequest).speed === 'fast';
-      const worst = this.options.accounting.worstOf(request.model, inputTokens, request.max_tokens, provider, batches !== undefined, fast);
+      const worst = this.options.accounting.worstOfCall(request, inputTokens, provider, batches !== undefined);
       worstUsd = worst.usd;
       settle = await this.reserve(agent, worst, signal);
     } catch (e) {
@@ -206,7 +198,7 @@ export class ModelCalls {
       if (!batches) this.options.progress({ type: 'thinking', agent, step });
       const callSignal = interrupt ? AbortSignal.any([signal, interrupt]) : signal;
       const listeners: CallListeners = {
-        ...this.listeners(agent, turn, step, inputTokens),
+        ...callListeners(this.options, agent, turn, step, inputTokens),
         onSent: () => (requestLeft = true),
         onRepeated: () => (costUsd += this.records.abandoned(agent, turn, step, request, provider, inputTokens, 'worker_lost')),
         onStreaming: () => warm.streaming(),
@@ -254,7 +246,7 @@ export class ModelCalls {
       // Answered: what it wrote is in the cache, whether or not its answer said when it started
       // streaming (a call made by a worker does not).
       warm.streaming();
-      costUsd += this.record(agent, turn, step, request, hash, response, false, true, provider, batch).costUsd;
+      costUsd += this.answers.record(agent, turn, step, request, hash, response, false, true, provider, batch).costUsd;
       await cache?.set(hash, response, signal);
       return response;
     } finally {
@@ -276,62 +268,5 @@ export class ModelCalls {
     }
     const ceilings = [...(this.options.carvesOf?.(agent) ?? []), accounting.ceiling, ...(pools ? [pools] : [])];
     return reservations.reserve(ceilings, worst, signal);
-  }
-
-  /** What the provider tells of a live call: retries and waits for rate limits show; a wait is recorded. */
-  private listeners(agent: string, turn: number, step: number, inputTokens: number): CallListeners {
-    const { progress, journal } = this.options;
-    return {
-      inputTokens,
-      onRetry: (error, waitMs) => progress({ type: 'retry', agent, error, waitMs }),
-      onWait: (reason, waitMs) => progress({ type: 'waiting', agent, reason, waitMs }),
-      onPaced: (waitedMs, reason) => journal.append({ type: 'rate_waited', agent, turn, step, waited_ms: waitedMs, reason }),
-    };
-  }
-
-  /** Records an answer; `provider` is where it came from (a recorded one: where it came from then). */
-  private record(
-    agent: string,
-    turn: number,
-    step: number,
-    request: ModelRequest,
-    hash: string,
-    response: ModelResponse,
-    cached: boolean,
-    live: boolean,
-    provider: ProviderName,
-    /** The message batch that answered it, if one did. */
-    batch?: string,
-  ): { response: ModelResponse; costUsd: number } {
-    this.options.diagnosis?.answered(agent, response);
-    // A call a server-side fallback answered is priced as the model that answered (docs/api-controls.md).
-    const fallback = answeredBy(request, response);
-    if (fallback) this.countFallback(agent, fallback);
-    if (cached) this.options.accounting.recordCached(usageOf(response.usage));
-    const spend = cached
-      ? { costUsd: 0 }
-      : this.options.accounting.record(agent, fallback ?? request.model, usageOf(response.usage), live, provider, batch !== undefined, speedOf(response) === 'fast');
-    this.options.journal.append({
-      type: 'model_call',
-      agent,
-      turn,
-      step,
-      request: this.deltas.of(agent, request),
-      request_sha256: hash,
-      response,
-      cost_usd: spend.costUsd,
-      ...(cached ? { cached: true as const } : {}),
-      ...(provider !== 'anthropic' ? { provider } : {}),
-      ...(batch !== undefined ? { batch } : {}),
-      ...(fallback ? { answered_by: fallback } : {}),
-    });
-    this.lastCost.set(agent, spend.costUsd);
-    return { response, costUsd: spend.costUsd };
-  }
-
-  private countFallback(agent: string, model: string): void {
-    const key = `${agent}\n${model}`;
-    const seen = this.fallbacks.get(key) ?? this.fallbacks.set(key, { agent, model, calls: 0 }).get(key)!;
-    seen.calls++;
   }
 }

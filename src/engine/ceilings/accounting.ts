@@ -1,5 +1,7 @@
 import { regionalPremium, scaledPrice, type ProviderName } from '../../provider/clouds.js';
 import type { CacheTtl } from '../../workflow/types.js';
+import type { ModelRequest } from '../../provider/messages.js';
+import type { ControlledRequest } from '../../provider/api-controls.js';
 import {
   addUsage,
   cacheSavingUsd,
@@ -90,6 +92,18 @@ export class Accounting {
   worstOf(model: string, inputTokens: number, maxTokens: number, provider: ProviderName = 'anthropic', batch = false, fast = false): Worst {
     const price = scaledPrice(this.priceOf(model, provider, batch), fast ? FAST_PRICE : 1);
     return { usd: worstCaseCost(inputTokens, maxTokens, price), tokens: inputTokens + maxTokens };
+  }
+
+  /**
+   * What a request could cost at most: at its model's price, or a named fallback's when dearer
+   * (a fallback that answers is paid as itself, docs/api-controls.md), in fast mode when it asks for it.
+   */
+  worstOfCall(request: ModelRequest, inputTokens: number, provider: ProviderName = 'anthropic', batch = false): Worst {
+    const { speed, fallbacks } = request as ModelRequest & ControlledRequest;
+    const models = [request.model, ...(Array.isArray(fallbacks) ? fallbacks.map((f) => f.model) : [])];
+    return models
+      .map((model) => this.worstOf(model, inputTokens, request.max_tokens, provider, batch, speed === 'fast'))
+      .reduce((a, b) => (b.usd > a.usd ? b : a));
   }
 
   /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */

@@ -1,1 +1,0 @@
-import{A as e,L as t,M as n}from"./session-B2EOjXGs.js";function r(r,i){let a=e(r),o=i?{...a,effective:[...e(i).effective.filter(e=>e.type!==`run_ended`),...a.effective]}:a,s=t(o);return{...s,graders:n(o,s)}}export{r as gradedSummaryOf};

@@ -1,1 +1,0 @@
-export{O as RAW_LINE,k as SessionFileError,A as readSession}from"./session-B2EOjXGs.js";

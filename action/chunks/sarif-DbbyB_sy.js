@@ -1,0 +1,1 @@
+export{ot as writeSarif}from"./workflow-Cx4pPk7k.js";

@@ -1,1 +1,0 @@
-import"./run-Dcjuqq30.js";export{t as default}from"./client-BmX2mM73.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-export{I as NO_AGENT_USAGE,L as summarize}from"./session-B2EOjXGs.js";

@@ -1,0 +1,1 @@
+export{t as validateCommand}from"./workflow-Cx4pPk7k.js";
