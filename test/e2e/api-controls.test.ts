@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -12,7 +13,7 @@ import {
 import { pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type FakeOptions, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
-import { runWorkflow } from '../helpers/run-workflow.js';
+import { runWorkflow, TEST_API_KEY } from '../helpers/run-workflow.js';
 
 let servers: FakeAnthropic[] = [];
 afterEach(async () => {
@@ -225,5 +226,29 @@ kickoff: Be quick.
     expect(call.response.usage.speed).toBe('fast');
     const u = call.response.usage;
     expect(call.cost_usd).toBeCloseTo(((u.input_tokens * 5 + u.output_tokens * 25) * 6) / 1e6, 9);
+  });
+
+  it('the estimate prices a fast agent at six times', async () => {
+    const server = await serve({});
+    const flow = (speed: string) => `
+name: quick
+agents:
+  lead: { role: manager, model: claude-opus-5, ${speed} max_tokens: 1024 }
+kickoff: Be quick.
+`;
+    const estimate = async (speed: string) => {
+      const dir = mkdtempSync(join(tmpdir(), 'conclave-fast-'));
+      writeFileSync(join(dir, 'workflow.yml'), flow(speed));
+      const result = await conclave(['estimate', 'workflow.yml', '--json'], {
+        cwd: dir,
+        env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+      });
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as { likely_usd: number };
+    };
+    const standard = await estimate('');
+    const fast = await estimate('speed: fast,');
+    expect(standard.likely_usd).toBeGreaterThan(0);
+    expect(fast.likely_usd / standard.likely_usd).toBeCloseTo(6, 6);
   });
 });

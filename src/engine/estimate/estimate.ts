@@ -3,9 +3,9 @@ import { request } from '../../agents/request.js';
 import { CHARS_PER_TOKEN } from '../../agents/context.js';
 import { MAX_TOOL_STEPS } from '../../agents/turn.js';
 import type { ModelRequest } from '../../provider/messages.js';
-import { worstCaseCost, type Price } from '../../provider/pricing.js';
+import { FAST_PRICE, worstCaseCost, type Price } from '../../provider/pricing.js';
 import { modelInfo } from '../../provider/models.js';
-import type { ProviderName } from '../../provider/clouds.js';
+import { scaledPrice, type ProviderName } from '../../provider/clouds.js';
 import type { Limits } from '../../workflow/limits.js';
 import { likelyFromMessages, likelyFromSessions, type EstimateGroup, type FirstPrompt, type Likely } from './estimate-likely.js';
 
@@ -162,15 +162,20 @@ async function firstPrompts(sources: EstimateSources): Promise<Map<AgentProfile,
 }
 
 function likelyOf(sources: EstimateSources, group: EstimateGroup, profile: AgentProfile, first: FirstPrompt, written: Set<string>): Likely {
-  const price = sources.price(profile.model, profile.provider, profile.batch);
+  const price = priceOfAgent(sources, profile);
   return likelyFromSessions(sources.history, group, profile, first, price) ?? likelyFromMessages(group, profile, first, price, sources.groups, written);
+}
+
+/** What an agent's tokens cost: its model's price on its provider, at the batch price or in fast mode (six times) as it runs. */
+function priceOfAgent(sources: EstimateSources, profile: AgentProfile): Price {
+  return scaledPrice(sources.price(profile.model, profile.provider, profile.batch), profile.speed === 'fast' ? FAST_PRICE : 1);
 }
 
 /** The most one agent can cost: every turn it may take, each of its calls at a full context window and max_tokens, under its budget. */
 function worstOfAgent(sources: EstimateSources, group: EstimateGroup, profile: AgentProfile): number {
   const { limits } = sources;
   const turns = Math.min(limits.maxTurnsPerAgent, limits.maxTurns, group.maxTurns ?? Infinity);
-  const perCall = worstCaseCost(modelInfo(profile.model).window, profile.maxTokens, sources.price(profile.model, profile.provider, profile.batch));
+  const perCall = worstCaseCost(modelInfo(profile.model).window, profile.maxTokens, priceOfAgent(sources, profile));
   return Math.min(turns * CALLS_PER_TURN_AT_MOST * perCall, group.budgetUsd ?? Infinity, limits.budgetUsd);
 }
 
@@ -178,7 +183,7 @@ function worstOfAgent(sources: EstimateSources, group: EstimateGroup, profile: A
 function dearestPerToken(sources: EstimateSources): number {
   const rates = sources.groups.flatMap((g) =>
     g.profiles.map((p) => {
-      const price = sources.price(p.model, p.provider, p.batch);
+      const price = priceOfAgent(sources, p);
       return Math.max(worstCaseCost(1, 0, price), worstCaseCost(10_000_000, 0, price) / 10_000_000, worstCaseCost(0, 1, price));
     }),
   );
