@@ -3,7 +3,7 @@ import { forkPullRequestJob, forkSentence } from './action/fork-without-secrets.
 import { isProviderName, PROVIDERS, type ProviderName } from '../provider/clouds.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { providersOf } from '../workflow/providers-used.js';
-import { batchOnCloud } from '../workflow/value-checks.js';
+import { batchOnCloud, fallbacksAt } from '../workflow/value-checks.js';
 import { UsageError } from './usage-error.js';
 
 /** `--provider NAME`, checked. */
@@ -34,6 +34,12 @@ export async function connectionsFor(
   if (cloud)
     throw new UsageError(
       `--batch sends every call as a message batch, but this run reaches Claude through ${cloud}: only Anthropic's API has the Message Batches API here`,
+    );
+  const fallbacks = options.batch ? fallbacksAt(spec) : undefined;
+  if (fallbacks)
+    throw new UsageError(
+      `--batch sends every call as a message batch, but the workflow has ${fallbacks}, which the Message Batches API does not take: run without --batch ` +
+        '(conclave experiment: --no-batch), or leave the fallbacks out',
     );
   if (!needed || options.offline) return undefined;
   try {

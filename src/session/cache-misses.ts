@@ -6,11 +6,11 @@
  */
 export interface CacheMiss {
   agent: string;
-  reason: 'tools_changed' | 'system_changed' | 'model_changed' | 'messages_changed';
+  reason: 'tools_changed' | 'system_changed' | 'model_changed' | 'speed_changed' | 'messages_changed';
   missed_tokens: number;
 }
 
-const REASONS = new Set<string>(['tools_changed', 'system_changed', 'model_changed', 'messages_changed']);
+const REASONS = new Set<string>(['tools_changed', 'system_changed', 'model_changed', 'speed_changed', 'messages_changed']);
 const SMALLEST_PREFIX = 1_024;
 
 /**
@@ -41,6 +41,8 @@ export function cacheMissAdvice(miss: CacheMiss): string {
       return `give @${miss.agent} the same tools as the agents whose prefix it missed, or its own context:`;
     case 'model_changed':
       return `give @${miss.agent} the same model as the others, or accept that it writes its own prefix`;
+    case 'speed_changed':
+      return `give @${miss.agent} the same speed: as the agents whose prefix it missed (fast mode keeps a prompt cache of its own)`;
     case 'system_changed':
       return `keep what differs per agent after the shared context:, not before it`;
     case 'messages_changed':

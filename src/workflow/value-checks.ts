@@ -202,6 +202,15 @@ export function fallbackProblems(source: WorkflowSource, spec: WorkflowSpec, ove
   return out;
 }
 
+/** Where the workflow names fallbacks (`defaults.fallbacks`, `agents.NAME.fallbacks`…), the first place, if any. */
+export function fallbacksAt(spec: WorkflowSpec): string | undefined {
+  if (isRecord(spec.defaults) && spec.defaults.fallbacks !== undefined) return 'defaults.fallbacks';
+  for (const group of ['agents', 'templates'] as const)
+    for (const [name, agent] of Object.entries(recordOf(spec[group])))
+      if (isRecord(agent) && agent.fallbacks !== undefined) return `${group}.${name}.fallbacks`;
+  return undefined;
+}
+
 /** Whether any agent or template makes its calls through Message Batches (`batch: true`, its own or the defaults'). */
 export function usesBatches(spec: WorkflowSpec): boolean {
   const defaults: Record<string, unknown> = isRecord(spec.defaults) ? { ...spec.defaults } : {};

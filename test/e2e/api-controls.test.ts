@@ -2,14 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  COMPACTION_BETA,
-  DEPRECATED_BETAS,
-  FAST_MODE_BETA,
-  FALLBACK_DEFAULT_BETA,
-  FALLBACK_LIST_BETA,
-  TASK_BUDGET_BETA,
-} from '../fake-anthropic/api-controls.js';
+import { DEPRECATED_BETAS } from '../fake-anthropic/cache-diagnosis.js';
+import { COMPACTION_BETA, FAST_MODE_BETA, FALLBACK_DEFAULT_BETA, FALLBACK_LIST_BETA, TASK_BUDGET_BETA } from '../fake-anthropic/api-controls.js';
 import { pingPongScript, pingPongWorkflow } from '../fixtures/ping-pong.js';
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type FakeOptions, type RecordedRequest, type Reply } from '../fake-anthropic/server.js';
 import { conclave } from '../helpers/cli.js';
@@ -132,6 +126,14 @@ kickoff: Go.
     expect(run.stderr).toContain("agents.own's fallbacks name its own model claude-opus-5: a fallback is another model");
     expect(run.stderr).toMatch(/agents\.four\.fallbacks/);
     expect(server.requests).toHaveLength(0);
+
+    // --batch would send them to the Message Batches API, which does not take them: refused before any call.
+    const batched = await runWorkflow(server, DECLINING('fallbacks: [claude-opus-5]'), ['--batch']);
+    expect(batched.code).toBe(2);
+    expect(batched.stderr).toContain(
+      '--batch sends every call as a message batch, but the workflow has agents.lead.fallbacks, which the Message Batches API does not take',
+    );
+    expect(server.requests).toHaveLength(0);
   });
 });
 
@@ -167,6 +169,18 @@ kickoff: Look around.
     const replay = await conclave(['run', 'workflow.yml', '--replay', session, '--json'], { cwd: run.dir, env: { ANTHROPIC_API_KEY: '' } });
     expect(replay.code, replay.stderr).toBe(0);
     expect(readFileSync(session, 'utf8')).not.toContain('"divergence"');
+
+    // task_budget: auto set on a team recorded without it: the replay names the change.
+    const plainServer = await serve({ lead: [tool(1), tool(2), tool(3), complete('done')] });
+    const plain = await runWorkflow(plainServer, flow.replace(', task_budget: auto', ''));
+    expect(plain.code, plain.stderr).toBe(0);
+    writeFileSync(join(plain.dir, 'workflow.yml'), flow);
+    const changed = await conclave(['run', 'workflow.yml', '--replay', String(plain.json.session), '--json'], {
+      cwd: plain.dir,
+      env: { ANTHROPIC_API_KEY: '' },
+    });
+    expect(changed.code).toBe(1);
+    expect(changed.stdout + changed.stderr).toContain('task_budget');
   });
 });
 

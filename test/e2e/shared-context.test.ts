@@ -258,6 +258,26 @@ describe('a worker whose tools differ from the others', () => {
   });
 });
 
+describe('a worker in fast mode (docs/api-controls.md: speed)', () => {
+  it("writes its own prefix: the API's diagnosis names @sec with speed_changed, and show says what to change", async () => {
+    const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [')
+      .replace('role: manager\n', 'role: manager\n    tools: [grep]\n')
+      .replace('kickoff:', '  sec:\n    role: worker\n    tools: [grep]\n    speed: fast\n    system: Look for security problems.\nkickoff:');
+    const lead = (r: RecordedRequest) => (lastUserText(r).includes('problem found') ? { text: 'All reviewed.' } : { text: '@reviewer @sec review your part.' });
+    server = await startFakeAnthropic(
+      { ...reviewScript(REVIEWERS), lead, sec: () => ({ text: '@lead no security problem found.' }) },
+      { promptCache: { minTokens: 1024 } },
+    );
+    const run = await runWorkflow(server, workflow, [], { files: { 'change.diff': diffOf(CONTEXT_TOKENS) } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.of('sec')[0]!.cache!.written).toBeGreaterThan(CONTEXT_TOKENS / 2);
+    const misses = (run.json.usage as { cache_misses: { agent: string; reason: string; missed_tokens: number }[] }).cache_misses;
+    expect(misses).toEqual([{ agent: 'sec', reason: 'speed_changed', missed_tokens: expect.any(Number) }]);
+    const shown = await conclave(['show', join(run.dir, run.json.session as string)], { cwd: run.dir });
+    expect(shown.stdout).toMatch(/Cache miss: @sec, speed changed: [\d,]+ tokens not read from the cache; give @sec the same speed: as the agents/);
+  });
+});
+
 describe('the cache diagnosis read with usage (issue 84)', () => {
   it('a lead with no tools, four grep reviewers, @sec with three tools: usage.cache_misses names @rev-1 and @sec only; no request carries a deprecated beta header', async () => {
     const workflow = SHARED.replace(/for_each: \[[^\]]*\]/, 'tools: [grep]\n    for_each: [1, 2, 3, 4]').replace(

@@ -23,6 +23,17 @@ const SPEND_LIMIT = {
 };
 
 let server: FakeAnthropic | undefined;
+
+/** Once the limit is lifted, a resume finishes the run: the lead's recorded answer is not asked again, the helper's call is made once more. */
+async function resumesToTheEnd(run: { json: { session?: unknown }; dir: string }): Promise<void> {
+  const resumed = await conclave(['resume', run.json.session as string, '--json'], {
+    cwd: run.dir,
+    env: { ANTHROPIC_BASE_URL: server!.url, ANTHROPIC_API_KEY: TEST_API_KEY },
+  });
+  expect(resumed.code, resumed.stderr).toBe(0);
+  expect(server!.of('lead')).toHaveLength(2);
+  expect(server!.of('helper')).toHaveLength(2);
+}
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -45,14 +56,7 @@ describe("the organisation's spend limit", () => {
     expect(server.of('lead')).toHaveLength(1);
 
     limited = false;
-    const resumed = await conclave(['resume', run.json.session as string, '--json'], {
-      cwd: run.dir,
-      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
-    });
-    expect(resumed.code, resumed.stderr).toBe(0);
-    // The lead's recorded answer was not asked again; the helper's call was made once more.
-    expect(server.of('lead')).toHaveLength(2);
-    expect(server.of('helper')).toHaveLength(2);
+    await resumesToTheEnd(run);
   });
 
   it('the contract spend cap (contract_spend_limit_reached) parks the run: exit 75, one request, and a resume goes on', async () => {
@@ -72,12 +76,6 @@ describe("the organisation's spend limit", () => {
     );
     expect(server.of('helper')).toHaveLength(1);
     capped = false;
-    const resumed = await conclave(['resume', run.json.session as string, '--json'], {
-      cwd: run.dir,
-      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: TEST_API_KEY },
-    });
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(server.of('lead')).toHaveLength(2);
-    expect(server.of('helper')).toHaveLength(2);
+    await resumesToTheEnd(run);
   });
 });

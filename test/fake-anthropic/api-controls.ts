@@ -20,8 +20,6 @@ export const FALLBACK_DEFAULT_BETA = 'server-side-fallback-2026-07-01';
 export const TASK_BUDGET_BETA = 'task-budgets-2026-03-13';
 export const COMPACTION_BETA = 'compact-2026-09-04';
 export const FAST_MODE_BETA = 'fast-mode-2026-02-01';
-/** Beta headers the SDK's changelog calls deprecated: a request carrying one is recorded, and a test may refuse it. */
-export const DEPRECATED_BETAS = ['cache-diagnosis-2026-04-07', 'token-counting-2024-11-01', 'message-batches-2024-09-24'];
 
 export function betasOf(headers: IncomingMessage['headers']): string[] {
   const raw = headers['anthropic-beta'];

@@ -20,11 +20,13 @@ export function cacheMissReason(body: RecordedRequest['body'] & { model: string 
   const structure =
     body.model !== earlier.body.model
       ? 'model_changed'
-      : !same(body.tools, earlier.body.tools)
-        ? 'tools_changed'
-        : !same(body.system, earlier.body.system)
-          ? 'system_changed'
-          : undefined;
+      : (body.speed ?? 'standard') !== (earlier.body.speed ?? 'standard')
+        ? 'speed_changed'
+        : !same(body.tools, earlier.body.tools)
+          ? 'tools_changed'
+          : !same(body.system, earlier.body.system)
+            ? 'system_changed'
+            : undefined;
   if (structure) return prefix > 0 ? { type: structure, cache_missed_input_tokens: prefix } : null;
   const missed = prefix - read;
   return missed > 0 ? { type: 'messages_changed', cache_missed_input_tokens: missed } : null;

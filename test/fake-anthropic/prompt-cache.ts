@@ -52,12 +52,15 @@ export class PromptCache {
   }
 
   /** Reads and writes the cache for one request; what it neither reads nor writes is plain input. */
-  use(body: { model: string; tools?: unknown[]; system?: unknown; messages: unknown[] }): CacheUse {
+  use(body: { model: string; speed?: string; tools?: unknown[]; system?: unknown; messages: unknown[] }): CacheUse {
     const units = unitsOf(body);
     const now = Date.now();
     const hashes: string[] = [];
     const tokens: number[] = [];
-    let hash = createHash('sha256').update(body.model).digest('hex');
+    // A prefix is cached per model, and per speed: fast mode keeps a cache of its own.
+    let hash = createHash('sha256')
+      .update(body.speed === 'fast' ? `${body.model} fast` : body.model)
+      .digest('hex');
     let bytes = 0;
     for (const unit of units) {
       hash = createHash('sha256').update(hash).update(unit.json).digest('hex');

@@ -67,6 +67,7 @@ describe('what an answer says of the controls', () => {
     expect(of({ type: 'refusal', category: 'cyber', recommended_model: 'claude-opus-5' })).toEqual({ category: 'cyber', recommended: 'claude-opus-5' });
     expect(of({ category: null, recommended_model: null })).toEqual({ category: null, recommended: null });
     expect(of(undefined)).toEqual({ category: null, recommended: null });
+    expect(of(null)).toEqual({ category: null, recommended: null });
     expect(of('cyber')).toEqual({ category: null, recommended: null });
     expect(of({ category: 'a\nb', recommended_model: 'x'.repeat(101) })).toEqual({ category: null, recommended: null });
     expect(of({ category: 12, recommended_model: ['claude'] })).toEqual({ category: null, recommended: null });
@@ -96,10 +97,13 @@ describe('task budgets', () => {
     expect(told('a')).toEqual({ effort: 'low' });
   });
 
-  it('a recorded call is told what it was told; a recorded value that is not a budget tells nothing', () => {
+  it('a recorded call is told what it was told; a recording with no budget is told what is left now, so that a replay names the change', () => {
     const budgets = new TaskBudgets(() => 10);
     const recorded = (budget: unknown) => ({ output_config: { task_budget: budget } });
     const as = (budget: unknown) => (budgets.asRecorded('a', req(), recorded(budget)) as { output_config?: unknown }).output_config;
+    // Nothing left, and all of it left, are budgets too.
+    expect(as({ type: 'tokens', total: 30_000, remaining: 0 })).toEqual({ task_budget: { type: 'tokens', total: 30_000, remaining: 0 } });
+    expect(as({ type: 'tokens', total: 50_000, remaining: 50_000 })).toEqual({ task_budget: { type: 'tokens', total: 50_000, remaining: 50_000 } });
     expect(as({ type: 'tokens', total: 90_000, remaining: 70_000 })).toEqual({ task_budget: { type: 'tokens', total: 90_000, remaining: 70_000 } });
     // The recorded total carries on to the live calls after it.
     expect((budgets.told('a', req()) as { output_config?: unknown }).output_config).toEqual({ task_budget: { type: 'tokens', total: 90_000, remaining: 10 } });
@@ -109,12 +113,18 @@ describe('task budgets', () => {
       'auto',
       { type: 'usd', total: 1, remaining: 1 },
       { type: 'tokens', total: -1, remaining: 0 },
+      { type: 'tokens', total: 10, remaining: -1 },
       { type: 'tokens', total: 10, remaining: 11 },
       { type: 'tokens', total: 1.5, remaining: 1 },
       { type: 'tokens', total: 10 },
     ])
-      expect(as(hostile)).toBeUndefined();
-    expect(budgets.asRecorded('a', req(), null)).toEqual(req());
+      expect(as(hostile)).toEqual({ task_budget: { type: 'tokens', total: 90_000, remaining: 10 } });
+    expect((budgets.asRecorded('b', req(), null) as { output_config?: unknown }).output_config).toEqual({
+      task_budget: { type: 'tokens', total: MIN_TASK_BUDGET, remaining: 10 },
+    });
+    expect((budgets.asRecorded('c', req(), {}) as { output_config?: unknown }).output_config).toEqual({
+      task_budget: { type: 'tokens', total: MIN_TASK_BUDGET, remaining: 10 },
+    });
   });
 
   it("what the run's limits leave, in tokens at the model's output price", () => {

@@ -27,10 +27,13 @@ export class TaskBudgets {
     return withBudget(request, { type: 'tokens', total, remaining });
   }
 
-  /** A recorded call's request, told what the recorded call was told (or nothing, when it was told nothing). */
+  /**
+   * A recorded call's request, told what the recorded call was told. A recording told nothing (made
+   * before `task_budget: auto` was set) is told what is left now, so that the replay names the change.
+   */
   asRecorded(agent: string, request: ModelRequest, recorded: unknown): ModelRequest {
     const budget = (recorded as ControlledRequest | null)?.output_config?.task_budget;
-    if (!isBudget(budget)) return request;
+    if (!isBudget(budget)) return this.told(agent, request);
     this.totals.set(agent, Math.max(this.totals.get(agent) ?? MIN_TASK_BUDGET, budget.total));
     return withBudget(request, budget);
   }

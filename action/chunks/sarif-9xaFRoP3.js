@@ -1,0 +1,1 @@
+export{st as writeSarif}from"./workflow-D3m3ngJq.js";

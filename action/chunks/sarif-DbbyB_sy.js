@@ -1,1 +1,0 @@
-export{ot as writeSarif}from"./workflow-Cx4pPk7k.js";

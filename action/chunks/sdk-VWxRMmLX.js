@@ -1,1 +1,0 @@
-import"./run-BBA0GFSr.js";export{t as default}from"./client-D724CRKI.js";import"./sdk-CAISgiXf.js";

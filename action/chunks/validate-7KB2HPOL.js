@@ -1,0 +1,1 @@
+export{t as validateCommand}from"./workflow-D3m3ngJq.js";

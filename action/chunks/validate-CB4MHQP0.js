@@ -1,1 +1,0 @@
-export{t as validateCommand}from"./workflow-Cx4pPk7k.js";
