@@ -3,7 +3,7 @@ import { forkPullRequestJob, forkSentence } from './action/fork-without-secrets.
 import { isProviderName, PROVIDERS, type ProviderName } from '../provider/clouds.js';
 import type { WorkflowSpec } from '../workflow/types.js';
 import { providersOf } from '../workflow/providers-used.js';
-import { batchOnCloud, fallbacksAt } from '../workflow/value-checks.js';
+import { batchOnCloud, fallbacksAt } from '../workflow/api-checks.js';
 import { UsageError } from './usage-error.js';
 
 /** `--provider NAME`, checked. */

@@ -15,7 +15,7 @@ import { missingRequiredSandbox } from '../agents/tools/sandbox.js';
 import { formatDiagnostic } from '../workflow/diagnostic.js';
 import { toolsGiven } from '../workflow/tool-names.js';
 import type { Workflow } from '../workflow/load.js';
-import { usesBatches } from '../workflow/value-checks.js';
+import { usesBatches } from '../workflow/api-checks.js';
 import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
 import { annotation, inGitHubActions } from './github/github.js';
 import { writeInvalidSummary } from './github/invalid-summary.js';

@@ -11,13 +11,11 @@ import { documentProblems } from './document-checks.js';
 import { outputProblems } from './typed-outputs.js';
 import { mcpServerProblems, toolNameProblems } from './tool-names.js';
 import {
-  batchProblems,
   compactAtProblems,
   durationProblems,
   inputProblems,
   isRecord,
   modelFormWarnings,
-  fallbackProblems,
   peopleProblems,
   recordOf,
   setupIdProblems,
@@ -25,6 +23,7 @@ import {
   toolsEnvProblems,
 } from './value-checks.js';
 import { schemaErrors } from './schema-check.js';
+import { batchProblems, fallbackProblems } from './api-checks.js';
 import { WorkflowSource, type Path } from './source.js';
 import { quote } from './suggest.js';
 import { forEachProblems, madeAtRun, spawnProblems } from './spawn-checks.js';

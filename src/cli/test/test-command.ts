@@ -4,7 +4,7 @@ import { dirname, relative, resolve, sep } from 'node:path';
 import { EXIT } from '../../exit-codes.js';
 import { replayable } from '../../session/recording.js';
 import { formatDiagnostic } from '../../workflow/diagnostic.js';
-import { usesBatches } from '../../workflow/value-checks.js';
+import { usesBatches } from '../../workflow/api-checks.js';
 import { writeCommand } from '../command-guard.js';
 import { annotation, inGitHubActions } from '../github/github.js';
 import { realBelow } from './test-paths.js';

@@ -4,7 +4,7 @@ import type { ModelRequest } from '../../provider/client.js';
 import type { ProviderName } from '../../provider/clouds.js';
 import { modelInfo } from '../../provider/models.js';
 import type { CacheTtl } from '../../workflow/types.js';
-import { usesBatches } from '../../workflow/value-checks.js';
+import { usesBatches } from '../../workflow/api-checks.js';
 import type { WorkflowSpec } from '../../workflow/types.js';
 import { detached } from '../../detached.js';
 import { thousands } from '../../thousands.js';

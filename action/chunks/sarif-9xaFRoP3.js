@@ -1,1 +1,0 @@
-export{st as writeSarif}from"./workflow-D3m3ngJq.js";

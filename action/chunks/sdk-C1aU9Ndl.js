@@ -1,0 +1,1 @@
+import"./run-D9caJskO.js";export{t as default}from"./client-ChWtOZTR.js";import"./sdk-CAISgiXf.js";

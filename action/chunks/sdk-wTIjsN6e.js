@@ -1,1 +1,0 @@
-import"./run-iYYzWeyw.js";export{t as default}from"./client-4Q2gjY2a.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-export{t as validateCommand}from"./workflow-D3m3ngJq.js";
