@@ -35,7 +35,10 @@ export async function longRun(turns = 2000) {
   await server.close();
   const bytes = server.requests.map((r) => r.bytes);
   const total = (n) => bytes.slice(0, n).reduce((a, b) => a + b, 0);
-  const firstCompaction = server.requests.findIndex((r) => /Write a summary of your work so far/.test(JSON.stringify(r.body.messages.at(-1))));
+  // A compaction is the API's compaction request on Anthropic's API, or conclave's own summary call elsewhere.
+  const firstCompaction = server.requests.findIndex(
+    (r) => r.body.compaction !== undefined || /Write a summary of your work so far/.test(JSON.stringify(r.body.messages.at(-1))),
+  );
   const after = bytes.slice(firstCompaction);
   const half = Math.floor(after.length / 2);
   return {
