@@ -33,7 +33,8 @@ export interface TurnHooks {
   toolStarted(use: ToolUse): Promise<void>;
   /** Runs a tool that acts outside the run, or answers it from a recording. */
   external(use: ToolUse, readOnly: boolean, run: () => Promise<ToolResult>): Promise<ToolResult>;
-  toolFinished(use: ToolUse, result: ToolResult): void;
+  /** A tool call has its result: the engine records it (re-executing a recording, when the run reaches it). */
+  toolFinished(use: ToolUse, result: ToolResult): Promise<void>;
   notice?(notice: TurnNotice): void;
   /** The conversation was compacted or its old tool results cleared: the engine records it. */
   compacted?(compaction: Compaction): void;
@@ -215,7 +216,7 @@ export async function runTurn(
       const run = async () =>
         tool.run((use.input ?? {}) as Record<string, unknown>, { ...context, complete, forkPoint: { messages: current.messages, toolUseId: use.id } });
       result = tool.external ? await hooks.external(use, tool.readOnly, run) : await run();
-      hooks.toolFinished(use, result);
+      await hooks.toolFinished(use, result);
       if (tool.external) {
         result = withinBudget(result, outputBudget - output, profile.turnOutputBudget);
         output += result.content.length;

@@ -22,6 +22,10 @@ export function toolHooks(
   elsewhere?: TurnElsewhere,
   guard?: { refusal(use: ToolUse, readOnly: boolean): string | undefined; read(tool: string): void },
 ): ToolHooks {
+  /** While the run re-executes its recording: until the recording's next event of this agent's is next. */
+  const inOrder = async () => {
+    await journal.continueAfter(agent, signal);
+  };
   const externalResult = async (use: ToolUse, readOnly: boolean, run: () => Promise<ToolResult>): Promise<ToolResult> => {
     const recorded = journal.toolResult(agent, turn, use.id, signal);
     if (recorded !== undefined) {
@@ -37,6 +41,9 @@ export function toolHooks(
   return {
     toolStarted: async (use: ToolUse) => {
       if (!journal.recorded.hasToolCall(agent, turn, use.id)) await journal.live(signal);
+      // Re-executed, a tool's events wait for the other agents' events the recorded run wrote before them: in the
+      // recorded run a tool may have waited on I/O, or yielded between quick tools, while they came in (inOrder).
+      else await inOrder();
       journal.append({ type: 'tool_call', agent, turn, tool: use.name, tool_use_id: use.id, input: use.input });
       progress({ type: 'tool', agent, tool: use.name });
     },
@@ -48,8 +55,10 @@ export function toolHooks(
       guard?.read(use.name);
       return result;
     },
-    toolFinished: (use, result) =>
-      journal.append({ type: 'tool_result', agent, turn, tool: use.name, tool_use_id: use.id, content: result.content, is_error: result.isError ?? false }),
+    toolFinished: async (use, result) => {
+      await inOrder();
+      journal.append({ type: 'tool_result', agent, turn, tool: use.name, tool_use_id: use.id, content: result.content, is_error: result.isError ?? false });
+    },
   };
 }
 

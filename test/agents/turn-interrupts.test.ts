@@ -33,7 +33,7 @@ describe('a turn under queue: interrupt', () => {
       },
       toolStarted: async () => {},
       external: async (_use, _readOnly, run) => run(),
-      toolFinished: () => {},
+      toolFinished: async () => {},
       steer: async () => [],
     });
     expect(calls).toBe(MAX_TOOL_STEPS);

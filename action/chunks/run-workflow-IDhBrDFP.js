@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-D9caJskO.js";

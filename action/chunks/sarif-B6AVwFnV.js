@@ -1,1 +1,0 @@
-export{st as writeSarif}from"./workflow-CYZ6nWFP.js";

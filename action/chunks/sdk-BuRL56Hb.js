@@ -1,0 +1,1 @@
+import"./run-d4RbdYta.js";export{t as default}from"./client-HN4q7tvb.js";import"./sdk-CAISgiXf.js";

@@ -1,1 +1,0 @@
-import"./run-D9caJskO.js";export{t as default}from"./client-ChWtOZTR.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+export{t as validateCommand}from"./workflow-FYxzW1PD.js";
