@@ -580,25 +580,29 @@ kickoff: Go.
     expect(replay.code, replay.stdout.slice(0, 400)).toBe(run.code);
 
     // On a loaded machine a worker's answer may come, its turn end, and @worker_t-3's turn start and fail, while
-    // their spawner is still between its tool calls (a tool yields between quick tools). The same session written
-    // in that order replays as well: each tool's events wait for the other agents' events recorded before them.
+    // their spawner is still between its tool calls (a tool yields between quick tools). A session in that order
+    // replays as well: each tool's events wait for the other agents' events recorded before them. When this run
+    // did not write that order itself (the replay above re-executed it then), the same session is written so.
     const file = join(run.dir, String(run.json.session));
     const [header, ...lines] = readFileSync(file, 'utf8').trim().split('\n');
     const events = lines.map((l) => JSON.parse(l) as { seq: number; type: string; agent?: string; content?: string; message?: { kind?: string } });
     const last = events.findIndex((e) => e.type === 'tool_result' && String(e.content).startsWith('Started @solo-worker'));
+    const t3Started = events.findIndex((e) => e.type === 'turn_started' && e.agent === 'worker_t-3');
     let end = events.findIndex((e) => e.type === 'agent_ended' && e.agent === 'worker_t-3');
     if (events[end + 1]?.type === 'message' && events[end + 1]!.message?.kind !== 'agent') end++;
     const block = events.slice(last + 1, end + 1);
-    expect(block.filter((e) => e.agent === 'worker_t-3').map((e) => e.type)).toEqual(['turn_started', 'call_failed', 'agent_ended']);
-    expect(block.some((e) => e.agent === 'manager_t-1' || e.agent === 'solo-worker')).toBe(false);
-    // Before the spawner's last tool result, after the last message it posted: the channel's messages keep their order.
-    const reordered = [...events.slice(0, last), ...block, events[last]!, ...events.slice(end + 1)];
-    writeFileSync(file, `${[header, ...reordered.map((e, k) => JSON.stringify({ ...e, seq: k + 1 }))].join('\n')}\n`);
-    const loaded = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], {
-      cwd: run.dir,
-      env: { ANTHROPIC_API_KEY: TEST_API_KEY },
-    });
-    expect(loaded.code, loaded.stdout.slice(0, 400)).toBe(run.code);
+    // The spawner's own events stay after its tool result (a loaded run may have written some before @worker_t-3's end:
+    // then no such session can be written from it); the others' keep their order, after the last message it posted.
+    if (t3Started > last && !block.some((e) => e.agent === 'manager_t-1')) {
+      expect(block.filter((e) => e.agent === 'worker_t-3').map((e) => e.type)).toEqual(['turn_started', 'call_failed', 'agent_ended']);
+      const reordered = [...events.slice(0, last), ...block, events[last]!, ...events.slice(end + 1)];
+      writeFileSync(file, `${[header, ...reordered.map((e, k) => JSON.stringify({ ...e, seq: k + 1 }))].join('\n')}\n`);
+      const loaded = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], {
+        cwd: run.dir,
+        env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+      });
+      expect(loaded.code, loaded.stdout.slice(0, 400)).toBe(run.code);
+    }
   });
 
   it('a file that declares more than 64 agents runs: max_agents defaults to as many; one set below them is refused by validate', async () => {
