@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic } from '../fake-anthropic/server.js';
 import { startFakeGitHub } from '../fake-github/server.js';
-import { conclaveStep, fakes, PULL, REPOSITORY, closeFakes, PULL_EVENT } from '../helpers/action-recipe.js';
+import { localActionStep, fakes, PULL, REPOSITORY, closeFakes, PULL_EVENT } from '../helpers/action-recipe.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 
 /** The Action's `report: true` (docs/report.md): the run's page uploaded as an artifact, linked from the job summary and the comment. */
@@ -20,7 +20,7 @@ describe("the Action's report", () => {
     writeFileSync(join(workspace, 'review.yml'), 'name: review\nagents:\n  lead: { role: manager }\nkickoff: Review the change.\n');
     const summary = join(workspace, '..', 'summary.md');
     const step = { id: 'conclave', uses: './', with: { workflow: 'review.yml', comment: 'true', 'anthropic-api-key': TEST_API_KEY } };
-    const result = await conclaveStep(step, {}, workspace, 4242, PULL_EVENT, {
+    const result = await localActionStep(step, {}, workspace, 4242, PULL_EVENT, {
       LOCAL_ACTION_ARTIFACT_PATH: artifacts,
       LOCAL_ACTION_WORKSPACE: workspace,
       GITHUB_SERVER_URL: 'https://github.com',

@@ -56,27 +56,15 @@ function resolved(map: Record<string, string | boolean>, context: Record<string,
   return Object.fromEntries(Object.entries(map).map(([name, v]) => [name, String(v).replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_, path: string) => value(path))]));
 }
 
-/** The conclave step of a job, run by local-action in `workspace` as workflow run `runId` of event `event`. */
-export async function conclaveStep(
-  step: Step,
-  context: Record<string, unknown>,
-  workspace: string,
-  runId: number,
-  event: { name: string; payload: unknown },
-  extraEnv: NodeJS.ProcessEnv = {},
-) {
+type StepEvent = { name: string; payload: unknown };
+
+/** What a step of workflow run `runId` of `event` is given: its inputs, and the runner's GITHUB_* variables pointing at the fakes. */
+function stepGiven(step: Step, context: Record<string, unknown>, workspace: string, runId: number, event: StepEvent, extraEnv: NodeJS.ProcessEnv) {
   // action.yml's default github-token, `${{ github.token }}`, as GitHub gives it: the job's token.
   const inputs = { 'github-token': TOKEN, ...inputsOf(step, context) };
   const eventFile = join(workspace, '..', `event-${runId}.json`);
   writeFileSync(eventFile, JSON.stringify(event.payload));
-  const dotenv = join(workspace, '..', `env-${runId}-${step.id}`);
-  writeFileSync(
-    dotenv,
-    `${Object.entries(inputs)
-      .map(([name, v]) => `INPUT_${name.toUpperCase()}=${v}`)
-      .join('\n')}\nGITHUB_WORKSPACE=${workspace}\n`,
-  );
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     GITHUB_ACTIONS: '',
     GITHUB_OUTPUT: '',
@@ -91,17 +79,93 @@ export async function conclaveStep(
     ANTHROPIC_BASE_URL: fakes.anthropic!.url,
     ...extraEnv,
   };
-  const result = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
-    execFile(
-      join(ROOT, 'node_modules/.bin/local-action'),
-      ['run', '.', 'src/cli/action/action-main.ts', dotenv],
-      { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
-      (e, stdout, stderr) => done({ code: e ? Number(e.code ?? 1) : 0, stdout, stderr }),
-    ),
+  return { inputs, env };
+}
+
+/** A process's end, and what it printed. */
+function ran(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) =>
+    execFile(file, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (e, stdout, stderr) => done({ code: e ? Number(e.code ?? 1) : 0, stdout, stderr })),
   );
+}
+
+/**
+ * The conclave step of a job in `workspace` as workflow run `runId` of event `event`, run from the committed
+ * bundle as the runner runs a node24 action (`node action/main.js`): each input as INPUT_NAME, the defaults from
+ * action.yml, its outputs and summary in the GITHUB_* files. (test/e2e/action.test.ts checks that
+ * @github/local-action runs the source entry the same way; it takes ~10 s to start, the bundle ~1 s.)
+ */
+export async function conclaveStep(
+  step: Step,
+  context: Record<string, unknown>,
+  workspace: string,
+  runId: number,
+  event: StepEvent,
+  extraEnv: NodeJS.ProcessEnv = {},
+) {
+  const { inputs, env } = stepGiven(step, context, workspace, runId, event, extraEnv);
+  const files = join(workspace, '..', `step-${runId}-${step.id}`);
+  mkdirSync(files, { recursive: true });
+  const [outputFile, summaryFile] = [join(files, 'output'), join(files, 'summary.md')];
+  writeFileSync(outputFile, '');
+  writeFileSync(summaryFile, '');
+  const given = Object.entries(ACTION.inputs).map(([name, spec]) => [`INPUT_${name.toUpperCase()}`, inputs[name] ?? String(spec.default ?? '')]);
+  const result = await ran(process.execPath, [join(ROOT, ACTION.runs.main)], workspace, {
+    ...env,
+    GITHUB_WORKSPACE: workspace,
+    GITHUB_OUTPUT: outputFile,
+    GITHUB_STEP_SUMMARY: summaryFile,
+    ...extraEnv,
+    ...Object.fromEntries(given),
+  });
+  return { ...result, outputs: outputsOf(readFileSync(outputFile, 'utf8')) };
+}
+
+/**
+ * The same step through GitHub's @github/local-action, running the source entry (~10 s to start): for
+ * what only it stands in for, such as the artifact service (`LOCAL_ACTION_ARTIFACT_PATH`).
+ */
+export async function localActionStep(
+  step: Step,
+  context: Record<string, unknown>,
+  workspace: string,
+  runId: number,
+  event: StepEvent,
+  extraEnv: NodeJS.ProcessEnv = {},
+) {
+  const { inputs, env } = stepGiven(step, context, workspace, runId, event, extraEnv);
+  const dotenv = join(workspace, '..', `env-${runId}-${step.id}`);
+  writeFileSync(
+    dotenv,
+    `${Object.entries(inputs)
+      .map(([name, v]) => `INPUT_${name.toUpperCase()}=${v}`)
+      .join('\n')}\nGITHUB_WORKSPACE=${workspace}\n`,
+  );
+  const result = await ran(join(ROOT, 'node_modules/.bin/local-action'), ['run', '.', 'src/cli/action/action-main.ts', dotenv], ROOT, env);
   const table = result.stdout.slice(result.stdout.lastIndexOf('Action Outputs'));
   const outputs = Object.fromEntries([...table.matchAll(/│\s*'([\w-]+)'\s*│\s*'(.*?)'\s*│/g)].map((m) => [m[1]!, m[2]!.replace(/\\'/g, "'")]));
   return { ...result, outputs };
+}
+
+/** action.yml: its inputs' defaults and its entry. */
+const ACTION = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: unknown }>; runs: { main: string } };
+
+/** GitHub's GITHUB_OUTPUT file: name=value lines and name<<DELIMITER blocks. */
+function outputsOf(text: string): Record<string, string> {
+  const outputs: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const heredoc = /^([^=<]+)<<(.+)$/.exec(lines[i]!);
+    const plain = /^([^=<]+)=(.*)$/.exec(lines[i]!);
+    if (heredoc) {
+      const end = lines.indexOf(heredoc[2]!, i + 1);
+      outputs[heredoc[1]!] = lines.slice(i + 1, end).join('\n');
+      i = end;
+    } else if (plain) {
+      outputs[plain[1]!] = plain[2]!;
+    }
+  }
+  return outputs;
 }
 
 /** A `run:` step as the runner runs it (bash -eo pipefail in `cwd`, its env's expressions from the job's context): how it ended and its GITHUB_OUTPUT. */
