@@ -10,6 +10,7 @@ import { sarifValidator } from '../helpers/sarif.js';
 import { CRASH_WORKFLOW, crashScript } from '../fixtures/crash-team.js';
 import { reviewScript } from '../fixtures/review-team.js';
 import { ROOT } from '../helpers/cli.js';
+import { outputsOf } from '../helpers/action-recipe.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 import { cloudEnv } from '../helpers/clouds.js';
 import { FAKE_AWS } from '../fake-anthropic/clouds.js';
@@ -20,24 +21,6 @@ const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
   outputs: Record<string, { description: string }>;
   runs: { using: string; main: string };
 };
-
-/** GitHub's GITHUB_OUTPUT file: name=value lines and name<<DELIMITER blocks. */
-function parseOutputs(text: string): Record<string, string> {
-  const outputs: Record<string, string> = {};
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const heredoc = /^([^=<]+)<<(.+)$/.exec(lines[i]!);
-    const plain = /^([^=<]+)=(.*)$/.exec(lines[i]!);
-    if (heredoc) {
-      const end = lines.indexOf(heredoc[2]!, i + 1);
-      outputs[heredoc[1]!] = lines.slice(i + 1, end).join('\n');
-      i = end;
-    } else if (plain) {
-      outputs[plain[1]!] = plain[2]!;
-    }
-  }
-  return outputs;
-}
 
 /**
  * Runs the committed Action as the runner runs a node24 action: `node action/main.js` in the
@@ -66,7 +49,7 @@ function runAction(inputs: Record<string, string>, workspace: string, jobEnv: No
         code: error ? Number(error.code) : 0,
         stdout,
         stderr,
-        outputs: parseOutputs(readFileSync(join(workspace, 'output.txt'), 'utf8')),
+        outputs: outputsOf(readFileSync(join(workspace, 'output.txt'), 'utf8')),
         summary: readFileSync(join(workspace, 'summary.md'), 'utf8'),
       });
     });

@@ -216,11 +216,27 @@ describe('context: and cache: in a workflow file', () => {
   });
 });
 
+/** The review with a lead and reviewers that grep, and @sec set by `sec` (its tools, its speed). */
+const withSec = (sec: string) =>
+  SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [')
+    .replace('role: manager\n', 'role: manager\n    tools: [grep]\n')
+    .replace('kickoff:', `  sec:\n    role: worker\n    ${sec}\n    system: Look for security problems.\nkickoff:`);
+
+/** That review run against the fake API with its prompt cache: the lead asks the reviewers and @sec, who answer. */
+async function reviewWithSec(workflow: string): Promise<WorkflowRun> {
+  const lead = (r: RecordedRequest) => (lastUserText(r).includes('problem found') ? { text: 'All reviewed.' } : { text: '@reviewer @sec review your part.' });
+  server = await startFakeAnthropic(
+    { ...reviewScript(REVIEWERS), lead, sec: () => ({ text: '@lead no security problem found.' }) },
+    { promptCache: { minTokens: 1024 } },
+  );
+  const run = await runWorkflow(server, workflow, [], { files: { 'change.diff': diffOf(CONTEXT_TOKENS) } });
+  expect(run.code, run.stderr).toBe(0);
+  return run;
+}
+
 describe('a worker whose tools differ from the others', () => {
   it("validate says it will write the context again; the run shows it, and the API's diagnosis names @sec with tools_changed in --json, show and a replay", async () => {
-    const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [')
-      .replace('role: manager\n', 'role: manager\n    tools: [grep]\n')
-      .replace('kickoff:', '  sec:\n    role: worker\n    tools: [grep, read_file, list_files]\n    system: Look for security problems.\nkickoff:');
+    const workflow = withSec('tools: [grep, read_file, list_files]');
     const dir = mkdtempSync(join(tmpdir(), 'conclave-context-'));
     writeFileSync(join(dir, 'w.yml'), workflow);
     const checked = await conclave(['validate', 'w.yml'], { cwd: dir });
@@ -228,13 +244,7 @@ describe('a worker whose tools differ from the others', () => {
     expect(checked.stdout).toMatch(
       /w\.yml:\d+:3: warning: with context:, @sec gives the model other tools \(grep, list_files, read_file\) than @lead, @reviewer × \d+ \(grep\): tools come first/,
     );
-    const lead = (r: RecordedRequest) => (lastUserText(r).includes('problem found') ? { text: 'All reviewed.' } : { text: '@reviewer @sec review your part.' });
-    server = await startFakeAnthropic(
-      { ...reviewScript(REVIEWERS), lead, sec: () => ({ text: '@lead no security problem found.' }) },
-      { promptCache: { minTokens: 1024 } },
-    );
-    const run = await runWorkflow(server, workflow, [], { files: { 'change.diff': diffOf(CONTEXT_TOKENS) } });
-    expect(run.code, run.stderr).toBe(0);
+    const run = await reviewWithSec(workflow);
     const first = (agent: string) => server!.of(agent)[0]!.cache!;
     expect(first('sec').written).toBeGreaterThan(CONTEXT_TOKENS / 2);
     const readers = server.requests.filter((r) => r.agent.startsWith('reviewer-') && r.cache!.read > CONTEXT_TOKENS / 2);
@@ -260,16 +270,8 @@ describe('a worker whose tools differ from the others', () => {
 
 describe('a worker in fast mode (docs/api-controls.md: speed)', () => {
   it("writes its own prefix: the API's diagnosis names @sec with speed_changed, and show says what to change", async () => {
-    const workflow = SHARED.replace('for_each: [', 'tools: [grep]\n    for_each: [')
-      .replace('role: manager\n', 'role: manager\n    tools: [grep]\n')
-      .replace('kickoff:', '  sec:\n    role: worker\n    tools: [grep]\n    speed: fast\n    system: Look for security problems.\nkickoff:');
-    const lead = (r: RecordedRequest) => (lastUserText(r).includes('problem found') ? { text: 'All reviewed.' } : { text: '@reviewer @sec review your part.' });
-    server = await startFakeAnthropic(
-      { ...reviewScript(REVIEWERS), lead, sec: () => ({ text: '@lead no security problem found.' }) },
-      { promptCache: { minTokens: 1024 } },
-    );
-    const run = await runWorkflow(server, workflow, [], { files: { 'change.diff': diffOf(CONTEXT_TOKENS) } });
-    expect(run.code, run.stderr).toBe(0);
+    const workflow = withSec('tools: [grep]\n    speed: fast');
+    const run = await reviewWithSec(workflow);
     expect(server.of('sec')[0]!.cache!.written).toBeGreaterThan(CONTEXT_TOKENS / 2);
     const misses = (run.json.usage as { cache_misses: { agent: string; reason: string; missed_tokens: number }[] }).cache_misses;
     expect(misses).toEqual([{ agent: 'sec', reason: 'speed_changed', missed_tokens: expect.any(Number) }]);

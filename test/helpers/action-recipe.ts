@@ -125,14 +125,7 @@ export async function conclaveStep(
  * The same step through GitHub's @github/local-action, running the source entry (~10 s to start): for
  * what only it stands in for, such as the artifact service (`LOCAL_ACTION_ARTIFACT_PATH`).
  */
-export async function localActionStep(
-  step: Step,
-  context: Record<string, unknown>,
-  workspace: string,
-  runId: number,
-  event: StepEvent,
-  extraEnv: NodeJS.ProcessEnv = {},
-) {
+export async function localActionStep(...[step, context, workspace, runId, event, extraEnv = {}]: Parameters<typeof conclaveStep>) {
   const { inputs, env } = stepGiven(step, context, workspace, runId, event, extraEnv);
   const dotenv = join(workspace, '..', `env-${runId}-${step.id}`);
   writeFileSync(
@@ -151,7 +144,7 @@ export async function localActionStep(
 const ACTION = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: unknown }>; runs: { main: string } };
 
 /** GitHub's GITHUB_OUTPUT file: name=value lines and name<<DELIMITER blocks. */
-function outputsOf(text: string): Record<string, string> {
+export function outputsOf(text: string): Record<string, string> {
   const outputs: Record<string, string> = {};
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
