@@ -6,6 +6,7 @@ import { type FakeAnthropic, startFakeAnthropic } from '../fake-anthropic/server
 import { conclave } from '../helpers/cli.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 import { plantedRepository, plantedScript, plantedWorkflow, READ_PROMPT, REWORDED_PROMPT, SKIM_PROMPT } from '../fixtures/planted-bug.js';
+import { goodExperiment } from '../fixtures/experiment-file.js';
 
 /**
  * `conclave experiment` through the CLI (docs/experiments.md), against the test server whose
@@ -210,24 +211,7 @@ describe('conclave experiment', { timeout: 120_000 }, () => {
     const repo = plantedRepository(1);
     const dir = join(repo, 'hostile');
     mkdirSync(dir);
-    const good = {
-      conclave_experiment: 1,
-      id: 'x',
-      created_at: '2026-11-29T00:00:00Z',
-      base: { ref: 'main', commit: null },
-      head: { ref: 'the working tree', commit: null },
-      cwd: '',
-      test_files: ['planted.test.yml'],
-      cases: [{ file: 'planted.test.yml', name: 'case 1' }],
-      design: { minEffect: 0.1, alpha: 0.01, level: 0.9, stages: 2, repeat: 1 },
-      guardrails: { cost_per_run: 0.2, refusals: 0.05, failures: 0.05, duplicate_findings: 0.1 },
-      primary: 'pass',
-      batch: true,
-      changes: [],
-      estimate: null,
-      runs: [{ case: 0, version: 'base', stage: 1, repeat: 1, session: 'runs/a.jsonl' }],
-      result: null,
-    };
+    const good = goodExperiment('planted.test.yml');
     for (const [change, said] of [
       [{ runs: [{ case: 0, version: 'base', stage: 1, repeat: 1, session: '../../../etc/passwd' }] }, 'run 1 must name'],
       [{ runs: [{ case: 7, version: 'base', stage: 1, repeat: 1, session: 'runs/a.jsonl' }] }, 'run 1 must name'],

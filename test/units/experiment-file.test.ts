@@ -4,27 +4,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readExperiment, writeExperiment, type ExperimentFile } from '../../src/cli/experiment/experiment-file.js';
 import { UsageError } from '../../src/cli/usage-error.js';
+import { goodExperiment } from '../fixtures/experiment-file.js';
 
 /** experiment.json read as hostile input (docs/experiments.md: --recompute): each field that does not fit is a UsageError naming it. */
 
-const GOOD = {
-  conclave_experiment: 1,
-  id: 'x',
-  created_at: '2026-11-29T00:00:00Z',
-  base: { ref: 'main', commit: null },
-  head: { ref: 'the working tree', commit: null },
-  cwd: '',
-  test_files: ['t.test.yml'],
-  cases: [{ file: 't.test.yml', name: 'case 1' }],
-  design: { minEffect: 0.1, alpha: 0.01, level: 0.9, stages: 2, repeat: 1 },
-  guardrails: { cost_per_run: 0.2, refusals: 0.05, failures: 0.05, duplicate_findings: 0.1 },
-  primary: 'pass',
-  batch: true,
-  changes: [],
-  estimate: null,
-  runs: [{ case: 0, version: 'base', stage: 1, repeat: 1, session: 'runs/a.jsonl' }],
-  result: null,
-};
+const GOOD = goodExperiment('t.test.yml');
 
 function read(value: unknown): ExperimentFile | string {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-experiment-file-'));
