@@ -65,27 +65,13 @@ export function request(profile: AgentProfile, messages: readonly MessageParam[]
     max_tokens: profile.maxTokens,
     ...(profile.thinking ? { thinking: profile.thinking } : {}),
     ...(profile.effort ? { output_config: { effort: profile.effort } } : {}),
-    ...(profile.fallbacks ? { fallbacks: fallbacksOf(profile.fallbacks) } : {}),
+    // As the API takes them: `default`, or one object per model.
+    ...(profile.fallbacks ? { fallbacks: profile.fallbacks === 'default' ? 'default' : profile.fallbacks.map((model) => ({ model })) } : {}),
     ...(profile.speed ? { speed: profile.speed } : {}),
     system,
     tools,
     messages: withCacheBreakpoint(messages, profile.cacheTtl),
   };
-}
-
-/** The fallbacks as the API takes them: `default`, or one object per model (one array per list, shared by every call). */
-const fallbackLists = new WeakMap<readonly string[], { model: string }[]>();
-function fallbacksOf(fallbacks: 'default' | readonly string[]): 'default' | { model: string }[] {
-  if (fallbacks === 'default') return fallbacks;
-  return (
-    fallbackLists.get(fallbacks) ??
-    fallbackLists
-      .set(
-        fallbacks,
-        fallbacks.map((model) => ({ model })),
-      )
-      .get(fallbacks)!
-  );
 }
 
 /** A copy whose last content block carries a cache breakpoint, so the next call reads this prefix from the cache. */

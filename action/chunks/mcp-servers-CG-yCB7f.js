@@ -1,1 +1,0 @@
-export{t as McpStartError,n as startMcpServers}from"./mcp-servers-KTmEu4wp.js";

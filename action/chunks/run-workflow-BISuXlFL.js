@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-d4RbdYta.js";

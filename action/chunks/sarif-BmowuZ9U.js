@@ -1,0 +1,1 @@
+export{st as writeSarif}from"./workflow-CDK6anRM.js";

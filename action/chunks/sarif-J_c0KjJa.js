@@ -1,1 +1,0 @@
-export{st as writeSarif}from"./workflow-FYxzW1PD.js";

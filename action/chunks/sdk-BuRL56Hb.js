@@ -1,1 +1,0 @@
-import"./run-d4RbdYta.js";export{t as default}from"./client-HN4q7tvb.js";import"./sdk-CAISgiXf.js";
