@@ -5,7 +5,8 @@
 // A walk starts at one parameter of one function. Within a function, the values made from the
 // walked one (the parameter, a property of it, a local set from an expression naming it) are the
 // walked value; every call that hands one of them to a function of src/ is a stop, and the walk
-// goes on in that function from the parameter it was handed to. Stops are listed depth first, in
+// goes on in that function from the parameters it was handed to (one stop per call, however many
+// of its arguments carry the value; a constructor's property set from it goes with the object). Stops are listed depth first, in
 // the order the calls are written, each function once. A climb is a stop on a higher layer than
 // the stop before it: the walk went down into a layer, came back up to a hub and went down again.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -122,37 +123,60 @@ export function walk(root, { file: named, fn, param }, prog = program(root)) {
     }
     return undefined;
   };
-  const visit = (fnNode, paramIndex, depth) => {
-    const parameter = fnNode.parameters[paramIndex];
-    if (!parameter) return;
+  const visit = (fnNode, paramIndices, depth) => {
+    const parameters = paramIndices.map((i) => fnNode.parameters[i]).filter(Boolean);
+    if (parameters.length === 0) return;
     const tainted = new Set();
-    bindingSymbols(parameter.name, tainted);
+    for (const parameter of parameters) bindingSymbols(parameter.name, tainted);
     if (!fnNode.body) return;
     // A constructor's parameter kept as a property (`private readonly options`) goes with the object: `this.options` in every method.
-    const kept = ts.isConstructorDeclaration(fnNode) && ts.isIdentifier(parameter.name) && ts.isParameterPropertyDeclaration?.(parameter, fnNode);
-    if (kept) for (const symbol of checker.getSymbolsOfParameterPropertyDeclaration(parameter, parameter.name.text)) tainted.add(symbol);
-    const region = kept ? fnNode.parent : fnNode.body;
-    // Locals made from the walked value join it, in the order they are written.
-    descendants(region, (n) => {
+    let kept = false;
+    for (const parameter of parameters) {
+      if (!(ts.isConstructorDeclaration(fnNode) && ts.isIdentifier(parameter.name) && ts.isParameterPropertyDeclaration?.(parameter, fnNode))) continue;
+      kept = true;
+      for (const symbol of checker.getSymbolsOfParameterPropertyDeclaration(parameter, parameter.name.text)) tainted.add(symbol);
+    }
+    // Locals made from the walked value join it, in the order they are written; so does a property a constructor sets from it
+    // (`this.pricing = prices.pricing`), which goes with the object as a kept parameter does.
+    let keptByAssignment = false;
+    descendants(fnNode.body, (n) => {
       if (ts.isVariableDeclaration(n) && n.initializer && carries(n.initializer, tainted)) bindingSymbols(n.name, tainted);
+      const setsProperty =
+        ts.isConstructorDeclaration(fnNode) &&
+        ts.isBinaryExpression(n) &&
+        n.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
+        ts.isPropertyAccessExpression(n.left) &&
+        n.left.expression.kind === ts.SyntaxKind.ThisKeyword;
+      if (setsProperty && carries(n.right, tainted)) {
+        tainted.add(checker.getSymbolAtLocation(n.left.name));
+        keptByAssignment = true;
+      }
     });
+    const region = kept || keptByAssignment ? fnNode.parent : fnNode.body;
+    if (region !== fnNode.body)
+      descendants(region, (n) => {
+        if (ts.isVariableDeclaration(n) && n.initializer && carries(n.initializer, tainted)) bindingSymbols(n.name, tainted);
+      });
+    // One call is one stop, however many of its arguments carry the walked value: the walk goes on from all those parameters at once.
     descendants(region, (n) => {
       if (!(ts.isCallExpression(n) || ts.isNewExpression(n))) return;
-      (n.arguments ?? []).forEach((argument, i) => {
-        if (!carries(argument, tainted)) return;
-        const reached = callee(n);
-        if (!reached || reached.node === fnNode) return;
+      const reached = callee(n);
+      if (!reached || reached.node === fnNode) return;
+      const fresh = (n.arguments ?? []).flatMap((argument, i) => {
+        if (!carries(argument, tainted)) return [];
         const key = `${reached.node.pos}:${reached.node.getSourceFile().fileName}:${i}`;
-        if (seen.has(key)) return;
+        if (seen.has(key)) return [];
         seen.add(key);
-        const at = relative(root, reached.node.getSourceFile().fileName);
-        stops.push({ name: reached.name, file: at, room: roomOf(at), floor: floorOf(at), depth });
-        visit(reached.node, i, depth + 1);
+        return [i];
       });
+      if (fresh.length === 0) return;
+      const at = relative(root, reached.node.getSourceFile().fileName);
+      stops.push({ name: reached.name, file: at, room: roomOf(at), floor: floorOf(at), depth });
+      visit(reached.node, fresh, depth + 1);
     });
   };
   stops.push({ name: fn, file, room: roomOf(file), floor: floorOf(file), depth: 0 });
-  visit(start, index, 1);
+  visit(start, [index], 1);
   return stops;
 }
 
