@@ -27,7 +27,7 @@ const ROOMS = {
     batches: ['', 'prompt-cache', 'replay'],
     calls: ['', 'batches', 'ceilings', 'prompt-cache', 'replay', 'teams'],
     ceilings: ['', 'replay'],
-    estimate: ['', 'teams'],
+    estimate: ['', 'ceilings', 'prompt-cache', 'replay', 'teams'],
     'prompt-cache': ['replay'],
     replay: [''],
     teams: ['', 'ceilings', 'prompt-cache', 'trust'],

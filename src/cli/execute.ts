@@ -1,7 +1,8 @@
 import { resultJson } from './output/result-json.js';
 import type { HumanVote } from '../engine/people-votes.js';
 import type { Connection } from '../provider/connect.js';
-import { providerFlag } from './providers.js';
+import type { RunProviders } from './providers.js';
+import { runEnvironment } from './run-environment.js';
 import { liveTrace } from './traces/live-trace.js';
 import { credentialPaths } from '../provider/credential-names.js';
 import { providersOf } from '../workflow/providers-used.js';
@@ -29,6 +30,7 @@ import type { Masker } from '../session/masker.js';
 import type { WorkersFlags } from './workers/worker-pool.js';
 import type { TurnsElsewhere } from '../engine/run-options.js';
 import { noteGeneration } from './run-generations.js';
+import { warning } from './warning.js';
 
 export interface OutputOptions extends LimitFlags, OrganisationFlags, WorkersFlags {
   json?: boolean;
@@ -43,11 +45,6 @@ export interface OutputOptions extends LimitFlags, OrganisationFlags, WorkersFla
   sarif?: string;
   /** --park: exit 75 (waiting) when nothing can go on until a message batch ends. */
   park?: boolean;
-}
-
-/** A warning of a run's setup or its stores (the cache, --coordinate), on stderr. */
-export function warning(message: string): void {
-  process.stderr.write(`conclave: warning: ${message}\n`);
 }
 
 /** Opens --cache before anything is written; a UsageError when it cannot be opened. */
@@ -99,8 +96,8 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   generation?: () => number;
   /** The providers' clients: undefined for --replay and --offline, which make no model call. */
   connections?: readonly Connection[];
-  /** --provider: every agent's provider. */
-  provider?: string;
+  /** The providers the run reaches, --provider checked (providers.ts). */
+  providers: RunProviders;
   /** --trace-content: prompts and completions in the live spans. */
   traceContent?: boolean;
   /** Values to hide from the logs (in GitHub Actions: ::add-mask::). */
@@ -121,9 +118,6 @@ export interface ExecuteOptions extends Omit<OutputOptions, 'cache'> {
   votes?: readonly HumanVote[];
 }
 
-/** The narrowest terminal the live view is drawn in. */
-const MIN_LIVE_COLUMNS = 40;
-
 /** Runs (or continues) a workflow, prints the result and returns the exit code. */
 export async function executeRun(options: ExecuteOptions): Promise<number> {
   const { workflow, writer } = options;
@@ -131,40 +125,9 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   // Workflow commands go to stdout, but for --json, whose stdout is one JSON object.
   const command = (text: string) => writeCommand(options.json ? process.stderr : process.stdout, text);
   if (github) for (const secret of options.secrets ?? []) writeUnmasked(() => command(addMask(secret)));
-  // From here on (after the ::add-mask:: lines, which must name the secrets), every write is masked.
-  const unmask = maskStreams(options.masker);
   const warnOnce = repeatedWarningsOnce();
-  const provider =
-    options.connections && !options.offline
-      ? new Provider({ connections: options.connections, maxRetries: CALL_RETRIES, requestTimeoutMs: REQUEST_TIMEOUT_MS, pacer: options.organisation?.pacer })
-      : undefined;
-  const trace = await liveTrace({
-    env: process.env,
-    header: writer.header,
-    recorded: options.replayOf ? [] : (options.recording ?? []),
-    mask: (value) => options.masker.value(value),
-    warn: warning,
-    content: options.traceContent === true,
-  });
-  const journal = new Journal(
-    {
-      // The live spans take the time the file records: `conclave trace` of the file gives the same spans.
-      write: (event) => {
-        const at = Date.now();
-        writer.append(event, at);
-        trace?.add(event, at);
-      },
-      sync: () => writer.syncSoon(),
-      lineOf: (event) => writer.lineOf(event),
-    },
-    options.recording,
-  );
-  // The live view is for a person at a terminal; CI logs and pipes get plain lines.
-  // A terminal too narrow for a line per agent (or one that says 0 columns) gets the plain lines too.
-  const interactive =
-    !options.quiet && !options.json && !github && process.stdout.isTTY === true && !process.env.CI && (process.stdout.columns ?? 0) >= MIN_LIVE_COLUMNS;
-  const view = interactive ? (await import('./output/live-view.js')).liveView(viewLines(workflow.spec), options.limitsOnLive ?? options.limits) : undefined;
-  await view?.ready;
+  const environment = await runEnvironment(options, github);
+  const { provider, journal, view, trace } = environment;
   const run = new Run({
     workflow,
     inputs: options.inputs,
@@ -172,7 +135,8 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       runId: options.runId,
       sessionPath: options.scopeSession,
       ownFiles: [writer.path, ...(options.responseCache?.file ? [options.responseCache.file] : [])],
-      credentials: credentialPaths(process.env, providersOf(workflow.spec, providerFlag(options.provider))),
+      credentials: environment.credentials,
+      providers: options.providers.used,
     },
     place: { workspace: options.workspace, env: process.env, ...(options.pool ? { elsewhere: options.pool } : {}) },
     answers: {
@@ -182,7 +146,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
       },
       modelOverride: options.model,
       ...(options.batch ? { batchOverride: true } : {}),
-      providerOverride: providerFlag(options.provider),
+      providerOverride: options.providers.override,
       cache: options.responseCache && maskedCache(options.responseCache, (value) => options.masker.value(value)),
       live: provider !== undefined || options.pool !== undefined,
       pools: provider || options.pool ? options.organisation?.pools : undefined,
@@ -207,13 +171,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
     // As the run began: a resume is not steered by a later edit of the event's text.
     ...(writer.header.trust ? { trust: writer.header.trust } : {}),
     ...(writer.header.event ? { event: writer.header.event } : {}),
-    progress: options.quiet
-      ? () => {}
-      : (view?.listener ??
-        progressLines(
-          (line) => process.stderr.write(line),
-          (text) => options.masker.text(text),
-        )),
+    progress: environment.progress,
   });
   const onInt = () => run.interrupt('SIGINT');
   const onTerm = () => run.interrupt('SIGTERM');
@@ -263,7 +221,7 @@ export async function executeRun(options: ExecuteOptions): Promise<number> {
   // --json keeps stdout for the result; a run stopped by an error says why on stderr too, where a CI log shows it.
   if (options.json && result.status === 'error') process.stderr.write(`conclave: ${printable(result.reason)}\n`);
   warnOnce();
-  unmask();
+  environment.unmask();
   return result.exitCode;
 }
 
@@ -281,12 +239,4 @@ function repeatedWarningsOnce(): () => void {
     warn(...args);
   };
   return () => (console.warn = warn);
-}
-
-/** The live view's lines: each declared agent, then one folded line per source of agents made at run time. */
-function viewLines(spec: WorkflowSpec): string[] {
-  const agents = Object.entries(spec.agents);
-  const templates = Object.entries(spec.templates ?? {});
-  const forkers = [...agents, ...templates].filter(([, a]) => a.fork === true).map(([name]) => `${name}-fork`);
-  return [...agents.map(([name]) => name), ...templates.map(([name]) => name), ...forkers];
 }

@@ -1,4 +1,4 @@
-import { connectionsFor } from './providers.js';
+import { connectionsFor, runProviders } from './providers.js';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
@@ -11,7 +11,8 @@ import { SessionWriter } from '../session/writer.js';
 import { limitsProblem, tighterLimits, type Limits } from '../workflow/limits.js';
 import type { Workflow } from '../workflow/load.js';
 import type { Scalar } from '../workflow/types.js';
-import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, type OutputOptions } from './execute.js';
+import { warning } from './warning.js';
 import { withLimitFlags } from './limit-flags.js';
 import { loadForRun, newRunId, openSession, recordedPairs, sha256 } from './run-workflow.js';
 import { organisationOf } from './organisation.js';
@@ -102,7 +103,8 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   // Going live, no limit is looser than the workflow's unless a flag raises it now: a session file
   // can have been written by anyone (docs/security.md).
   const limitsOnLive = withLimitFlags(tighterLimits(last, workflow.limits), options);
-  const connections = await connectionsFor(workflow.spec, options, options.workers === undefined);
+  const providers = runProviders(workflow.spec, options);
+  const connections = await connectionsFor(providers, !options.offline && options.workers === undefined);
   const cache = await cacheOf(options);
   const organisation = options.offline ? undefined : await organisationOf(options, workflow.spec, header.run_id, warning);
   if (options.at === undefined && options.out === undefined) {
@@ -119,7 +121,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
   let generation = generationOf(record);
   const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, header.run_id, header.session);
   const workspace = workspaceOfResume(options.workspace, header, record.path);
-  const pool = await workerPoolOf(options, { runId: header.run_id, workflow, workspace, provider: options.provider }, warning);
+  const pool = await workerPoolOf(options, { runId: header.run_id, workflow, workspace, providers: providers.used }, warning);
   const writer = openSession(record.path, () => SessionWriter.append(record, masker));
   return executeRun({
     ...options,
@@ -141,6 +143,7 @@ export async function resumeCommand(file: string, options: ResumeOptions): Promi
     },
     generation: () => generation,
     connections,
+    providers,
     responseCache: cache,
     organisation,
     secrets,

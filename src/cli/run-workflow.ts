@@ -13,10 +13,9 @@ import { SessionWriter } from '../session/writer.js';
 import { SessionLockedError } from '../session/lock.js';
 import { missingRequiredSandbox } from '../agents/tools/sandbox.js';
 import { formatDiagnostic } from '../workflow/diagnostic.js';
-import { toolsGiven } from '../workflow/tool-names.js';
 import type { Workflow } from '../workflow/load.js';
-import { usesBatches } from '../workflow/api-checks.js';
-import { cacheOf, executeRun, warning, type OutputOptions } from './execute.js';
+import { cacheOf, executeRun, type OutputOptions } from './execute.js';
+import { warning } from './warning.js';
 import { annotation, inGitHubActions } from './github/github.js';
 import { writeInvalidSummary } from './github/invalid-summary.js';
 import { writeCommand } from './command-guard.js';
@@ -24,7 +23,7 @@ import { withLimitFlags } from './limit-flags.js';
 import { loadChecked, looksLikeSession } from './load-checked.js';
 import { maskedInputs, maskerFor, secretChecks, secretInputs } from './secrets.js';
 import { organisationOf } from './organisation.js';
-import { connectionsFor } from './providers.js';
+import { connectionsFor, runProviders } from './providers.js';
 import { checkWorkersFlags, workerPoolOf } from './workers/worker-pool.js';
 import { asUsageError, UsageError } from './usage-error.js';
 
@@ -50,7 +49,7 @@ export async function loadForRun(file: string, json = false): Promise<Workflow> 
   if (inGitHubActions() && (unreadable !== undefined || !workflow)) writeInvalidSummary(file, diagnostics, unreadable);
   if (unreadable !== undefined) throw new UsageError(unreadable);
   if (!workflow) throw new UsageError(`${file} has errors (listed above); nothing was run`);
-  const noSandbox = missingRequiredSandbox(workflow.spec.sandbox, toolsGiven(workflow.spec).has('run_command'));
+  const noSandbox = missingRequiredSandbox(workflow.spec.sandbox, workflow.tools.has('run_command'));
   if (noSandbox) throw new UsageError(noSandbox);
   return workflow;
 }
@@ -107,12 +106,13 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   }
   const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, given), InputError);
   // With --workers, the workers call the models, each with its own credentials: the coordinator needs none.
-  const connections = await connectionsFor(workflow.spec, options, !recording && options.workers === undefined);
+  const providers = runProviders(workflow.spec, options);
+  const connections = await connectionsFor(providers, !recording && !options.offline && options.workers === undefined);
   const { workspace, recorded: recordedWorkspace } = workspaceOfRun(options.workspace);
 
   if (options.park && options.replay)
     warning('--park does nothing with --replay: a replay answers every call from the recording and never waits for a batch; leave --park out');
-  else if (options.park && !options.batch && !usesBatches(workflow.spec) && !workflow.spec.people)
+  else if (options.park && !options.batch && !workflow.batched && !workflow.spec.people)
     warning(
       '--park parks a run while its calls wait for a message batch or for people to vote, and no agent of this workflow has batch: true and it names ' +
         'no people: the run goes on as without it',
@@ -125,7 +125,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
   if (existsSync(sessionPath))
     throw new UsageError(`the session file ${sessionPath} exists already; choose another --session, or continue it with conclave resume`);
   const { masker, secrets } = maskerFor(workflow, inputs, process.env.ANTHROPIC_API_KEY, runId, sessionPath);
-  const pool = await workerPoolOf(options, { runId, workflow, workspace, provider: options.provider }, warning);
+  const pool = await workerPoolOf(options, { runId, workflow, workspace, providers: providers.used }, warning);
   const writer = openSession(sessionPath, () =>
     SessionWriter.create(
       sessionPath,
@@ -159,6 +159,7 @@ export async function runCommand(file: string, options: RunCommandOptions): Prom
     ...(options.replay ? { replayOf: options.replay } : {}),
     generation: () => 1,
     ...(recording ? {} : { connections }),
+    providers,
     responseCache: cache,
     organisation,
     secrets,

@@ -44,6 +44,8 @@ export interface RunOptions {
     ownFiles?: readonly string[];
     /** Where the run's model providers keep credentials: no tool reads them (docs/security.md). */
     credentials?: { files: readonly string[]; dirs: readonly string[] };
+    /** The providers the run reaches, decided once by the command: no tool's environment holds their credentials. */
+    providers: readonly ProviderName[];
   };
   /** Where it runs. */
   place: {

@@ -74,7 +74,7 @@ export class Run {
 
   constructor(private readonly options: RunOptions) {
     this.progress = new RunProgress(options);
-    this.layout = promptLayoutOf(options.workflow.spec, options.park === true, options.recording.journal.recorded);
+    this.layout = promptLayoutOf(options.workflow, options.park === true, options.recording.journal.recorded);
     // Every call, wait and tool listens to the run's signal: many at once is the design, not a leak.
     setMaxListeners(0, this.controller.signal);
     this.queues = new QueueModes(options.recording.journal);
@@ -148,7 +148,7 @@ export class Run {
         });
         this.team = team;
         const price = (model: string, provider: ProviderName, batch: boolean) => this.accounting.priceOf(model, provider, batch);
-        const over = await estimateGate({ ...this.options, limits: this.limits.current, team, scope, price, signal: this.controller.signal });
+        const over = await estimateGate(this.options, { limits: this.limits.current, team, scope, price, signal: this.controller.signal });
         if (over) scheduler.stop(over);
       }
       if (!scheduler.ending) {

@@ -1,8 +1,6 @@
 import { runShell } from '../agents/tools/shell.js';
 import { sandboxPlan, type SandboxPlan } from '../agents/tools/sandbox.js';
 import { toolEnvironment } from '../agents/tools/tool-env.js';
-import { providersOf } from '../workflow/providers-used.js';
-import { toolsGiven } from '../workflow/tool-names.js';
 import { shellQuote, type Scope } from '../workflow/evaluate.js';
 import { fillTemplate } from '../workflow/fill.js';
 import { durationMs, sizeBytes } from '../workflow/limits.js';
@@ -114,7 +112,9 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
     }
     journal.append({ type: 'setup_finished', id: step.id, stdout: outputs[step.id]! });
   }
-  const toolEnv = toolEnvironment(env, declared, workflow.spec.tools_env ?? [], providersOf(workflow.spec, options.answers?.providerOverride));
+  // run_command's sandbox first, then the tools' environment and the MCP servers started in it.
+  const sandbox = sandboxFor(options);
+  const toolEnv = toolEnvironment(env, declared, workflow.spec.tools_env ?? [], options.identity.providers);
   const mcp = signal.aborted
     ? undefined
     : await connectMcp({
@@ -131,7 +131,7 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
   return {
     // `github`: the event as it was when the run began (the session header keeps it); empty outside GitHub Actions.
     scope: { ...base, env: envScope, setup: outputs, github: { ...NO_EVENT, ...options.event } },
-    tools: { env: toolEnv, declared, sandbox: sandboxFor(workflow, options.cwd, options.identity, progress), ...(mcp ? { mcp } : {}) },
+    tools: { env: toolEnv, declared, sandbox, ...(mcp ? { mcp } : {}) },
   };
 }
 
@@ -140,8 +140,9 @@ function stringsOf(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /** run_command's sandbox, said once when it cannot be had (`required` is refused before the run). */
-function sandboxFor(workflow: Workflow, cwd: string, identity: SetupOptions['identity'], progress: ProgressListener): SandboxPlan {
-  if (!toolsGiven(workflow.spec).has('run_command')) return {};
+function sandboxFor(options: Pick<SetupOptions, 'workflow' | 'cwd' | 'identity' | 'progress'>): SandboxPlan {
+  const { workflow, cwd, identity, progress } = options;
+  if (!workflow.tools.has('run_command')) return {};
   const protection = {
     githubWorkflows: workflow.spec.edit_github_workflows === true,
     files: identity.ownFiles ?? [],

@@ -4,12 +4,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { byPosition, hasErrors, type Diagnostic } from './diagnostic.js';
 import { buildGraph, type AgentEntry, type TeamGraph } from './graph.js';
-import { resolveLimits, type Limits } from './limits.js';
+import { maxAgentsOf, resolveLimits, type Limits } from './limits.js';
 import { textInFile, textInSource, type LocatedTemplate, type LocatedText } from './located.js';
 import { graderProblems } from './grader-checks.js';
 import { documentProblems } from './document-checks.js';
 import { outputProblems } from './typed-outputs.js';
-import { mcpServerProblems, toolNameProblems } from './tool-names.js';
+import { mcpServerProblems, toolNameProblems, toolsGiven } from './tool-names.js';
 import {
   compactAtProblems,
   durationProblems,
@@ -23,7 +23,7 @@ import {
   toolsEnvProblems,
 } from './value-checks.js';
 import { schemaErrors } from './schema-check.js';
-import { batchProblems, fallbackProblems } from './api-checks.js';
+import { batchProblems, fallbackProblems, usesBatches } from './api-checks.js';
 import { WorkflowSource, type Path } from './source.js';
 import { quote } from './suggest.js';
 import { forEachProblems, madeAtRun, spawnProblems } from './spawn-checks.js';
@@ -48,6 +48,12 @@ export interface Workflow {
   templates: Map<string, LocatedTemplate>;
   /** The kickoff, system prompts and descriptions: where agents are mentioned by name. */
   prompts: LocatedText[];
+  /** Every tool some agent or template is given (tool-names.ts): read once, by the sandbox check at load and by setup. */
+  tools: ReadonlySet<string>;
+  /** Whether any agent or template makes its calls through Message Batches (`batch: true`, its own or the defaults'). */
+  batched: boolean;
+  /** How many agents the team may hold, spawned and for_each instances included (`limits.max_agents`, or its default). */
+  maxAgents: number;
 }
 
 export interface LoadResult {
@@ -166,6 +172,9 @@ async function checkWorkflow(file: string, text: string, provider?: string): Pro
       system: systemTemplates,
       templates,
       prompts,
+      tools: toolsGiven(spec),
+      batched: usesBatches(spec),
+      maxAgents: maxAgentsOf(spec),
     },
   };
 }

@@ -38,7 +38,7 @@ describe('the budget is a ceiling (property test)', () => {
         ...(rand() < 0.3 ? { long: { over: int(1_000, 50_000), input: rand() * 30, output: rand() * 100 } } : {}),
       };
       const limits = { ...DEFAULT_LIMITS, budgetUsd, concurrency };
-      const accounting = new Accounting(() => limits, { model: price });
+      const accounting = new Accounting(() => limits, { pricing: { model: price } });
       const reservations = new Reservations();
       // One signal for every call, as a run has (the run lifts the listener limit on it too).
       const signal = new AbortController().signal;

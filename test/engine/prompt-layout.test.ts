@@ -5,18 +5,19 @@ import type { ModelResponse } from '../../src/provider/client.js';
 import type { WorkflowSpec } from '../../src/workflow/types.js';
 
 const spec = (extra: Partial<WorkflowSpec> = {}) => ({ name: 'x', agents: {}, kickoff: 'k', ...extra }) as WorkflowSpec;
+const workflowOf = (extra: Partial<WorkflowSpec> = {}) => ({ spec: spec(extra), batched: false });
 const NOTHING = { cacheTtl: undefined, sharedTools: undefined };
 
 describe("the run's prompt layout, fixed at its start and recorded", () => {
   it('a new run: one tool list where the workflow has a context, 5 minutes unless it keeps an hour', () => {
-    expect(promptLayoutOf(spec({ context: 'the diff' }), false, NOTHING)).toEqual({ cacheTtl: '5m', sharedTools: true });
-    expect(promptLayoutOf(spec(), false, NOTHING)).toEqual({ cacheTtl: '5m', sharedTools: false });
-    expect(promptLayoutOf(spec({ cache: { ttl: '1h' } }), false, NOTHING)).toEqual({ cacheTtl: '1h', sharedTools: false });
+    expect(promptLayoutOf(workflowOf({ context: 'the diff' }), false, NOTHING)).toEqual({ cacheTtl: '5m', sharedTools: true });
+    expect(promptLayoutOf(workflowOf(), false, NOTHING)).toEqual({ cacheTtl: '5m', sharedTools: false });
+    expect(promptLayoutOf(workflowOf({ cache: { ttl: '1h' } }), false, NOTHING)).toEqual({ cacheTtl: '1h', sharedTools: false });
   });
 
   it("a resumed or replayed run: the recorded run's, whatever the workflow says now", () => {
-    expect(promptLayoutOf(spec({ context: 'the diff' }), false, { cacheTtl: '5m', sharedTools: false })).toEqual({ cacheTtl: '5m', sharedTools: false });
-    expect(promptLayoutOf(spec(), false, { cacheTtl: '1h', sharedTools: true })).toEqual({ cacheTtl: '1h', sharedTools: true });
+    expect(promptLayoutOf(workflowOf({ context: 'the diff' }), false, { cacheTtl: '5m', sharedTools: false })).toEqual({ cacheTtl: '5m', sharedTools: false });
+    expect(promptLayoutOf(workflowOf(), false, { cacheTtl: '1h', sharedTools: true })).toEqual({ cacheTtl: '1h', sharedTools: true });
   });
 
   it('is recorded only where it differs from a run recorded before either existed', () => {

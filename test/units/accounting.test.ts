@@ -11,7 +11,7 @@ const usage = (input: number, output: number) => ({ input_tokens: input, output_
 const signal = () => new AbortController().signal;
 
 function accounting(limits: Partial<Limits>, onUnknown?: (model: string) => void) {
-  return new Accounting(() => ({ ...DEFAULT_LIMITS, ...limits }), PRICE, onUnknown);
+  return new Accounting(() => ({ ...DEFAULT_LIMITS, ...limits }), { pricing: PRICE, onUnknownModel: onUnknown });
 }
 
 /** One run's reservations per accounting, as a run has. */

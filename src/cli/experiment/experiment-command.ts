@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { EXIT } from '../../exit-codes.js';
 import { inGitHubActions } from '../github/github.js';
-import { connectionsFor } from '../providers.js';
+import { connectionsFor, runProviders } from '../providers.js';
 import { newRunId } from '../run-workflow.js';
 import { printableJson } from '../command-guard.js';
 import { UsageError } from '../usage-error.js';
@@ -89,7 +89,7 @@ export async function experimentCommand(paths: readonly string[], options: Exper
   say(`what the edit touches: ${experiment.changes.map((c) => `${c.agent === null ? 'the workflow' : `@${c.agent}`} at ${c.path}`).join('; ')}`);
 
   // The runs need the key before anything is estimated or paid: a missing one is exit 2 now.
-  for (const workflow of new Set(cases.map((c) => c.workflow.head))) await connectionsFor(workflow.spec, { batch: options.batch }, true);
+  for (const workflow of new Set(cases.map((c) => c.workflow.head))) await connectionsFor(runProviders(workflow.spec, { batch: options.batch }), true);
   const perStage = await estimateStage(cases, repeat, options.batch);
   experiment.estimate = { first_stage_usd: round(perStage), most_usd: round(perStage * experiment.design.stages) };
   say(

@@ -1,6 +1,5 @@
-import { InputError, resolveInputs } from '../../engine/inputs.js';
 import { estimateOf } from '../estimate/estimate-command.js';
-import { asUsageError, UsageError } from '../usage-error.js';
+import { UsageError } from '../usage-error.js';
 import type { LoadedCase } from './experiment-cases.js';
 import type { PlannedRun } from './experiment-verdict.js';
 
@@ -23,8 +22,7 @@ export async function estimateStage(cases: readonly LoadedCase[], repeat: number
     for (const version of ['base', 'head'] as const) {
       const workflow = c.workflow[version];
       const pairs = Object.entries(c.testCase.inputs).map(([k, v]) => `${k}=${v}`);
-      const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, pairs), InputError);
-      const estimate = await estimateOf(workflow, inputs, { setup: false, batch, workspace: c.workspace[version] }, []);
+      const estimate = await estimateOf(workflow, pairs, { setup: false, batch, workspace: c.workspace[version] }, []);
       sum += estimate.likely_usd * repeat;
     }
   }

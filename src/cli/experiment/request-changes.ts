@@ -2,7 +2,7 @@ import { request } from '../../agents/request.js';
 import { firstMessageOf } from '../../engine/estimate/estimate-team.js';
 import { InputError, resolveInputs } from '../../engine/inputs.js';
 import type { Workflow } from '../../workflow/load.js';
-import { estimatedTeam, scopeOf } from '../estimate/estimate-command.js';
+import { estimatedTeam, estimateScope } from '../../engine/estimate/workflow-estimate.js';
 import { asUsageError } from '../usage-error.js';
 
 /**
@@ -56,8 +56,8 @@ export async function requestChanges(
 async function renderedRequests(workflow: Workflow, given: Record<string, string>, workspace: string): Promise<Map<string, unknown>> {
   const pairs = Object.entries(given).map(([name, value]) => `${name}=${value}`);
   const inputs = asUsageError(() => resolveInputs(workflow.spec.inputs ?? {}, pairs), InputError);
-  const { scope, perItem, forEachWorkflow } = await scopeOf(workflow, inputs, false, workspace);
-  const { groups } = estimatedTeam(workflow, forEachWorkflow, scope, {}, undefined, perItem);
+  const { scope, perItem, forEachWorkflow } = await estimateScope({ workflow, inputs, setup: false, workspace, providers: [], warn: () => {} });
+  const { groups } = estimatedTeam({ workflow, forEachWorkflow, scope, overrides: {}, perItem });
   const first = firstMessageOf(workflow, scope);
   return new Map(
     groups.flatMap((g) =>

@@ -4,6 +4,7 @@ import { formatUsd } from '../../provider/money.js';
 import { printable } from './terminal-text.js';
 import { WAIT_WORDS } from './progress-lines.js';
 import type { Limits } from '../../workflow/limits.js';
+import type { WorkflowSpec } from '../../workflow/types.js';
 
 interface AgentLine {
   state: string;
@@ -177,4 +178,12 @@ export function liveView(agents: readonly string[], limits: Limits, options: { r
       for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     },
   };
+}
+
+/** The live view's lines: each declared agent, then one folded line per source of agents made at run time. */
+export function viewLines(spec: WorkflowSpec): string[] {
+  const agents = Object.entries(spec.agents);
+  const templates = Object.entries(spec.templates ?? {});
+  const forkers = [...agents, ...templates].filter(([, a]) => a.fork === true).map(([name]) => `${name}-fork`);
+  return [...agents.map(([name]) => name), ...templates.map(([name]) => name), ...forkers];
 }

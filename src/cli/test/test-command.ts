@@ -4,7 +4,6 @@ import { dirname, relative, resolve, sep } from 'node:path';
 import { EXIT } from '../../exit-codes.js';
 import { replayable } from '../../session/recording.js';
 import { formatDiagnostic } from '../../workflow/diagnostic.js';
-import { usesBatches } from '../../workflow/api-checks.js';
 import { writeCommand } from '../command-guard.js';
 import { annotation, inGitHubActions } from '../github/github.js';
 import { realBelow } from './test-paths.js';
@@ -111,7 +110,7 @@ async function runCaseRepeats(suite: Suite, testCase: TestCase, mode: CaseMode, 
   const recording = suite.recordings.get(testCase) ?? [];
   // The repeats' calls to the Message Batches API go in one batch each time they ask together.
   const shared =
-    mode.live && mode.repeat > 1 && usesBatches(suite.workflow.spec)
+    mode.live && mode.repeat > 1 && suite.workflow.batched
       ? await startSharedBatches(process.env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com', mode.repeat)
       : undefined;
   let runs: CaseRun[];

@@ -2,9 +2,8 @@ import { relative, resolve, sep } from 'node:path';
 import pkg from '../../../package.json' with { type: 'json' };
 import { shownSpec } from '../../provider/stores/store-url.js';
 import type { Workflow } from '../../workflow/load.js';
-import { providersOf } from '../../workflow/providers-used.js';
+import type { ProviderName } from '../../provider/clouds.js';
 import type { WorkerPool } from '../../workers/coordinator.js';
-import { providerFlag } from '../providers.js';
 import { createHash } from 'node:crypto';
 import { UsageError } from '../usage-error.js';
 import { another, checkedWorkersPlace, openRedis } from '../../workers/redis.js';
@@ -46,7 +45,7 @@ export function checkWorkersFlags(flags: WorkersFlags & { replay?: string; offli
  */
 export async function workerPoolOf(
   flags: WorkersFlags,
-  run: { runId: string; workflow: Workflow; workspace: string; provider?: string },
+  run: { runId: string; workflow: Workflow; workspace: string; providers: ProviderName[] },
   warn: (message: string) => void,
 ): Promise<WorkerPool | undefined> {
   if (flags.workers === undefined) return undefined;
@@ -69,7 +68,7 @@ export async function workerPoolOf(
       run: run.runId,
       version: pkg.version,
       workflow: { path: path.split(sep).join('/'), sha256: createHash('sha256').update(run.workflow.text).digest('hex') },
-      providers: providersOf(run.workflow.spec, providerFlag(run.provider)),
+      providers: run.providers,
       queue,
       shownUrl: shownSpec(flags.workers),
     },

@@ -35,19 +35,18 @@ export interface RunCallsHooks {
  * the provider or the workers, the spend pools, the batches and the prompt cache's warming.
  */
 export function runCalls(options: RunCallsOptions, hooks: RunCallsHooks): { accounting: Accounting; calls: ModelCalls } {
-  const accounting = new Accounting(
-    hooks.limits,
-    options.workflow.spec.pricing,
-    (model) =>
+  const accounting = new Accounting(hooks.limits, {
+    pricing: options.workflow.spec.pricing,
+    onUnknownModel: (model) =>
       hooks.progress({
         type: 'warning',
         message:
           `the price table does not know model "${model}": its cost is estimated at the highest price, $15 / $75 per million tokens; set pricing: ` +
           `in the workflow`,
       }),
-    options.place.env.CLOUD_ML_REGION,
-    hooks.cacheTtl,
-  );
+    vertexRegion: options.place.env.CLOUD_ML_REGION,
+    cacheTtl: hooks.cacheTtl,
+  });
   const warming = new CacheWarming(hooks.cacheTtl);
   const calls = new ModelCalls({
     journal: options.recording.journal,

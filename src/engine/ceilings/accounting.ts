@@ -48,6 +48,18 @@ export interface BatchUse {
 
 const NOTHING: Spend = { calls: 0, usage: NO_USAGE, costUsd: 0 };
 
+/** What a run's calls are priced by, besides the models' list prices. */
+export interface PriceSettings {
+  /** The workflow's `pricing:`. */
+  pricing?: Readonly<Record<string, Price>>;
+  /** Told once per model that the price table does not know. */
+  onUnknownModel?: (model: string) => void;
+  /** Vertex's region (`CLOUD_ML_REGION`): a regional endpoint costs more than the global one. */
+  vertexRegion?: string;
+  /** How long the run's prompt cache writes are kept: an hour's cost more. */
+  cacheTtl?: CacheTtl;
+}
+
 /**
  * Token usage and estimated cost, per agent and for the run, against the run's budget. The
  * budget is a ceiling (docs/design.md: limits), held as every ceiling is (`reservation.ts`): a
@@ -63,16 +75,20 @@ export class Accounting {
   readonly ceiling: Ceiling = { hold: (worst) => this.budget.hold(worst, (w) => this.limitReached(w)) };
   private readonly budget = new LocalCeiling((held) => this.fits(held));
 
+  private readonly pricing: Readonly<Record<string, Price>>;
+  private readonly onUnknownModel: (model: string) => void;
+  private readonly vertexRegion: string | undefined;
+  private readonly cacheTtl: CacheTtl;
+
   constructor(
     private readonly limits: () => Limits,
-    private readonly pricing: Readonly<Record<string, Price>> = {},
-    /** Told once per model that the price table does not know. */
-    private readonly onUnknownModel: (model: string) => void = () => {},
-    /** Vertex's region (`CLOUD_ML_REGION`): a regional endpoint costs more than the global one. */
-    private readonly vertexRegion?: string,
-    /** How long the run's prompt cache writes are kept: an hour's cost more. */
-    private readonly cacheTtl: CacheTtl = '5m',
-  ) {}
+    prices: PriceSettings = {},
+  ) {
+    this.pricing = prices.pricing ?? {};
+    this.onUnknownModel = prices.onUnknownModel ?? (() => {});
+    this.vertexRegion = prices.vertexRegion;
+    this.cacheTtl = prices.cacheTtl ?? '5m';
+  }
 
   /**
    * The price of a model on a provider (docs/providers.md: prices), warning once about a model the

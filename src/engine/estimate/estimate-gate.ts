@@ -9,7 +9,11 @@ import { estimateGroups, firstMessageOf } from './estimate-team.js';
 import type { RunOptions } from '../run-options.js';
 import type { Team } from '../teams/team.js';
 
-export interface EstimateGateSources extends Pick<RunOptions, 'workflow' | 'recording' | 'answers' | 'estimateFirst'> {
+/** What the estimate before the run takes of the run's options. */
+export type EstimateGateOptions = Pick<RunOptions, 'workflow' | 'recording' | 'answers' | 'estimateFirst'>;
+
+/** What it takes of the run itself: its limits now, its team as assembled, the scope, the prices. */
+export interface EstimateGateSources {
   limits: Limits;
   /** The run's: a stop or a signal ends the counting. */
   signal: AbortSignal;
@@ -24,18 +28,18 @@ export interface EstimateGateSources extends Pick<RunOptions, 'workflow' | 'reco
  * over the ceiling stops the run as a limit, nothing spent. A resume compares the noted estimate
  * with its ceiling, raised or not; a recording that goes past the start without one is not judged.
  */
-export async function estimateGate(sources: EstimateGateSources): Promise<Ending | undefined> {
-  const { journal } = sources.recording;
+export async function estimateGate(options: EstimateGateOptions, sources: EstimateGateSources): Promise<Ending | undefined> {
+  const { journal } = options.recording;
   const most = sources.limits.maxEstimateUsd;
-  if (most === undefined && !sources.estimateFirst) return undefined;
+  if (most === undefined && !options.estimateFirst) return undefined;
   let estimate: { likely_usd: number; worst_usd: number } | undefined = journal.recorded.estimate;
   if (!estimate) {
     if (journal.replaying) return undefined;
     const made = await estimateRun({
       limits: sources.limits,
       groups: estimateGroups(sources.team.sources, sources.team.expanded),
-      firstMessage: firstMessageOf(sources.workflow, sources.scope),
-      count: (request, provider) => sources.answers.count?.(request, provider, sources.signal) ?? Promise.resolve(undefined),
+      firstMessage: firstMessageOf(options.workflow, sources.scope),
+      count: (request, provider) => options.answers.count?.(request, provider, sources.signal) ?? Promise.resolve(undefined),
       price: sources.price,
       history: [],
     });

@@ -1,6 +1,5 @@
 import type { AgentProfile } from '../../agents/profile.js';
 import { fillTemplate } from '../../workflow/fill.js';
-import { maxAgentsOf } from '../../workflow/limits.js';
 import type { Scope } from '../../workflow/evaluate.js';
 import type { Workflow } from '../../workflow/load.js';
 import type { ExpandedTeam } from '../teams/for-each.js';
@@ -23,10 +22,10 @@ export function estimateGroups(sources: ProfileSources, expanded: ExpandedTeam, 
       name,
       kind: 'for_each',
       profiles: instances.map((i) => byName.get(i)!),
-      ...(perItem.has(name) ? { perItem: true, atMost: maxAgentsOf(spec) } : {}),
+      ...(perItem.has(name) ? { perItem: true, atMost: workflow.maxAgents } : {}),
     };
   });
-  const room = Math.max(0, maxAgentsOf(spec) - byName.size);
+  const room = Math.max(0, workflow.maxAgents - byName.size);
   for (const [template, t] of Object.entries(spec.templates ?? {})) {
     const parent = Object.entries(spec.agents).find(([, a]) => a.spawns?.includes(template))?.[0] ?? workflow.graph.lead;
     groups.push({

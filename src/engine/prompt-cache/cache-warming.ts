@@ -4,8 +4,7 @@ import type { ModelRequest } from '../../provider/client.js';
 import type { ProviderName } from '../../provider/clouds.js';
 import { modelInfo } from '../../provider/models.js';
 import type { CacheTtl } from '../../workflow/types.js';
-import { usesBatches } from '../../workflow/api-checks.js';
-import type { WorkflowSpec } from '../../workflow/types.js';
+import type { Workflow } from '../../workflow/load.js';
 import { detached } from '../../detached.js';
 import { thousands } from '../../thousands.js';
 
@@ -134,8 +133,8 @@ function waitFor(released: Promise<void>, signal: AbortSignal): Promise<void> {
  * while its batches wait (`--park` with batched agents: it goes on when a later job resumes it,
  * later than 5 minutes), 5 minutes for any other.
  */
-export function cacheTtlOf(spec: WorkflowSpec, park: boolean, recorded: CacheTtl | undefined): CacheTtl {
-  return spec.cache?.ttl ?? recorded ?? (park && usesBatches(spec) ? '1h' : '5m');
+export function cacheTtlOf(workflow: Pick<Workflow, 'spec' | 'batched'>, park: boolean, recorded: CacheTtl | undefined): CacheTtl {
+  return workflow.spec.cache?.ttl ?? recorded ?? (park && workflow.batched ? '1h' : '5m');
 }
 
 /**

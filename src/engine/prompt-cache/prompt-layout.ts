@@ -1,5 +1,6 @@
 import type { EventOf } from '../../session/format.js';
-import type { CacheTtl, WorkflowSpec } from '../../workflow/types.js';
+import type { CacheTtl } from '../../workflow/types.js';
+import type { Workflow } from '../../workflow/load.js';
 import { cacheTtlOf } from './cache-warming.js';
 import type { RecordingIndex } from '../replay/recording-index.js';
 
@@ -15,8 +16,12 @@ export interface PromptLayout {
 }
 
 /** The recorded run's layout; a new run's: its ttl, and one tool list for a workflow with a `context:`. */
-export function promptLayoutOf(spec: WorkflowSpec, park: boolean, recorded: Pick<RecordingIndex, 'cacheTtl' | 'sharedTools'>): PromptLayout {
-  return { cacheTtl: cacheTtlOf(spec, park, recorded.cacheTtl), sharedTools: recorded.sharedTools ?? typeof spec.context === 'string' };
+export function promptLayoutOf(
+  workflow: Pick<Workflow, 'spec' | 'batched'>,
+  park: boolean,
+  recorded: Pick<RecordingIndex, 'cacheTtl' | 'sharedTools'>,
+): PromptLayout {
+  return { cacheTtl: cacheTtlOf(workflow, park, recorded.cacheTtl), sharedTools: recorded.sharedTools ?? typeof workflow.spec.context === 'string' };
 }
 
 /** The layout as `run_started` records it: only what differs from a run recorded before either existed. */

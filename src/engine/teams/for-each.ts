@@ -1,7 +1,6 @@
 import { ConclaveError } from '../../conclave-error.js';
 import type { Scope } from '../../workflow/evaluate.js';
 import { evaluate } from '../../workflow/evaluate.js';
-import { maxAgentsOf } from '../../workflow/limits.js';
 import type { Workflow } from '../../workflow/load.js';
 import type { TeamGraph, TeamMember } from '../../workflow/graph.js';
 import { instanceName } from '../../workflow/spawn-checks.js';
@@ -47,7 +46,7 @@ export function expandTeam(workflow: Workflow, scope: Scope): ExpandedTeam {
     });
     groups.set(member.name, names);
   }
-  const maxAgents = maxAgentsOf(spec);
+  const maxAgents = workflow.maxAgents;
   if (members.size > maxAgents) {
     throw new ForEachError(
       `for_each gives the team ${members.size} agents; limits.max_agents is ${maxAgents} (raise it in the workflow, or give for_each a shorter list)`,

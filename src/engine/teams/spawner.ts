@@ -4,7 +4,7 @@ import { ConclaveError } from '../../conclave-error.js';
 import { ToolInputError, type ForkPoint, type SpawnCaps, type ToolContext } from '../../agents/tools/tool.js';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Channel } from '../../channel/channel.js';
-import { DEFAULT_MAX_DEPTH, maxAgentsOf } from '../../workflow/limits.js';
+import { DEFAULT_MAX_DEPTH } from '../../workflow/limits.js';
 import { chosenNameProblem, instanceName } from '../../workflow/spawn-checks.js';
 import { instanceProfile, type ProfileSources } from './profiles.js';
 import { LocalCeiling, type Ceiling, type Worst } from '../ceilings/reservation.js';
@@ -217,7 +217,7 @@ export class Spawner {
   /** The depth new agents under `parent` would have, once max_agents and max_depth allow `count` more. */
   private checkRoom(parent: string, count: number, what: string): number {
     const { spec } = this.sources.workflow;
-    const maxAgents = maxAgentsOf(spec);
+    const maxAgents = this.sources.workflow.maxAgents;
     if (this.agents + count > maxAgents)
       throw new ToolInputError(`${what} refused: limits.max_agents is ${maxAgents} and the run has ${this.agents} agents; ${count} more would pass it`);
     const depth = (this.tree.get(parent)?.depth ?? 0) + 1;

@@ -3,6 +3,8 @@ import type { McpToolbox } from '../../agents/tools/mcp.js';
 import { Channel, type ProposalView } from '../../channel/channel.js';
 import type { ChannelEvent } from '../../channel/channel-events.js';
 import type { Scope } from '../../workflow/evaluate.js';
+import type { Workflow } from '../../workflow/load.js';
+import type { ProviderName } from '../../provider/clouds.js';
 import type { PeopleSpec } from '../../workflow/types.js';
 import type { PromptLayout } from '../prompt-cache/prompt-layout.js';
 import { withTeamTools } from './team-tools.js';
@@ -55,28 +57,53 @@ export function assembleTeam(
   hosts: TeamHosts,
 ): Team {
   const { workflow } = options;
-  const team = expandTeam(workflow, scope);
-  const given: ProfileSources = {
-    workflow,
-    scope,
-    modelOverride: options.answers.modelOverride,
-    ...(options.answers.batchOverride ? { batchOverride: true } : {}),
-    providerOverride: options.answers.providerOverride,
-    mcp,
-    cacheTtl: layout.cacheTtl,
-    trust,
-    ...teamContext(workflow, scope, trust),
-  };
-  const sources = withTeamTools(given, team, layout.sharedTools);
+  const people = peoplePolicy(workflow.spec.people);
+  const { sources, expanded: team } = teamSources({ workflow, scope, overrides: options.answers, mcp, layout, trust });
   const profiles = buildProfiles(sources, team);
   for (const profile of profiles) hosts.register(profile);
   const short = sources.context === undefined || options.recording.journal.replaying ? undefined : contextTooShort(sources.context, profiles);
   if (short) hosts.warn(short);
-  const channel = new Channel(team.graph, (event) => hosts.onChannelEvent(event), peoplePolicy(workflow.spec.people));
+  const channel = new Channel(team.graph, (event) => hosts.onChannelEvent(event), people);
   const spawner = new Spawner(sources, channel, hosts.profiles.size, hosts);
   const fanIn = new FanIn({ channel, spawner, profiles: hosts.profiles, running: hosts.running, hasTurnsLeft: (n) => hosts.hasTurnsLeft(n) });
   const reminders = [voteReminders(channel, (p) => hosts.onProposalClosed(p)), editReminders(channel)];
   return { channel, spawner, fanIn, reminders, sources, expanded: team };
+}
+
+/** What a team's profiles are made from besides the workflow and the scope: --model, --provider, --batch. */
+export interface TeamOverrides {
+  modelOverride?: string;
+  providerOverride?: ProviderName;
+  batchOverride?: boolean;
+}
+
+/**
+ * What every profile of the team is made from, and the team with its `for_each` expanded: the
+ * run's team (assembleTeam) and the team an estimate prices (estimated-team.ts) are made here
+ * alike, so that the estimate's first requests are the run's.
+ */
+export function teamSources(given: {
+  workflow: Workflow;
+  scope: Scope;
+  overrides: TeamOverrides;
+  mcp: McpToolbox | undefined;
+  layout: PromptLayout;
+  trust?: TrustPolicy;
+}): { sources: ProfileSources; expanded: ExpandedTeam } {
+  const { workflow, scope, overrides, mcp, layout, trust } = given;
+  const expanded = expandTeam(workflow, scope);
+  const sources: ProfileSources = {
+    workflow,
+    scope,
+    ...(overrides.modelOverride ? { modelOverride: overrides.modelOverride } : {}),
+    ...(overrides.batchOverride ? { batchOverride: true } : {}),
+    ...(overrides.providerOverride ? { providerOverride: overrides.providerOverride } : {}),
+    ...(mcp ? { mcp } : {}),
+    cacheTtl: layout.cacheTtl,
+    ...(trust ? { trust } : {}),
+    ...teamContext(workflow, scope, trust),
+  };
+  return { sources: withTeamTools(sources, expanded, layout.sharedTools), expanded };
 }
 
 /** How long a proposal waits for people when the workflow does not say (people.deadline). */
