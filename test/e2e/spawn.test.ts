@@ -602,6 +602,22 @@ kickoff: Go.
         env: { ANTHROPIC_API_KEY: TEST_API_KEY },
       });
       expect(loaded.code, loaded.stdout.slice(0, 400)).toBe(run.code);
+      // Later still: the spawner's tool result between @worker_t-3's failed call and its end (a failure's own events
+      // came apart on a loaded machine). The failed agent ends only once the run reaches its end in the recording.
+      const failedAt = reordered.findIndex((e) => e.type === 'call_failed' && e.agent === 'worker_t-3');
+      const result = reordered.findIndex((e) => e.type === 'tool_result' && String(e.content).startsWith('Started @solo-worker'));
+      const apart = [...reordered.slice(0, failedAt + 1), reordered[result]!, ...reordered.slice(failedAt + 1, result), ...reordered.slice(result + 1)];
+      expect(apart.slice(failedAt, failedAt + 3).map((e) => [e.type, e.agent])).toEqual([
+        ['call_failed', 'worker_t-3'],
+        ['tool_result', 'manager_t-1'],
+        ['agent_ended', 'worker_t-3'],
+      ]);
+      writeFileSync(file, `${[header, ...apart.map((e, k) => JSON.stringify({ ...e, seq: k + 1 }))].join('\n')}\n`);
+      const later = await conclave(['run', 'workflow.yml', '--replay', String(run.json.session), '--json'], {
+        cwd: run.dir,
+        env: { ANTHROPIC_API_KEY: TEST_API_KEY },
+      });
+      expect(later.code, later.stdout.slice(0, 400)).toBe(run.code);
     }
   });
 

@@ -130,17 +130,26 @@ export class ModelCalls {
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
+      // A recorded failure's own events follow it once the run reaches them, as an answer's do: the others' come first.
+      const inOrder = async (error: Error) => {
+        await journal.continueAfter(agent, signal)?.catch(() => {});
+        return error;
+      };
       if (event.type === 'call_interrupted')
-        throw this.records.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, batched);
+        throw await inOrder(this.records.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, batched));
       if (event.type === 'call_failed')
-        throw this.records.failed(
-          agent,
-          turn,
-          step,
-          event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined),
+        throw await inOrder(
+          this.records.failed(
+            agent,
+            turn,
+            step,
+            event.kind === 'budget' ? new SpawnBudgetReached(event.error) : new ProviderError(event.error, event.kind, event.status ?? undefined),
+          ),
         );
       if (event.type === 'context_exceeded')
-        throw this.records.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error));
+        throw await inOrder(
+          this.records.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error)),
+        );
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
       if (budgets) request = budgets.asRecorded(agent, request, event.request);
       if (!isModelResponse(event.response))
