@@ -1,1 +1,0 @@
-export{t as estimateCommand}from"./estimate-command-DXl9vCtj.js";

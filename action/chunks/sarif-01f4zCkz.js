@@ -1,0 +1,1 @@
+export{at as writeSarif}from"./workflow-BtpQzkLK.js";

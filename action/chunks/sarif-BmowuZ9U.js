@@ -1,1 +1,0 @@
-export{st as writeSarif}from"./workflow-CDK6anRM.js";

@@ -1,1 +1,0 @@
-import"./run-BeKKvG_F.js";export{t as default}from"./client-xhRxQuUy.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+import"./run-C1IdXPRe.js";export{t as default}from"./client-CoDl_Suj.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+export{t as SpanBuilder,n as spansOf}from"./spans-jpubeA8i.js";
