@@ -1,16 +1,17 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeAnthropic, startFakeAnthropic } from '../fake-anthropic/server.js';
 import { type FakeGitHub, startFakeGitHub } from '../fake-github/server.js';
-import { ROOT } from '../helpers/cli.js';
+import { bundledAction } from '../helpers/action-recipe.js';
 import { TEST_API_KEY } from '../helpers/run-workflow.js';
 import { plantedRepository, plantedScript, plantedWorkflow, REWORDED_PROMPT, SKIM_PROMPT } from '../fixtures/planted-bug.js';
 
 /**
- * The Action's `experiment:` on a pull request, run as GitHub's @github/local-action runs the
- * source entry (docs/experiments.md: in the Action): the verdict as one pull request comment and a
+ * The Action's `experiment:` on a pull request, run from the committed bundle as a runner runs it
+ * (docs/experiments.md: in the Action; test/e2e/action.test.ts runs the source entry through
+ * @github/local-action, as docs/github-action.md shows): the verdict as one pull request comment and a
  * check run on the head commit, against the fake GitHub at GITHUB_API_URL; a second push updates
  * the comment in place, a re-run the check run; a fork's pull request spends only after a
  * maintainer's label.
@@ -52,46 +53,29 @@ function pullRequestEvent(repo: string, head: string, options: { fork?: boolean;
   return file;
 }
 
-async function localAction(repo: string, event: string, eventName = 'pull_request'): Promise<{ code: number; stdout: string; outputs: string }> {
+/** The Action's step on this pull request, from the committed bundle as a runner runs it (test/helpers/action-recipe.ts). */
+let step = 0;
+async function action(repo: string, event: string, eventName = 'pull_request'): Promise<{ code: number; stdout: string; outputs: Record<string, string> }> {
+  const inputs = {
+    experiment: 'true',
+    repeat: '2',
+    comment: 'true',
+    'github-token': TOKEN,
+    'anthropic-api-key': TEST_API_KEY,
+    'experiment-label': 'conclave-experiment',
+  };
   const env = {
-    INPUT_EXPERIMENT: 'true',
-    INPUT_REPEAT: '2',
-    INPUT_COMMENT: 'true',
-    'INPUT_GITHUB-TOKEN': TOKEN,
-    'INPUT_ANTHROPIC-API-KEY': TEST_API_KEY,
-    'INPUT_EXPERIMENT-LABEL': 'conclave-experiment',
-    GITHUB_WORKSPACE: repo,
+    ...process.env,
+    GITHUB_ACTIONS: '',
     GITHUB_API_URL: github!.url,
     GITHUB_REPOSITORY: 'acme/shop',
     GITHUB_EVENT_NAME: eventName,
     GITHUB_EVENT_PATH: event,
     ANTHROPIC_BASE_URL: server!.url,
   };
-  const dotenv = join(repo, '..', `${repo.split('/').pop()}.env`);
-  writeFileSync(
-    dotenv,
-    `${Object.entries(env)
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n')}\n`,
-  );
-  // The line docs/github-action.md gives: npx @github/local-action run . src/cli/action/action-main.ts .env
-  const result = await new Promise<{ code: number; stdout: string }>((done) =>
-    execFile(
-      join(ROOT, 'node_modules/.bin/local-action'),
-      ['run', '.', 'src/cli/action/action-main.ts', dotenv],
-      // Octokit takes GITHUB_API_URL when it is loaded, before local-action reads the .env file: the job's environment has it, as on a runner.
-      {
-        cwd: ROOT,
-        env: { ...process.env, GITHUB_ACTIONS: '', GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '', GITHUB_API_URL: github!.url },
-        maxBuffer: 64 * 1024 * 1024,
-      },
-      (e, stdout) => done({ code: e ? Number(e.code ?? 1) : 0, stdout }),
-    ),
-  );
-  return { ...result, outputs: result.stdout.slice(result.stdout.indexOf('Action Outputs')) };
+  step++;
+  return bundledAction(inputs, repo, env, join(repo, '..', `${repo.split('/').pop()}-step-${step}`));
 }
-
-const output = (outputs: string, name: string) => new RegExp(`'${name}'\\s*│\\s*'([^']*)'`).exec(outputs)?.[1];
 
 describe('the Action: experiment', () => {
   it('on a pull request: a REJECT comment and a failing check run; a second push updates the comment in place; a re-run updates the check run', async () => {
@@ -101,10 +85,10 @@ describe('the Action: experiment', () => {
     github = await startFakeGitHub('acme/shop', 7, ['a reviewer wrote this']);
     server = await startFakeAnthropic(plantedScript({ found: () => 1, skimDrop: 1, seed: 'action' }), { batches: { endsAfterMs: 200 } });
 
-    const rejected = await localAction(repo, pullRequestEvent(repo, first));
+    const rejected = await action(repo, pullRequestEvent(repo, first));
     expect(rejected.code, rejected.stdout.slice(-3000)).toBe(1);
-    expect(output(rejected.outputs, 'experiment-verdict')).toBe('REJECT');
-    expect(output(rejected.outputs, 'experiment-reason')).toBe('candidate_regressed');
+    expect(rejected.outputs['experiment-verdict']).toBe('REJECT');
+    expect(rejected.outputs['experiment-reason']).toBe('candidate_regressed');
     expect(github.comments).toHaveLength(2);
     const comment = github.comments[1]!;
     expect(comment.body.split('\n')[0]).toBe('<!-- conclave experiment: planted.test.yml -->');
@@ -130,10 +114,10 @@ describe('the Action: experiment', () => {
     // A second push: the prompt reworded, which the team answers as the base.
     const second = commit(repo, REWORDED_PROMPT, 'reword');
     const event = pullRequestEvent(repo, second);
-    const promoted = await localAction(repo, event);
+    const promoted = await action(repo, event);
     expect(promoted.code, promoted.stdout.slice(-3000)).toBe(0);
     // As good as the base in every run, but four inputs say too little: INCONCLUSIVE, a neutral check.
-    expect(output(promoted.outputs, 'experiment-verdict')).toBe('INCONCLUSIVE');
+    expect(promoted.outputs['experiment-verdict']).toBe('INCONCLUSIVE');
     expect(github.comments).toHaveLength(2);
     expect(github.comments[1]!.id).toBe(comment.id);
     expect(github.comments[1]!.body).toContain('### ⚪ conclave experiment: **INCONCLUSIVE** (`evidence_insufficient`)');
@@ -142,7 +126,7 @@ describe('the Action: experiment', () => {
       [second, 'neutral'],
     ]);
     // The job run again on the same commit: its check run is updated, not doubled.
-    const again = await localAction(repo, event);
+    const again = await action(repo, event);
     expect(again.code).toBe(0);
     expect(github.checkRuns).toHaveLength(2);
     expect(github.comments).toHaveLength(2);
@@ -156,24 +140,24 @@ describe('the Action: experiment', () => {
     github.people.permissions = { maintainer: 'maintain', reader: 'read' };
     server = await startFakeAnthropic(plantedScript({ found: () => 1, skimDrop: 1, seed: 'fork' }), { batches: { endsAfterMs: 200 } });
 
-    const untrusted = await localAction(repo, pullRequestEvent(repo, head, { fork: true }));
+    const untrusted = await action(repo, pullRequestEvent(repo, head, { fork: true }));
     expect(untrusted.code).toBe(0);
-    expect(output(untrusted.outputs, 'status')).toBe('skipped');
+    expect(untrusted.outputs.status).toBe('skipped');
     expect(untrusted.stdout).toContain("GitHub gives a fork's pull_request job no secrets");
-    const unlabelled = await localAction(repo, pullRequestEvent(repo, head, { fork: true }), 'pull_request_target');
-    expect(output(unlabelled.outputs, 'status')).toBe('skipped');
+    const unlabelled = await action(repo, pullRequestEvent(repo, head, { fork: true }), 'pull_request_target');
+    expect(unlabelled.outputs.status).toBe('skipped');
     expect(unlabelled.stdout).toContain('an experiment spends only when a maintainer adds the label "conclave-experiment"');
     github.labelled.push({ label: 'conclave-experiment', by: 'reader' });
-    const byReader = await localAction(repo, pullRequestEvent(repo, head, { fork: true, labels: ['conclave-experiment'] }), 'pull_request_target');
-    expect(output(byReader.outputs, 'status')).toBe('skipped');
+    const byReader = await action(repo, pullRequestEvent(repo, head, { fork: true, labels: ['conclave-experiment'] }), 'pull_request_target');
+    expect(byReader.outputs.status).toBe('skipped');
     expect(byReader.stdout).toContain('was added by reader, whose permission is read');
     expect(server.requests).toHaveLength(0);
     expect(server.counts).toHaveLength(0);
 
     github.labelled.push({ label: 'conclave-experiment', by: 'maintainer' });
-    const byMaintainer = await localAction(repo, pullRequestEvent(repo, head, { fork: true, labels: ['conclave-experiment'] }), 'pull_request_target');
+    const byMaintainer = await action(repo, pullRequestEvent(repo, head, { fork: true, labels: ['conclave-experiment'] }), 'pull_request_target');
     expect(byMaintainer.stdout).toContain('maintainer (maintain) added the label "conclave-experiment"');
-    expect(output(byMaintainer.outputs, 'experiment-verdict')).toBeDefined();
+    expect(byMaintainer.outputs['experiment-verdict']).toBeDefined();
     expect(server.requests.length).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -104,7 +104,14 @@ export async function conclaveStep(
   extraEnv: NodeJS.ProcessEnv = {},
 ) {
   const { inputs, env } = stepGiven(step, context, workspace, runId, event, extraEnv);
-  const files = join(workspace, '..', `step-${runId}-${step.id}`);
+  return bundledAction(inputs, workspace, env, join(workspace, '..', `step-${runId}-${step.id}`));
+}
+
+/**
+ * The committed bundle run as the runner runs a node24 action in `workspace`: `inputs` as INPUT_NAME over
+ * action.yml's defaults; its outputs and job summary written to files in `files`, the outputs read back.
+ */
+export async function bundledAction(inputs: Record<string, string>, workspace: string, env: NodeJS.ProcessEnv, files: string) {
   mkdirSync(files, { recursive: true });
   const [outputFile, summaryFile] = [join(files, 'output'), join(files, 'summary.md')];
   writeFileSync(outputFile, '');
@@ -115,7 +122,6 @@ export async function conclaveStep(
     GITHUB_WORKSPACE: workspace,
     GITHUB_OUTPUT: outputFile,
     GITHUB_STEP_SUMMARY: summaryFile,
-    ...extraEnv,
     ...Object.fromEntries(given),
   });
   return { ...result, outputs: outputsOf(readFileSync(outputFile, 'utf8')) };
