@@ -142,6 +142,18 @@ describe('conclave estimate', () => {
     const other = await conclave(['estimate', 'workflow.yml', '--no-setup', '--from', 'other.jsonl'], { cwd: dir, env });
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/--from other\.jsonl is a session of the workflow "pr-review", not of "files"/);
+    // --provider and --batch are checked as a run checks them: a run refused for them has no estimate, nothing counted.
+    const counted = server.counts.length;
+    writeFileSync(join(dir, 'batched.yml'), 'name: b\nagents:\n  lead: { role: manager, batch: true }\nkickoff: Go.\n');
+    for (const flags of [
+      ['--provider', 'bedrock'],
+      ['--provider', 'nowhere'],
+    ]) {
+      const refused = await conclave(['estimate', 'batched.yml', '--no-setup', ...flags], { cwd: dir, env });
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toMatch(flags[1] === 'bedrock' ? /agents\.lead sends its calls as a message batch/ : /--provider must be one of/);
+    }
+    expect(server.counts).toHaveLength(counted);
   });
 });
 
