@@ -143,6 +143,45 @@ describe('spend', () => {
     expect(a.total.costUsd).toBe(0);
   });
 
+  it('prices a call as sent one by one unless told it was batched (half), and notes what the batch price and the prompt cache saved', () => {
+    const a = accounting({});
+    expect(a.batched).toEqual({ calls: 0, saved_usd: 0 });
+    expect(a.totals.promptCache).toEqual({ read_tokens: 0, written_tokens: 0, saved_usd: 0 });
+    expect(a.priceOf('m')).toEqual(a.priceOf('m', 'anthropic', false));
+    expect(a.priceOf('m', 'anthropic', true).input).toBe(a.priceOf('m').input / 2);
+    a.record('lead', 'm', usage(1_000_000, 1_000_000), true, 'anthropic', true);
+    a.record('lead', 'm', usage(2_000_000, 0), true, 'anthropic', true);
+    a.record('lead', 'm', usage(1_000_000, 0), true);
+    expect(a.batched.calls).toBe(2);
+    expect(a.batched.saved_usd).toBeCloseTo(2, 9);
+    expect(a.of('lead').costUsd).toBeCloseTo(3, 9);
+    a.record('lead', 'm', { ...usage(0, 0), cache_read_input_tokens: 1_000_000, cache_creation_input_tokens: 500_000 }, true);
+    a.record('lead', 'm', { ...usage(0, 0), cache_read_input_tokens: 1_000_000, cache_creation_input_tokens: 0 }, true);
+    expect(a.totals.promptCache.read_tokens).toBe(2_000_000);
+    expect(a.totals.promptCache.written_tokens).toBe(500_000);
+    // $1 a million written, a tenth of that read: 2M read saved $1.80 against no cache; 0.5M written cost $0.125 more (at 1.25 ×).
+    expect(a.totals.promptCache.saved_usd).toBeGreaterThan(0);
+  });
+
+  it("a request's worst case: its model's, or a named fallback's when dearer, six times over in fast mode", () => {
+    const a = new Accounting(() => DEFAULT_LIMITS, {
+      pricing: { cheap: { input: 1, output: 1 }, dear: { input: 10, output: 10 }, middle: { input: 5, output: 5 } },
+    });
+    const request = { model: 'cheap', max_tokens: 1_000, messages: [] };
+    const cheap = a.worstOf('cheap', 1_000, 1_000).usd;
+    expect(cheap).toBeGreaterThan(0);
+    expect(a.worstOfCall(request, 1_000)).toEqual(a.worstOf('cheap', 1_000, 1_000));
+    const withFallbacks = { ...request, fallbacks: [{ model: 'dear' }, { model: 'middle' }] };
+    expect(a.worstOfCall(withFallbacks, 1_000).usd).toBeCloseTo(10 * cheap, 9);
+    expect(a.worstOfCall({ ...request, model: 'dear', fallbacks: [{ model: 'cheap' }] }, 1_000).usd).toBeCloseTo(10 * cheap, 9);
+    expect(a.worstOfCall({ ...request, fallbacks: [{ model: 'middle' }] }, 1_000).usd).toBeCloseTo(5 * cheap, 9);
+    expect(a.worstOfCall({ ...withFallbacks, speed: 'fast' }, 1_000).usd).toBeCloseTo(60 * cheap, 9);
+    expect(a.worstOfCall({ ...request, speed: 'standard' }, 1_000).usd).toBeCloseTo(cheap, 9);
+    // Batched: half of each.
+    expect(a.worstOfCall(withFallbacks, 1_000, 'anthropic', true).usd).toBeCloseTo(5 * cheap, 9);
+    expect(a.worstOfCall(withFallbacks, 1_000).tokens).toBe(2_000);
+  });
+
   it('warns once per model the price table does not know', () => {
     const told: string[] = [];
     const a = accounting({}, (model) => told.push(model));
