@@ -169,6 +169,9 @@ const UNKNOWN: ModelInfo = {
   regionalPremium: true,
 };
 
+/** The price a model the table does not know is held at: above every model it knows. */
+export const HIGHEST_PRICE: Price = UNKNOWN.price;
+
 /** What the table says of a model; `known` is false for a name it does not match. */
 export function modelInfo(model: string): Readonly<ModelInfo & { known: boolean }> {
   let info = infoByModel.get(model);

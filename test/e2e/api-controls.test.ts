@@ -95,6 +95,16 @@ describe('server-side fallbacks (docs/api-controls.md)', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(betasOf(byDefault.of('lead')[0]!)).toEqual([FALLBACK_DEFAULT_BETA]);
     expect((byDefault.of('lead')[0]!.body as unknown as { fallbacks: unknown }).fallbacks).toBe('default');
+    // The API's choice is known only from the answer: the call is held at the highest price, not at Fable's. A budget the
+    // lead's own model fits under ($50 a million out: about $0.11 for 2,048 tokens) but the highest ($75: about $0.16) does not.
+    const tight = await serve({ lead: leadScript, w: [{ text: 'fine' }] }, { declines });
+    const held = await runWorkflow(tight, DECLINING('fallbacks: default').replace('defaults: {', 'limits: { budget_usd: 0.14 }\ndefaults: {'));
+    expect(held.code, held.stderr).toBe(3);
+    expect(held.json.reason).toMatch(/^limit reached: budget_usd \(spent \$0\.00 of \$0\.14; the next call could cost up to \$0\.1[5-9]/);
+    expect(tight.requests).toHaveLength(0);
+    const named = await serve({ lead: leadScript, w: [{ text: 'fine' }] }, { declines: { ...declines, models: [] } });
+    const fits = await runWorkflow(named, DECLINING('effort: high').replace('defaults: {', 'limits: { budget_usd: 0.14 }\ndefaults: {'));
+    expect(named.of('lead').length, fits.stderr).toBeGreaterThan(0);
 
     const none = await serve({ lead: leadScript }, { declines });
     const refused = await runWorkflow(none, DECLINING('effort: high'));

@@ -180,6 +180,12 @@ describe('spend', () => {
     // Batched: half of each.
     expect(a.worstOfCall(withFallbacks, 1_000, 'anthropic', true).usd).toBeCloseTo(5 * cheap, 9);
     expect(a.worstOfCall(withFallbacks, 1_000).tokens).toBe(2_000);
+    // fallbacks: default: the API's choice unknown, the call is held as one of a model the table does not know.
+    const unknown = new Accounting(() => DEFAULT_LIMITS).worstOf('a-model-no-table-knows', 1_000, 1_000).usd;
+    expect(unknown).toBeGreaterThan(10 * cheap);
+    expect(a.worstOfCall({ ...request, fallbacks: 'default' }, 1_000).usd).toBeCloseTo(unknown, 9);
+    expect(a.worstOfCall({ ...request, fallbacks: 'default' }, 1_000, 'anthropic', true).usd).toBeCloseTo(unknown / 2, 9);
+    expect(a.worstOfCall({ ...request, fallbacks: 'default', speed: 'fast' }, 1_000).usd).toBeCloseTo(unknown * 6, 9);
   });
 
   it('warns once per model the price table does not know', () => {

@@ -16,6 +16,7 @@ import {
   BATCH_PRICE,
   FAST_PRICE,
 } from '../../provider/pricing.js';
+import { HIGHEST_PRICE } from '../../provider/models.js';
 import type { Limits } from '../../workflow/limits.js';
 import { LimitReached } from '../ending.js';
 import { formatUsd } from '../../provider/money.js';
@@ -106,20 +107,25 @@ export class Accounting {
 
   /** What a call could cost at most: `inputTokens` (an estimate that is never low) and `maxTokens`, at the model's price. */
   worstOf(model: string, inputTokens: number, maxTokens: number, provider: ProviderName = 'anthropic', batch = false, fast = false): Worst {
-    const price = scaledPrice(this.priceOf(model, provider, batch), fast ? FAST_PRICE : 1);
-    return { usd: worstCaseCost(inputTokens, maxTokens, price), tokens: inputTokens + maxTokens };
+    return worstAt(this.priceOf(model, provider, batch), inputTokens, maxTokens, fast);
   }
 
   /**
    * What a request could cost at most: at its model's price, or a named fallback's when dearer
-   * (a fallback that answers is paid as itself, docs/api-controls.md), in fast mode when it asks for it.
+   * (a fallback that answers is paid as itself, docs/api-controls.md), in fast mode when it asks
+   * for it. With `fallbacks: default` the API's choice is known only from the answer: the call is
+   * held as one of a model the price table does not know, at the highest price.
    */
   worstOfCall(request: ModelRequest, inputTokens: number, provider: ProviderName = 'anthropic', batch = false): Worst {
     const { speed, fallbacks } = request as ModelRequest & ControlledRequest;
+    const fast = speed === 'fast';
     const models = [request.model, ...(Array.isArray(fallbacks) ? fallbacks.map((f) => f.model) : [])];
-    return models
-      .map((model) => this.worstOf(model, inputTokens, request.max_tokens, provider, batch, speed === 'fast'))
-      .reduce((a, b) => (b.usd > a.usd ? b : a));
+    const worsts = models.map((model) => this.worstOf(model, inputTokens, request.max_tokens, provider, batch, fast));
+    if (fallbacks === 'default') {
+      const highest = priceAtTtl(HIGHEST_PRICE, this.cacheTtl);
+      worsts.push(worstAt(batch ? scaledPrice(highest, BATCH_PRICE) : highest, inputTokens, request.max_tokens, fast));
+    }
+    return worsts.reduce((a, b) => (b.usd > a.usd ? b : a));
   }
 
   /** What live calls of this process cost: a resume or replay pays nothing for what was recorded. */
@@ -209,4 +215,9 @@ export class Accounting {
 
 function add(a: Spend, b: Spend): Spend {
   return { calls: a.calls + b.calls, usage: addUsage(a.usage, b.usage), costUsd: a.costUsd + b.costUsd };
+}
+
+/** What a call at `price` could cost at most: `inputTokens` (never low) and `maxTokens`, six times over in fast mode. */
+function worstAt(price: Price, inputTokens: number, maxTokens: number, fast: boolean): Worst {
+  return { usd: worstCaseCost(inputTokens, maxTokens, scaledPrice(price, fast ? FAST_PRICE : 1)), tokens: inputTokens + maxTokens };
 }

@@ -1,1 +1,0 @@
-export{t as CoordinateError,n as STORE_TIMEOUT_MS,r as coordinate,i as withTimeout}from"./coordinate-BoXmV0J3.js";

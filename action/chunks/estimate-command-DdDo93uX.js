@@ -1,1 +1,0 @@
-export{t as estimateCommand}from"./estimate-command-BJnH5iTX.js";

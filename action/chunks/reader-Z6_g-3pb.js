@@ -1,1 +1,0 @@
-export{k as RAW_LINE,A as SessionFileError,j as readSession}from"./session-A6Y4I7-G.js";

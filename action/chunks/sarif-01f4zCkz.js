@@ -1,1 +1,0 @@
-export{at as writeSarif}from"./workflow-BtpQzkLK.js";

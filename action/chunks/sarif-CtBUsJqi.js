@@ -1,0 +1,1 @@
+export{ot as writeSarif}from"./workflow-kFRMxBS9.js";

@@ -1,1 +1,0 @@
-import"./run-C1IdXPRe.js";export{t as default}from"./client-CoDl_Suj.js";import"./sdk-CAISgiXf.js";

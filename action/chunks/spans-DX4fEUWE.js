@@ -1,1 +1,0 @@
-export{t as SpanBuilder,n as spansOf}from"./spans-jpubeA8i.js";

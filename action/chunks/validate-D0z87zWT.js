@@ -1,0 +1,1 @@
+export{t as validateCommand}from"./workflow-kFRMxBS9.js";
