@@ -148,6 +148,32 @@ kickoff: Go.
 });
 
 describe('task_budget: auto (docs/api-controls.md)', () => {
+  it("a spawned agent with its own budget_usd is told what that leaves it, when less than the run's", async () => {
+    const server = await serve({
+      lead: (r) =>
+        lastUserText(r).includes('done') ? complete('ok') : { tools: [{ name: 'spawn', input: { template: 'helper', tasks: ['look'], budget_usd: 0.5 } }] },
+      'helper-1': [{ text: 'done' }],
+    });
+    const run = await runWorkflow(
+      server,
+      `
+name: carved
+defaults: { max_tokens: 2048, task_budget: auto }
+limits: { budget_usd: 2 }
+agents:
+  lead: { role: manager, model: claude-opus-5, spawns: [helper] }
+templates:
+  helper: { model: claude-opus-5 }
+kickoff: Go.
+`,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const told = (r: RecordedRequest) => (r.body.output_config as { task_budget: { total: number; remaining: number } }).task_budget;
+    // $0.50 at Opus 5's output price ($25 a million) is 20,000 tokens: less than the run's $2 leaves.
+    expect(told(server.of('helper-1')[0]!)).toEqual({ type: 'tokens', total: 20_000, remaining: 20_000 });
+    expect(told(server.of('lead')[1]!).remaining).toBeGreaterThan(60_000);
+  });
+
   it('each call tells the model what is left, falling call by call; a resume sends what the recording was told', async () => {
     const tool = (i: number): Reply => ({ tools: [{ name: 'list_files', input: { path: '.' } }], text: `step ${i}` });
     const server = await serve({ lead: [tool(1), tool(2), tool(3), complete('done')] });

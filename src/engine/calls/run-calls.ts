@@ -69,7 +69,9 @@ export function runCalls(options: RunCallsOptions, hooks: RunCallsHooks): { acco
       return profile?.offered !== undefined || profile?.role === 'worker';
     }),
     onBatchWait: hooks.onBatchWait,
-    taskBudgets: new TaskBudgets((request) => accounting.tokensLeft(request.model)),
+    taskBudgets: new TaskBudgets((agent, request) =>
+      accounting.tokensLeft(request.model, 'anthropic', false, hooks.spawner()?.spendLeft(agent) ?? Number.POSITIVE_INFINITY),
+    ),
     budgetedOf: (agent) => hooks.profile(agent)?.taskBudget === 'auto',
   });
   return { accounting, calls };

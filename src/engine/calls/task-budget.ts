@@ -15,12 +15,12 @@ type TaskBudget = { type: 'tokens'; total: number; remaining: number };
 export class TaskBudgets {
   private readonly totals = new Map<string, number>();
 
-  /** `left(request)`: the tokens the run's limits leave, undefined when they leave no finite number. */
-  constructor(private readonly left: (request: ModelRequest) => number | undefined) {}
+  /** `left(agent, request)`: the tokens the run's limits (and the agent's own budget_usd) leave it, undefined when they leave no finite number. */
+  constructor(private readonly left: (agent: string, request: ModelRequest) => number | undefined) {}
 
   /** A live call's request, told what is left. */
   told(agent: string, request: ModelRequest): ModelRequest {
-    const remaining = this.left(request);
+    const remaining = this.left(agent, request);
     if (remaining === undefined) return request;
     const total = Math.max(this.totals.get(agent) ?? MIN_TASK_BUDGET, remaining);
     this.totals.set(agent, total);

@@ -180,13 +180,15 @@ export class Accounting {
 
   /**
    * The tokens the run's limits leave, each counted at `model`'s output price (the dearest kind of
-   * token): what a task budget tells the model (engine/calls/task-budget.ts). Undefined when no
-   * limit gives a finite number.
+   * token): what a task budget tells the model (engine/calls/task-budget.ts); `ownUsdLeft`, what a
+   * spawned agent's own budget_usd leaves it, when that is less. Undefined when no limit gives a
+   * finite number.
    */
-  tokensLeft(model: string, provider: ProviderName = 'anthropic', batch = false): number | undefined {
+  tokensLeft(model: string, provider: ProviderName = 'anthropic', batch = false, ownUsdLeft = Number.POSITIVE_INFINITY): number | undefined {
     const { budgetUsd, maxTokensTotal } = this.limits();
     const perToken = this.priceOf(model, provider, batch).output / 1_000_000;
-    const byUsd = perToken > 0 ? (budgetUsd - this.all.costUsd) / perToken : Number.POSITIVE_INFINITY;
+    const usdLeft = Math.min(budgetUsd - this.all.costUsd, ownUsdLeft);
+    const byUsd = perToken > 0 ? usdLeft / perToken : Number.POSITIVE_INFINITY;
     const left = Math.min(byUsd, maxTokensTotal - totalTokens(this.all.usage));
     return Number.isFinite(left) ? Math.max(0, Math.floor(left)) : undefined;
   }

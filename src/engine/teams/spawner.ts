@@ -251,6 +251,18 @@ export class Spawner {
     return (spawned ? spec.templates?.[spawned.template]?.fork : spec.agents[agent]?.fork) === true;
   }
 
+  /**
+   * What `agent` may still spend under the budget_usd of itself and of every agent above it given
+   * one (each over its whole subtree): the least of them; undefined when none is set.
+   */
+  spendLeft(agent: string): number | undefined {
+    const left = this.tree
+      .lineOf(agent)
+      .filter((a) => this.tree.get(a)!.budgetUsd !== undefined)
+      .map((a) => this.tree.get(a)!.budgetUsd! - this.subtreeSpent(a));
+    return left.length === 0 ? undefined : Math.min(...left);
+  }
+
   /** What is left of the nearest budget_usd at or above `agent`; undefined when none is set. */
   private budgetLeft(agent: string): number | undefined {
     const capped = this.tree.lineOf(agent).find((a) => this.tree.get(a)!.budgetUsd !== undefined);

@@ -1,1 +1,0 @@
-export{t as CoordinateError,n as STORE_TIMEOUT_MS,r as coordinate,i as withTimeout}from"./coordinate-C-jQrE8j.js";

@@ -1,1 +1,0 @@
-export{t as estimateCommand}from"./estimate-command-Ctn0ITZh.js";

@@ -1,0 +1,1 @@
+export{t as estimateCommand}from"./estimate-command-DhWlLR0I.js";

@@ -1,0 +1,1 @@
+export{t as reportCommand,n as reportHtml}from"./report-command-DB55R1zS.js";

@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-DAlDX7Nd.js";

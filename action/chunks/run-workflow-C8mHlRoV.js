@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-DoJ-u_qg.js";

@@ -1,0 +1,1 @@
+export{ot as writeSarif}from"./workflow-d6_ud0MI.js";

@@ -1,1 +1,0 @@
-export{ot as writeSarif}from"./workflow-kFRMxBS9.js";

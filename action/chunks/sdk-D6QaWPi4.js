@@ -1,1 +1,0 @@
-import"./run-DoJ-u_qg.js";export{t as default}from"./client-C6JkEJ20.js";import"./sdk-CAISgiXf.js";

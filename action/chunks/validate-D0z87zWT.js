@@ -1,1 +1,0 @@
-export{t as validateCommand}from"./workflow-kFRMxBS9.js";

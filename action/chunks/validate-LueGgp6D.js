@@ -1,0 +1,1 @@
+export{t as validateCommand}from"./workflow-d6_ud0MI.js";
