@@ -104,14 +104,21 @@ export async function conclaveStep(
   extraEnv: NodeJS.ProcessEnv = {},
 ) {
   const { inputs, env } = stepGiven(step, context, workspace, runId, event, extraEnv);
-  return bundledAction(inputs, workspace, env, join(workspace, '..', `step-${runId}-${step.id}`));
+  return bundledAction(inputs, workspace, env, join(workspace, '..', `step-${runId}-${step.id}`), extraEnv);
 }
 
 /**
  * The committed bundle run as the runner runs a node24 action in `workspace`: `inputs` as INPUT_NAME over
- * action.yml's defaults; its outputs and job summary written to files in `files`, the outputs read back.
+ * action.yml's defaults; its outputs and job summary written to files in `files` (unless `overrides` names
+ * others), the outputs read back.
  */
-export async function bundledAction(inputs: Record<string, string>, workspace: string, env: NodeJS.ProcessEnv, files: string) {
+export async function bundledAction(
+  inputs: Record<string, string>,
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+  files: string,
+  overrides: NodeJS.ProcessEnv = {},
+) {
   mkdirSync(files, { recursive: true });
   const [outputFile, summaryFile] = [join(files, 'output'), join(files, 'summary.md')];
   writeFileSync(outputFile, '');
@@ -122,6 +129,7 @@ export async function bundledAction(inputs: Record<string, string>, workspace: s
     GITHUB_WORKSPACE: workspace,
     GITHUB_OUTPUT: outputFile,
     GITHUB_STEP_SUMMARY: summaryFile,
+    ...overrides,
     ...Object.fromEntries(given),
   });
   return { ...result, outputs: outputsOf(readFileSync(outputFile, 'utf8')) };
