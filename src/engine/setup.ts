@@ -112,7 +112,7 @@ export async function runSetup(options: SetupOptions): Promise<{ scope: Scope; t
     }
     journal.append({ type: 'setup_finished', id: step.id, stdout: outputs[step.id]! });
   }
-  // run_command's sandbox first, then the tools' environment and the MCP servers started in it.
+  // run_command's sandbox is planned (and a missing one said) before the tools' environment is made and the MCP servers start.
   const sandbox = sandboxFor(options);
   const toolEnv = toolEnvironment(env, declared, workflow.spec.tools_env ?? [], options.identity.providers);
   const mcp = signal.aborted

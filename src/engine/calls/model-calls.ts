@@ -130,15 +130,16 @@ export class ModelCalls {
     if (recorded) {
       this.options.progress({ type: 'thinking', agent, step });
       const event = await recorded;
-      // A recorded failure's own events follow it once the run reaches them, as an answer's do: the others' come first.
-      const inOrder = async (error: Error) => {
-        await journal.continueAfter(agent, signal)?.catch(() => {});
-        return error;
-      };
       if (event.type === 'call_interrupted')
-        throw await inOrder(this.records.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, batched));
+        throw await this.inOrder(
+          agent,
+          signal,
+          this.records.interrupted(agent, turn, step, request, provider, false, event.cost_usd > 0 ? undefined : 0, batched),
+        );
       if (event.type === 'call_failed')
-        throw await inOrder(
+        throw await this.inOrder(
+          agent,
+          signal,
           this.records.failed(
             agent,
             turn,
@@ -147,7 +148,9 @@ export class ModelCalls {
           ),
         );
       if (event.type === 'context_exceeded')
-        throw await inOrder(
+        throw await this.inOrder(
+          agent,
+          signal,
           this.records.tooLong(agent, turn, step, PromptTooLong.of(new ProviderError(event.error, 'request', 400)) ?? new PromptTooLong(event.error)),
         );
       // The recorded request delta, compared with this call's, verifies the request: no need to hash it again.
@@ -277,5 +280,11 @@ export class ModelCalls {
     }
     const ceilings = [...(this.options.carvesOf?.(agent) ?? []), accounting.ceiling, ...(pools ? [pools] : [])];
     return reservations.reserve(ceilings, worst, signal);
+  }
+
+  /** A recorded failure's error, once the run reaches the agent's next recorded event: its own events follow it as an answer's do, the others' first. */
+  private async inOrder(agent: string, signal: AbortSignal, error: Error): Promise<Error> {
+    await this.options.journal.continueAfter(agent, signal)?.catch(() => {});
+    return error;
   }
 }

@@ -4,7 +4,6 @@ import { Channel, type ProposalView } from '../../channel/channel.js';
 import type { ChannelEvent } from '../../channel/channel-events.js';
 import type { Scope } from '../../workflow/evaluate.js';
 import type { Workflow } from '../../workflow/load.js';
-import type { ProviderName } from '../../provider/clouds.js';
 import type { PeopleSpec } from '../../workflow/types.js';
 import type { PromptLayout } from '../prompt-cache/prompt-layout.js';
 import { withTeamTools } from './team-tools.js';
@@ -71,15 +70,11 @@ export function assembleTeam(
 }
 
 /** What a team's profiles are made from besides the workflow and the scope: --model, --provider, --batch. */
-export interface TeamOverrides {
-  modelOverride?: string;
-  providerOverride?: ProviderName;
-  batchOverride?: boolean;
-}
+export type TeamOverrides = Pick<ProfileSources, 'modelOverride' | 'providerOverride' | 'batchOverride'>;
 
 /**
  * What every profile of the team is made from, and the team with its `for_each` expanded: the
- * run's team (assembleTeam) and the team an estimate prices (estimated-team.ts) are made here
+ * run's team (assembleTeam) and the team an estimate prices (estimate/workflow-estimate.ts) are made here
  * alike, so that the estimate's first requests are the run's.
  */
 export function teamSources(given: {

@@ -1,0 +1,1 @@
+export{n as experimentEnd,r as experimentGate}from"./action-experiment-DHpVRTip.js";

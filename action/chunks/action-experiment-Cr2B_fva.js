@@ -1,1 +1,0 @@
-export{n as experimentEnd,r as experimentGate}from"./action-experiment-B6TFIT13.js";

@@ -1,0 +1,1 @@
+export{t as CoordinateError,n as STORE_TIMEOUT_MS,r as coordinate,i as withTimeout}from"./coordinate-Ci7AwlVr.js";

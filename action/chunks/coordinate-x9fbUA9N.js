@@ -1,1 +1,0 @@
-export{t as CoordinateError,n as STORE_TIMEOUT_MS,r as coordinate,i as withTimeout}from"./coordinate-DIb4jTp1.js";

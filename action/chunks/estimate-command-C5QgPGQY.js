@@ -1,0 +1,1 @@
+export{t as estimateCommand}from"./estimate-command-aN597lVb.js";

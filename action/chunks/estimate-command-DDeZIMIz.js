@@ -1,1 +1,0 @@
-export{t as estimateCommand}from"./estimate-command-DhWlLR0I.js";

@@ -1,1 +1,0 @@
-export{t as EXPERIMENT_FILE,n as readExperiment,r as writeExperiment}from"./experiment-file-C-mxyRWm.js";

@@ -1,0 +1,1 @@
+export{t as EXPERIMENT_FILE,n as readExperiment,r as writeExperiment}from"./experiment-file-BGs-QAMh.js";

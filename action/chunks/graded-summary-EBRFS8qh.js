@@ -1,1 +1,0 @@
-import{N as e,R as t,j as n}from"./session-D0T1nTmb.js";function r(r,i){let a=n(r),o=i?{...a,effective:[...n(i).effective.filter(e=>e.type!==`run_ended`),...a.effective]}:a,s=t(o);return{...s,graders:e(o,s)}}export{r as gradedSummaryOf};

@@ -1,1 +1,0 @@
-export{t as McpStartError,n as startMcpServers}from"./mcp-servers-1nWsqhK0.js";

@@ -1,0 +1,1 @@
+export{t as McpStartError,n as startMcpServers}from"./mcp-servers-B3CO33Ci.js";

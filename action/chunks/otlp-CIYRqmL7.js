@@ -1,0 +1,1 @@
+export{t as otlpJson,n as protocolOf,r as readableSpans,i as spanSender,a as traceResource,o as tracesUrl}from"./otlp-CB8s9cP3.js";

@@ -1,1 +1,0 @@
-export{t as otlpJson,n as protocolOf,r as readableSpans,i as spanSender,a as traceResource,o as tracesUrl}from"./otlp-C0kBqtBH.js";

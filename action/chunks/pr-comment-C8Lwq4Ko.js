@@ -1,0 +1,1 @@
+export{t as COMMENT_LIMIT,n as commentBody,r as commentMarker,i as inert,a as runMarker,o as upsertComment}from"./pr-comment-BTex2Bte.js";

@@ -1,0 +1,1 @@
+export{k as RAW_LINE,A as SessionFileError,j as readSession}from"./session-CQD05O_6.js";

@@ -1,1 +1,0 @@
-export{k as RAW_LINE,A as SessionFileError,j as readSession}from"./session-D0T1nTmb.js";

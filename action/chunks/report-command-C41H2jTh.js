@@ -1,1 +1,0 @@
-export{t as reportCommand,n as reportHtml}from"./report-command-DB55R1zS.js";

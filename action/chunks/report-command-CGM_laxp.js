@@ -1,0 +1,1 @@
+export{t as reportCommand,n as reportHtml}from"./report-command-B3CZbl0L.js";

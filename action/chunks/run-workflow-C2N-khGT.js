@@ -1,1 +1,0 @@
-export{a as runCommand}from"./run-DAlDX7Nd.js";

@@ -1,0 +1,1 @@
+export{a as runCommand}from"./run-5xy2jzzf.js";

@@ -1,1 +1,0 @@
-export{ot as writeSarif}from"./workflow-d6_ud0MI.js";

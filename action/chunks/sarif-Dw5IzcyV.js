@@ -1,0 +1,1 @@
+export{ot as writeSarif}from"./workflow-DTfk06tg.js";

@@ -1,1 +1,0 @@
-import"./run-DAlDX7Nd.js";export{t as default}from"./client-C9rzxhGe.js";import"./sdk-CAISgiXf.js";

@@ -1,0 +1,1 @@
+import"./run-5xy2jzzf.js";export{t as default}from"./client-DQ2juUIH.js";import"./sdk-CAISgiXf.js";

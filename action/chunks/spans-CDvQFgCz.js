@@ -1,1 +1,0 @@
-export{t as SpanBuilder,n as spansOf}from"./spans-CVllwsu4.js";

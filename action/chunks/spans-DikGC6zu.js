@@ -1,0 +1,1 @@
+export{t as SpanBuilder,n as spansOf}from"./spans-9zRm94u4.js";

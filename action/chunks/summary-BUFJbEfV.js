@@ -1,1 +1,0 @@
-export{L as NO_AGENT_USAGE,R as summarize}from"./session-D0T1nTmb.js";

@@ -1,0 +1,1 @@
+export{L as NO_AGENT_USAGE,R as summarize}from"./session-CQD05O_6.js";

@@ -1,0 +1,1 @@
+export{t as checkContextOf,n as documentFilesOf,r as loadSuites,i as testFiles}from"./test-suites-PdvRNVcg.js";

@@ -1,1 +1,0 @@
-export{t as checkContextOf,n as documentFilesOf,r as loadSuites,i as testFiles}from"./test-suites-DREsmkH2.js";

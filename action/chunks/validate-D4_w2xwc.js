@@ -1,0 +1,1 @@
+export{t as validateCommand}from"./workflow-DTfk06tg.js";

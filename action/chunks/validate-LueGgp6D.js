@@ -1,1 +1,0 @@
-export{t as validateCommand}from"./workflow-d6_ud0MI.js";
